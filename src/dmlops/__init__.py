@@ -1,0 +1,95 @@
+"""dmlops: DirectML's operator semantics, exactly, in Python.
+
+>>> import numpy as np, dmlops
+>>> x = np.array([11, 12, 13, 14], dtype=np.float32)
+>>> dmlops.gather(x, np.array([3, 1, 3, 0, 2], dtype=np.uint32), axis=0)
+array([14., 12., 14., 11., 13.], dtype=float32)
+
+``import dmlops`` imports only the standard library and NumPy; operator modules
+and backends load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .backends import BACKENDS, DEFAULT_BACKEND, execute
+from .descs import REGISTRY, OperatorDesc, desc_class, desc_from_json
+from .enums import (
+    AxisDirection,
+    FeatureLevel,
+    InterpolationMode,
+    OperatorType,
+    ReduceFunction,
+    TensorDataType,
+    TensorFlags,
+)
+from .errors import (
+    BackendUnavailableError,
+    DataIndexError,
+    DescParseError,
+    DmlError,
+    InvalidDescError,
+    TensorMismatchError,
+    UnknownFieldWarning,
+    UnsupportedError,
+)
+from .tensor import TensorDesc, calc_buffer_tensor_size
+
+__version__ = "0.1.0"
+
+# name -> (module, attribute), imported on first access so that `import dmlops`
+# stays cheap and loads no operator it is not asked for.
+_LAZY: dict[str, tuple[str, str]] = {
+    "gather": ("ops.gather", "gather"),
+    "slice1": ("ops.slice1", "slice1"),
+    "max_pooling2": ("ops.max_pooling2", "max_pooling2"),
+    "max_pooling_grad": ("ops.max_pooling_grad", "max_pooling_grad"),
+    "resample2": ("ops.resample2", "resample2"),
+    "resample_grad1": ("ops.resample_grad1", "resample_grad1"),
+    "roi_align": ("ops.roi_align", "roi_align"),
+    **{cls: (f"descs.{module}", cls) for module, cls in REGISTRY.values()},
+}
+
+
+def __getattr__(name: str) -> Any:
+    entry = _LAZY.get(name)
+    if entry is None:
+        raise AttributeError(f"module 'dmlops' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{entry[0]}"), entry[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKEND",
+    "AxisDirection",
+    "BackendUnavailableError",
+    "DataIndexError",
+    "DescParseError",
+    "DmlError",
+    "FeatureLevel",
+    "InterpolationMode",
+    "InvalidDescError",
+    "OperatorDesc",
+    "OperatorType",
+    "REGISTRY",
+    "ReduceFunction",
+    "TensorDataType",
+    "TensorDesc",
+    "TensorFlags",
+    "TensorMismatchError",
+    "UnknownFieldWarning",
+    "UnsupportedError",
+    "calc_buffer_tensor_size",
+    "desc_class",
+    "desc_from_json",
+    "execute",
+    *_LAZY,
+]

@@ -1,0 +1,93 @@
+"""Binding NumPy arrays to TensorDescs, shared by the NumPy-based backends."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import strided
+from .descs._base import OperatorDesc
+from .errors import TensorMismatchError
+from .tensor import TensorDesc
+
+
+def bind_input(desc: OperatorDesc, member: str, array: Any) -> NDArray[Any]:
+    """The logical read-only view of an input array.
+
+    Accepts the logical array (shape == Sizes) or, for any desc, the flat 1-D buffer
+    that its Strides address. The dtype must be the desc's exactly.
+    """
+    tensor = desc.tensor(member)
+    arr = np.asarray(array)
+    _check_dtype(desc, member, tensor, arr)
+    if tuple(arr.shape) == tensor.sizes:
+        return arr
+    if strided.is_flat_buffer_for(arr, tensor):
+        try:
+            return strided.view(np.ascontiguousarray(arr), tensor)
+        except TensorMismatchError as exc:
+            raise TensorMismatchError(f"{desc.dml_name}.{member}: {exc}") from None
+    raise TensorMismatchError(
+        f"{desc.dml_name}.{member}: expected an array of shape {tensor.sizes} (or the flat "
+        f"buffer its Strides address); got shape {tuple(arr.shape)}"
+    )
+
+
+def bind_output(desc: OperatorDesc, member: str, out: Any | None) -> tuple[NDArray[Any], Any]:
+    """(writeable logical view, object to return) for an output member.
+
+    Without ``out`` a fresh array of shape Sizes is allocated. With ``out`` the view
+    addresses it through the desc, so only addressed elements are written.
+    """
+    tensor = desc.tensor(member)
+    if out is None:
+        arr = np.empty(tensor.sizes, dtype=tensor.dtype)
+        return arr, arr
+    if not isinstance(out, np.ndarray):
+        raise TensorMismatchError(f"{desc.dml_name}.{member}: out must be a NumPy array; got {type(out).__name__}")
+    _check_dtype(desc, member, tensor, out)
+    if not out.flags.writeable:
+        raise TensorMismatchError(f"{desc.dml_name}.{member}: out is read-only")
+    if tuple(out.shape) == tensor.sizes:
+        return out, out
+    if strided.is_flat_buffer_for(out, tensor) and out.flags.c_contiguous:
+        try:
+            return strided.view(out, tensor, writeable=True), out
+        except TensorMismatchError as exc:
+            raise TensorMismatchError(f"{desc.dml_name}.{member}: {exc}") from None
+    raise TensorMismatchError(
+        f"{desc.dml_name}.{member}: out must have shape {tensor.sizes} (or be the contiguous "
+        f"flat buffer its Strides address); got shape {tuple(out.shape)}"
+    )
+
+
+def _check_dtype(desc: OperatorDesc, member: str, tensor: TensorDesc, arr: NDArray[Any]) -> None:
+    if arr.dtype != tensor.dtype:
+        raise TensorMismatchError(
+            f"{desc.dml_name}.{member}: expected dtype {tensor.dtype} ({tensor.data_type}); got {arr.dtype}"
+        )
+
+
+def store(result: NDArray[Any], target: NDArray[Any]) -> None:
+    """Write a computed result into an output view, rounding once.
+
+    Floats round to nearest even (NumPy's float64 -> float16/32 conversion is a single
+    correctly rounded step). Float results stored into integer tensors are rounded
+    half to even and saturated to the type's range.
+    """
+    if target.dtype.kind in "iu" and result.dtype.kind == "f":
+        info = np.iinfo(target.dtype)
+        result = np.clip(np.rint(result), info.min, info.max)
+    np.copyto(target, result, casting="unsafe")
+
+
+def bind_all(
+    desc: OperatorDesc, inputs: Mapping[str, Any], outputs: Mapping[str, Any] | None
+) -> tuple[dict[str, NDArray[Any]], dict[str, tuple[NDArray[Any], Any]]]:
+    """Bind every input and output of a validated desc."""
+    ins = {m: bind_input(desc, m, a) for m, a in inputs.items()}
+    outs = {m: bind_output(desc, m, (outputs or {}).get(m)) for m in desc.tensors("output")}
+    return ins, outs

@@ -1,0 +1,125 @@
+"""Backend selection and :func:`execute`, the one entry point every backend shares.
+
+A backend is a module exposing::
+
+    def availability() -> str | None          # None when usable, else the reason
+    def execute(desc, inputs, outputs, *, feature_level, strict) -> dict[str, Any]
+
+``inputs``/``outputs`` are keyed by DML tensor member names and already checked for
+completeness; the desc is already validated. There is no fallback between backends:
+asking for one that cannot run raises :class:`BackendUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from .descs._base import OperatorDesc
+from .enums import FeatureLevel
+from .errors import BackendUnavailableError, TensorMismatchError
+
+BACKENDS: dict[str, str] = {
+    "numpy": "dmlops.reference",
+    "cpu": "dmlops.cpu",
+    "cuda": "dmlops.cuda",
+}
+"""Backend name -> module. ``numpy`` is the reference (the default)."""
+ALIASES = {"reference": "numpy"}
+DEFAULT_BACKEND = "numpy"
+
+
+def resolve_backend_name(name: str) -> str:
+    """Canonical backend name; ValueError for names dmlops does not know."""
+    canonical = ALIASES.get(name, name)
+    if canonical not in BACKENDS:
+        known = ", ".join(sorted([*BACKENDS, *ALIASES]))
+        raise BackendUnavailableError(f"unknown backend {name!r} (known: {known})")
+    return canonical
+
+
+def load_backend(name: str) -> ModuleType:
+    """Import a backend module, raising BackendUnavailableError with the reason if it can't run."""
+    canonical = resolve_backend_name(name)
+    try:
+        module = importlib.import_module(BACKENDS[canonical])
+    except ImportError as exc:
+        extra = {"cpu": "dmlops[cpu]", "cuda": "dmlops[cuda]"}.get(canonical, "dmlops")
+        raise BackendUnavailableError(f"backend {canonical!r} is not available: {exc} (install {extra})") from None
+    reason = module.availability()
+    if reason is not None:
+        raise BackendUnavailableError(f"backend {canonical!r} is not available: {reason}")
+    return module
+
+
+def backend_status() -> dict[str, str | None]:
+    """Backend name -> None when usable here, else why not."""
+    status: dict[str, str | None] = {}
+    for name in BACKENDS:
+        try:
+            load_backend(name)
+            status[name] = None
+        except BackendUnavailableError as exc:
+            status[name] = str(exc)
+    return status
+
+
+def execute(
+    desc: OperatorDesc,
+    inputs: Mapping[str, Any],
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | int | None = None,
+    outputs: Mapping[str, Any] | None = None,
+    strict: bool = False,
+) -> dict[str, Any]:
+    """Validate ``desc`` and run it.
+
+    Parameters
+    ----------
+    desc : OperatorDesc
+        Any dmlops operator desc.
+    inputs : mapping
+        DML input tensor member name (``"InputTensor"``, ``"IndicesTensor"``...) ->
+        array. An array is either the logical tensor (shape == Sizes) or the flat
+        1-D buffer that the TensorDesc's Strides address.
+    backend : str
+        ``"numpy"`` (reference, default), ``"cpu"`` or ``"cuda"``.
+    feature_level : FeatureLevel or str, optional
+        Validation level (default: latest). Some semantics depend on it too
+        (GATHER negative indices exist from 3_0).
+    outputs : mapping, optional
+        Preallocated output arrays (logical shape, or the flat buffer the desc's
+        Strides address; only addressed elements are written).
+    strict : bool
+        Raise instead of clamping data-dependent indices (GATHER).
+
+    Returns
+    -------
+    dict
+        Output member name (``"OutputTensor"``...) -> array.
+    """
+    level = FeatureLevel.latest() if feature_level is None else FeatureLevel.from_any(feature_level)
+    desc.validate(level)
+    expected = set(desc.tensors("input"))
+    given = set(inputs)
+    if given != expected:
+        missing = sorted(expected - given)
+        extra = sorted(given - expected)
+        parts = []
+        if missing:
+            parts.append(f"missing {', '.join(missing)}")
+        if extra:
+            parts.append(f"unexpected {', '.join(extra)}")
+        raise TensorMismatchError(
+            f"{desc.dml_name}: inputs must be exactly {', '.join(sorted(expected))}; {'; '.join(parts)}"
+        )
+    if outputs:
+        unknown = sorted(set(outputs) - set(desc.tensors("output")))
+        if unknown:
+            raise TensorMismatchError(f"{desc.dml_name}: unknown output member(s) {', '.join(unknown)}")
+    module = load_backend(backend)
+    result: dict[str, Any] = module.execute(desc, inputs, outputs, feature_level=level, strict=strict)
+    return result

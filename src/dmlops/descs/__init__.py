@@ -1,0 +1,63 @@
+"""Operator descs: one module per DML operator, same basename in every backend.
+
+``REGISTRY`` maps the short operator name to ``(module, class)`` and is resolved
+lazily, so importing dmlops costs nothing per operator.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import UnsupportedError
+from ._base import OperatorDesc, TensorSupport
+
+REGISTRY: dict[str, tuple[str, str]] = {
+    "GATHER": ("gather", "GatherDesc"),
+    "SLICE1": ("slice1", "Slice1Desc"),
+    "MAX_POOLING2": ("max_pooling2", "MaxPooling2Desc"),
+    "MAX_POOLING_GRAD": ("max_pooling_grad", "MaxPoolingGradDesc"),
+    "RESAMPLE2": ("resample2", "Resample2Desc"),
+    "RESAMPLE_GRAD1": ("resample_grad1", "ResampleGrad1Desc"),
+    "ROI_ALIGN": ("roi_align", "RoiAlignDesc"),
+}
+"""Short DML_OPERATOR_TYPE name -> (module basename, desc class name)."""
+
+
+def operator_name(operator_type: str) -> str:
+    """``"DML_OPERATOR_SLICE1"`` or ``"SLICE1"`` -> ``"SLICE1"`` (case-sensitive, as DxDispatch)."""
+    return operator_type.removeprefix("DML_OPERATOR_")
+
+
+def desc_class(operator_type: str) -> type[OperatorDesc]:
+    """The desc class of an operator type; UnsupportedError for operators dmlops lacks."""
+    name = operator_name(operator_type)
+    entry = REGISTRY.get(name)
+    if entry is None:
+        raise UnsupportedError(
+            f"operator type '{operator_type}' is not supported by dmlops (supported: {', '.join(sorted(REGISTRY))})"
+        )
+    module = importlib.import_module(f"{__name__}.{entry[0]}")
+    cls: type[OperatorDesc] = getattr(module, entry[1])
+    return cls
+
+
+def desc_from_json(operator_type: str, desc: Mapping[str, Any], *, require_counts: bool = False) -> OperatorDesc:
+    """Build a desc from a DxDispatch-shaped dict.
+
+    Parameters
+    ----------
+    operator_type : str
+        ``"DML_OPERATOR_SLICE1"`` or ``"SLICE1"``.
+    desc : mapping
+        The desc object: DML member names, tensor descs as ``{"DataType", "Sizes", ...}``,
+        enums as full or short names. Count members (``DimensionCount``) are checked
+        against the array lengths when present.
+    require_counts : bool
+        Require count members, as DxDispatch's parser does.
+    """
+    return desc_class(operator_type).from_dml_dict(desc, require_counts=require_counts)
+
+
+__all__ = ["REGISTRY", "OperatorDesc", "TensorSupport", "desc_class", "desc_from_json", "operator_name"]

@@ -1,0 +1,62 @@
+"""Exception hierarchy of dmlops.
+
+Every class derives from a builtin exception as well as :class:`DmlError`, so
+``except ValueError`` keeps working for callers that do not know dmlops.
+"""
+
+from __future__ import annotations
+
+E_INVALIDARG = 0x80070057
+"""HRESULT DirectML returns from IDMLDevice::CreateOperator for an invalid desc."""
+
+
+class DmlError(Exception):
+    """Base class of every error raised by dmlops."""
+
+
+class InvalidDescError(DmlError, ValueError):
+    """An operator or tensor desc violates a rule of the DirectML pages (E_INVALIDARG).
+
+    The message names the DML struct, the member and the offending value, e.g.
+    ``DML_SLICE1_OPERATOR_DESC.InputWindowStrides[2]: strides may not be 0; got 0``.
+    """
+
+    hresult: int = E_INVALIDARG
+
+    def __init__(self, message: str, *, struct: str = "", member: str = "") -> None:
+        super().__init__(message)
+        self.struct = struct
+        self.member = member
+
+
+class DescParseError(InvalidDescError):
+    """A DxDispatch-shaped desc dict could not be read (wrong JSON kind, missing field...).
+
+    ``detail`` holds DxDispatch's own wording, e.g.
+    ``Error parsing field 'DimensionCount': Expected an unsigned integer.``
+    """
+
+    def __init__(self, detail: str, *, struct: str = "", member: str = "") -> None:
+        prefix = f"{struct}: " if struct else ""
+        super().__init__(prefix + detail, struct=struct, member=member)
+        self.detail = detail
+
+
+class TensorMismatchError(DmlError, ValueError):
+    """An array passed to :func:`dmlops.execute` does not match its TensorDesc."""
+
+
+class DataIndexError(DmlError, IndexError):
+    """Data holds an index that dmlops refuses (strict gather, ROI batch index)."""
+
+
+class UnsupportedError(DmlError, NotImplementedError):
+    """Valid DirectML, but not something dmlops (or this backend) implements."""
+
+
+class BackendUnavailableError(DmlError, RuntimeError):
+    """The requested backend cannot run here (missing package, no GPU...)."""
+
+
+class UnknownFieldWarning(UserWarning):
+    """A DxDispatch desc or model carries a field that dmlops does not read."""

@@ -1,0 +1,1 @@
+"""The functional layer: build a desc from arrays, validate it, execute it."""

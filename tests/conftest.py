@@ -1,0 +1,79 @@
+"""Shared fixtures: the backend matrix and seeded RNGs.
+
+Every backend-parametrised test runs on ``numpy`` (the reference), ``cpu`` (numba)
+and ``cuda``. A backend that cannot run here is skipped with the reason, except the
+ones named in ``DMLOPS_REQUIRE_BACKENDS`` (comma-separated; CI sets ``numpy,cpu``),
+which fail instead, so CI can never skip what it is supposed to test.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+from dmlops.backends import load_backend
+from dmlops.errors import BackendUnavailableError
+
+BACKEND_NAMES = ("numpy", "cpu", "cuda")
+# A backend whose dependency is installed must run: only a missing extra (or GPU) skips.
+_REQUIRED = {b for b in os.environ.get("DMLOPS_REQUIRE_BACKENDS", "numpy").split(",") if b}
+if importlib.util.find_spec("numba") is not None:
+    _REQUIRED.add("cpu")
+
+
+def _backend_marks(name: str) -> list[pytest.MarkDecorator]:
+    return {"cuda": [pytest.mark.cuda], "cpu": [pytest.mark.cpu_backend]}.get(name, [])
+
+
+def backend_params(*names: str) -> list[object]:
+    """``pytest.param`` objects for the given backends (all by default), with marks."""
+    return [pytest.param(n, marks=_backend_marks(n), id=n) for n in (names or BACKEND_NAMES)]
+
+
+@pytest.fixture(params=backend_params())
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each backend name; unavailable ones skip (or fail when required)."""
+    name: str = request.param
+    try:
+        load_backend(name)
+    except BackendUnavailableError as exc:
+        if name in _REQUIRED:
+            pytest.fail(f"required backend unavailable: {exc}")
+        pytest.skip(str(exc))
+    return name
+
+
+def to_numpy(array: object) -> np.ndarray:
+    """Bring a backend's result (NumPy, CuPy, torch) back to NumPy for comparison."""
+    if isinstance(array, np.ndarray):
+        return array
+    get = getattr(array, "get", None)  # CuPy
+    if callable(get):
+        return np.asarray(get())
+    cpu = getattr(array, "cpu", None)  # torch
+    if callable(cpu):
+        return np.asarray(cpu().numpy())
+    return np.asarray(array)
+
+
+# Documented tolerances of the fast backends vs the float64 reference (ruling 10):
+# data movement is exact; arithmetic within these.
+TOLERANCES = {
+    np.dtype(np.float64): dict(rtol=1e-12, atol=1e-12),
+    np.dtype(np.float32): dict(rtol=1e-5, atol=1e-6),
+    np.dtype(np.float16): dict(rtol=2e-3, atol=2e-3),
+}
+
+
+def assert_close(actual: object, expected: np.ndarray, *, exact: bool = False) -> None:
+    """Exact for integers and data movement; dtype tolerance for float arithmetic."""
+    got = to_numpy(actual)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    if exact or expected.dtype.kind not in "f":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, equal_nan=True, **TOLERANCES[expected.dtype])
