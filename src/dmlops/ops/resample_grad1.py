@@ -1,0 +1,96 @@
+"""``dmlops.resample_grad1``: RESAMPLE_GRAD1 on arrays."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from ..backends import DEFAULT_BACKEND
+from ..descs._resample import (
+    DEFAULT_INPUT_PIXEL_OFFSET,
+    DEFAULT_OUTPUT_PIXEL_OFFSET,
+    default_scales,
+    interpolation_mode,
+)
+from ..descs.resample_grad1 import ResampleGrad1Desc
+from ..enums import AxisDirection, FeatureLevel, InterpolationMode
+from ..errors import TensorMismatchError
+from ._common import run_single_output, tensor_of
+
+
+def resample_grad1(
+    dy: Any,
+    input_sizes: Sequence[int],
+    *,
+    mode: InterpolationMode | str = "LINEAR",
+    rounding_direction: AxisDirection | str = "DECREASING",
+    scales: Sequence[float] | None = None,
+    input_pixel_offsets: Sequence[float] | None = None,
+    output_pixel_offsets: Sequence[float] | None = None,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_RESAMPLE_GRAD1: the gradient of :func:`dmlops.resample2` with respect to its input.
+
+    Parameters
+    ----------
+    dy : array
+        ``InputGradientTensor``: the gradient of the forward output (its sizes).
+        FLOAT32/FLOAT16, 1 to 4 dimensions.
+    input_sizes : sequence of int
+        The forward input's sizes, i.e. ``OutputGradientTensor.Sizes``.
+    mode, rounding_direction, scales, input_pixel_offsets, output_pixel_offsets
+        The forward's parameters, as :func:`dmlops.resample2` (same defaults: Scales =
+        ``dy.shape[d] / input_sizes[d]``, offsets 0.5 / -0.5, as DirectMLX's ResampleGrad).
+    backend, feature_level, out
+        As :func:`dmlops.execute`.
+
+    Returns
+    -------
+    array
+        The gradient of the forward input, shape ``input_sizes``, same dtype as ``dy``.
+
+    Raises
+    ------
+    TensorMismatchError
+        If the sizes given do not have one entry per dimension of the array.
+
+    Examples
+    --------
+    The page's example (erratum E14 parameters):
+
+    >>> import numpy as np, dmlops
+    >>> dy = np.array([[4, 5, 6]], dtype=np.float32)
+    >>> dmlops.resample_grad1(dy, [2, 2], mode="NEAREST_NEIGHBOR", scales=[0.5, 1.5])
+    array([[9., 6.],
+           [0., 0.]], dtype=float32)
+    """
+    gradient_tensor = tensor_of(dy, "dy")
+    input_sizes = tuple(int(s) for s in input_sizes)
+    dims = len(input_sizes)
+    if dims != gradient_tensor.dimension_count:
+        raise TensorMismatchError(
+            f"input_sizes must have one entry per dimension of dy ({gradient_tensor.dimension_count}); got {dims}"
+        )
+    desc = ResampleGrad1Desc(
+        input_gradient_tensor=gradient_tensor,
+        output_gradient_tensor=gradient_tensor.with_sizes(input_sizes),
+        interpolation_mode=interpolation_mode(mode),
+        rounding_direction=cast(AxisDirection, rounding_direction),  # coerced and checked by the desc
+        scales=tuple(scales) if scales is not None else default_scales(input_sizes, gradient_tensor.sizes),
+        input_pixel_offsets=(
+            tuple(input_pixel_offsets) if input_pixel_offsets is not None else (DEFAULT_INPUT_PIXEL_OFFSET,) * dims
+        ),
+        output_pixel_offsets=(
+            tuple(output_pixel_offsets) if output_pixel_offsets is not None else (DEFAULT_OUTPUT_PIXEL_OFFSET,) * dims
+        ),
+    )
+    return run_single_output(
+        desc,
+        {"InputGradientTensor": dy},
+        backend=backend,
+        feature_level=feature_level,
+        out=out,
+        output_member="OutputGradientTensor",
+    )

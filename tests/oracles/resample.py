@@ -1,0 +1,78 @@
+"""Scalar-loop oracles for RESAMPLE2 and RESAMPLE_GRAD1, written from spec section 2 / ruling 9.
+
+Independent of ``dmlops.reference``: one output element at a time, the N-D weight
+as the explicit product of per-dimension tap weights, taps clamped literally
+(``clamp(i0)``, ``clamp(i0 + 1)``). The coordinate is evaluated in float32, one
+operation at a time, as dmlops documents.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+
+def coordinate(o: int, scale: float, input_pixel_offset: float, output_pixel_offset: float) -> float:
+    # x = (o - OutputPixelOffsets[d]) / Scales[d] - InputPixelOffsets[d], each step rounded to float32
+    t = np.float32(np.float32(o) - np.float32(output_pixel_offset))
+    t = np.float32(t / np.float32(scale))
+    return float(np.float32(t - np.float32(input_pixel_offset)))
+
+
+def taps(o: int, n: int, scale: float, ipo: float, opo: float, mode: str, direction: str) -> list[tuple[int, float]]:
+    """(input index, weight) pairs that output index ``o`` reads along one dimension."""
+
+    def clamp(i: int) -> int:
+        return min(max(i, 0), n - 1)
+
+    x = coordinate(o, scale, ipo, opo)
+    if mode == "NEAREST_NEIGHBOR":
+        # DECREASING rounds toward -inf (floor), INCREASING toward +inf (ceil)
+        return [(clamp(math.floor(x) if direction == "DECREASING" else math.ceil(x)), 1.0)]
+    i0 = math.floor(x)
+    f = x - i0
+    return [(clamp(i0), 1.0 - f), (clamp(i0 + 1), f)]
+
+
+def _weights(in_sizes, out_coord, scales, ipo, opo, mode, direction):
+    per_dim = [taps(o, n, s, ip, op, mode, direction) for o, n, s, ip, op in zip(out_coord, in_sizes, scales, ipo, opo)]
+    for combo in itertools.product(*per_dim):
+        w = 1.0
+        for _, wd in combo:
+            w *= wd
+        if w == 0.0:  # dmlops: a zero-weight tap is not read
+            continue
+        yield tuple(i for i, _ in combo), w
+
+
+def resample2_oracle(x, out_sizes, scales, ipo, opo, mode="LINEAR", direction="DECREASING") -> np.ndarray:
+    """RESAMPLE2 in float64 (not rounded to the output type)."""
+    x = np.asarray(x)
+    y = np.zeros(tuple(out_sizes), dtype=np.float64)
+    for oc in itertools.product(*(range(m) for m in out_sizes)):
+        total = 0.0
+        for ic, w in _weights(x.shape, oc, scales, ipo, opo, mode, direction):
+            total += w * float(x[ic])
+        y[oc] = total
+    return y
+
+
+def resample_grad1_oracle(dy, in_sizes, scales, ipo, opo, mode="LINEAR", direction="DECREASING") -> np.ndarray:
+    """RESAMPLE_GRAD1 in float64: scatter every dy[o] onto the inputs the forward read."""
+    dy = np.asarray(dy)
+    dx = np.zeros(tuple(in_sizes), dtype=np.float64)
+    for oc in itertools.product(*(range(m) for m in dy.shape)):
+        for ic, w in _weights(tuple(in_sizes), oc, scales, ipo, opo, mode, direction):
+            dx[ic] += w * float(dy[oc])
+    return dx
+
+
+def round_to(values: np.ndarray, dtype) -> np.ndarray:
+    """Round a float64 result once into ``dtype`` (nearest even; integers half-even + saturate)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.clip(np.rint(values), info.min, info.max).astype(dtype)
+    return values.astype(dtype)

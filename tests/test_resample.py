@@ -1,0 +1,650 @@
+"""RESAMPLE2 and RESAMPLE_GRAD1: validation rules, loop oracle, adjoint, ties, clamping, torch parity."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dmlops
+from conftest import TOLERANCES, assert_close
+from dmlops import DescParseError, InvalidDescError, TensorDesc
+from dmlops.descs.resample2 import Resample2Desc
+from dmlops.descs.resample_grad1 import ResampleGrad1Desc
+from oracles.resample import resample2_oracle, resample_grad1_oracle, round_to
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+NEAREST = "NEAREST_NEIGHBOR"
+
+
+def make_forward(
+    in_sizes=(2, 2),
+    out_sizes=(1, 3),
+    in_type="FLOAT32",
+    out_type=None,
+    mode=NEAREST,
+    direction="DECREASING",
+    scales=(0.5, 1.5),
+    ipo=(0.5, 0.5),
+    opo=(-0.5, -0.5),
+    in_strides=None,
+) -> Resample2Desc:
+    return Resample2Desc(
+        input_tensor=TensorDesc(data_type=in_type, sizes=in_sizes, strides=in_strides),
+        output_tensor=TensorDesc(data_type=out_type or in_type, sizes=out_sizes),
+        interpolation_mode=mode,
+        rounding_direction=direction,
+        scales=scales,
+        input_pixel_offsets=ipo,
+        output_pixel_offsets=opo,
+    )
+
+
+def make_grad(
+    in_sizes=(2, 2),
+    out_sizes=(1, 3),
+    in_type="FLOAT32",
+    out_type=None,
+    mode=NEAREST,
+    direction="DECREASING",
+    scales=(0.5, 1.5),
+    ipo=(0.5, 0.5),
+    opo=(-0.5, -0.5),
+    in_strides=None,
+) -> ResampleGrad1Desc:
+    """Same parameter names as make_forward: ``in_sizes`` is the *forward* input (OutputGradientTensor)."""
+    return ResampleGrad1Desc(
+        input_gradient_tensor=TensorDesc(data_type=in_type, sizes=out_sizes, strides=in_strides),
+        output_gradient_tensor=TensorDesc(data_type=out_type or in_type, sizes=in_sizes),
+        interpolation_mode=mode,
+        rounding_direction=direction,
+        scales=scales,
+        input_pixel_offsets=ipo,
+        output_pixel_offsets=opo,
+    )
+
+
+BUILDERS = {"RESAMPLE2": (make_forward, "InputTensor", "OutputTensor"),
+            "RESAMPLE_GRAD1": (make_grad, "InputGradientTensor", "OutputGradientTensor")}  # fmt: skip
+
+
+# -- validation: each rule, one valid and one invalid desc -------------------------------------
+
+INVALID = {
+    "data types differ": (dict(out_type="FLOAT16"), r"{second}.DataType: must equal {first}.DataType"),
+    "dimension counts differ": (
+        dict(in_sizes=(1, 2, 2)),
+        r"\.DimensionCount: must equal {first}.DimensionCount",
+    ),
+    "DimensionCount vs tensors": (
+        dict(scales=(0.5, 1.5, 1.0), ipo=(0.5, 0.5, 0.5), opo=(-0.5, -0.5, -0.5)),
+        r"_OPERATOR_DESC.DimensionCount: must match {first}.DimensionCount \(2\); got 3",
+    ),
+    "array lengths differ": (
+        dict(ipo=(0.5,)),
+        r"InputPixelOffsets: must have DimensionCount \(2, the length of Scales",
+    ),
+    "scale zero": (dict(scales=(0.0, 1.5)), r"Scales\[0\]: must be finite and > 0; got 0.0"),
+    "scale negative": (dict(scales=(0.5, -1.5)), r"Scales\[1\]: must be finite and > 0; got -1.5"),
+    "scale nan": (dict(scales=(math.nan, 1.5)), r"Scales\[0\]: must be finite and > 0; got nan"),
+    "scale inf": (dict(scales=(0.5, math.inf)), r"Scales\[1\]: must be finite and > 0; got inf"),
+    "scale underflows float32": (dict(scales=(1e-50, 1.5)), r"Scales\[0\]: must be finite and > 0; got 0.0"),
+    "input offset nan": (dict(ipo=(0.5, math.nan)), r"InputPixelOffsets\[1\]: must be finite; got nan"),
+    "output offset inf": (dict(opo=(-math.inf, -0.5)), r"OutputPixelOffsets\[0\]: must be finite; got -inf"),
+    "unsupported data type": (
+        dict(in_type="INT32"),
+        r"{first}.DataType: must be one of .*; got DML_TENSOR_DATA_TYPE_INT32",
+    ),
+    "five dimensions": (
+        dict(in_sizes=(1, 1, 1, 2, 2), out_sizes=(1, 1, 1, 1, 3), scales=(1,) * 5, ipo=(0.5,) * 5, opo=(-0.5,) * 5),
+        r"{first}.DimensionCount: must be 1 to 4 at DML_FEATURE_LEVEL_6_4; got 5",
+    ),
+    "zero size": (dict(in_sizes=(2, 0)), r"Sizes\[1\]: sizes may not be 0"),
+}
+
+
+@pytest.mark.parametrize("op", BUILDERS)
+@pytest.mark.parametrize("case", INVALID, ids=str)
+def test_rule_rejects(op: str, case: str) -> None:
+    make, first, second = BUILDERS[op]
+    kwargs, message = INVALID[case]
+    with pytest.raises(InvalidDescError, match=message.format(first=first, second=second)) as info:
+        make(**kwargs).validate()
+    assert info.value.hresult == 0x80070057
+    assert str(info.value).startswith(f"DML_{op}_OPERATOR_DESC.")
+
+
+@pytest.mark.parametrize("op", BUILDERS)
+def test_valid_descs_pass_every_rule(op: str) -> None:
+    make = BUILDERS[op][0]
+    make().validate()
+    make(in_type="FLOAT16").validate()
+    make(mode="LINEAR", direction="INCREASING").validate()
+    make(scales=(np.finfo(np.float32).max, 1e-30)).validate()  # ORT passes FLT_MAX; tiny is still > 0
+    make(ipo=(-3.0, 0.0), opo=(0.0, 7.25)).validate()  # any finite offset
+    make(in_sizes=(5,), out_sizes=(2,), scales=(0.4,), ipo=(0.5,), opo=(-0.5,)).validate()  # 1-D
+    make(in_sizes=(1, 2, 3, 4), out_sizes=(2, 2, 2, 2), scales=(2, 1, 0.5, 0.5), ipo=(0,) * 4, opo=(0,) * 4).validate()
+
+
+@pytest.mark.parametrize("op", BUILDERS)
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("mode", 2, r"InterpolationMode: 2 is not a recognized value for DML_INTERPOLATION_MODE"),
+        ("mode", "CUBIC", r"InterpolationMode: 'CUBIC' is not a recognized value"),
+        ("direction", 5, r"RoundingDirection: 5 is not a recognized value for DML_AXIS_DIRECTION"),
+        ("direction", True, r"RoundingDirection: True is not a recognized value"),
+    ],
+)
+def test_invalid_enums_rejected(op: str, field: str, value, message: str) -> None:
+    with pytest.raises(InvalidDescError, match=message):
+        BUILDERS[op][0](**{field: value})
+
+
+@pytest.mark.parametrize("op", BUILDERS)
+def test_enum_spellings_accepted(op: str) -> None:
+    make = BUILDERS[op][0]
+    desc = make(mode="DML_INTERPOLATION_MODE_LINEAR", direction=0)
+    assert desc.interpolation_mode is dmlops.InterpolationMode.LINEAR
+    assert desc.rounding_direction is dmlops.AxisDirection.INCREASING
+
+
+@pytest.mark.parametrize("op", BUILDERS)
+def test_json_round_trip_and_parse_errors(op: str) -> None:
+    desc = BUILDERS[op][0]()
+    data = desc.to_dml_dict()
+    assert data["DimensionCount"] == 2
+    assert data["InterpolationMode"] == "NEAREST_NEIGHBOR"
+    assert dmlops.desc_from_json(op, data, require_counts=True) == desc
+    with pytest.raises(DescParseError, match=r"DimensionCount is 3 but 'Scales' has 2 elements"):
+        dmlops.desc_from_json(op, {**data, "DimensionCount": 3})
+    with pytest.raises(DescParseError, match=r"'InterpolationMode'.*not a recognized value"):
+        dmlops.desc_from_json(op, {**data, "InterpolationMode": "DML_INTERPOLATION_MODE_CUBIC"})
+    with pytest.raises(DescParseError, match=r"Scales.*Expected an array of floats"):
+        dmlops.desc_from_json(op, {**data, "Scales": ["a", 1]})
+
+
+def test_scales_are_float32_members() -> None:
+    desc = make_forward(scales=(0.1, 1 / 3))
+    assert desc.scales == (float(np.float32(0.1)), float(np.float32(1 / 3)))
+
+
+# -- feature levels -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", BUILDERS)
+def test_introduced_at_5_1(op: str) -> None:
+    desc = BUILDERS[op][0]()
+    with pytest.raises(InvalidDescError, match=r"introduced in DML_FEATURE_LEVEL_5_1; not available at .*5_0"):
+        desc.validate("5_0")
+    desc.validate("5_1")
+
+
+def test_resample2_int8_from_6_2() -> None:
+    for t in ("INT8", "UINT8"):
+        desc = make_forward(in_type=t)
+        with pytest.raises(
+            InvalidDescError,
+            match=rf"InputTensor.DataType: must be one of FLOAT16, FLOAT32 at DML_FEATURE_LEVEL_6_1; got DML_TENSOR_DATA_TYPE_{t}",
+        ):
+            desc.validate("6_1")
+        desc.validate("6_2")
+        desc.validate("6_4")
+
+
+def test_resample_grad1_never_integer() -> None:
+    # erratum E15: the forward's INT8/UINT8 support does not extend to the gradient
+    for level in ("5_1", "6_2", "6_4"):
+        with pytest.raises(InvalidDescError, match=r"InputGradientTensor.DataType: must be one of FLOAT16, FLOAT32"):
+            make_grad(in_type="UINT8").validate(level)
+
+
+# -- values: loop oracle ------------------------------------------------------------------------
+
+SCALE_CHOICES = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 1 / 3, 0.3, 1.7, 2.5]
+OFFSET_CHOICES = [0.0, 0.5, -0.5, 0.25, 1.0, -1.25, 2.0]
+
+
+@st.composite
+def resample_cases(draw, max_rank=4):
+    rank = draw(st.integers(1, max_rank))
+    in_sizes, out_sizes, scales, ipo, opo = [], [], [], [], []
+    for _ in range(rank):
+        n = draw(st.integers(1, 5))
+        m = draw(st.integers(1, 6))
+        in_sizes.append(n)
+        out_sizes.append(m)
+        scale = draw(
+            st.one_of(
+                st.just(m / n),
+                st.sampled_from(SCALE_CHOICES),
+                st.floats(0.125, 4.0, width=32),
+            )
+        )
+        scales.append(scale)
+        ipo.append(draw(st.one_of(st.sampled_from(OFFSET_CHOICES), st.floats(-2, 2, width=32))))
+        opo.append(draw(st.one_of(st.sampled_from(OFFSET_CHOICES), st.floats(-2, 2, width=32))))
+    mode = draw(st.sampled_from([NEAREST, "LINEAR"]))
+    direction = draw(st.sampled_from(["DECREASING", "INCREASING"]))
+    seed = draw(st.integers(0, 2**31 - 1))
+    return in_sizes, out_sizes, scales, ipo, opo, mode, direction, seed
+
+
+def _random(rng: np.random.RandomState, shape, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.randint(info.min, int(info.max) + 1, size=shape).astype(dtype)
+    return rng.uniform(-4, 4, size=shape).astype(dtype)
+
+
+def _check(got, want64: np.ndarray, dtype) -> None:
+    want = round_to(want64, dtype)
+    if np.dtype(dtype).kind in "iu":
+        # the float64 sums may differ in the last bit: allow one step at exact .5 ties
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got.astype(np.int64), want.astype(np.int64), atol=1)
+    else:
+        assert_close(got, want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=resample_cases(), dtype=st.sampled_from([np.float32, np.float16, np.uint8, np.int8]))
+def test_reference_forward_matches_loop_oracle(case, dtype) -> None:
+    in_sizes, out_sizes, scales, ipo, opo, mode, direction, seed = case
+    x = _random(np.random.RandomState(seed), in_sizes, dtype)
+    got = dmlops.resample2(
+        x, out_sizes, mode=mode, rounding_direction=direction, scales=scales,
+        input_pixel_offsets=ipo, output_pixel_offsets=opo,
+    )  # fmt: skip
+    _check(got, resample2_oracle(x, out_sizes, scales, ipo, opo, mode, direction), dtype)
+    if mode == NEAREST:  # a gather: bit-exact
+        np.testing.assert_array_equal(
+            got, round_to(resample2_oracle(x, out_sizes, scales, ipo, opo, mode, direction), dtype)
+        )
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=resample_cases(), dtype=st.sampled_from([np.float32, np.float16]))
+def test_reference_grad_matches_loop_oracle(case, dtype) -> None:
+    in_sizes, out_sizes, scales, ipo, opo, mode, direction, seed = case
+    dy = _random(np.random.RandomState(seed), out_sizes, dtype)
+    got = dmlops.resample_grad1(
+        dy, in_sizes, mode=mode, rounding_direction=direction, scales=scales,
+        input_pixel_offsets=ipo, output_pixel_offsets=opo,
+    )  # fmt: skip
+    _check(got, resample_grad1_oracle(dy, in_sizes, scales, ipo, opo, mode, direction), dtype)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("mode", [NEAREST, "LINEAR"])
+@pytest.mark.parametrize("direction", ["DECREASING", "INCREASING"])
+def test_backends_match_oracle(backend: str, mode: str, direction: str, seed: int) -> None:
+    rng = np.random.RandomState(seed)
+    rank = 1 + seed % 4
+    in_sizes = [int(v) for v in rng.randint(1, 6, size=rank)]
+    out_sizes = [int(v) for v in rng.randint(1, 7, size=rank)]
+    scales = [float(rng.choice(SCALE_CHOICES)) if rng.rand() < 0.5 else m / n for n, m in zip(in_sizes, out_sizes)]
+    ipo = [float(rng.choice(OFFSET_CHOICES)) for _ in range(rank)]
+    opo = [float(rng.choice(OFFSET_CHOICES)) for _ in range(rank)]
+    params = dict(
+        mode=mode, rounding_direction=direction, scales=scales, input_pixel_offsets=ipo, output_pixel_offsets=opo
+    )
+    for dtype in (np.float32, np.float16):
+        x = _random(rng, in_sizes, dtype)
+        got = dmlops.resample2(x, out_sizes, backend=backend, **params)
+        _check(np.asarray(got), resample2_oracle(x, out_sizes, scales, ipo, opo, mode, direction), dtype)
+        dy = _random(rng, out_sizes, dtype)
+        got = dmlops.resample_grad1(dy, in_sizes, backend=backend, **params)
+        _check(np.asarray(got), resample_grad1_oracle(dy, in_sizes, scales, ipo, opo, mode, direction), dtype)
+    x8 = _random(rng, in_sizes, np.uint8)
+    got = dmlops.resample2(x8, out_sizes, backend=backend, **params)
+    _check(np.asarray(got), resample2_oracle(x8, out_sizes, scales, ipo, opo, mode, direction), np.uint8)
+
+
+# -- adjoint: <RESAMPLE2(x), g> == <x, RESAMPLE_GRAD1(g)> ---------------------------------------
+
+
+def _adjoint_gap(x, g, out_sizes, in_sizes, params, backend="numpy"):
+    y = dmlops.resample2(x, out_sizes, backend=backend, **params).astype(np.float64)
+    dx = dmlops.resample_grad1(g, in_sizes, backend=backend, **params).astype(np.float64)
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    lhs, rhs = float(np.vdot(y, g64)), float(np.vdot(x64, dx))
+    scale = float(np.abs(y) @ np.abs(g64).ravel() if y.ndim == 1 else np.vdot(np.abs(y), np.abs(g64)))
+    scale += float(np.vdot(np.abs(x64), np.abs(dx)))
+    return lhs, rhs, scale
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=resample_cases(), dtype=st.sampled_from([np.float32, np.float16]))
+def test_grad_is_adjoint_of_forward(case, dtype) -> None:
+    in_sizes, out_sizes, scales, ipo, opo, mode, direction, seed = case
+    rng = np.random.RandomState(seed)
+    x, g = _random(rng, in_sizes, dtype), _random(rng, out_sizes, dtype)
+    params = dict(
+        mode=mode, rounding_direction=direction, scales=scales, input_pixel_offsets=ipo, output_pixel_offsets=opo
+    )
+    lhs, rhs, scale = _adjoint_gap(x, g, out_sizes, in_sizes, params)
+    # each side is one rounding per stored element away from the exact inner product
+    tol = 2 * TOLERANCES[np.dtype(dtype)]["rtol"] * scale + 1e-12
+    assert abs(lhs - rhs) <= tol, (lhs, rhs, tol)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_adjoint_on_backend(backend: str, seed: int) -> None:
+    rng = np.random.RandomState(100 + seed)
+    in_sizes, out_sizes = [2, 3, 5, 4], [3, 2, 9, 4]
+    params = dict(mode="LINEAR", scales=[1.5, 0.7, 1.8, 1.0], input_pixel_offsets=[0.5, 0, 0.25, 0.5],
+                  output_pixel_offsets=[-0.5, 0, 1, -0.5])  # fmt: skip
+    x, g = _random(rng, in_sizes, np.float32), _random(rng, out_sizes, np.float32)
+    lhs, rhs, scale = _adjoint_gap(x, g, out_sizes, in_sizes, params, backend)
+    assert abs(lhs - rhs) <= 2e-5 * scale
+
+
+# -- rounding direction at exact ties, edge clamping ------------------------------------------------
+
+TIE_CASES = [
+    # (in, out, scale, ipo, opo, DECREASING indices, INCREASING indices)
+    pytest.param(4, 4, 1.0, 0.0, 0.5, [0, 0, 1, 2], [0, 1, 2, 3], id="x=o-0.5 (half ties)"),
+    pytest.param(4, 4, 1.0, 0.0, 0.0, [0, 1, 2, 3], [0, 1, 2, 3], id="x=o (integers)"),
+    pytest.param(2, 4, 2.0, 0.0, 0.0, [0, 0, 1, 1], [0, 1, 1, 1], id="x=o/2"),
+    pytest.param(4, 2, 0.5, 0.5, -0.5, [0, 2], [1, 3], id="half-pixel 4->2 (x=2o+0.5)"),
+    pytest.param(3, 3, 1.0, 0.5, -0.5, [0, 1, 2], [0, 1, 2], id="half-pixel identity"),
+    pytest.param(3, 1, 1 / 3, 0.5, -0.5, [1], [1], id="3->1: float32 gives x=1.0 exactly"),
+]
+
+
+@pytest.mark.parametrize("n, m, scale, ipo, opo, dec, inc", TIE_CASES)
+def test_nearest_ties_follow_rounding_direction(backend: str, n, m, scale, ipo, opo, dec, inc) -> None:
+    x = np.arange(10, 10 + 10 * n, 10, dtype=np.float32)
+    for direction, idx in (("DECREASING", dec), ("INCREASING", inc)):
+        params = dict(
+            mode=NEAREST,
+            rounding_direction=direction,
+            scales=[scale],
+            input_pixel_offsets=[ipo],
+            output_pixel_offsets=[opo],
+        )
+        got = dmlops.resample2(x, [m], backend=backend, **params)
+        assert_close(got, x[idx], exact=True)
+        # the grad sends each dy to the same index
+        dy = np.arange(1, m + 1, dtype=np.float32)
+        want = np.zeros(n, dtype=np.float64)
+        np.add.at(want, idx, dy)
+        assert_close(dmlops.resample_grad1(dy, [n], backend=backend, **params), want.astype(np.float32), exact=True)
+
+
+def test_float32_coordinates_are_documented_choice() -> None:
+    # (0 + 0.5) / float32(1/3) - 0.5: float32 arithmetic gives exactly 1.0 (the middle
+    # pixel); float64 would give 0.99999996 and floor to 0.
+    desc = make_forward(in_sizes=(3,), out_sizes=(1,), scales=(1 / 3,), ipo=(0.5,), opo=(-0.5,))
+    assert desc.input_coordinates(0).dtype == np.float32
+    assert desc.input_coordinates(0)[0] == 1.0
+    assert (0.5 / float(np.float32(1 / 3)) - 0.5) < 1.0
+
+
+def test_linear_edge_taps_accumulate_on_edge(backend: str) -> None:
+    # x(o) = o + 1.5: o=0 -> taps 1,2 (0.5 each); o=1 -> taps 2 and clamp(3)=2; o=2 -> both clamp to 2
+    params = dict(mode="LINEAR", scales=[1.0], input_pixel_offsets=[-1.5], output_pixel_offsets=[0.0])
+    x = np.array([10, 20, 30], dtype=np.float32)
+    assert_close(dmlops.resample2(x, [3], backend=backend, **params), np.array([25, 30, 30], dtype=np.float32))
+    dy = np.ones(3, dtype=np.float32)
+    assert_close(dmlops.resample_grad1(dy, [3], backend=backend, **params), np.array([0, 0.5, 2.5], dtype=np.float32))
+    # far below 0: every tap clamps to index 0
+    params = dict(mode="LINEAR", scales=[1.0], input_pixel_offsets=[5.0], output_pixel_offsets=[0.0])
+    assert_close(dmlops.resample2(x, [2], backend=backend, **params), np.array([10, 10], dtype=np.float32))
+    assert_close(dmlops.resample_grad1(dy[:2], [3], backend=backend, **params), np.array([2, 0, 0], dtype=np.float32))
+
+
+def test_nearest_edge_clamping(backend: str) -> None:
+    x = np.array([1, 2, 3], dtype=np.float32)
+    params = dict(mode=NEAREST, scales=[1.0], input_pixel_offsets=[-2.0], output_pixel_offsets=[0.0])
+    assert_close(
+        dmlops.resample2(x, [4], backend=backend, **params), np.array([3, 3, 3, 3], dtype=np.float32), exact=True
+    )
+    assert_close(
+        dmlops.resample_grad1(np.ones(4, np.float32), [3], backend=backend, **params),
+        np.array([0, 0, 4], np.float32),
+        exact=True,
+    )
+
+
+def test_tiny_scale_overflowing_coordinate_clamps(backend: str) -> None:
+    # (o - 0) / 1e-38 overflows float32 to +inf for o >= 4: clamps to the last element
+    x = np.array([1, 2, 3], dtype=np.float32)
+    for mode in (NEAREST, "LINEAR"):
+        params = dict(mode=mode, scales=[1e-38], input_pixel_offsets=[0.0], output_pixel_offsets=[0.0])
+        got = dmlops.resample2(x, [6], backend=backend, **params)
+        assert_close(got, np.array([1, 3, 3, 3, 3, 3], dtype=np.float32), exact=True)
+
+
+def test_linear_identity_copies_non_finite_values(backend: str) -> None:
+    # A tap of weight exactly 0 is not read: identity resampling is a copy even with Inf/NaN.
+    x = np.array([1, np.inf, -np.inf, np.nan, 5], dtype=np.float32)
+    got = dmlops.resample2(x, [5], mode="LINEAR", backend=backend)
+    np.testing.assert_array_equal(np.asarray(got), x)
+    got = dmlops.resample_grad1(x, [5], mode="LINEAR", backend=backend)
+    np.testing.assert_array_equal(np.asarray(got), x)
+
+
+def test_integer_outputs_round_half_to_even(backend: str) -> None:
+    # x = o - 0.5: interior outputs are exact midpoints of neighbours
+    params = dict(mode="LINEAR", scales=[1.0], input_pixel_offsets=[0.0], output_pixel_offsets=[0.5])
+    x = np.array([0, 1, 2, 3, 255], dtype=np.uint8)
+    got = dmlops.resample2(x, [5], backend=backend, **params)
+    # 0, 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, 129 -> 129
+    assert_close(got, np.array([0, 0, 2, 2, 129], dtype=np.uint8))
+    xi = np.array([-128, -127, 127, 126], dtype=np.int8)
+    got = dmlops.resample2(xi, [4], backend=backend, **params)
+    # -128, -127.5 -> -128, 0 -> 0, 126.5 -> 126
+    assert_close(got, np.array([-128, -128, 0, 126], dtype=np.int8))
+
+
+# -- tensor layouts ---------------------------------------------------------------------------------
+
+
+def test_strided_and_broadcast_inputs(backend: str) -> None:
+    n, c, h, w = 1, 3, 4, 5
+    nhwc = np.arange(n * h * w * c, dtype=np.float32) * 0.5
+    logical = nhwc.reshape(n, h, w, c).transpose(0, 3, 1, 2)
+    params = dict(scales=(1.0, 1.0, 1.5, 0.6), ipo=(0.5, 0.5, 0.5, 0.5), opo=(-0.5, -0.5, -0.5, -0.5))
+    for mode in (NEAREST, "LINEAR"):
+        desc = make_forward(
+            in_sizes=(n, c, h, w), out_sizes=(1, 3, 6, 3), mode=mode, in_strides=(h * w * c, 1, w * c, c), **params
+        )
+        got = dmlops.execute(desc, {"InputTensor": nhwc}, backend=backend)["OutputTensor"]
+        want = resample2_oracle(logical, (1, 3, 6, 3), params["scales"], params["ipo"], params["opo"], mode)
+        assert_close(got, want.astype(np.float32))
+        # the grad reads an NHWC-strided InputGradientTensor
+        dy_nhwc = np.arange(6 * 3 * 3, dtype=np.float32)
+        dy_logical = dy_nhwc.reshape(1, 6, 3, 3).transpose(0, 3, 1, 2)
+        gdesc = make_grad(in_sizes=(n, c, h, w), out_sizes=(1, 3, 6, 3), mode=mode, in_strides=(54, 1, 9, 3), **params)
+        got = dmlops.execute(gdesc, {"InputGradientTensor": dy_nhwc}, backend=backend)["OutputGradientTensor"]
+        want = resample_grad1_oracle(dy_logical, (n, c, h, w), params["scales"], params["ipo"], params["opo"], mode)
+        assert_close(got, want.astype(np.float32))
+
+    # broadcast (stride 0) rows
+    row = np.array([1, 2, 4, 8], dtype=np.float32)
+    logical = np.broadcast_to(row, (3, 4))
+    bparams = dict(scales=(2.0, 0.5), ipo=(0.5, 0.5), opo=(-0.5, -0.5))
+    desc = make_forward(in_sizes=(3, 4), out_sizes=(6, 2), mode="LINEAR", in_strides=(0, 1), **bparams)
+    got = dmlops.execute(desc, {"InputTensor": row}, backend=backend)["OutputTensor"]
+    assert_close(
+        got, resample2_oracle(logical, (6, 2), bparams["scales"], bparams["ipo"], bparams["opo"]).astype(np.float32)
+    )
+    gdesc = make_grad(in_sizes=(3, 4), out_sizes=(6, 2), mode="LINEAR", in_strides=(1, 0), **bparams)
+    col = np.array([1, 2, 3, 4, 5, 6], dtype=np.float32)
+    got = dmlops.execute(gdesc, {"InputGradientTensor": col}, backend=backend)["OutputGradientTensor"]
+    want = resample_grad1_oracle(
+        np.broadcast_to(col[:, None], (6, 2)), (3, 4), bparams["scales"], bparams["ipo"], bparams["opo"]
+    )
+    assert_close(got, want.astype(np.float32))
+
+
+def test_strided_output_writes_only_addressed_elements() -> None:
+    desc = Resample2Desc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(2,)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(4,), strides=(2,)),
+        interpolation_mode="LINEAR",
+        rounding_direction="DECREASING",
+        scales=(2.0,),
+        input_pixel_offsets=(0.5,),
+        output_pixel_offsets=(-0.5,),
+    )
+    buffer = np.full(7, -7.0, dtype=np.float32)
+    result = dmlops.execute(desc, {"InputTensor": np.array([0, 4], np.float32)}, outputs={"OutputTensor": buffer})
+    assert result["OutputTensor"] is buffer
+    np.testing.assert_array_equal(buffer, [0, -7, 1, -7, 3, -7, 4])
+
+
+# -- functional wrappers ----------------------------------------------------------------------------
+
+
+def test_wrapper_defaults_follow_directmlx() -> None:
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    explicit = dmlops.resample2(
+        x, [4, 2], mode="LINEAR", scales=[2.0, float(np.float32(2) / np.float32(3))],
+        input_pixel_offsets=[0.5, 0.5], output_pixel_offsets=[-0.5, -0.5],
+    )  # fmt: skip
+    np.testing.assert_array_equal(dmlops.resample2(x, [4, 2]), explicit)
+    dy = np.arange(8, dtype=np.float32).reshape(4, 2)
+    np.testing.assert_array_equal(
+        dmlops.resample_grad1(dy, [2, 3]),
+        dmlops.resample_grad1(
+            dy, [2, 3], scales=[2.0, 2 / 3], input_pixel_offsets=[0.5] * 2, output_pixel_offsets=[-0.5] * 2
+        ),
+    )
+    # "nearest" is accepted for NEAREST_NEIGHBOR; DECREASING is the default rounding
+    np.testing.assert_array_equal(
+        dmlops.resample2(x, [4, 6], mode="nearest"),
+        dmlops.resample2(x, [4, 6], mode="NEAREST_NEIGHBOR", rounding_direction="DECREASING"),
+    )
+
+
+def test_wrapper_out_and_feature_level() -> None:
+    x = np.arange(4, dtype=np.float32)
+    out = np.empty(8, dtype=np.float32)
+    assert dmlops.resample2(x, [8], out=out) is out
+    dy = np.ones(8, dtype=np.float16)
+    gout = np.empty(4, dtype=np.float16)
+    assert dmlops.resample_grad1(dy, [4], out=gout) is gout
+    np.testing.assert_array_equal(gout, np.float16([2.0, 2.0, 2.0, 2.0]))
+    with pytest.raises(InvalidDescError, match=r"not available at DML_FEATURE_LEVEL_5_0"):
+        dmlops.resample2(x, [8], feature_level="5_0")
+    with pytest.raises(InvalidDescError, match=r"DimensionCount: must match InputTensor.DimensionCount \(1\); got 2"):
+        dmlops.resample2(x, [8], scales=[2.0, 1.0], input_pixel_offsets=[0.5, 0.5], output_pixel_offsets=[0, 0])
+    with pytest.raises(
+        dmlops.TensorMismatchError, match=r"output_sizes must have one entry per dimension of x \(1\); got 2"
+    ):
+        dmlops.resample2(x, [8, 1])
+    with pytest.raises(
+        dmlops.TensorMismatchError, match=r"input_sizes must have one entry per dimension of dy \(1\); got 2"
+    ):
+        dmlops.resample_grad1(out, [4, 1])
+
+
+# -- memory stays proportional to the tensors ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [NEAREST, "LINEAR"])
+def test_memory_is_separable(mode: str) -> None:
+    # (1, 3000) -> (3000, 1): a dense map (or upsampling first) would need 3000 x 3000 elements.
+    x = np.arange(3000, dtype=np.float32).reshape(1, 3000)
+    dy = np.ones((3000, 1), dtype=np.float32)
+    tracemalloc.start()
+    try:
+        y = dmlops.resample2(x, [3000, 1], mode=mode)
+        dx = dmlops.resample_grad1(dy, [1, 3000], mode=mode)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000  # a few float64 copies of 3000-element tensors; 3000^2 would be 36+ MB
+    assert y.shape == (3000, 1) and dx.shape == (1, 3000)
+    np.testing.assert_allclose(dx.sum(), 3000, rtol=1e-6)  # the grad conserves the total
+
+
+# -- torch F.interpolate parity (spec oracles 3.1) -----------------------------------------------------
+
+SIZE_PAIRS = [(4, 8), (8, 4), (3, 7), (5, 2), (6, 6), (1, 4), (4, 1), (7, 3), (2, 5), (14, 2), (6, 4), (3, 9)]
+
+
+def _dyadic(v: float) -> bool:
+    return v > 0 and math.frexp(v)[0] == 0.5
+
+
+def _torch_nearest_agrees(n: int, m: int) -> bool:
+    """torch picks floor(o * float32(n/m)); DML divides by float32(m/n). Oracles 3.1: they can land
+    on different integers when the ratio is not a power of two; keep sizes where they agree."""
+    if _dyadic(m / n):
+        return True
+    s_dml = np.float32(m) / np.float32(n)
+    s_torch = np.float32(n) / np.float32(m)
+    o = np.arange(m, dtype=np.float32)
+    return bool(np.array_equal(np.floor(o / s_dml), np.floor(o * s_torch)))
+
+
+def _torch_params(mode: str, spatial_in, spatial_out):
+    k = len(spatial_in)
+    scales = [1.0, 1.0] + [float(np.float32(m) / np.float32(n)) for n, m in zip(spatial_in, spatial_out)]
+    if mode == "nearest":
+        return dict(mode=NEAREST, rounding_direction="DECREASING", scales=scales,
+                    input_pixel_offsets=[0.5, 0.5] + [0.0] * k, output_pixel_offsets=[-0.5, -0.5] + [0.0] * k)  # fmt: skip
+    return dict(
+        mode="LINEAR", scales=scales, input_pixel_offsets=[0.5] * (2 + k), output_pixel_offsets=[-0.5] * (2 + k)
+    )
+
+
+@pytest.mark.oracles
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (dmlops[oracles])")
+@pytest.mark.parametrize("torch_mode", ["nearest", "linear"])
+@pytest.mark.parametrize("spatial", [1, 2])
+@pytest.mark.parametrize("pair_index", range(len(SIZE_PAIRS)))
+def test_torch_interpolate_parity(backend: str, torch_mode: str, spatial: int, pair_index: int) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    n_h, m_h = SIZE_PAIRS[pair_index]
+    n_w, m_w = SIZE_PAIRS[(pair_index + 5) % len(SIZE_PAIRS)]
+    spatial_in, spatial_out = ([n_w], [m_w]) if spatial == 1 else ([n_h, n_w], [m_h, m_w])
+    if torch_mode == "nearest" and not all(_torch_nearest_agrees(n, m) for n, m in zip(spatial_in, spatial_out)):
+        pytest.skip(
+            "float32 index-boundary hazard (spec oracles 3.1): torch multiplies by in/out, DML divides by out/in"
+        )
+    rng = np.random.RandomState(pair_index)
+    in_sizes = [2, 3, *spatial_in]
+    out_sizes = [2, 3, *spatial_out]
+    x = rng.uniform(-2, 2, size=in_sizes).astype(np.float32)
+    g = rng.uniform(-2, 2, size=out_sizes).astype(np.float32)
+    mode = torch_mode if torch_mode == "nearest" else ("linear" if spatial == 1 else "bilinear")
+    xt = torch.from_numpy(x).requires_grad_(True)
+    kwargs = {} if mode == "nearest" else {"align_corners": False}
+    yt = F.interpolate(xt, size=tuple(spatial_out), mode=mode, **kwargs)
+    yt.backward(torch.from_numpy(g))
+    params = _torch_params(torch_mode, spatial_in, spatial_out)
+    got = dmlops.resample2(x, out_sizes, backend=backend, **params)
+    assert_close(got, yt.detach().numpy(), exact=torch_mode == "nearest")
+    dx = dmlops.resample_grad1(g, in_sizes, backend=backend, **params)
+    assert_close(dx, xt.grad.numpy())
+
+
+@pytest.mark.oracles
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (dmlops[oracles])")
+def test_torch_reproduces_seed_example_and_linear_grad() -> None:
+    import torch
+    import torch.nn.functional as F
+
+    # oracles 3.1: torch 'nearest' reproduces the seed page's example
+    x = torch.tensor([[[[1.0, 2.0], [3.0, 4.0]]]], requires_grad=True)
+    y = F.interpolate(x, size=(1, 3), mode="nearest")
+    y.backward(torch.tensor([[[[4.0, 5.0, 6.0]]]]))
+    assert y.detach().numpy().ravel().tolist() == [1, 1, 2]
+    assert x.grad.numpy()[0, 0].tolist() == [[9, 6], [0, 0]]
+    # oracles 4.6: the forward convention's linear 4 -> 8 grad equals torch's
+    x = torch.tensor([[[1.0, 2.0, 3.0, 4.0]]], requires_grad=True)
+    F.interpolate(x, size=8, mode="linear", align_corners=False).backward(torch.arange(1.0, 9.0).reshape(1, 1, 8))
+    assert x.grad.numpy().ravel().tolist() == [3.25, 7, 11, 14.75]
