@@ -1,0 +1,209 @@
+"""DML_ROI_ALIGN_OPERATOR_DESC."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..enums import FeatureLevel, InterpolationMode, OperatorType, ReduceFunction
+from ..enums import TensorDataType as T
+from ..errors import DataIndexError
+from ..tensor import TensorDesc
+from ._base import OperatorDesc, TensorSupport, attr_field, tensor_field
+
+UINT32_MAX = 0xFFFFFFFF
+"""``MaximumSamplesPerOutput`` that leaves the adaptive sample count unbounded (ONNX Runtime's mapping
+of ``sampling_ratio = 0``)."""
+
+_FLOATS = (T.FLOAT32, T.FLOAT16)
+
+
+def _table(*index_types: T) -> dict[str, TensorSupport]:
+    return {
+        "InputTensor": TensorSupport.of(4, *_FLOATS),
+        "ROITensor": TensorSupport.of((2, 4), *_FLOATS),
+        "BatchIndicesTensor": TensorSupport.of((1, 4), *index_types),
+        "OutputTensor": TensorSupport.of(4, *_FLOATS),
+    }
+
+
+def samples_per_output(scaled_size: float, output_size: int, minimum: int, maximum: int) -> int:
+    """Samples along one axis for every output element (ruling 5).
+
+    ``clamp(ceil(abs(scaled_size) / output_size), minimum, maximum)``: the page's
+    "ScaledCropSize / OutputSize, clamped to Minimum/MaximumSamplesPerOutput", rounded
+    up (ONNX Runtime maps ONNX's adaptive ``ceil(roi / output)`` onto Min = 1, Max =
+    UINT32_MAX) and taken on ``abs`` so inverted regions count like upright ones.
+    """
+    ratio = abs(scaled_size) / output_size
+    if not math.isfinite(ratio):
+        # ROI coordinates of inf/nan: every sample coordinate is inf/nan, hence out of
+        # bounds, so the count cannot change the result; take the cheapest.
+        return minimum
+    return min(max(math.ceil(ratio), minimum), maximum)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoiAlignDesc(OperatorDesc):
+    """Performs an ROI Align operation (Mask R-CNN): crops of the input resized to the output size.
+
+    For each ROI ``r`` (an ``[x1, y1, x2, y2]`` row of ``ROITensor``) the region of
+    batch ``BatchIndicesTensor[r]`` is cut out of ``InputTensor``, sampled on a regular
+    grid of ``OutputHeight·sY × OutputWidth·sX`` points and reduced per output
+    element over its ``sY·sX`` samples. Per axis (X shown; Y is the same with
+    ``SpatialScaleY``, ``OutputHeight`` and ``InputHeight``)::
+
+        x1s = x1 * SpatialScaleX;  sizeX = x2 * SpatialScaleX - x1s    # may be 0 or < 0
+        sX  = clamp(ceil(|sizeX| / OutputWidth), MinimumSamplesPerOutput, MaximumSamplesPerOutput)
+        NX  = OutputWidth * sX;    stepX = sizeX / NX
+        xin = (j + 0.5) * stepX + x1s - 0.5                           # sample j in [0, NX)
+
+    A sample with ``xin < -1``, ``xin > InputWidth``, ``yin < -1`` or ``yin >
+    InputHeight`` reads ``OutOfBoundsInputValue``; otherwise its coordinates are
+    clamped to ``[0, InputWidth - 1]`` / ``[0, InputHeight - 1]`` and read with
+    bilinear (LINEAR) or nearest-neighbour (``floor(x + 0.5)``) interpolation. AVERAGE
+    is the mean of all ``sY·sX`` samples (out-of-bounds ones included with their
+    value); MAX is the largest interpolated sample.
+
+    Attributes
+    ----------
+    input_tensor : TensorDesc
+        ``InputTensor`` of shape (BatchCount, ChannelCount, InputHeight, InputWidth).
+    roi_tensor : TensorDesc
+        ``ROITensor`` of shape (NumROIs, 4), (1, NumROIs, 4) or (1, 1, NumROIs, 4);
+        rows are ``[x1, y1, x2, y2]`` before scaling.
+    batch_indices_tensor : TensorDesc
+        ``BatchIndicesTensor`` of shape (NumROIs,), (1, NumROIs), (1, 1, NumROIs) or
+        (1, 1, 1, NumROIs): the batch each ROI is cut from.
+    output_tensor : TensorDesc
+        ``OutputTensor`` of shape (NumROIs, ChannelCount, OutputHeight, OutputWidth).
+    reduction_function : ReduceFunction
+        ``ReductionFunction``: AVERAGE or MAX.
+    interpolation_mode : InterpolationMode
+        ``InterpolationMode``: NEAREST_NEIGHBOR or LINEAR.
+    spatial_scale_x, spatial_scale_y : float
+        ``SpatialScaleX`` / ``SpatialScaleY``: multiply the ROI coordinates into input
+        pixels (finite).
+    out_of_bounds_input_value : float
+        ``OutOfBoundsInputValue``: the value of a sample outside the input.
+    minimum_samples_per_output, maximum_samples_per_output : int
+        ``MinimumSamplesPerOutput`` / ``MaximumSamplesPerOutput``: clamp of the
+        per-axis sample count, ``1 <= Minimum <= Maximum``.
+
+    Notes
+    -----
+    Introduced in DML_FEATURE_LEVEL_3_0; ``BatchIndicesTensor`` may be UINT64 from
+    DML_FEATURE_LEVEL_5_0 (the seed revision of the page predates that table,
+    erratum E16).
+
+    DML_ROI_ALIGN is DML_ROI_ALIGN1 with InputPixelOffset 0.5, OutputPixelOffset
+    -0.5 and AlignRegionsToCorners FALSE (the ROI_ALIGN1 page), i.e. ONNX RoiAlign-16
+    ``coordinate_transformation_mode="half_pixel"`` and torchvision ``aligned=True``.
+    Unlike ONNX's ``output_half_pixel`` mode no region is enlarged to 1 pixel.
+
+    Where the page is silent dmlops follows these rulings (docs/errata.md):
+
+    * sample counts are per axis, ``ceil`` of ``abs(size) / output`` (ruling 5);
+      zero-size regions sample their one point;
+    * out of bounds means ``x < -1`` or ``x > InputWidth`` (same in y); coordinates in
+      ``[-1, 0)`` or ``(W - 1, W]`` clamp to the edge (ruling 6, erratum E24: the page
+      mentions only coordinates beyond the input size);
+    * NEAREST_NEIGHBOR rounds ``floor(x + 0.5)`` (ties up; ruling 4). The one
+      DirectML-authored nearest example (ROI_ALIGN_GRAD page) needs ties down
+      (erratum E18);
+    * MAX takes the maximum of interpolated samples, starting from -inf (the
+      ROI_ALIGN1 pseudo-code initialises it to 0, erratum E17);
+    * a batch index outside ``[0, BatchCount)`` is undefined behaviour in DirectML;
+      every dmlops backend raises :class:`~dmlops.errors.DataIndexError` (ruling 3).
+
+    The page's metadata keyword ``dml_convolution_integer_operator_desc`` is a
+    copy-paste leftover (E16).
+
+    References
+    ----------
+    NS:directml.DML_ROI_ALIGN_OPERATOR_DESC
+    """
+
+    dml_name: ClassVar[str] = "DML_ROI_ALIGN_OPERATOR_DESC"
+    operator_type: ClassVar[OperatorType] = OperatorType.ROI_ALIGN
+    introduced: ClassVar[FeatureLevel] = FeatureLevel.V3_0
+    module: ClassVar[str] = "roi_align"
+    support: ClassVar[dict[FeatureLevel, dict[str, TensorSupport]]] = {
+        FeatureLevel.V3_0: _table(T.UINT32),
+        FeatureLevel.V5_0: _table(T.UINT32, T.UINT64),
+    }
+    input_pixel_offset: ClassVar[float] = 0.5
+    """ROI_ALIGN1's InputPixelOffset that ROI_ALIGN implies."""
+    output_pixel_offset: ClassVar[float] = -0.5
+    """ROI_ALIGN1's OutputPixelOffset that ROI_ALIGN implies."""
+
+    input_tensor: TensorDesc = tensor_field("InputTensor", "input")
+    roi_tensor: TensorDesc = tensor_field("ROITensor", "input")
+    batch_indices_tensor: TensorDesc = tensor_field("BatchIndicesTensor", "input")
+    output_tensor: TensorDesc = tensor_field("OutputTensor", "output")
+    reduction_function: ReduceFunction = attr_field("ReductionFunction", "enum", enum=ReduceFunction)
+    interpolation_mode: InterpolationMode = attr_field("InterpolationMode", "enum", enum=InterpolationMode)
+    spatial_scale_x: float = attr_field("SpatialScaleX", "float")
+    spatial_scale_y: float = attr_field("SpatialScaleY", "float")
+    out_of_bounds_input_value: float = attr_field("OutOfBoundsInputValue", "float")
+    minimum_samples_per_output: int = attr_field("MinimumSamplesPerOutput", "uint")
+    maximum_samples_per_output: int = attr_field("MaximumSamplesPerOutput", "uint")
+
+    @property
+    def num_rois(self) -> int:
+        """``NumROIs`` (the second-to-last dimension of ``ROITensor``)."""
+        return self.roi_tensor.sizes[-2] if self.roi_tensor.dimension_count >= 2 else self.roi_tensor.sizes[0]
+
+    @property
+    def batch_count(self) -> int:
+        """``BatchCount`` (``InputTensor.Sizes[0]``)."""
+        return self.input_tensor.sizes[0]
+
+    def batch_index_error(self, roi: int, value: int) -> DataIndexError:
+        """The error every backend raises for a batch index outside ``[0, BatchCount)`` (ruling 3)."""
+        return DataIndexError(
+            f"{self.dml_name}.BatchIndicesTensor: ROI {roi} has batch index {value}, outside "
+            f"[0, BatchCount = {self.batch_count}) (undefined behaviour in DirectML; dmlops refuses it)"
+        )
+
+    def _validate(self, level: FeatureLevel) -> None:
+        # "InputTensor, OutputTensor, and ROITensor must have the same DataType."
+        self.require_same("DataType", "InputTensor", "ROITensor", "OutputTensor")
+        roi = self.roi_tensor.sizes
+        if roi[-1] != 4 or any(s != 1 for s in roi[:-2]):
+            raise self.invalid("ROITensor.Sizes", "must be {NumROIs, 4}, {1, NumROIs, 4} or {1, 1, NumROIs, 4}", roi)
+        num_rois = roi[-2]
+        bi = self.batch_indices_tensor.sizes
+        if any(s != 1 for s in bi[:-1]):
+            raise self.invalid(
+                "BatchIndicesTensor.Sizes",
+                "must be {NumROIs}, {1, NumROIs}, {1, 1, NumROIs} or {1, 1, 1, NumROIs}",
+                bi,
+            )
+        if bi[-1] != num_rois:
+            raise self.invalid(
+                "BatchIndicesTensor.Sizes", f"must hold NumROIs ({num_rois}, from ROITensor) indices", bi
+            )
+        out = self.output_tensor.sizes
+        ins = self.input_tensor.sizes
+        if out[0] != num_rois:
+            raise self.invalid("OutputTensor.Sizes[0]", f"must be NumROIs ({num_rois}, from ROITensor)", out[0])
+        if out[1] != ins[1]:
+            raise self.invalid(
+                "OutputTensor.Sizes[1]", f"must be ChannelCount ({ins[1]}, InputTensor.Sizes[1])", out[1]
+            )
+        if self.reduction_function not in (ReduceFunction.AVERAGE, ReduceFunction.MAX):
+            raise self.invalid(
+                "ReductionFunction",
+                "must be DML_REDUCE_FUNCTION_AVERAGE or DML_REDUCE_FUNCTION_MAX",
+                self.reduction_function,
+            )
+        for member, value in (("SpatialScaleX", self.spatial_scale_x), ("SpatialScaleY", self.spatial_scale_y)):
+            if not math.isfinite(value):
+                raise self.invalid(member, "must be finite", value)
+        lo, hi = self.minimum_samples_per_output, self.maximum_samples_per_output
+        if lo < 1:
+            raise self.invalid("MinimumSamplesPerOutput", "must be at least 1", lo)
+        if hi < lo:
+            raise self.invalid("MaximumSamplesPerOutput", f"must be >= MinimumSamplesPerOutput ({lo})", hi)

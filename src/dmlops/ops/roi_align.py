@@ -1,0 +1,133 @@
+"""``dmlops.roi_align``: ROI_ALIGN on arrays."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..backends import DEFAULT_BACKEND
+from ..descs.roi_align import UINT32_MAX, RoiAlignDesc
+from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
+from ..errors import DataIndexError
+from ._common import run_single_output, tensor_of
+
+
+def _pair(value: float | Sequence[float], what: str) -> tuple[Any, Any]:
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{what} must be a number or a pair of numbers; got {value!r}")
+    if isinstance(value, Sequence) or (isinstance(value, np.ndarray) and value.ndim == 1):
+        items = list(value)
+        if len(items) != 2:
+            raise ValueError(f"{what} must be a number or a pair of numbers; got {value!r}")
+        return items[0], items[1]
+    return value, value
+
+
+def roi_align(
+    x: Any,
+    roi: Any,
+    batch_indices: Any,
+    output_size: int | Sequence[int],
+    *,
+    spatial_scale: float | Sequence[float] = 1.0,
+    reduction_function: ReduceFunction | str = "AVERAGE",
+    interpolation_mode: InterpolationMode | str = "LINEAR",
+    out_of_bounds_input_value: float = 0.0,
+    minimum_samples_per_output: int = 1,
+    maximum_samples_per_output: int = UINT32_MAX,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_ROI_ALIGN: crop every ROI out of ``x`` and resize it to ``output_size``.
+
+    Half-pixel semantics (ONNX RoiAlign-16 ``half_pixel``): with scale 1, the ROI
+    ``[0, 0, W, H]`` and one sample per output, output pixel ``(i, j)`` samples input
+    pixel centre ``(i, j)``. See :class:`~dmlops.descs.roi_align.RoiAlignDesc` for the
+    exact sampling, out-of-bounds and reduction rules.
+
+    Parameters
+    ----------
+    x : array of shape (BatchCount, ChannelCount, InputHeight, InputWidth)
+        ``InputTensor``, float32 or float16.
+    roi : array of shape (NumROIs, 4), (1, NumROIs, 4) or (1, 1, NumROIs, 4)
+        ``ROITensor``: rows ``[x1, y1, x2, y2]`` (x first) in the coordinates that
+        ``spatial_scale`` maps to input pixels; same dtype as ``x`` (a list is
+        converted to it).
+    batch_indices : array of NumROIs unsigned integers
+        ``BatchIndicesTensor`` (uint32; uint64 from DML_FEATURE_LEVEL_5_0), shapes
+        (NumROIs,) to (1, 1, 1, NumROIs); a list is converted to uint32. Every index
+        must be below BatchCount, else :class:`~dmlops.errors.DataIndexError`.
+    output_size : int or (int, int)
+        ``(OutputHeight, OutputWidth)``; an int is used for both.
+    spatial_scale : float or (float, float)
+        ``SpatialScaleX`` and ``SpatialScaleY``: one value for both or ``(x, y)``
+        (x first, like the ROI rows).
+    reduction_function : {"AVERAGE", "MAX"}
+        ``ReductionFunction`` over the samples of one output element.
+    interpolation_mode : {"LINEAR", "NEAREST_NEIGHBOR"}
+        ``InterpolationMode`` of each sample.
+    out_of_bounds_input_value : float
+        ``OutOfBoundsInputValue``: the value of samples outside the input.
+    minimum_samples_per_output, maximum_samples_per_output : int
+        ``MinimumSamplesPerOutput`` / ``MaximumSamplesPerOutput``: clamp of the
+        per-axis sample count ``ceil(|scaled ROI size| / output size)``. The defaults
+        (1, UINT32_MAX) are fully adaptive (ONNX ``sampling_ratio=0``); ``k, k`` gives
+        a fixed ``k x k`` grid (ONNX/torchvision ``sampling_ratio=k``).
+    backend, feature_level, out
+        As :func:`dmlops.execute`.
+
+    Returns
+    -------
+    array of shape (NumROIs, ChannelCount, OutputHeight, OutputWidth)
+        ``OutputTensor``, same dtype as ``x``.
+
+    Examples
+    --------
+    The identity crop: a ROI covering the whole 4x4 image, one sample per output.
+
+    >>> import numpy as np, dmlops
+    >>> x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    >>> roi = np.array([[0, 0, 4, 4]], dtype=np.float32)
+    >>> y = dmlops.roi_align(x, roi, [0], 4, minimum_samples_per_output=1, maximum_samples_per_output=1)
+    >>> bool((y == x).all())
+    True
+    """
+    input_tensor = tensor_of(x, "x")
+    if not hasattr(roi, "dtype"):
+        roi = np.asarray(roi, dtype=input_tensor.dtype)
+    if not hasattr(batch_indices, "dtype"):
+        batch_indices = np.asarray(batch_indices, dtype=np.int64)
+        negative = np.flatnonzero(batch_indices.reshape(-1) < 0)
+        if negative.size:
+            r = int(negative[0])
+            raise DataIndexError(
+                f"batch_indices: ROI {r} has batch index {int(batch_indices.reshape(-1)[r])}, outside [0, BatchCount)"
+            )
+        batch_indices = batch_indices.astype(np.uint32)
+    oh, ow = _pair(output_size, "output_size")
+    sx, sy = _pair(spatial_scale, "spatial_scale")
+    roi_tensor = tensor_of(roi, "roi")
+    num_rois = roi_tensor.sizes[-2] if roi_tensor.dimension_count >= 2 else roi_tensor.sizes[0]
+    channels = input_tensor.sizes[1] if input_tensor.dimension_count == 4 else 1
+    # Enum names and numbers are coerced (and rejected with the member's name) by the desc.
+    attrs: dict[str, Any] = dict(
+        reduction_function=reduction_function,
+        interpolation_mode=interpolation_mode,
+        spatial_scale_x=sx,
+        spatial_scale_y=sy,
+        out_of_bounds_input_value=out_of_bounds_input_value,
+        minimum_samples_per_output=minimum_samples_per_output,
+        maximum_samples_per_output=maximum_samples_per_output,
+    )
+    desc = RoiAlignDesc(
+        input_tensor=input_tensor,
+        roi_tensor=roi_tensor,
+        batch_indices_tensor=tensor_of(batch_indices, "batch_indices"),
+        output_tensor=input_tensor.with_sizes((num_rois, channels, int(oh), int(ow))),
+        **attrs,
+    )
+    inputs = {"InputTensor": x, "ROITensor": roi, "BatchIndicesTensor": batch_indices}
+    return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)

@@ -1,0 +1,102 @@
+"""Scalar-loop oracle for ROI_ALIGN, following the ROI_ALIGN1 page's pseudo-code.
+
+ROI_ALIGN = ROI_ALIGN1 with InputPixelOffset 0.5, OutputPixelOffset -0.5 and
+AlignRegionsToCorners FALSE. The pseudo-code's typos are fixed (spec erratum E17):
+the Y step uses the Y sizes, loops take ``samples`` (not ``samples + 1``) points and
+MAX starts from -inf. Rulings 4-6 fill the gaps: ``ceil(|size| / output)`` samples per
+axis, out of bounds when ``x < -1 or x > W`` (else clamp), nearest = floor(x + 0.5).
+
+Everything is plain Python floats (IEEE double), one sample at a time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+INPUT_PIXEL_OFFSET = 0.5
+OUTPUT_PIXEL_OFFSET = -0.5
+
+
+def _samples(size: float, out: int, lo: int, hi: int) -> int:
+    ratio = abs(size) / out
+    if math.isnan(ratio) or math.isinf(ratio):
+        return lo
+    return min(max(math.ceil(ratio), lo), hi)
+
+
+def _read(plane: np.ndarray, y: float, x: float, linear: bool, oob: float) -> float:
+    h, w = plane.shape
+    if not (-1.0 <= x <= w and -1.0 <= y <= h):  # nan compares false: out of bounds
+        return oob
+    x = min(max(x, 0.0), w - 1.0)
+    y = min(max(y, 0.0), h - 1.0)
+    if not linear:
+        return float(plane[math.floor(y + 0.5), math.floor(x + 0.5)])
+    x0, y0 = math.floor(x), math.floor(y)
+    x1, y1 = min(x0 + 1, w - 1), min(y0 + 1, h - 1)
+    lx, ly = x - x0, y - y0
+    value = 0.0
+    for yy, wy in ((y0, 1.0 - ly), (y1, ly)):
+        for xx, wx in ((x0, 1.0 - lx), (x1, lx)):
+            if wy != 0.0 and wx != 0.0:  # zero-weight taps contribute nothing (no 0·inf)
+                value += wy * wx * float(plane[yy, xx])
+    return value
+
+
+def roi_align_oracle(
+    x: np.ndarray,
+    rois: np.ndarray,
+    batch_indices: np.ndarray,
+    output_size: tuple[int, int],
+    *,
+    spatial_scale: tuple[float, float] = (1.0, 1.0),
+    reduction: str = "AVERAGE",
+    mode: str = "LINEAR",
+    oob: float = 0.0,
+    min_samples: int = 1,
+    max_samples: int = 0xFFFFFFFF,
+) -> np.ndarray:
+    """float64 result of shape (NumROIs, C, OutputHeight, OutputWidth).
+
+    ``spatial_scale`` is ``(x, y)``; the scales and ``oob`` should already be float32
+    values (DML FLOAT members), as the desc stores them.
+    """
+    out_h, out_w = output_size
+    rois = np.asarray(rois, dtype=np.float64).reshape(-1, 4)
+    batch_indices = np.asarray(batch_indices).reshape(-1)
+    n_rois, channels = rois.shape[0], x.shape[1]
+    linear = mode == "LINEAR"
+    out = np.empty((n_rois, channels, out_h, out_w))
+    for r in range(n_rois):
+        b = int(batch_indices[r])
+        x1, y1, x2, y2 = (float(v) for v in rois[r])
+        # scaledRegion = region * SpatialScale
+        sx1, sx2 = x1 * spatial_scale[0], x2 * spatial_scale[0]
+        sy1, sy2 = y1 * spatial_scale[1], y2 * spatial_scale[1]
+        size_x, size_y = sx2 - sx1, sy2 - sy1
+        samples_x = _samples(size_x, out_w, min_samples, max_samples)
+        samples_y = _samples(size_y, out_h, min_samples, max_samples)
+        # outputSampleToInputScale = scaledRegionSize / (OutputSize * samples)
+        step_x = size_x / (out_w * samples_x)
+        step_y = size_y / (out_h * samples_y)
+        for c in range(channels):
+            plane = x[b, c]
+            for oy in range(out_h):
+                for ox in range(out_w):
+                    acc = -math.inf if reduction == "MAX" else 0.0
+                    for jy in range(oy * samples_y, oy * samples_y + samples_y):
+                        yin = (jy - OUTPUT_PIXEL_OFFSET) * step_y + sy1 - INPUT_PIXEL_OFFSET
+                        for jx in range(ox * samples_x, ox * samples_x + samples_x):
+                            xin = (jx - OUTPUT_PIXEL_OFFSET) * step_x + sx1 - INPUT_PIXEL_OFFSET
+                            v = _read(plane, yin, xin, linear, oob)
+                            if reduction == "MAX":
+                                if math.isnan(v) or v > acc:
+                                    acc = v if not math.isnan(acc) else acc
+                            else:
+                                acc += v
+                    if reduction != "MAX":
+                        acc /= samples_x * samples_y
+                    out[r, c, oy, ox] = acc
+    return out
