@@ -1,0 +1,187 @@
+"""Rules shared by the max-pooling descs (MAX_POOLING2 and MAX_POOLING_GRAD).
+
+Both structs carry the same five arrays (``Strides``, ``WindowSize``,
+``StartPadding``, ``EndPadding``, ``Dilations``), one entry per spatial dimension of
+an ``{N, C, [D], H, W}`` input. :class:`PoolingWindow` holds them and knows the
+geometry; :func:`validate_pooling` applies the rules both pages (and the rulings)
+share.
+
+Geometry (dml-semantics §3.1/§3.2). Per spatial dimension, window element ``k`` of
+output position ``o`` reads input coordinate ``i = o * Stride + k * Dilation -
+StartPadding``; coordinates outside ``[0, InputSize)`` are padding and never
+participate. ``effective = (WindowSize - 1) * Dilation + 1``; the floor output size
+is ``(InputSize + StartPadding + EndPadding - effective) // Stride + 1`` (the pages
+print the formula without Dilations, erratum E11) and the ceil-mode size, one more
+when the division is not exact, is accepted too (ruling 8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tensor import TensorDesc
+from ._base import OperatorDesc
+
+POOLING_ARRAYS = ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations")
+"""The array members sized by ``DimensionCount``, in struct order."""
+
+# Bound the temporary arrays of the empty-window scan (only absurd descs get near it).
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class PoolingWindow:
+    """The window parameters of a max-pooling desc, one entry per spatial dimension.
+
+    Attributes
+    ----------
+    strides, window_size, start_padding, end_padding, dilations : tuple of int
+        The DML arrays of the same names.
+    """
+
+    strides: tuple[int, ...]
+    window_size: tuple[int, ...]
+    start_padding: tuple[int, ...]
+    end_padding: tuple[int, ...]
+    dilations: tuple[int, ...]
+
+    @property
+    def spatial_dimension_count(self) -> int:
+        """``DimensionCount``: the number of spatial dimensions."""
+        return len(self.window_size)
+
+    def effective_window(self) -> tuple[int, ...]:
+        """``(WindowSize - 1) * Dilation + 1`` per spatial dimension (the dilated extent)."""
+        return tuple((k - 1) * d + 1 for k, d in zip(self.window_size, self.dilations))
+
+    def padded_sizes(self, input_spatial: Sequence[int]) -> tuple[int, ...]:
+        """``InputSize + StartPadding + EndPadding`` per spatial dimension."""
+        return tuple(n + s + e for n, s, e in zip(input_spatial, self.start_padding, self.end_padding))
+
+    def output_sizes(self, input_spatial: Sequence[int], *, ceil_mode: bool = False) -> tuple[int, ...]:
+        """Spatial output sizes: the floor formula with dilated windows, or the ceil-mode size.
+
+        Parameters
+        ----------
+        input_spatial : sequence of int
+            The input's spatial sizes ({H, W} or {D, H, W}).
+        ceil_mode : bool
+            Round the window count up (ONNX/PyTorch ``ceil_mode``), as ONNX Runtime
+            passes to DirectML without growing EndPadding (ruling 8).
+
+        Raises
+        ------
+        ValueError
+            When the dilated window is larger than the padded input or a stride is 0.
+        """
+        sizes = []
+        for i, (padded, eff, stride) in enumerate(
+            zip(self.padded_sizes(input_spatial), self.effective_window(), self.strides)
+        ):
+            if stride < 1 or eff > padded:
+                raise ValueError(f"spatial dimension {i}: no window fits (effective {eff}, padded {padded})")
+            span = padded - eff
+            sizes.append(span // stride + 1 + (1 if ceil_mode and span % stride else 0))
+        return tuple(sizes)
+
+    def first_empty_window(self, axis: int, input_size: int, output_size: int) -> int | None:
+        """The first output position along ``axis`` whose window has no in-bounds element.
+
+        Window ``o`` reads ``i_k = o * Stride + k * Dilation - StartPadding`` for
+        ``k in [0, WindowSize)``; it is empty when no ``i_k`` lies in ``[0, input_size)``.
+        A window in N-D is the product of its per-axis windows, so it is empty exactly
+        when one of its per-axis windows is.
+        """
+        stride = self.strides[axis]
+        dilation = self.dilations[axis]
+        window = self.window_size[axis]
+        pad = self.start_padding[axis]
+        # Windows starting inside the input (0 <= i_0 < input_size) hold i_0 itself.
+        # Windows starting after it hold nothing: the first such position is an answer.
+        first_after = (input_size - 1 + pad) // stride + 1
+        # Windows starting before it (i_0 < 0, i.e. o * stride < pad) need a check:
+        # the first k reaching 0 is ceil(-i_0 / dilation); it must exist and land in bounds.
+        before_end = min(output_size, -(-pad // stride))
+        for lo in range(0, before_end, _CHUNK):
+            o = np.arange(lo, min(before_end, lo + _CHUNK), dtype=np.int64)
+            i0 = o * stride - pad
+            k = -(i0 // dilation)  # ceil(-i0 / dilation) for i0 < 0
+            empty = (k >= window) | (i0 + k * dilation > input_size - 1)
+            if empty.any():
+                return int(o[np.argmax(empty)])
+        return first_after if first_after < output_size else None
+
+
+def validate_pooling(
+    desc: OperatorDesc,
+    window: PoolingWindow,
+    input_member: str,
+    input_tensor: TensorDesc,
+    output_member: str,
+    output_tensor: TensorDesc,
+) -> None:
+    """The rules MAX_POOLING2 and MAX_POOLING_GRAD share; raises ``desc.invalid(...)``.
+
+    ``output_member`` is the tensor with the forward output's sizes (MAX_POOLING2's
+    OutputTensor, MAX_POOLING_GRAD's InputGradientTensor). DataType and DimensionCount
+    equality are checked by the caller before this.
+    """
+    dims = input_tensor.dimension_count
+    count = window.spatial_dimension_count
+    if count != dims - 2:
+        raise desc.invalid(
+            "DimensionCount",
+            f"must equal {input_member}.DimensionCount - 2 ({dims - 2}), the number of spatial dimensions",
+            count,
+        )
+    for name, values in (("Strides", window.strides), ("WindowSize", window.window_size)):
+        for i, v in enumerate(values):
+            if v < 1:
+                raise desc.invalid(f"{name}[{i}]", "must be >= 1", v)
+    for i, v in enumerate(window.dilations):
+        if v < 1:
+            raise desc.invalid(f"Dilations[{i}]", "must be >= 1 (1 means no dilation)", v)
+    in_sizes = input_tensor.sizes
+    out_sizes = output_tensor.sizes
+    for axis, name in ((0, "BatchCount"), (1, "ChannelCount")):
+        if out_sizes[axis] != in_sizes[axis]:
+            raise desc.invalid(
+                f"{output_member}.Sizes[{axis}]",
+                f"must equal {input_member}.Sizes[{axis}] ({name} {in_sizes[axis]})",
+                out_sizes[axis],
+            )
+    in_spatial = in_sizes[2:]
+    effective = window.effective_window()
+    padded = window.padded_sizes(in_spatial)
+    for i, (eff, pad) in enumerate(zip(effective, padded)):
+        if eff > pad:
+            raise desc.invalid(
+                f"WindowSize[{i}]",
+                f"the dilated window (WindowSize - 1) * Dilation + 1 = {eff} must fit in the padded input "
+                f"{input_member}.Sizes[{i + 2}] + StartPadding + EndPadding = {pad}",
+                window.window_size[i],
+            )
+    floor_sizes = window.output_sizes(in_spatial)
+    ceil_sizes = window.output_sizes(in_spatial, ceil_mode=True)
+    for i, (got, lo, hi) in enumerate(zip(out_sizes[2:], floor_sizes, ceil_sizes)):
+        if got not in (lo, hi):
+            allowed = str(lo) if lo == hi else f"{lo} (floor) or {hi} (ceil mode)"
+            raise desc.invalid(
+                f"{output_member}.Sizes[{i + 2}]",
+                f"must be (InputSize + StartPadding + EndPadding - (WindowSize - 1) * Dilation - 1) "
+                f"/ Stride + 1 = {allowed}",
+                got,
+            )
+    # Ruling 7: a window made only of padding has no defined maximum.
+    for i, (n, got) in enumerate(zip(in_spatial, out_sizes[2:])):
+        o = window.first_empty_window(i, n, got)
+        if o is not None:
+            raise desc.invalid(
+                f"{output_member}.Sizes[{i + 2}]",
+                f"output position {o} along spatial dimension {i} has a window with no in-bounds "
+                f"{input_member} element (only padding)",
+                got,
+            )

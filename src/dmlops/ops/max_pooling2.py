@@ -1,0 +1,154 @@
+"""``dmlops.max_pooling2``: MAX_POOLING2 on arrays."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..backends import DEFAULT_BACKEND, execute
+from ..descs._pooling import PoolingWindow
+from ..descs.max_pooling2 import MaxPooling2Desc
+from ..enums import FeatureLevel, TensorDataType
+from ..errors import TensorMismatchError
+from ..tensor import TensorDesc
+from ._common import tensor_of
+
+
+def pooling_window(
+    window_size: Sequence[int],
+    strides: Sequence[int] | None,
+    start_padding: Sequence[int] | None,
+    end_padding: Sequence[int] | None,
+    dilations: Sequence[int] | None,
+) -> PoolingWindow:
+    """The five window arrays with their defaults (strides and dilations 1, paddings 0)."""
+    n = len(window_size)
+    return PoolingWindow(
+        strides=tuple(strides) if strides is not None else (1,) * n,
+        window_size=tuple(window_size),
+        start_padding=tuple(start_padding) if start_padding is not None else (0,) * n,
+        end_padding=tuple(end_padding) if end_padding is not None else (0,) * n,
+        dilations=tuple(dilations) if dilations is not None else (1,) * n,
+    )
+
+
+def forward_output_sizes(input_sizes: Sequence[int], window: PoolingWindow, *, ceil_mode: bool) -> tuple[int, ...]:
+    """``{N, C, *spatial}`` of the forward output.
+
+    With ``ceil_mode`` each axis gets the ceil-mode size (one more window where the
+    division is inexact, ruling 8) unless that last window would start past the end
+    of the input, where PyTorch and ONNX drop it; such a window would hold only
+    padding, which the desc rejects (ruling 7).
+
+    Where no size can be computed (rank mismatch, zero stride, window larger than the
+    padded input) a placeholder is returned so that the desc's validation, not this
+    helper, names the rule that fails.
+    """
+    spatial = input_sizes[2:]
+    if len(spatial) != window.spatial_dimension_count:
+        return tuple(input_sizes)  # DimensionCount mismatch: reported by validate()
+    try:
+        floor = window.output_sizes(spatial)
+        ceil = window.output_sizes(spatial, ceil_mode=ceil_mode)
+    except ValueError:
+        return (*input_sizes[:2], *(1 for _ in spatial))  # reported by validate() (stride or window rule)
+    out = []
+    for n, lo, hi, stride, pad in zip(spatial, floor, ceil, window.strides, window.start_padding):
+        # The last window starts at input coordinate (hi - 1) * stride - pad.
+        out.append(hi if (hi - 1) * stride - pad < n else lo)
+    return (*input_sizes[:2], *out)
+
+
+def max_pooling2(
+    x: Any,
+    window_size: Sequence[int],
+    *,
+    strides: Sequence[int] | None = None,
+    start_padding: Sequence[int] | None = None,
+    end_padding: Sequence[int] | None = None,
+    dilations: Sequence[int] | None = None,
+    return_indices: bool = False,
+    indices_dtype: Any = np.uint32,
+    ceil_mode: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_MAX_POOLING2: maximum over sliding (dilated) windows of ``x``.
+
+    Parameters
+    ----------
+    x : array
+        ``{N, C, H, W}`` or ``{N, C, D, H, W}``.
+    window_size : sequence of int
+        ``WindowSize``, one entry per spatial dimension.
+    strides, start_padding, end_padding, dilations : sequence of int, optional
+        ``Strides`` (default 1), ``StartPadding``/``EndPadding`` (default 0) and
+        ``Dilations`` (default 1). Padding never takes part in the maximum.
+    return_indices : bool
+        Also return ``OutputIndicesTensor``: the row-major linear index of every
+        selected element over the whole input (batch and channel included).
+    indices_dtype : dtype
+        ``np.uint32`` (default) or ``np.uint64`` (DML_FEATURE_LEVEL_5_0 and above).
+    ceil_mode : bool
+        Use the ceil-mode output size: one more window per axis where the last one
+        would be partial, as ONNX Runtime passes for ``ceil_mode=1`` (ruling 8), except
+        where that window would start past the end of the input (PyTorch and ONNX
+        drop it then).
+    backend, feature_level
+        As :func:`dmlops.execute`.
+    out : array or tuple of arrays, optional
+        Preallocated ``OutputTensor``, or ``(OutputTensor, OutputIndicesTensor)`` when
+        ``return_indices``.
+
+    Returns
+    -------
+    array or (array, array)
+        The pooled values (dtype of ``x``, bit-exact), plus the indices when asked.
+
+    Examples
+    --------
+    The forward example of the MAX_POOLING_GRAD page:
+
+    >>> import numpy as np, dmlops
+    >>> x = np.array([[1, 2, 3], [2, 4, 2], [5, 6, 7]], dtype=np.float32).reshape(1, 1, 3, 3)
+    >>> y, i = dmlops.max_pooling2(x, [2, 2], return_indices=True)
+    >>> y[0, 0], i[0, 0]
+    (array([[4., 4.],
+           [6., 7.]], dtype=float32), array([[4, 4],
+           [7, 8]], dtype=uint32))
+    """
+    input_tensor = tensor_of(x, "x")
+    window = pooling_window(window_size, strides, start_padding, end_padding, dilations)
+    out_sizes = forward_output_sizes(input_tensor.sizes, window, ceil_mode=ceil_mode)
+    indices_tensor = None
+    if return_indices:
+        try:
+            index_type = TensorDataType.from_numpy(indices_dtype)
+        except (TypeError, ValueError) as exc:
+            raise TensorMismatchError(f"indices_dtype: {exc}") from None
+        indices_tensor = TensorDesc(data_type=index_type, sizes=out_sizes)
+    desc = MaxPooling2Desc(
+        input_tensor=input_tensor,
+        output_tensor=input_tensor.with_sizes(out_sizes),
+        output_indices_tensor=indices_tensor,
+        strides=window.strides,
+        window_size=window.window_size,
+        start_padding=window.start_padding,
+        end_padding=window.end_padding,
+        dilations=window.dilations,
+    )
+    outputs: dict[str, Any] | None = None
+    if out is not None:
+        if return_indices:
+            if not isinstance(out, tuple) or len(out) != 2:
+                raise TensorMismatchError("out must be a tuple (values, indices) when return_indices is True")
+            outputs = {m: a for m, a in zip(("OutputTensor", "OutputIndicesTensor"), out) if a is not None}
+        else:
+            outputs = {"OutputTensor": out}
+    result = execute(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, outputs=outputs)
+    if return_indices:
+        return result["OutputTensor"], result["OutputIndicesTensor"]
+    return result["OutputTensor"]

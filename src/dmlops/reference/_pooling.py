@@ -1,0 +1,97 @@
+"""Max-pooling argmax in NumPy, shared by MAX_POOLING2 and MAX_POOLING_GRAD.
+
+The window is scanned one offset ``k`` at a time (row-major over the window, so in
+increasing logical input index), each offset as one gather over every output
+position at once; a running maximum keeps the first element that beats it.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..descs._pooling import PoolingWindow
+
+
+def _outer(arrays: Sequence[NDArray[Any]]) -> list[NDArray[Any]]:
+    """1-D arrays reshaped to broadcast against each other as the axes of a grid.
+
+    Like ``np.ix_``, but boolean arrays stay masks (``np.ix_`` turns them into positions).
+    """
+    last = len(arrays) - 1
+    return [a.reshape((1,) * i + (-1,) + (1,) * (last - i)) for i, a in enumerate(arrays)]
+
+
+def window_argmax(
+    x: NDArray[Any], window: PoolingWindow, output_spatial: Sequence[int]
+) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """Maximum of every pooling window and its row-major linear index into ``x``.
+
+    Parameters
+    ----------
+    x : ndarray
+        The logical input ``{N, C, [D], H, W}`` (any strided view).
+    window : PoolingWindow
+        Strides, WindowSize, StartPadding, EndPadding, Dilations.
+    output_spatial : sequence of int
+        The output's spatial sizes (floor or ceil mode; validated by the desc).
+
+    Returns
+    -------
+    values : ndarray
+        ``{N, C, *output_spatial}`` in ``x.dtype``: the selected elements, bit-exact.
+    indices : ndarray of int64
+        Linear index of each selected element over the whole logical input, treating
+        it as a contiguous row-major array (batch and channel included).
+
+    Notes
+    -----
+    Selection rule, in window scan order (rulings 7 and 8, erratum E12):
+
+    * padding positions never take part;
+    * the first in-bounds element starts the running maximum (so a window of only
+      -inf selects it);
+    * a later element replaces it only if strictly greater (ties: lowest index), or
+      if it is NaN while the running maximum is not (the first NaN wins).
+
+    The desc guarantees every window holds an in-bounds element.
+    """
+    n, c = x.shape[:2]
+    in_spatial = x.shape[2:]
+    out_shape = (n, c, *output_spatial)
+    best = np.zeros(out_shape, dtype=x.dtype)
+    best_spatial = np.zeros(out_shape, dtype=np.int64)  # flat index within one {D, H, W} image
+    have = np.zeros(out_shape, dtype=bool)
+    is_float = x.dtype.kind == "f"
+    # Per spatial dimension, the input coordinates of window offset k for every output o.
+    coords = [
+        [np.arange(n_out, dtype=np.int64) * s + k * d - p for k in range(w)]
+        for n_out, s, d, p, w in zip(
+            output_spatial, window.strides, window.dilations, window.start_padding, window.window_size
+        )
+    ]
+    spatial_strides = [int(np.prod(in_spatial[i + 1 :], dtype=np.int64)) for i in range(len(in_spatial))]
+    for offset in itertools.product(*(range(w) for w in window.window_size)):
+        per_dim = [coords[i][k] for i, k in enumerate(offset)]
+        inside = [(i >= 0) & (i < size) for i, size in zip(per_dim, in_spatial)]
+        clipped = [np.clip(i, 0, size - 1) for i, size in zip(per_dim, in_spatial)]
+        # Outer products over the spatial output axes, broadcast over N and C.
+        valid = functools.reduce(np.logical_and, _outer(inside))
+        grid = _outer(clipped)
+        flat = sum(g * st for g, st in zip(grid, spatial_strides))
+        index: tuple[Any, ...] = (slice(None), slice(None), *grid)
+        values = x[index]
+        take = valid & (~have | (values > best))
+        if is_float:
+            take |= valid & np.isnan(values) & ~np.isnan(best)
+        np.copyto(best, values, where=take)
+        np.copyto(best_spatial, np.broadcast_to(flat, out_shape), where=take)
+        have |= take
+    image = int(np.prod(in_spatial, dtype=np.int64))
+    batch_channel = np.arange(n * c, dtype=np.int64).reshape(n, c, *([1] * len(in_spatial)))
+    return best, best_spatial + batch_channel * image
