@@ -259,7 +259,7 @@ def test_reference_forward_matches_loop_oracle(case, dtype) -> None:
     in_sizes, out_sizes, scales, ipo, opo, mode, direction, seed = case
     x = _random(np.random.RandomState(seed), in_sizes, dtype)
     got = dmlops.resample2(
-        x, out_sizes, mode=mode, rounding_direction=direction, scales=scales,
+        x, out_sizes, interpolation_mode=mode, rounding_direction=direction, scales=scales,
         input_pixel_offsets=ipo, output_pixel_offsets=opo,
     )  # fmt: skip
     _check(got, resample2_oracle(x, out_sizes, scales, ipo, opo, mode, direction), dtype)
@@ -275,7 +275,7 @@ def test_reference_grad_matches_loop_oracle(case, dtype) -> None:
     in_sizes, out_sizes, scales, ipo, opo, mode, direction, seed = case
     dy = _random(np.random.RandomState(seed), out_sizes, dtype)
     got = dmlops.resample_grad1(
-        dy, in_sizes, mode=mode, rounding_direction=direction, scales=scales,
+        dy, in_sizes, interpolation_mode=mode, rounding_direction=direction, scales=scales,
         input_pixel_offsets=ipo, output_pixel_offsets=opo,
     )  # fmt: skip
     _check(got, resample_grad1_oracle(dy, in_sizes, scales, ipo, opo, mode, direction), dtype)
@@ -293,7 +293,11 @@ def test_backends_match_oracle(backend: str, mode: str, direction: str, seed: in
     ipo = [float(rng.choice(OFFSET_CHOICES)) for _ in range(rank)]
     opo = [float(rng.choice(OFFSET_CHOICES)) for _ in range(rank)]
     params = dict(
-        mode=mode, rounding_direction=direction, scales=scales, input_pixel_offsets=ipo, output_pixel_offsets=opo
+        interpolation_mode=mode,
+        rounding_direction=direction,
+        scales=scales,
+        input_pixel_offsets=ipo,
+        output_pixel_offsets=opo,
     )
     for dtype in (np.float32, np.float16):
         x = _random(rng, in_sizes, dtype)
@@ -327,7 +331,11 @@ def test_grad_is_adjoint_of_forward(case, dtype) -> None:
     rng = np.random.RandomState(seed)
     x, g = _random(rng, in_sizes, dtype), _random(rng, out_sizes, dtype)
     params = dict(
-        mode=mode, rounding_direction=direction, scales=scales, input_pixel_offsets=ipo, output_pixel_offsets=opo
+        interpolation_mode=mode,
+        rounding_direction=direction,
+        scales=scales,
+        input_pixel_offsets=ipo,
+        output_pixel_offsets=opo,
     )
     lhs, rhs, scale = _adjoint_gap(x, g, out_sizes, in_sizes, params)
     # each side is one rounding per stored element away from the exact inner product
@@ -339,7 +347,7 @@ def test_grad_is_adjoint_of_forward(case, dtype) -> None:
 def test_adjoint_on_backend(backend: str, seed: int) -> None:
     rng = np.random.RandomState(100 + seed)
     in_sizes, out_sizes = [2, 3, 5, 4], [3, 2, 9, 4]
-    params = dict(mode="LINEAR", scales=[1.5, 0.7, 1.8, 1.0], input_pixel_offsets=[0.5, 0, 0.25, 0.5],
+    params = dict(interpolation_mode="LINEAR", scales=[1.5, 0.7, 1.8, 1.0], input_pixel_offsets=[0.5, 0, 0.25, 0.5],
                   output_pixel_offsets=[-0.5, 0, 1, -0.5])  # fmt: skip
     x, g = _random(rng, in_sizes, np.float32), _random(rng, out_sizes, np.float32)
     lhs, rhs, scale = _adjoint_gap(x, g, out_sizes, in_sizes, params, backend)
@@ -364,7 +372,7 @@ def test_nearest_ties_follow_rounding_direction(backend: str, n, m, scale, ipo, 
     x = np.arange(10, 10 + 10 * n, 10, dtype=np.float32)
     for direction, idx in (("DECREASING", dec), ("INCREASING", inc)):
         params = dict(
-            mode=NEAREST,
+            interpolation_mode=NEAREST,
             rounding_direction=direction,
             scales=[scale],
             input_pixel_offsets=[ipo],
@@ -390,20 +398,20 @@ def test_float32_coordinates_are_documented_choice() -> None:
 
 def test_linear_edge_taps_accumulate_on_edge(backend: str) -> None:
     # x(o) = o + 1.5: o=0 -> taps 1,2 (0.5 each); o=1 -> taps 2 and clamp(3)=2; o=2 -> both clamp to 2
-    params = dict(mode="LINEAR", scales=[1.0], input_pixel_offsets=[-1.5], output_pixel_offsets=[0.0])
+    params = dict(interpolation_mode="LINEAR", scales=[1.0], input_pixel_offsets=[-1.5], output_pixel_offsets=[0.0])
     x = np.array([10, 20, 30], dtype=np.float32)
     assert_close(dmlops.resample2(x, [3], backend=backend, **params), np.array([25, 30, 30], dtype=np.float32))
     dy = np.ones(3, dtype=np.float32)
     assert_close(dmlops.resample_grad1(dy, [3], backend=backend, **params), np.array([0, 0.5, 2.5], dtype=np.float32))
     # far below 0: every tap clamps to index 0
-    params = dict(mode="LINEAR", scales=[1.0], input_pixel_offsets=[5.0], output_pixel_offsets=[0.0])
+    params = dict(interpolation_mode="LINEAR", scales=[1.0], input_pixel_offsets=[5.0], output_pixel_offsets=[0.0])
     assert_close(dmlops.resample2(x, [2], backend=backend, **params), np.array([10, 10], dtype=np.float32))
     assert_close(dmlops.resample_grad1(dy[:2], [3], backend=backend, **params), np.array([2, 0, 0], dtype=np.float32))
 
 
 def test_nearest_edge_clamping(backend: str) -> None:
     x = np.array([1, 2, 3], dtype=np.float32)
-    params = dict(mode=NEAREST, scales=[1.0], input_pixel_offsets=[-2.0], output_pixel_offsets=[0.0])
+    params = dict(interpolation_mode=NEAREST, scales=[1.0], input_pixel_offsets=[-2.0], output_pixel_offsets=[0.0])
     assert_close(
         dmlops.resample2(x, [4], backend=backend, **params), np.array([3, 3, 3, 3], dtype=np.float32), exact=True
     )
@@ -418,7 +426,7 @@ def test_tiny_scale_overflowing_coordinate_clamps(backend: str) -> None:
     # (o - 0) / 1e-38 overflows float32 to +inf for o >= 4: clamps to the last element
     x = np.array([1, 2, 3], dtype=np.float32)
     for mode in (NEAREST, "LINEAR"):
-        params = dict(mode=mode, scales=[1e-38], input_pixel_offsets=[0.0], output_pixel_offsets=[0.0])
+        params = dict(interpolation_mode=mode, scales=[1e-38], input_pixel_offsets=[0.0], output_pixel_offsets=[0.0])
         got = dmlops.resample2(x, [6], backend=backend, **params)
         assert_close(got, np.array([1, 3, 3, 3, 3, 3], dtype=np.float32), exact=True)
 
@@ -426,15 +434,15 @@ def test_tiny_scale_overflowing_coordinate_clamps(backend: str) -> None:
 def test_linear_identity_copies_non_finite_values(backend: str) -> None:
     # A tap of weight exactly 0 is not read: identity resampling is a copy even with Inf/NaN.
     x = np.array([1, np.inf, -np.inf, np.nan, 5], dtype=np.float32)
-    got = dmlops.resample2(x, [5], mode="LINEAR", backend=backend)
+    got = dmlops.resample2(x, [5], interpolation_mode="LINEAR", backend=backend)
     np.testing.assert_array_equal(np.asarray(got), x)
-    got = dmlops.resample_grad1(x, [5], mode="LINEAR", backend=backend)
+    got = dmlops.resample_grad1(x, [5], interpolation_mode="LINEAR", backend=backend)
     np.testing.assert_array_equal(np.asarray(got), x)
 
 
 def test_integer_outputs_round_half_to_even(backend: str) -> None:
     # x = o - 0.5: interior outputs are exact midpoints of neighbours
-    params = dict(mode="LINEAR", scales=[1.0], input_pixel_offsets=[0.0], output_pixel_offsets=[0.5])
+    params = dict(interpolation_mode="LINEAR", scales=[1.0], input_pixel_offsets=[0.0], output_pixel_offsets=[0.5])
     x = np.array([0, 1, 2, 3, 255], dtype=np.uint8)
     got = dmlops.resample2(x, [5], backend=backend, **params)
     # 0, 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, 129 -> 129
@@ -508,7 +516,7 @@ def test_strided_output_writes_only_addressed_elements() -> None:
 def test_wrapper_defaults_follow_directmlx() -> None:
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     explicit = dmlops.resample2(
-        x, [4, 2], mode="LINEAR", scales=[2.0, float(np.float32(2) / np.float32(3))],
+        x, [4, 2], interpolation_mode="LINEAR", scales=[2.0, float(np.float32(2) / np.float32(3))],
         input_pixel_offsets=[0.5, 0.5], output_pixel_offsets=[-0.5, -0.5],
     )  # fmt: skip
     np.testing.assert_array_equal(dmlops.resample2(x, [4, 2]), explicit)
@@ -521,8 +529,8 @@ def test_wrapper_defaults_follow_directmlx() -> None:
     )
     # "nearest" is accepted for NEAREST_NEIGHBOR; DECREASING is the default rounding
     np.testing.assert_array_equal(
-        dmlops.resample2(x, [4, 6], mode="nearest"),
-        dmlops.resample2(x, [4, 6], mode="NEAREST_NEIGHBOR", rounding_direction="DECREASING"),
+        dmlops.resample2(x, [4, 6], interpolation_mode="nearest"),
+        dmlops.resample2(x, [4, 6], interpolation_mode="NEAREST_NEIGHBOR", rounding_direction="DECREASING"),
     )
 
 
@@ -558,8 +566,8 @@ def test_memory_is_separable(mode: str) -> None:
     dy = np.ones((3000, 1), dtype=np.float32)
     tracemalloc.start()
     try:
-        y = dmlops.resample2(x, [3000, 1], mode=mode)
-        dx = dmlops.resample_grad1(dy, [1, 3000], mode=mode)
+        y = dmlops.resample2(x, [3000, 1], interpolation_mode=mode)
+        dx = dmlops.resample_grad1(dy, [1, 3000], interpolation_mode=mode)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -592,10 +600,13 @@ def _torch_params(mode: str, spatial_in, spatial_out):
     k = len(spatial_in)
     scales = [1.0, 1.0] + [float(np.float32(m) / np.float32(n)) for n, m in zip(spatial_in, spatial_out)]
     if mode == "nearest":
-        return dict(mode=NEAREST, rounding_direction="DECREASING", scales=scales,
+        return dict(interpolation_mode=NEAREST, rounding_direction="DECREASING", scales=scales,
                     input_pixel_offsets=[0.5, 0.5] + [0.0] * k, output_pixel_offsets=[-0.5, -0.5] + [0.0] * k)  # fmt: skip
     return dict(
-        mode="LINEAR", scales=scales, input_pixel_offsets=[0.5] * (2 + k), output_pixel_offsets=[-0.5] * (2 + k)
+        interpolation_mode="LINEAR",
+        scales=scales,
+        input_pixel_offsets=[0.5] * (2 + k),
+        output_pixel_offsets=[-0.5] * (2 + k),
     )
 
 

@@ -10,7 +10,9 @@ from ..descs._resample import (
     DEFAULT_INPUT_PIXEL_OFFSET,
     DEFAULT_OUTPUT_PIXEL_OFFSET,
     default_scales,
-    interpolation_mode,
+)
+from ..descs._resample import (
+    interpolation_mode as parse_interpolation_mode,
 )
 from ..descs.resample2 import Resample2Desc
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode
@@ -22,7 +24,7 @@ def resample2(
     x: Any,
     output_sizes: Sequence[int],
     *,
-    mode: InterpolationMode | str = "LINEAR",
+    interpolation_mode: InterpolationMode | str = "LINEAR",
     rounding_direction: AxisDirection | str = "DECREASING",
     scales: Sequence[float] | None = None,
     input_pixel_offsets: Sequence[float] | None = None,
@@ -39,7 +41,7 @@ def resample2(
         The input tensor, 1 to 4 dimensions; FLOAT32/FLOAT16 (INT8/UINT8 from 6_2).
     output_sizes : sequence of int
         ``OutputTensor.Sizes``, one per dimension of ``x``.
-    mode : str or InterpolationMode
+    interpolation_mode : str or InterpolationMode
         ``"LINEAR"`` (default) or ``"NEAREST_NEIGHBOR"`` (``"nearest"`` also accepted).
     rounding_direction : str or AxisDirection
         Nearest-neighbour rounding: ``"DECREASING"`` (floor, default) or ``"INCREASING"``
@@ -77,7 +79,7 @@ def resample2(
     desc = Resample2Desc(
         input_tensor=input_tensor,
         output_tensor=input_tensor.with_sizes(output_sizes),
-        interpolation_mode=interpolation_mode(mode),
+        interpolation_mode=parse_interpolation_mode(interpolation_mode),
         rounding_direction=cast(AxisDirection, rounding_direction),  # coerced and checked by the desc
         scales=tuple(scales) if scales is not None else default_scales(input_tensor.sizes, output_sizes),
         input_pixel_offsets=(

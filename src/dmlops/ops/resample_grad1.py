@@ -10,7 +10,9 @@ from ..descs._resample import (
     DEFAULT_INPUT_PIXEL_OFFSET,
     DEFAULT_OUTPUT_PIXEL_OFFSET,
     default_scales,
-    interpolation_mode,
+)
+from ..descs._resample import (
+    interpolation_mode as parse_interpolation_mode,
 )
 from ..descs.resample_grad1 import ResampleGrad1Desc
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode
@@ -22,7 +24,7 @@ def resample_grad1(
     dy: Any,
     input_sizes: Sequence[int],
     *,
-    mode: InterpolationMode | str = "LINEAR",
+    interpolation_mode: InterpolationMode | str = "LINEAR",
     rounding_direction: AxisDirection | str = "DECREASING",
     scales: Sequence[float] | None = None,
     input_pixel_offsets: Sequence[float] | None = None,
@@ -62,7 +64,7 @@ def resample_grad1(
 
     >>> import numpy as np, dmlops
     >>> dy = np.array([[4, 5, 6]], dtype=np.float32)
-    >>> dmlops.resample_grad1(dy, [2, 2], mode="NEAREST_NEIGHBOR", scales=[0.5, 1.5])
+    >>> dmlops.resample_grad1(dy, [2, 2], interpolation_mode="NEAREST_NEIGHBOR", scales=[0.5, 1.5])
     array([[9., 6.],
            [0., 0.]], dtype=float32)
     """
@@ -76,7 +78,7 @@ def resample_grad1(
     desc = ResampleGrad1Desc(
         input_gradient_tensor=gradient_tensor,
         output_gradient_tensor=gradient_tensor.with_sizes(input_sizes),
-        interpolation_mode=interpolation_mode(mode),
+        interpolation_mode=parse_interpolation_mode(interpolation_mode),
         rounding_direction=cast(AxisDirection, rounding_direction),  # coerced and checked by the desc
         scales=tuple(scales) if scales is not None else default_scales(input_sizes, gradient_tensor.sizes),
         input_pixel_offsets=(

@@ -1,0 +1,531 @@
+"""Reading DxDispatch JSON models into dataclasses, checked up front.
+
+Everything DxDispatch checks while parsing and creating dispatchables, and what
+DirectML would reject at operator creation or binding time, is checked here, so
+that ``dmlops validate`` and ``dmlops run`` fail before any command runs, with one
+message that carries a context chain (resource/dispatchable/command -> field ->
+reason). Parser rules follow DxDispatch's ``JsonParsers.cpp``; see
+``shared/spec/dxdispatch-models.md`` sections 3 and 8.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..descs import desc_class
+from ..descs._base import OperatorDesc
+from ..enums import FeatureLevel, TensorDataType, TensorFlags
+from ..errors import DescParseError, InvalidDescError, UnknownFieldWarning, UnsupportedError
+from ..tensor import TensorDesc
+from .errors import ModelError, context, field_error
+from .resources import ResourceSpec, available_memory, parse_resource, warn_unknown
+
+TOP_LEVEL_FIELDS = ("$schema", "resources", "dispatchables", "commands")
+NON_DML_DISPATCHABLES = {"hlsl": "hlsl", "onnx": "onnx", "dmlserializedgraph": "dmlSerializedGraph"}
+EXECUTION_FLAGS = ("NONE", "ALLOW_HALF_PRECISION_COMPUTATION", "DISABLE_META_COMMANDS", "DESCRIPTORS_VOLATILE")
+COMPILE_TYPES = ("DmlCompileOp", "DmlCompileGraph")
+HLSL_BINDING_FIELDS = ("format", "counter", "counterOffsetBytes", "shape")
+
+
+# -- the model's dataclasses ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One binding source: a resource, optionally at an element offset.
+
+    ``elementOffset`` counts elements of ``elementSizeInBytes`` bytes, which defaults
+    to the element size of the resource's ``initialValuesDataType`` (as in DxDispatch's
+    ``ResolveBindings``), not of the bound tensor's DataType.
+    """
+
+    resource: str
+    element_offset: int = 0
+    element_size_in_bytes: int | None = None
+    element_count: int | None = None
+
+
+@dataclass(frozen=True)
+class BoundTensor:
+    """A tensor member resolved to a resource and a byte offset, checked to fit."""
+
+    member: str
+    tensor: TensorDesc
+    resource: str
+    byte_offset: int
+
+
+@dataclass(frozen=True)
+class DispatchableSpec:
+    """A DML operator dispatchable with its validated desc."""
+
+    name: str
+    operator_type: str
+    desc: OperatorDesc
+    execution_flags: tuple[str, ...] = ()
+    compile_type: str = "DmlCompileOp"
+    init_bindings: Mapping[str, tuple[Binding, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DispatchCommand:
+    """``{"type": "dispatch", "dispatchable": ..., "bindings": ...}`` with its bindings resolved."""
+
+    index: int
+    text: str
+    dispatchable: str
+    bindings: tuple[BoundTensor, ...]
+
+
+@dataclass(frozen=True)
+class PrintCommand:
+    """``{"type": "print", "resource": ..., "verbose": false}``."""
+
+    index: int
+    text: str
+    resource: str
+    verbose: bool = False
+
+
+@dataclass(frozen=True)
+class WriteFileCommand:
+    """``{"type": "writeFile", "resource": ..., "targetPath": ..., "dimensions": [...]}``."""
+
+    index: int
+    text: str
+    resource: str
+    target_path: str
+    dimensions: tuple[int, ...] | None = None
+
+
+Command = DispatchCommand | PrintCommand | WriteFileCommand
+
+
+@dataclass
+class Model:
+    """A parsed, validated DxDispatch model.
+
+    Attributes
+    ----------
+    path : Path
+        The model file.
+    feature_level : FeatureLevel
+        The level the descs were validated at.
+    resources, dispatchables : dict
+        By name, in file order.
+    commands : list
+        In file order.
+    warnings : list of str
+        One line per ignored field or flag, with its context.
+    """
+
+    path: Path
+    feature_level: FeatureLevel
+    resources: dict[str, ResourceSpec]
+    dispatchables: dict[str, DispatchableSpec]
+    commands: list[Command]
+    warnings: list[str]
+
+
+# -- JSON -----------------------------------------------------------------------------------------
+
+_JSON5_POSITION = re.compile(r"^<string>:(\d+) (.*) at column (\d+)$", re.S)
+
+
+def parse_json_text(text: str) -> Any:
+    """Parse DxDispatch's lenient JSON: comments and trailing commas allowed.
+
+    Plain JSON goes through the standard library (fast); anything else through the
+    ``json5`` package. Syntax errors become ModelError with line and column.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ModelError("JSON syntax error: the document is nested too deeply") from None
+    except ValueError:
+        pass
+    try:
+        import json5
+    except ImportError:  # pragma: no cover - json5 is a dependency of the cli extra
+        raise ModelError(
+            "this model uses JSON5 syntax (comments or trailing commas); install the json5 package "
+            "(pip install 'dmlops[cli]')"
+        ) from None
+    try:
+        return json5.loads(text)
+    except RecursionError:
+        raise ModelError("JSON syntax error: the document is nested too deeply") from None
+    except Exception as exc:  # json5 raises ValueError, and on odd input other errors
+        message = str(exc)
+        match = _JSON5_POSITION.match(message)
+        if match:
+            line, what, column = match.groups()
+            raise ModelError(f"JSON syntax error at line {line}, column {column}: {what}") from None
+        raise ModelError(f"JSON syntax error: {message}") from None
+
+
+def read_json_file(path: Path) -> Any:
+    """Read and parse a model file; missing or unreadable files give a clear ModelError."""
+    if not path.exists():
+        raise ModelError(f"model file '{path}' does not exist")
+    if path.is_dir():
+        raise ModelError(f"model path '{path}' is a directory, not a JSON file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"model file '{path}' could not be read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ModelError(f"model file '{path}' is not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise ModelError(f"model file '{path}' is empty")
+    return parse_json_text(text)
+
+
+# -- pieces ---------------------------------------------------------------------------------------
+
+
+def _string_field(obj: Mapping[str, Any], name: str) -> str:
+    if name not in obj:
+        raise ModelError(f"Field '{name}' is required.")
+    value = obj[name]
+    if not isinstance(value, str):
+        raise field_error(name, "Expected a string.")
+    return value
+
+
+def _uint_field(obj: Mapping[str, Any], name: str) -> int | None:
+    if name not in obj:
+        return None
+    v = obj[name]
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**64:
+        raise field_error(name, "Expected an unsigned integer.")
+    return v
+
+
+def _binding_source(value: Any, where: str) -> Binding:
+    if isinstance(value, str):
+        return Binding(value)
+    if not isinstance(value, Mapping):
+        raise ModelError("Expected a resource name, a binding object, or an array of them.")
+    known = ("name", "elementOffset", "elementSizeInBytes", "elementCount", *HLSL_BINDING_FIELDS)
+    warn_unknown(value, known, where)
+    ignored = [k for k in HLSL_BINDING_FIELDS if k in value]
+    if ignored:
+        names = ", ".join(f"'{k}'" for k in ignored)
+        warnings.warn(
+            f"{where}: field(s) {names} only apply to HLSL/ONNX bindings; ignored", UnknownFieldWarning, stacklevel=2
+        )
+    name = _string_field(value, "name")
+    size = _uint_field(value, "elementSizeInBytes")
+    return Binding(
+        name,
+        element_offset=_uint_field(value, "elementOffset") or 0,
+        element_size_in_bytes=size or None,
+        element_count=_uint_field(value, "elementCount"),
+    )
+
+
+def _bindings(obj: Any, where: str) -> dict[str, tuple[Binding, ...]]:
+    if not isinstance(obj, Mapping):
+        raise ModelError("Expected an object field named 'bindings'.")
+    out = {}
+    for point, value in obj.items():
+        with context(f"Error parsing binding '{point}'"):
+            items = value if isinstance(value, list) else [value]
+            out[point] = tuple(_binding_source(v, f"{where}, binding '{point}'") for v in items)
+    return out
+
+
+def _execution_flags(value: Any) -> tuple[str, ...]:
+    names = value if isinstance(value, list) else [value]
+    flags = []
+    for v in names:
+        if not isinstance(v, str):
+            raise field_error("executionFlags", "Expected a string or an array of strings.")
+        short = v.removeprefix("DML_EXECUTION_FLAG_")
+        if short not in EXECUTION_FLAGS:
+            raise field_error("executionFlags", f"'{v}' is not a recognized value for DML_EXECUTION_FLAGS.")
+        flags.append(short)
+    return tuple(flags)
+
+
+def _parse_dispatchable(name: str, obj: Any, level: FeatureLevel) -> DispatchableSpec:
+    if not isinstance(obj, Mapping):
+        raise ModelError("Expected a non-null JSON object.", context=(f"Failed to parse dispatchable '{name}'",))
+    with context(f"Failed to parse dispatchable '{name}'"):
+        type_key = "type" if "type" in obj or "Type" not in obj else "Type"
+        op_type = _string_field(obj, type_key)
+        kind = NON_DML_DISPATCHABLES.get(op_type.lower())
+        if kind is not None:
+            raise ModelError(
+                f"'{kind}' dispatchables are not supported by dmlops; only DirectML operators are "
+                "(run this model with DxDispatch on Windows)"
+            )
+        known = ("type", "Type", "desc", "Desc", "executionFlags", "dmlCompileType", "bindings")
+        warn_unknown(obj, known, f"dispatchable '{name}'")
+        try:
+            cls = desc_class(op_type)
+        except UnsupportedError as exc:
+            raise ModelError(str(exc)) from None
+        except ImportError as exc:
+            raise ModelError(
+                f"operator type '{op_type}' is registered but its implementation is missing ({exc})"
+            ) from None
+        desc_key = "desc" if "desc" in obj or "Desc" not in obj else "Desc"
+        if desc_key not in obj:
+            raise ModelError(f"Field '{desc_key}' is required.")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                desc = cls.from_dml_dict(obj[desc_key], require_counts=True)
+            except DescParseError as exc:
+                raise ModelError(exc.detail) from None
+        for w in caught:
+            warnings.warn(f"dispatchable '{name}': {w.message}", UnknownFieldWarning, stacklevel=2)
+        flags = _execution_flags(obj["executionFlags"]) if "executionFlags" in obj else ()
+        compile_type = obj.get("dmlCompileType", "DmlCompileOp")
+        if compile_type not in COMPILE_TYPES:
+            raise field_error("dmlCompileType", f"Expected one of {', '.join(COMPILE_TYPES)}; got {compile_type!r}.")
+        init_bindings = _bindings(obj["bindings"], f"dispatchable '{name}'") if "bindings" in obj else {}
+    # DxDispatch creates every dispatchable before running a command; DirectML
+    # validates the desc at creation (IDMLDevice::CreateOperator -> E_INVALIDARG).
+    with context(f"Failed to create dispatchable '{name}'"):
+        try:
+            desc.validate(level)
+        except InvalidDescError as exc:
+            raise ModelError(str(exc)) from None
+    return DispatchableSpec(name, op_type, desc, flags, compile_type, init_bindings)
+
+
+def resolve_bindings(
+    spec: DispatchableSpec,
+    bindings: Mapping[str, tuple[Binding, ...]],
+    resources: Mapping[str, ResourceSpec],
+    where: str,
+) -> tuple[BoundTensor, ...]:
+    """Check a dispatch's bindings against the desc and the buffers; byte offsets per member.
+
+    Every tensor member the desc declares must be bound (OWNED_BY_DML inputs may be
+    bound on the dispatchable instead), to exactly one existing resource, at an offset
+    aligned to the element size (and GuaranteedBaseOffsetAlignment), with at least
+    TotalTensorSizeInBytes bytes from the offset to the end of the buffer (DirectML's
+    DML_BUFFER_BINDING rule).
+    """
+    tensors = spec.desc.tensors()
+    declared = set(spec.desc.tensor_members("input")) | set(spec.desc.tensor_members("output"))
+    for point in bindings:
+        if point not in tensors:
+            why = "the desc leaves this optional tensor null" if point in declared else "no such tensor member"
+            known = ", ".join(tensors)
+            warnings.warn(
+                f"{where}: bind point '{point}' ignored ({why}; bind points of {spec.desc.dml_name}: {known})",
+                UnknownFieldWarning,
+                stacklevel=2,
+            )
+    bound = []
+    for member, tensor in tensors.items():
+        sources = bindings.get(member)
+        if sources is None and tensor.flags & TensorFlags.OWNED_BY_DML:
+            sources = spec.init_bindings.get(member)
+        if sources is None:
+            raise ModelError(f"Bind point '{member}' is required but no resource is bound to it.")
+        if len(sources) != 1:
+            raise ModelError(f"Bind point '{member}' requires 1 resources, but {len(sources)} were bound.")
+        b = sources[0]
+        res = resources.get(b.resource)
+        if res is None:
+            raise ModelError(f"Bind point '{member}': unknown resource '{b.resource}'.")
+        element_size = b.element_size_in_bytes or res.element_size
+        if b.element_offset and not element_size:
+            raise ModelError(
+                f"Bind point '{member}': elementOffset needs 'elementSizeInBytes' because resource "
+                f"'{b.resource}' has no initialValuesDataType."
+            )
+        byte_offset = b.element_offset * element_size
+        item = tensor.data_type.size_in_bits // 8
+        label = (
+            f"Bind point '{member}' (resource '{b.resource}', elementOffset {b.element_offset} = byte {byte_offset})"
+        )
+        if byte_offset % item:
+            raise ModelError(
+                f"{label}: the byte offset is not a multiple of the {tensor.data_type.name} element size {item}."
+            )
+        align = tensor.guaranteed_base_offset_alignment
+        if align and byte_offset % align:
+            raise ModelError(f"{label}: the byte offset is not a multiple of GuaranteedBaseOffsetAlignment {align}.")
+        needed = tensor.total_tensor_size_in_bytes
+        if byte_offset + needed > res.size_in_bytes:
+            left = max(res.size_in_bytes - byte_offset, 0)
+            raise ModelError(
+                f"{label}: the tensor needs {needed} bytes (TotalTensorSizeInBytes) but the buffer has "
+                f"{res.size_in_bytes} bytes, {left} of them from the offset."
+            )
+        bound.append(BoundTensor(member, tensor, b.resource, byte_offset))
+    return tuple(bound)
+
+
+def _parse_command(
+    index: int,
+    obj: Any,
+    resources: Mapping[str, ResourceSpec],
+    dispatchables: Mapping[str, DispatchableSpec],
+) -> Command:
+    if not isinstance(obj, Mapping):
+        raise ModelError("Expected a non-null JSON object.")
+    text = json.dumps(obj, separators=(",", ":"), allow_nan=True)
+    ctype = _string_field(obj, "type")
+    kind = ctype.lower()
+    where = f"command {index} ({ctype})"
+    if kind == "dispatch":
+        warn_unknown(obj, ("type", "dispatchable", "bindings", "threadGroupCount"), where)
+        if "threadGroupCount" in obj:
+            warnings.warn(
+                f"{where}: 'threadGroupCount' only applies to HLSL dispatchables; ignored",
+                UnknownFieldWarning,
+                stacklevel=2,
+            )
+        name = _string_field(obj, "dispatchable")
+        spec = dispatchables.get(name)
+        if spec is None:
+            raise ModelError(f"Unknown dispatchable '{name}'.")
+        if "bindings" not in obj:
+            raise ModelError("Expected an object field named 'bindings'.")
+        with context(f"dispatchable '{name}'"):
+            bindings = _bindings(obj["bindings"], where)
+            bound = resolve_bindings(spec, bindings, resources, where)
+        return DispatchCommand(index, text, name, bound)
+    if kind == "print":
+        warn_unknown(obj, ("type", "resource", "verbose"), where)
+        name = _string_field(obj, "resource")
+        res = resources.get(name)
+        if res is None:
+            raise ModelError(f"Unknown resource '{name}'.")
+        if res.data_type is TensorDataType.UNKNOWN:
+            raise ModelError(f"Resource '{name}' has no initialValuesDataType, so it cannot be printed.")
+        verbose = obj.get("verbose", False)
+        if not isinstance(verbose, bool):
+            raise field_error("verbose", "Expected a bool.")
+        return PrintCommand(index, text, name, verbose)
+    if kind == "writefile":
+        warn_unknown(obj, ("type", "resource", "targetPath", "dimensions"), where)
+        name = _string_field(obj, "resource")
+        res = resources.get(name)
+        if res is None:
+            raise ModelError(f"Unknown resource '{name}'.")
+        target = _string_field(obj, "targetPath")
+        if not target:
+            raise field_error("targetPath", "Expected a non-empty path.")
+        if Path(target).suffix.lower() in (".png", ".jpg", ".jpeg"):
+            raise ModelError(f"writing images ('{target}') is not supported by dmlops; use .npy, .dat or .bin")
+        dims = obj.get("dimensions")
+        if dims is not None:
+            if not isinstance(dims, list) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= 0xFFFFFFFF for d in dims
+            ):
+                raise field_error("dimensions", "Expected an array of unsigned integers.")
+            dims = tuple(dims)
+        if target.lower().endswith(".npy"):
+            if res.data_type is TensorDataType.UNKNOWN:
+                raise ModelError(f"Resource '{name}' has no initialValuesDataType, so it cannot be written as .npy.")
+            if dims is not None:
+                count = 1
+                for d in dims:
+                    count *= d
+                if count * res.element_size > res.size_in_bytes:
+                    raise ModelError(
+                        f"'dimensions' {list(dims)} hold {count} elements ({count * res.element_size} bytes) "
+                        f"but resource '{name}' has {res.size_in_bytes} bytes."
+                    )
+        return WriteFileCommand(index, text, name, target, dims)
+    raise ModelError(f"Unrecognized command type '{ctype}' (expected dispatch, print or writeFile).")
+
+
+def _object_field(doc: Mapping[str, Any], name: str, kind: type) -> Any:
+    if name not in doc:
+        raise ModelError(f"Field '{name}' is required.")
+    value = doc[name]
+    if not isinstance(value, kind):
+        what = "an object" if kind is dict else "an array"
+        raise field_error(name, f"Expected {what}.")
+    return value
+
+
+def parse_model(
+    doc: Any,
+    *,
+    path: Path,
+    input_path: Path | None = None,
+    feature_level: FeatureLevel | str | None = None,
+) -> Model:
+    """Check a parsed JSON document and build the :class:`Model`.
+
+    Parameters
+    ----------
+    doc : Any
+        The parsed JSON.
+    path : Path
+        The model file (relative ``sourcePath`` s resolve against its folder).
+    input_path : Path, optional
+        Folder to resolve ``sourcePath`` against instead (``--input_path``).
+    feature_level : FeatureLevel or str, optional
+        Validation level of the descs (default: the latest).
+    """
+    level = FeatureLevel.latest() if feature_level is None else FeatureLevel.from_any(feature_level)
+    base_dir = input_path if input_path is not None else path.parent
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if not isinstance(doc, Mapping):
+            raise ModelError("Expected a JSON object at the top level of the model.")
+        warn_unknown(doc, TOP_LEVEL_FIELDS, "model")
+        raw_resources = _object_field(doc, "resources", dict)
+        raw_dispatchables = _object_field(doc, "dispatchables", dict)
+        raw_commands = _object_field(doc, "commands", list)
+        resources = {}
+        for name, obj in raw_resources.items():
+            with context(f"Failed to parse resource '{name}'"):
+                resources[name] = parse_resource(name, obj, base_dir)
+        total = sum(r.size_in_bytes for r in resources.values())
+        free = available_memory()
+        if free is not None and total > free:
+            raise ModelError(f"the model's buffers need {total} bytes, more than the {free} bytes of memory available")
+        dispatchables = {name: _parse_dispatchable(name, obj, level) for name, obj in raw_dispatchables.items()}
+        commands = []
+        for i, obj in enumerate(raw_commands):
+            label = f"Failed to parse command {i}"
+            if isinstance(obj, Mapping) and isinstance(obj.get("type"), str):
+                label += f" ({obj['type']})"
+            with context(label):
+                commands.append(_parse_command(i, obj, resources, dispatchables))
+    messages = [str(w.message) for w in caught if issubclass(w.category, UnknownFieldWarning)]
+    return Model(path, level, resources, dispatchables, commands, messages)
+
+
+def load_model(
+    path: str | Path,
+    *,
+    input_path: str | Path | None = None,
+    feature_level: FeatureLevel | str | None = None,
+) -> Model:
+    """Read, parse and validate a DxDispatch model file.
+
+    Raises
+    ------
+    ModelError
+        For any problem, with one message that says where and what.
+    """
+    path = Path(path)
+    doc = read_json_file(path)
+    return parse_model(
+        doc,
+        path=path,
+        input_path=None if input_path is None else Path(input_path),
+        feature_level=feature_level,
+    )

@@ -1,0 +1,403 @@
+"""DxDispatch buffer resources: byte buffers and their initializers.
+
+A resource is raw bytes; ``initialValuesDataType`` only says how the initializer is
+written and how ``print`` shows the buffer. A buffer initialised as FLOAT32 may be
+bound as UINT32 (DxDispatch Guide, "Resources"). Every size is checked against
+:data:`MAX_BUFFER_BYTES` and the memory available BEFORE anything is allocated.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..dml_json import as_float
+from ..enums import TensorDataType
+from ..errors import UnknownFieldWarning
+from .errors import ModelError, field_error
+
+
+def _max_buffer_bytes() -> int:
+    value = os.environ.get("DMLOPS_MAX_BUFFER_BYTES", "")
+    return int(value) if value.isdigit() else 2**32
+
+
+MAX_BUFFER_BYTES = _max_buffer_bytes()
+"""Largest buffer dmlops allocates: 4 GiB, or ``$DMLOPS_MAX_BUFFER_BYTES``.
+
+DirectML tensors address at most 2^32 - 1 elements; a model asking for more than
+this (or for more than the machine's available memory) is refused with a clear
+error instead of an allocation failure.
+"""
+
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff")
+RESOURCE_FIELDS = (
+    "initialValuesDataType",
+    "initialValues",
+    "sizeInBytes",
+    "initialValuesOffsetInBytes",
+    "resampleSize",
+    "resampleMode",
+)
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """One buffer of a model, as read from its JSON.
+
+    Attributes
+    ----------
+    name : str
+        The resource's key in ``resources``.
+    data_type : TensorDataType
+        ``initialValuesDataType`` (UNKNOWN for the typed-list form).
+    initial_values : bytes
+        The initializer's bytes.
+    size_in_bytes : int
+        The buffer size: ``sizeInBytes``, else the initializer's size rounded up to 4.
+    offset_in_bytes : int
+        ``initialValuesOffsetInBytes``, where the initial bytes are placed.
+    kind : str
+        ``array``, ``constant``, ``sequence``, ``file`` or ``list``.
+    """
+
+    name: str
+    data_type: TensorDataType
+    initial_values: bytes
+    size_in_bytes: int
+    offset_in_bytes: int
+    kind: str
+
+    @property
+    def element_size(self) -> int:
+        """Bytes per element of ``initialValuesDataType`` (0 for UNKNOWN)."""
+        return self.data_type.size_in_bits // 8
+
+    @property
+    def element_count(self) -> int:
+        """Elements in the initializer: what ``print`` shows (DxDispatch trims the padding)."""
+        return len(self.initial_values) // self.element_size if self.element_size else 0
+
+    def allocate(self) -> bytearray:
+        """A zeroed buffer of ``size_in_bytes`` holding the initial values at their offset."""
+        buffer = bytearray(self.size_in_bytes)
+        start = self.offset_in_bytes
+        buffer[start : start + len(self.initial_values)] = self.initial_values
+        return buffer
+
+
+def available_memory() -> int | None:
+    """Bytes of physical memory available now, or None where it cannot be told."""
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_allocation(nbytes: int, what: str) -> None:
+    """Refuse ``nbytes`` above the buffer cap or the available memory, before allocating."""
+    if nbytes > MAX_BUFFER_BYTES:
+        raise ModelError(
+            f"{what} needs {nbytes} bytes, more than the largest buffer dmlops allocates "
+            f"({MAX_BUFFER_BYTES} bytes; set DMLOPS_MAX_BUFFER_BYTES to change it)"
+        )
+    free = available_memory()
+    if free is not None and nbytes > free:
+        raise ModelError(f"{what} needs {nbytes} bytes, more than the {free} bytes of memory available")
+
+
+def warn_unknown(obj: Mapping[str, Any], known: Sequence[str], where: str) -> None:
+    """UnknownFieldWarning naming the fields of ``obj`` that dmlops does not read."""
+    unknown = [k for k in obj if k not in known]
+    if unknown:
+        names = ", ".join(f"'{u}'" for u in unknown)
+        warnings.warn(f"{where}: unknown field(s) {names} ignored", UnknownFieldWarning, stacklevel=2)
+
+
+# -- scalar parsers (DxDispatch's ParseFloat32 / ParseInt8 / ParseUInt32 ...) --------------------
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _int_error(dt: TensorDataType) -> str:
+    return "Expected a signed integer." if dt.is_signed_integer else "Expected an unsigned integer."
+
+
+def _check_int(v: Any, dt: TensorDataType) -> int:
+    if not _is_int(v) or (v < 0 and not dt.is_signed_integer):
+        raise ModelError(_int_error(dt))
+    info = np.iinfo(dt.numpy_dtype)
+    if not info.min <= v <= info.max:
+        raise ModelError(f"{v} is out of range for {dt.name} [{info.min}, {info.max}].")
+    return int(v)
+
+
+def _to_float_type(values: NDArray[np.float64], dt: TensorDataType) -> NDArray[Any]:
+    with np.errstate(over="ignore"):
+        if dt is TensorDataType.FLOAT16:
+            # DxDispatch parses FLOAT16 as float, then converts to half: two roundings.
+            return values.astype(np.float32).astype("<f2")
+        return values.astype(dt.numpy_dtype)
+
+
+def parse_scalar(v: Any, dt: TensorDataType) -> NDArray[Any]:
+    """One value of type ``dt`` as a 1-element array (numbers; "nan"/"inf"/"-inf" for floats)."""
+    if dt.is_float:
+        f = as_float(v)
+        if f is None:
+            raise ModelError("Expected a number or 'NaN', 'Inf', or '-Inf'.")
+        return _to_float_type(np.array([f]), dt)
+    return np.array([_check_int(v, dt)], dtype=dt.numpy_dtype)
+
+
+def parse_typed_array(values: list[Any], dt: TensorDataType) -> NDArray[Any]:
+    """A JSON array of ``dt`` values; errors name the offending element."""
+    if dt.is_float:
+        if all(type(v) in (int, float) for v in values):
+            try:
+                return _to_float_type(np.array(values, dtype=np.float64), dt)
+            except OverflowError:
+                pass
+        out = np.empty(len(values), dtype=np.float64)
+        for i, v in enumerate(values):
+            try:
+                f = as_float(v)
+            except OverflowError:
+                f = math.inf if v > 0 else -math.inf
+            if f is None:
+                raise ModelError(f"element {i}: Expected a number or 'NaN', 'Inf', or '-Inf'; got {v!r}.")
+            out[i] = f
+        return _to_float_type(out, dt)
+    if not all(type(v) is int for v in values):
+        bad = next(i for i, v in enumerate(values) if type(v) is not int)
+        raise ModelError(f"element {bad}: {_int_error(dt)[:-1]}; got {values[bad]!r}.")
+    info = np.iinfo(dt.numpy_dtype)
+    if values and (min(values) < info.min or max(values) > info.max):
+        bad = next(i for i, v in enumerate(values) if not info.min <= v <= info.max)
+        if values[bad] < 0 and not dt.is_signed_integer:
+            raise ModelError(f"element {bad}: Expected an unsigned integer; got {values[bad]}.")
+        raise ModelError(f"element {bad}: {values[bad]} is out of range for {dt.name} [{info.min}, {info.max}].")
+    return np.array(values, dtype=dt.numpy_dtype)
+
+
+def _uint_field(obj: Mapping[str, Any], name: str, *, required: bool = True, default: int = 0) -> int:
+    if name not in obj:
+        if required:
+            raise ModelError(f"Field '{name}' is required.")
+        return default
+    v = obj[name]
+    if not _is_int(v) or v < 0 or v >= 2**64:
+        raise field_error(name, "Expected an unsigned integer.")
+    return int(v)
+
+
+def _data_type_field(obj: Mapping[str, Any]) -> TensorDataType:
+    if "initialValuesDataType" not in obj:
+        return TensorDataType.UNKNOWN
+    v = obj["initialValuesDataType"]
+    if not isinstance(v, str):
+        raise field_error("initialValuesDataType", "Expected a string.")
+    try:
+        dt = TensorDataType.from_any(v)
+    except ValueError as exc:
+        raise field_error("initialValuesDataType", str(exc)) from None
+    if dt.is_4bit:
+        raise field_error("initialValuesDataType", f"{dt} is not supported by dmlops (4-bit data types).")
+    return dt
+
+
+# -- initializers ---------------------------------------------------------------------------------
+
+
+def _require_type(dt: TensorDataType) -> None:
+    if dt is TensorDataType.UNKNOWN:
+        raise ModelError("Field 'initialValuesDataType' is required.")
+
+
+def _count(obj: Mapping[str, Any], dt: TensorDataType, what: str) -> int:
+    count = _uint_field(obj, "valueCount")
+    check_allocation(count * dt.numpy_dtype.itemsize, f"{what} of {count} {dt.name} values")
+    return count
+
+
+def _constant(obj: Mapping[str, Any], dt: TensorDataType) -> NDArray[Any]:
+    _require_type(dt)
+    count = _count(obj, dt, "the constant initializer")
+    if "value" not in obj:
+        raise ModelError("Field 'value' is required.")
+    try:
+        value = parse_scalar(obj["value"], dt)
+    except ModelError as exc:
+        raise exc.within("Error parsing field 'value'") from None
+    return np.full(count, value[0], dtype=dt.numpy_dtype)
+
+
+def _sequence(obj: Mapping[str, Any], dt: TensorDataType) -> NDArray[Any]:
+    _require_type(dt)
+    count = _count(obj, dt, "the sequence initializer")
+    parsed = {}
+    for name in ("valueStart", "valueDelta"):
+        if name not in obj:
+            raise ModelError(f"Field '{name}' is required.")
+        try:
+            parsed[name] = parse_scalar(obj[name], dt)[0]
+        except ModelError as exc:
+            raise exc.within(f"Error parsing field '{name}'") from None
+    values = np.full(count, parsed["valueDelta"], dtype=dt.numpy_dtype)
+    if count:
+        values[0] = parsed["valueStart"]
+        # DxDispatch does `value += valueDelta` in the element type: a running sum
+        # rounded (floats) or wrapped (integers) at every step, which accumulate does.
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.add.accumulate(values, out=values)
+    return values
+
+
+def resolve_input_file(source: str, base_dir: Path) -> Path:
+    """DxDispatch's ResolveInputFilePath: ``base_dir/source`` if it exists, else the current directory."""
+    first = base_dir / source
+    if first.exists():
+        return first
+    second = Path(source)
+    if second.exists():
+        return second
+    raise ModelError(f"file '{source}' not found (looked in '{base_dir}' and in the current directory)")
+
+
+def _read_file(obj: Mapping[str, Any], dt: TensorDataType, base_dir: Path) -> tuple[bytes, TensorDataType]:
+    source = obj.get("sourcePath")
+    if not isinstance(source, str):
+        raise field_error("sourcePath", "Expected a string.")
+    suffix = Path(source).suffix.lower()
+    if suffix in IMAGE_EXTENSIONS:
+        raise ModelError(f"image initializers ('{source}') are not supported by dmlops")
+    path = resolve_input_file(source, base_dir)
+    if path.is_dir():
+        raise ModelError(f"'{path}' is a directory, not a file")
+    try:
+        check_allocation(path.stat().st_size, f"file '{source}'")
+        with open(path, "rb") as f:
+            if suffix != ".npy":
+                _require_type(dt)
+                return f.read(), dt
+            try:
+                array = np.load(f, allow_pickle=False)
+            except (ValueError, EOFError, OSError) as exc:
+                raise ModelError(f"'{source}' is not a valid .npy file: {exc}") from None
+    except OSError as exc:
+        raise ModelError(f"Given filename '{path}' could not be opened: {exc.strerror or exc}") from None
+    if array.dtype.byteorder == ">":
+        array = array.astype(array.dtype.newbyteorder("<"))
+    try:
+        file_type = TensorDataType.from_numpy(array.dtype)
+    except (ValueError, TypeError):
+        raise ModelError(f"'{source}' holds NumPy dtype {array.dtype}, which has no DML_TENSOR_DATA_TYPE") from None
+    if dt is not TensorDataType.UNKNOWN and dt is not file_type:
+        raise ModelError(f"Data type from file '{source}' does not match field 'initialValuesDataType'.")
+    return np.ascontiguousarray(array).tobytes(), file_type
+
+
+def _typed_list(values: list[Any]) -> bytes:
+    """The list form: ``[{"type": "UINT32", "value": 6, "name": ...}, ...]`` packed back to back."""
+    parts = []
+    for i, entry in enumerate(values):
+        if not isinstance(entry, Mapping):
+            raise ModelError(
+                f"element {i}: with initialValuesDataType UNKNOWN (or absent), 'initialValues' must be a "
+                'list of {"type", "value"} objects'
+            )
+        warn_unknown(entry, ("type", "value", "name"), f"initialValues[{i}]")
+        try:
+            type_name = entry.get("type")
+            if not isinstance(type_name, str):
+                raise field_error("type", "Expected a string.")
+            try:
+                dt = TensorDataType.from_any(type_name)
+            except ValueError as exc:
+                raise field_error("type", str(exc)) from None
+            if dt is TensorDataType.UNKNOWN or dt.is_4bit:
+                raise field_error("type", f"{dt} has no element size.")
+            if "value" not in entry:
+                raise ModelError("Field 'value' is required.")
+            try:
+                parts.append(parse_scalar(entry["value"], dt).tobytes())
+            except ModelError as exc:
+                raise exc.within("Error parsing field 'value'") from None
+        except ModelError as exc:
+            raise exc.within(f"element {i}") from None
+    return b"".join(parts)
+
+
+def parse_resource(name: str, obj: Any, base_dir: Path) -> ResourceSpec:
+    """Read one entry of ``resources`` (DxDispatch's ParseModelBufferDesc).
+
+    Raises
+    ------
+    ModelError
+        With DxDispatch's wording where it has one.
+    """
+    if not isinstance(obj, Mapping):
+        raise ModelError("Expected a non-null JSON object.")
+    warn_unknown(obj, RESOURCE_FIELDS, f"resource '{name}'")
+    dt = _data_type_field(obj)
+    if "initialValues" not in obj:
+        raise ModelError("Field 'initialValues' is required.")
+    init = obj["initialValues"]
+    try:
+        if isinstance(init, str):
+            if init == "deferred":
+                raise ModelError("deferred resources (outputs sized by ONNX Runtime) are not supported by dmlops")
+            raise ModelError("The 'initialValues' string may only be 'deferred'.")
+        if isinstance(init, list):
+            if dt is TensorDataType.UNKNOWN:
+                data, kind = _typed_list(init), "list"
+            else:
+                data, kind = parse_typed_array(init, dt).tobytes(), "array"
+        elif isinstance(init, Mapping):
+            generators = [k for k in ("value", "valueStart", "sourcePath") if k in init]
+            if len(generators) > 1:
+                raise ModelError(
+                    "'initialValues' may contain a value, valueStart, or sourcePath, but they are mutually exclusive."
+                )
+            if not generators:
+                raise ModelError("Error parsing 'initialValues' object: unknown generator type.")
+            kind = {"value": "constant", "valueStart": "sequence", "sourcePath": "file"}[generators[0]]
+            known = {
+                "constant": ("value", "valueCount"),
+                "sequence": ("valueStart", "valueDelta", "valueCount"),
+                "file": ("sourcePath",),
+            }[kind]
+            warn_unknown(init, known, f"resource '{name}' initialValues")
+            if kind == "constant":
+                data = _constant(init, dt).tobytes()
+            elif kind == "sequence":
+                data = _sequence(init, dt).tobytes()
+            else:
+                data, dt = _read_file(init, dt, base_dir)
+        else:
+            raise ModelError("Field 'initialValues' must be an array of numbers, an object, or deferred.")
+    except ModelError as exc:
+        raise exc.within("Error parsing field 'initialValues'") from None
+    if not data:
+        raise ModelError("'initialValues' must be non-empty.")
+    size = _uint_field(obj, "sizeInBytes", required=False, default=len(data))
+    if "sizeInBytes" not in obj:
+        size = (size + 3) & ~3  # unless set explicitly, round up to a multiple of 4 bytes
+    offset = _uint_field(obj, "initialValuesOffsetInBytes", required=False)
+    check_allocation(size, "the buffer (sizeInBytes)" if "sizeInBytes" in obj else "the buffer")
+    if len(data) + offset > size:
+        raise ModelError(
+            f"The buffer size ({size} bytes) is too small for the initialValues ({len(data)} bytes) "
+            f"at offset {offset} bytes."
+        )
+    return ResourceSpec(name, dt, data, size, offset, kind)
