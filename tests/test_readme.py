@@ -20,12 +20,33 @@ def test_readme_block_runs_and_prints_what_it_says(index: int) -> None:
     with contextlib.redirect_stdout(printed):
         exec(compile(block, f"README block {index}", "exec"), {})
     output = " ".join(printed.getvalue().split())
-    # Every single-line "# ..." comment right after a print(...) is a claim about its output.
-    for line in block.splitlines():
-        m = re.match(r"\s*print\(.*\)\s+#\s+(.*)$", line)
-        if m:
-            claim = m.group(1).replace("...", "").strip()
-            assert " ".join(claim.split()) in output, (claim, output)
+    claims = _claims(block)
+    assert claims or "print(" not in block
+    for claim in claims:
+        assert claim in output, (claim, output)
+
+
+def _claims(block: str) -> list[str]:
+    """What each print(...) says it prints: its trailing comment, or the comment lines below it."""
+    claims = []
+    lines = block.splitlines()
+    for i, line in enumerate(lines):
+        if not re.match(r"\s*print\(", line):
+            continue
+        inline = re.match(r".*\)\s+#\s+(.*)$", line)
+        if inline:
+            parts = [inline.group(1)]
+        else:
+            parts = []
+            for following in lines[i + 1 :]:
+                m = re.match(r"\s*#\s(.*)$", following)
+                if not m:
+                    break
+                parts.append(m.group(1))
+        text = " ".join(" ".join(parts).replace("...", " ").split())
+        if text:
+            claims.append(text)
+    return claims
 
 
 def test_readme_has_blocks_and_both_setup_commands() -> None:
