@@ -15,7 +15,15 @@ VECTORS = load_vectors()
 
 def test_vectors_exist_for_every_seed_operator() -> None:
     operators = {v.operator.removeprefix("DML_OPERATOR_") for v in VECTORS}
-    assert {"SLICE1", "GATHER", "RESAMPLE2", "RESAMPLE_GRAD1", "ROI_ALIGN", "MAX_POOLING2", "MAX_POOLING_GRAD"} <= operators
+    assert {
+        "SLICE1",
+        "GATHER",
+        "RESAMPLE2",
+        "RESAMPLE_GRAD1",
+        "ROI_ALIGN",
+        "MAX_POOLING2",
+        "MAX_POOLING_GRAD",
+    } <= operators
 
 
 @pytest.mark.parametrize("vector", [v for v in VECTORS if v.expect_invalid is None], ids=lambda v: v.name)
