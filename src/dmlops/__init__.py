@@ -26,6 +26,7 @@ from .enums import (
     TensorFlags,
 )
 from .errors import (
+    AllocationError,
     BackendUnavailableError,
     DataIndexError,
     DescParseError,
@@ -68,6 +69,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BACKENDS",
+    "AllocationError",
     "DEFAULT_BACKEND",
     "AxisDirection",
     "BackendUnavailableError",

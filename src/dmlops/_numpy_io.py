@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from . import strided
 from .descs._base import OperatorDesc
 from .errors import TensorMismatchError
+from .memory import check_allocation
 from .tensor import TensorDesc
 
 
@@ -85,9 +86,25 @@ def store(result: NDArray[Any], target: NDArray[Any]) -> None:
 
 
 def bind_all(
-    desc: OperatorDesc, inputs: Mapping[str, Any], outputs: Mapping[str, Any] | None
+    desc: OperatorDesc,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any] | None,
+    *,
+    scratch_bytes_per_element: int = 0,
 ) -> tuple[dict[str, NDArray[Any]], dict[str, tuple[NDArray[Any], Any]]]:
-    """Bind every input and output of a validated desc."""
+    """Bind every input and output of a validated desc.
+
+    Before anything is allocated, the outputs to allocate (plus
+    ``scratch_bytes_per_element`` of working memory per output element, e.g. 8 for
+    the reference's float64 results) are checked against the available memory.
+    """
+    given = outputs or {}
+    needed = sum(
+        t.element_count * (t.dtype.itemsize + scratch_bytes_per_element)
+        for m, t in desc.tensors("output").items()
+        if given.get(m) is None
+    )
+    check_allocation(needed, f"{desc.dml_name}: allocating the outputs")
     ins = {m: bind_input(desc, m, a) for m, a in inputs.items()}
     outs = {m: bind_output(desc, m, (outputs or {}).get(m)) for m in desc.tensors("output")}
     return ins, outs

@@ -54,6 +54,10 @@ class UnsupportedError(DmlError, NotImplementedError):
     """Valid DirectML, but not something dmlops (or this backend) implements."""
 
 
+class AllocationError(DmlError, MemoryError):
+    """A tensor would need more memory than is available; refused before allocating."""
+
+
 class BackendUnavailableError(DmlError, RuntimeError):
     """The requested backend cannot run here (missing package, no GPU...)."""
 

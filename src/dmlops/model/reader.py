@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import memory
 from ..descs import desc_class
 from ..descs._base import OperatorDesc
 from ..enums import FeatureLevel, TensorDataType, TensorFlags
-from ..errors import DescParseError, InvalidDescError, UnknownFieldWarning, UnsupportedError
+from ..errors import AllocationError, DescParseError, InvalidDescError, UnknownFieldWarning, UnsupportedError
 from ..tensor import TensorDesc
 from .errors import ModelError, context, field_error
-from .resources import ResourceSpec, available_memory, parse_resource, warn_unknown
+from .resources import ResourceSpec, parse_resource, warn_unknown
 
 TOP_LEVEL_FIELDS = ("$schema", "resources", "dispatchables", "commands")
 NON_DML_DISPATCHABLES = {"hlsl": "hlsl", "onnx": "onnx", "dmlserializedgraph": "dmlSerializedGraph"}
@@ -493,9 +494,10 @@ def parse_model(
             with context(f"Failed to parse resource '{name}'"):
                 resources[name] = parse_resource(name, obj, base_dir)
         total = sum(r.size_in_bytes for r in resources.values())
-        free = available_memory()
-        if free is not None and total > free:
-            raise ModelError(f"the model's buffers need {total} bytes, more than the {free} bytes of memory available")
+        try:
+            memory.check_allocation(total, "the model's buffers")
+        except AllocationError as exc:
+            raise ModelError(str(exc)) from None
         dispatchables = {name: _parse_dispatchable(name, obj, level) for name, obj in raw_dispatchables.items()}
         commands = []
         for i, obj in enumerate(raw_commands):

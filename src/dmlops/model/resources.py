@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import memory
 from ..dml_json import as_float
 from ..enums import TensorDataType
-from ..errors import UnknownFieldWarning
+from ..errors import AllocationError, UnknownFieldWarning
 from .errors import ModelError, field_error
 
 
@@ -94,14 +95,6 @@ class ResourceSpec:
         return buffer
 
 
-def available_memory() -> int | None:
-    """Bytes of physical memory available now, or None where it cannot be told."""
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 def check_allocation(nbytes: int, what: str) -> None:
     """Refuse ``nbytes`` above the buffer cap or the available memory, before allocating."""
     if nbytes > MAX_BUFFER_BYTES:
@@ -109,9 +102,10 @@ def check_allocation(nbytes: int, what: str) -> None:
             f"{what} needs {nbytes} bytes, more than the largest buffer dmlops allocates "
             f"({MAX_BUFFER_BYTES} bytes; set DMLOPS_MAX_BUFFER_BYTES to change it)"
         )
-    free = available_memory()
-    if free is not None and nbytes > free:
-        raise ModelError(f"{what} needs {nbytes} bytes, more than the {free} bytes of memory available")
+    try:
+        memory.check_allocation(nbytes, what)
+    except AllocationError as exc:
+        raise ModelError(str(exc)) from None
 
 
 def warn_unknown(obj: Mapping[str, Any], known: Sequence[str], where: str) -> None:

@@ -31,7 +31,8 @@ def execute(
     strict: bool,
 ) -> dict[str, Any]:
     """Bind arrays, run the operator's ``compute`` and store the rounded results."""
-    ins, outs = bind_all(desc, inputs, outputs)
+    # Arithmetic results are float64 arrays before the single rounding: 8 bytes each.
+    ins, outs = bind_all(desc, inputs, outputs, scratch_bytes_per_element=8)
     impl = importlib.import_module(f"{__name__}.{desc.module}")
     results = impl.compute(desc, ins, feature_level=feature_level, strict=strict)
     returned = {}
