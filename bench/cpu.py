@@ -1,0 +1,550 @@
+"""CPU benchmark: dmlops ``backend="cpu"`` vs onnxruntime CPU vs torch CPU vs the NumPy reference.
+
+Runs the CPU workloads of the performance spec side by side in one process and prints,
+per workload, the median time of each implementation, its ratio to dmlops, and its
+peak extra memory.
+
+Usage::
+
+    python bench/cpu.py [--repeats 5] [--threads 2] [--only roi,gather,...] [--scale 1.0]
+
+Method
+------
+* Threads: dmlops's numba kernels and copy threads use ``NUMBA_NUM_THREADS`` (set
+  here from ``--threads``), onnxruntime ``intra_op_num_threads``, torch
+  ``torch.set_num_threads``. The NumPy reference is single-threaded.
+* Time: one warm-up call (it also compiles numba kernels or loads them from the
+  cache), then the median of ``--repeats`` calls (min and max kept in the JSON line).
+  dmlops writes into preallocated outputs (``outputs=``), as do torch where it can
+  (``out=``); the NumPy reference, onnxruntime and most torch ops allocate.
+* Memory: before each timed call the process's peak RSS is reset (``5`` written to
+  ``/proc/self/clear_refs``); after it, ``VmHWM - VmRSS(before)`` is the call's peak
+  extra resident memory, whatever allocated it (NumPy, numba, torch, onnxruntime).
+  An implementation that allocates its output has the output in that figure, so
+  the reported "extra" subtracts the output bytes for those; for ``out=`` calls the
+  output is resident before the call. "mem ratio" = (inputs + outputs + extra) /
+  (inputs + outputs); the target is <= 1.2.
+* Noise: the machine is shared; trust ratios within one run over absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+def _parse() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--only", default="", help="comma-separated workload name prefixes")
+    p.add_argument("--skip-impl", default="", help="comma-separated implementations to skip")
+    p.add_argument("--json", action="store_true", help="also print one JSON line per measurement")
+    return p.parse_args()
+
+
+ARGS = _parse()
+os.environ.setdefault("NUMBA_NUM_THREADS", str(ARGS.threads))
+os.environ.setdefault("OMP_NUM_THREADS", str(ARGS.threads))
+
+import dmlops  # noqa: E402
+from dmlops import TensorDesc  # noqa: E402
+from dmlops.descs.gather import GatherDesc  # noqa: E402
+from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc  # noqa: E402
+from dmlops.descs.resample_grad1 import ResampleGrad1Desc  # noqa: E402
+from dmlops.descs.roi_align import UINT32_MAX, RoiAlignDesc  # noqa: E402
+from dmlops.descs.slice1 import Slice1Desc  # noqa: E402
+
+try:
+    import torch
+
+    torch.set_num_threads(ARGS.threads)
+except ImportError:  # pragma: no cover
+    torch = None
+try:
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+except ImportError:  # pragma: no cover
+    ort = None
+
+
+# -- measurement ---------------------------------------------------------------------------------
+
+
+def _status_kb(field_name: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field_name):
+                return int(line.split()[1])
+    return 0
+
+
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+@dataclass
+class Result:
+    impl: str
+    times: list[float] = field(default_factory=list)
+    extra_bytes: int = 0
+    note: str = ""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+
+def measure(impl: str, fn: Callable[[], Any], repeats: int, allocates_bytes: int, note: str = "") -> Result:
+    """Warm up, then time ``repeats`` calls; peak extra RSS of the worst call."""
+    out = fn()
+    del out
+    gc.collect()
+    res = Result(impl, note=note)
+    worst = 0
+    for _ in range(repeats):
+        gc.collect()
+        ok = _reset_peak()
+        before = _status_kb("VmRSS")
+        t0 = time.perf_counter()
+        out = fn()
+        res.times.append(time.perf_counter() - t0)
+        peak = _status_kb("VmHWM") if ok else before
+        del out
+        worst = max(worst, (peak - before) * 1024)
+    res.extra_bytes = max(0, worst - allocates_bytes)
+    return res
+
+
+# -- onnx helpers ----------------------------------------------------------------------------------
+
+
+def _session(nodes: list[Any], inputs: list[Any], outputs: list[Any], initializers: list[Any] | None = None) -> Any:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=initializers or [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = ARGS.threads
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+
+def _vi(name: str, dtype: int, shape: Any) -> Any:
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+# -- workloads -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Workload:
+    name: str
+    in_bytes: int
+    out_bytes: int
+    impls: list[tuple[str, Callable[[], Any], int, str]]  # (name, fn, bytes it allocates, note)
+    check: Callable[[], str] = lambda: ""
+
+
+def roi_workloads() -> list[Workload]:
+    rng = np.random.default_rng(0)
+    n, c, h, w = 2, 256, 200, 200
+    num, oh, ow, scale = 1000, 7, 7, 0.25
+    x = rng.standard_normal((n, c, h, w), dtype=np.float32)
+    # boxes 16-512 px (log-uniform side lengths), inside the 800x800 image
+    sides = np.exp(rng.uniform(np.log(16), np.log(512), size=(num, 2)))
+    x1 = rng.uniform(0, 800 - sides[:, 0])
+    y1 = rng.uniform(0, 800 - sides[:, 1])
+    rois = np.stack([x1, y1, x1 + sides[:, 0], y1 + sides[:, 1]], axis=1).astype(np.float32)
+    batch = rng.integers(0, n, size=num).astype(np.uint32)
+    out = np.empty((num, c, oh, ow), np.float32)
+    result = []
+    for label, lo, hi, ratio in (("1 ROI align sr=2", 2, 2, 2), ("1b ROI align adaptive", 1, UINT32_MAX, 0)):
+        desc = RoiAlignDesc(
+            input_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
+            roi_tensor=TensorDesc(data_type="FLOAT32", sizes=rois.shape),
+            batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=batch.shape),
+            output_tensor=TensorDesc(data_type="FLOAT32", sizes=out.shape),
+            reduction_function="AVERAGE",
+            interpolation_mode="LINEAR",
+            spatial_scale_x=scale,
+            spatial_scale_y=scale,
+            out_of_bounds_input_value=0.0,
+            minimum_samples_per_output=lo,
+            maximum_samples_per_output=hi,
+        )
+        ins = {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": batch}
+        impls: list[tuple[str, Callable[[], Any], int, str]] = [
+            (
+                "dmlops cpu",
+                lambda d=desc, i=ins: dmlops.execute(d, i, backend="cpu", outputs={"OutputTensor": out}),
+                0,
+                "out=",
+            ),
+        ]
+        if ort is not None:
+            sess = _session(
+                [
+                    helper.make_node(
+                        "RoiAlign",
+                        ["X", "R", "B"],
+                        ["Y"],
+                        mode="avg",
+                        output_height=oh,
+                        output_width=ow,
+                        sampling_ratio=ratio,
+                        spatial_scale=scale,
+                        coordinate_transformation_mode="half_pixel",
+                    )
+                ],
+                [
+                    _vi("X", TensorProto.FLOAT, x.shape),
+                    _vi("R", TensorProto.FLOAT, rois.shape),
+                    _vi("B", TensorProto.INT64, batch.shape),
+                ],
+                [_vi("Y", TensorProto.FLOAT, None)],
+            )
+            feeds = {"X": x, "R": rois, "B": batch.astype(np.int64)}
+            impls.append(("onnxruntime", lambda s=sess, f=feeds: s.run(None, f), out.nbytes, "RoiAlign-16 half_pixel"))
+        impls.append(("numpy reference", lambda d=desc, i=ins: dmlops.execute(d, i, backend="numpy"), out.nbytes, ""))
+
+        def check(d: Any = desc, i: Any = ins, r: int = ratio) -> str:
+            got = dmlops.execute(d, i, backend="cpu")["OutputTensor"]
+            ref = dmlops.execute(d, i, backend="numpy")["OutputTensor"]
+            msg = f"max|cpu-ref|={np.max(np.abs(got - ref)):.2e}"
+            if ort is not None:
+                s = _session(
+                    [
+                        helper.make_node(
+                            "RoiAlign",
+                            ["X", "R", "B"],
+                            ["Y"],
+                            mode="avg",
+                            output_height=oh,
+                            output_width=ow,
+                            sampling_ratio=r,
+                            spatial_scale=scale,
+                            coordinate_transformation_mode="half_pixel",
+                        )
+                    ],
+                    [
+                        _vi("X", TensorProto.FLOAT, x.shape),
+                        _vi("R", TensorProto.FLOAT, rois.shape),
+                        _vi("B", TensorProto.INT64, batch.shape),
+                    ],
+                    [_vi("Y", TensorProto.FLOAT, None)],
+                )
+                y = s.run(None, {"X": x, "R": rois, "B": batch.astype(np.int64)})[0]
+                msg += f", max|cpu-ort|={np.max(np.abs(got - y)):.2e}"
+            return msg
+
+        result.append(Workload(label, x.nbytes + rois.nbytes + batch.nbytes, out.nbytes, impls, check))
+    return result
+
+
+def gather_workloads() -> list[Workload]:
+    rng = np.random.default_rng(1)
+    rows, width, count = 1 << 20, 256, 1 << 20
+    table = rng.standard_normal((rows, width), dtype=np.float32)
+    idx = rng.integers(-rows, rows, size=count, dtype=np.int64)  # half negative (DML wraps them once)
+    out = np.empty((count, width), np.float32)
+    desc = GatherDesc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=table.shape),
+        indices_tensor=TensorDesc(data_type="INT64", sizes=(1, count)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=out.shape),
+        axis=0,
+        index_dimensions=1,
+    )
+    ins = {"InputTensor": table, "IndicesTensor": idx.reshape(1, count)}
+    impls: list[tuple[str, Callable[[], Any], int, str]] = [
+        ("dmlops cpu", lambda: dmlops.execute(desc, ins, backend="cpu", outputs={"OutputTensor": out}), 0, "out="),
+    ]
+    if ort is not None:
+        sess = _session(
+            [helper.make_node("Gather", ["T", "I"], ["Y"], axis=0)],
+            [_vi("T", TensorProto.FLOAT, table.shape), _vi("I", TensorProto.INT64, idx.shape)],
+            [_vi("Y", TensorProto.FLOAT, None)],
+        )
+        impls.append(
+            ("onnxruntime", lambda: sess.run(None, {"T": table, "I": idx}), out.nbytes, "Gather, negative indices")
+        )
+    if torch is not None:
+        tt, ti, to = torch.from_numpy(table), torch.from_numpy(idx), torch.from_numpy(out.copy())
+
+        def torch_gather() -> Any:
+            # index_select rejects negative indices: the wrap is part of the work
+            return torch.index_select(tt, 0, torch.where(ti < 0, ti + rows, ti), out=to)
+
+        impls.append(("torch", torch_gather, idx.nbytes, "index_select(out=) after wrapping"))
+    impls.append(("numpy reference", lambda: dmlops.execute(desc, ins, backend="numpy"), out.nbytes, ""))
+
+    def check() -> str:
+        dmlops.execute(desc, ins, backend="cpu", outputs={"OutputTensor": out})
+        ok = np.array_equal(out, np.take(table, idx, axis=0))
+        return f"bit-exact vs np.take: {ok}"
+
+    return [Workload("2 gather 1M x 256, 1M int64 idx", table.nbytes + idx.nbytes, out.nbytes, impls, check)]
+
+
+def slice_workloads() -> list[Workload]:
+    rng = np.random.default_rng(2)
+    shape = (64, 64, 128, 128)
+    x = rng.standard_normal(shape, dtype=np.float32)
+    result = []
+    ins = {"InputTensor": x}
+    tx = torch.from_numpy(x) if torch is not None else None
+    cases = (
+        ("3 slice1 reverse all dims", shape, (-1, -1, -1, -1)),
+        ("3b slice1 [:, :, ::2, ::2]", (64, 64, 64, 64), (1, 1, 2, 2)),
+    )
+    for label, out_shape, strides in cases:
+        out = np.empty(out_shape, np.float32)
+        desc = Slice1Desc(
+            input_tensor=TensorDesc(data_type="FLOAT32", sizes=shape),
+            output_tensor=TensorDesc(data_type="FLOAT32", sizes=out_shape),
+            input_window_offsets=(0, 0, 0, 0),
+            input_window_sizes=shape,
+            input_window_strides=strides,
+        )
+        impls: list[tuple[str, Callable[[], Any], int, str]] = [
+            (
+                "dmlops cpu",
+                lambda d=desc, o=out: dmlops.execute(d, ins, backend="cpu", outputs={"OutputTensor": o}),
+                0,
+                "out=",
+            ),
+        ]
+        reverse = strides[0] < 0
+        if ort is not None:
+            if reverse:
+                starts, ends, steps = [-1] * 4, [-(2**62)] * 4, [-1] * 4
+            else:
+                starts, ends, steps = [0, 0], [2**62, 2**62], [2, 2]
+            axes = [0, 1, 2, 3] if reverse else [2, 3]
+            inits = [
+                helper.make_tensor(nm, TensorProto.INT64, [len(v)], v)
+                for nm, v in (("s", starts), ("e", ends), ("a", axes), ("p", steps))
+            ]
+            sess = _session(
+                [helper.make_node("Slice", ["X", "s", "e", "a", "p"], ["Y"])],
+                [_vi("X", TensorProto.FLOAT, shape)],
+                [_vi("Y", TensorProto.FLOAT, None)],
+                inits,
+            )
+            impls.append(("onnxruntime", lambda s=sess: s.run(None, {"X": x}), out.nbytes, "Slice"))
+        if torch is not None:
+            if reverse:
+                impls.append(("torch", lambda: torch.flip(tx, (0, 1, 2, 3)), out.nbytes, "flip"))
+            else:
+                to = torch.from_numpy(out.copy())
+                impls.append(("torch", lambda t=to: t.copy_(tx[:, :, ::2, ::2]), 0, "copy_ of the strided view"))
+        impls.append(("numpy reference", lambda d=desc: dmlops.execute(d, ins, backend="numpy"), out.nbytes, ""))
+
+        def check(d: Any = desc, o: Any = out) -> str:
+            dmlops.execute(d, ins, backend="cpu", outputs={"OutputTensor": o})
+            ref = dmlops.execute(d, ins, backend="numpy")["OutputTensor"]
+            return f"bit-exact vs reference: {np.array_equal(o, ref)}"
+
+        result.append(Workload(label, x.nbytes, out.nbytes, impls, check))
+    return result
+
+
+def maxpool_workloads() -> list[Workload]:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((32, 64, 112, 112), dtype=np.float32)
+    dy = rng.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    dx = np.empty_like(x)
+    desc = MaxPoolingGradDesc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
+        input_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=dy.shape),
+        output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
+        strides=(2, 2),
+        window_size=(3, 3),
+        start_padding=(1, 1),
+        end_padding=(1, 1),
+        dilations=(1, 1),
+    )
+    ins = {"InputTensor": x, "InputGradientTensor": dy}
+    impls: list[tuple[str, Callable[[], Any], int, str]] = [
+        (
+            "dmlops cpu",
+            lambda: dmlops.execute(desc, ins, backend="cpu", outputs={"OutputGradientTensor": dx}),
+            0,
+            "out=",
+        ),
+    ]
+    if torch is not None:
+        tx, tdy = torch.from_numpy(x), torch.from_numpy(dy)
+
+        def torch_grad() -> Any:
+            _, ind = torch.nn.functional.max_pool2d(tx, 3, 2, 1, return_indices=True)
+            return torch.ops.aten.max_pool2d_with_indices_backward(tdy, tx, [3, 3], [2, 2], [1, 1], [1, 1], False, ind)
+
+        impls.append(("torch", torch_grad, x.nbytes, "max_pool2d(return_indices) + backward (= the DML op)"))
+    impls.append(("numpy reference", lambda: dmlops.execute(desc, ins, backend="numpy"), x.nbytes, ""))
+
+    def check() -> str:
+        dmlops.execute(desc, ins, backend="cpu", outputs={"OutputGradientTensor": dx})
+        msg = ""
+        if torch is not None:
+            msg = f"max|cpu-torch|={np.max(np.abs(dx - torch_grad().numpy())):.2e}"
+        return msg
+
+    return [Workload("4 max pool grad 3x3/s2/p1", x.nbytes + dy.nbytes, dx.nbytes, impls, check)]
+
+
+def resample_workloads() -> list[Workload]:
+    rng = np.random.default_rng(4)
+    dy = rng.standard_normal((32, 64, 128, 128), dtype=np.float32)
+    dx = np.empty((32, 64, 64, 64), np.float32)
+    ins = {"InputGradientTensor": dy}
+    tdy = torch.from_numpy(dy) if torch is not None else None
+    result = []
+    for label, mode, ipo, opo in (
+        ("5 resample grad bilinear 2x", "LINEAR", 0.5, -0.5),
+        ("5b resample grad nearest 2x", "NEAREST_NEIGHBOR", 0.0, 0.0),
+    ):
+        desc = ResampleGrad1Desc(
+            input_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=dy.shape),
+            output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=dx.shape),
+            interpolation_mode=mode,
+            rounding_direction="DECREASING",
+            scales=(1.0, 1.0, 2.0, 2.0),
+            input_pixel_offsets=(0.5, 0.5, ipo, ipo),
+            output_pixel_offsets=(-0.5, -0.5, opo, opo),
+        )
+        impls: list[tuple[str, Callable[[], Any], int, str]] = [
+            (
+                "dmlops cpu",
+                lambda d=desc: dmlops.execute(d, ins, backend="cpu", outputs={"OutputGradientTensor": dx}),
+                0,
+                "out=",
+            ),
+        ]
+        if torch is not None:
+            if mode == "LINEAR":
+                fn = lambda: torch.ops.aten.upsample_bilinear2d_backward(tdy, [128, 128], [32, 64, 64, 64], False)  # noqa: E731
+                note = "upsample_bilinear2d_backward (half-pixel)"
+            else:
+                fn = lambda: torch.ops.aten.upsample_nearest2d_backward(tdy, [128, 128], [32, 64, 64, 64])  # noqa: E731
+                note = "upsample_nearest2d_backward (floor(o/2) = DML IPO 0, OPO 0, DECREASING)"
+            impls.append(("torch", fn, dx.nbytes, note))
+        impls.append(("numpy reference", lambda d=desc: dmlops.execute(d, ins, backend="numpy"), dx.nbytes, ""))
+
+        def check(d: Any = desc, m: str = mode) -> str:
+            dmlops.execute(d, ins, backend="cpu", outputs={"OutputGradientTensor": dx})
+            if torch is None:
+                return ""
+            if m == "LINEAR":
+                ref = torch.ops.aten.upsample_bilinear2d_backward(tdy, [128, 128], [32, 64, 64, 64], False).numpy()
+            else:
+                ref = torch.ops.aten.upsample_nearest2d_backward(tdy, [128, 128], [32, 64, 64, 64]).numpy()
+            return f"max|cpu-torch|={np.max(np.abs(dx - ref)):.2e}"
+
+        result.append(Workload(label, dy.nbytes, dx.nbytes, impls, check))
+    return result
+
+
+# -- main ------------------------------------------------------------------------------------------
+
+
+def _commit() -> str:
+    try:
+        return subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], text=True).strip()
+    except Exception:
+        return "unknown"
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main() -> None:
+    import numba
+
+    print(f"# dmlops CPU benchmark  {time.strftime('%Y-%m-%d %H:%M')}  commit {_commit()}")
+    print(
+        f"# {_cpu_name()}, {os.cpu_count()} CPUs; threads={ARGS.threads}; python {platform.python_version()}, "
+        f"numpy {np.__version__}, numba {numba.__version__}"
+        + (f", torch {torch.__version__}" if torch is not None else "")
+        + (f", onnxruntime {ort.__version__}, onnx {onnx.__version__}" if ort is not None else "")
+    )
+    print(f"# median of {ARGS.repeats} after one warm-up; ratio = impl time / dmlops time (>1: dmlops faster)")
+    builders = {
+        "roi": roi_workloads,
+        "gather": gather_workloads,
+        "slice": slice_workloads,
+        "maxpool": maxpool_workloads,
+        "resample": resample_workloads,
+    }
+    only = [s for s in ARGS.only.split(",") if s]
+    skip = {s for s in ARGS.skip_impl.split(",") if s}
+    header = (
+        f"{'workload':36s} {'impl':16s} {'median ms':>10s} {'min':>8s} {'max':>8s} {'ratio':>6s} "
+        f"{'extra MB':>9s} {'mem ratio':>9s}"
+    )
+    print(header)
+    for key, build in builders.items():
+        if only and not any(key.startswith(o) for o in only):
+            continue
+        for wl in build():
+            base = wl.in_bytes + wl.out_bytes
+            rows: list[Result] = []
+            for name, fn, alloc, note in wl.impls:
+                if name in skip:
+                    continue
+                rows.append(measure(name, fn, ARGS.repeats, alloc, note))
+                gc.collect()
+            ref = rows[0].median
+            peers = [r for r in rows[1:]]
+            for r in rows:
+                ratio = r.median / ref
+                mem = (base + r.extra_bytes) / base
+                print(
+                    f"{wl.name:36s} {r.impl:16s} {r.median * 1e3:10.1f} {min(r.times) * 1e3:8.1f} "
+                    f"{max(r.times) * 1e3:8.1f} "
+                    f"{ratio:6.2f} {r.extra_bytes / 1e6:9.1f} {mem:9.2f}  {r.note}"
+                )
+                if ARGS.json:
+                    print(
+                        json.dumps(
+                            {"workload": wl.name, "impl": r.impl, "times_s": r.times, "extra_bytes": r.extra_bytes}
+                        )
+                    )
+            if peers:
+                best = min(peers, key=lambda r: r.median)
+                speedup = best.median / ref
+                print(f"{'':36s} -> dmlops vs best peer ({best.impl}): {speedup:.2f}x; in+out {base / 1e6:.1f} MB")
+            note = wl.check()
+            if note:
+                print(f"{'':36s} -> check: {note}")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""The fast CPU backend (``backend="cpu"``, the ``dmlops[cpu]`` extra).
+
+Data movement (SLICE1, GATHER) uses NumPy copies into the output view, bit-exact for
+every type. The arithmetic operators (ROI_ALIGN, MAX_POOLING2, MAX_POOLING_GRAD,
+RESAMPLE2, RESAMPLE_GRAD1) run numba kernels, compiled on first use and cached on
+disk (``cache=True``), parallel over planes or regions with numba's threads
+(``NUMBA_NUM_THREADS``).
+
+Every operator writes straight into the output views that
+:func:`dmlops._numpy_io.bind_all` returns, so ``dmlops.execute(..., outputs=...)``
+(or ``out=`` in the functional API) allocates no output, and a strided output
+TensorDesc writes only the elements it addresses.
+
+Precision (ruling 10): FLOAT16 and FLOAT32 are computed in float32, FLOAT64 in
+float64; FLOAT16 results are rounded once when stored. The tolerances against the
+float64 reference are ``tests/conftest.py``'s ``TOLERANCES``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from .._numpy_io import bind_all
+from ..descs._base import OperatorDesc
+from ..enums import FeatureLevel
+
+
+def availability() -> str | None:
+    """None when numba imports, else the reason (install ``dmlops[cpu]``)."""
+    try:
+        import numba  # noqa: F401
+    except Exception as exc:  # ImportError, or a numba/NumPy version clash
+        return f"numba is not importable ({type(exc).__name__}: {exc}); install dmlops[cpu]"
+    return None
+
+
+def execute(
+    desc: OperatorDesc,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any] | None,
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> dict[str, Any]:
+    """Bind arrays and run the operator's ``run``, which writes into the output views."""
+    ins, outs = bind_all(desc, inputs, outputs)
+    impl = importlib.import_module(f"{__name__}.{desc.module}")
+    views = {member: target for member, (target, _) in outs.items()}
+    impl.run(desc, ins, views, feature_level=feature_level, strict=strict)
+    return {member: ret for member, (_, ret) in outs.items()}

@@ -1,0 +1,141 @@
+"""Max-pooling kernels shared by MAX_POOLING2 and MAX_POOLING_GRAD.
+
+Every tensor is viewed as 5-D ``{N, C, D, H, W}`` (a 2-D pooling gets D = 1 with a
+window of 1), and each parallel task owns one ``(n, c)`` plane. The argmax rule is
+the reference's (:mod:`dmlops.reference._pooling`): row-major window scan, padding
+never takes part, the first in-bounds element starts the running maximum (so an
+all -inf window selects it), a later element replaces it only if strictly greater
+or if it is the first NaN. Values are compared exactly (FLOAT16 decoded to float32,
+integers natively).
+
+The gradient is a plane-private scatter: each task zeroes a float32 (float64 for
+FLOAT64) scratch plane, adds every InputGradient element of the plane at its
+window's argmax and stores the plane once, rounded. No atomics, deterministic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+from numpy.typing import NDArray
+
+from ..descs._pooling import PoolingWindow
+from ._common import call_parallel, kernel_view, key, load, store
+
+
+@njit(cache=True, inline="always")
+def _argmax(xp, od, oh, ow, spans, dl, half):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Spatial (d, h, w) of the selected element of one window of plane ``xp``; d = -1 if none."""
+    fd, d0, d1 = spans[0, 0, od], spans[0, 1, od], spans[0, 2, od]
+    fh, h0, h1 = spans[1, 0, oh], spans[1, 1, oh], spans[1, 2, oh]
+    fw, w0, w1 = spans[2, 0, ow], spans[2, 1, ow], spans[2, 2, ow]
+    if d0 >= d1 or h0 >= h1 or w0 >= w1:
+        return -1, 0, 0
+    bd, bh, bw = fd + d0 * dl[0], fh + h0 * dl[1], fw + w0 * dl[2]
+    best = key(xp[bd, bh, bw], half)
+    for kd in range(d0, d1):
+        d = fd + kd * dl[0]
+        for kh in range(h0, h1):
+            row = xp[d, fh + kh * dl[1]]
+            for kw in range(w0, w1):
+                v = key(row[fw + kw * dl[2]], half)
+                if best == best and (v != v or v > best):  # x != x: NaN
+                    best = v
+                    bd, bh, bw = d, fh + kh * dl[1], fw + kw * dl[2]
+    return bd, bh, bw
+
+
+@njit(cache=True, parallel=True)
+def _forward(x, out, indices, has_indices, spans, dl, half):  # type: ignore[no-untyped-def]  # pragma: no cover
+    n_, c_, size_d, size_h, size_w = x.shape
+    _, _, out_d, out_h, out_w = out.shape
+    image = size_d * size_h * size_w
+    for plane in prange(n_ * c_):
+        n = plane // c_
+        c = plane - n * c_
+        xp = x[n, c]
+        op = out[n, c]
+        ip = indices[n, c] if has_indices else indices[0, 0]
+        for od in range(out_d):
+            for oh in range(out_h):
+                for ow in range(out_w):
+                    d, h, w = _argmax(xp, od, oh, ow, spans, dl, half)
+                    if d < 0:  # no in-bounds element (the desc forbids it): leave as is
+                        continue
+                    op[od, oh, ow] = xp[d, h, w]  # the element itself: bit-exact
+                    if has_indices:
+                        ip[od, oh, ow] = plane * image + (d * size_h + h) * size_w + w
+
+
+@njit(cache=True, parallel=True)
+def _grad(x, dy, dx, spans, dl, half, zero):  # type: ignore[no-untyped-def]  # pragma: no cover
+    n_, c_, size_d, size_h, size_w = x.shape
+    _, _, out_d, out_h, out_w = dy.shape
+    for plane in prange(n_ * c_):
+        n = plane // c_
+        c = plane - n * c_
+        xp = x[n, c]
+        gp = dy[n, c]
+        acc = np.zeros((size_d, size_h, size_w), zero.dtype)
+        for od in range(out_d):
+            for oh in range(out_h):
+                grow = gp[od, oh]
+                for ow in range(out_w):
+                    d, h, w = _argmax(xp, od, oh, ow, spans, dl, half)
+                    if d >= 0:
+                        acc[d, h, w] += load(grow[ow], half)
+        op = dx[n, c]
+        for d in range(size_d):
+            for h in range(size_h):
+                arow = acc[d, h]
+                orow = op[d, h]
+                for w in range(size_w):
+                    orow[w] = store(arow[w], orow[w], half)
+
+
+def _as5d(a: NDArray[Any]) -> NDArray[Any]:
+    return a if a.ndim == 5 else a[:, :, np.newaxis]
+
+
+def _params(window: PoolingWindow, in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> tuple[Any, Any]:
+    """(spans, dilations) of a window for the kernels.
+
+    ``spans[axis, :, o]`` holds the first input coordinate of output ``o``'s window and
+    its in-bounds offsets ``[k0, k1)``, so padding is skipped without per-element tests.
+    """
+    pad = 3 - window.spatial_dimension_count
+    strides = (1,) * pad + tuple(window.strides)
+    sizes = (1,) * pad + tuple(window.window_size)
+    starts = (0,) * pad + tuple(window.start_padding)
+    dilations = np.array((1,) * pad + tuple(window.dilations), dtype=np.int64)
+    n_in = (1,) * pad + tuple(in_spatial)
+    n_out = (1,) * pad + tuple(out_spatial)
+    spans = np.zeros((3, 3, max(n_out)), dtype=np.int64)
+    for axis in range(3):
+        o = np.arange(n_out[axis], dtype=np.int64)
+        first = o * strides[axis] - starts[axis]
+        dil = int(dilations[axis])
+        k0 = np.where(first < 0, (-first + dil - 1) // dil, 0)
+        k1 = np.minimum(sizes[axis], np.where(first <= n_in[axis] - 1, (n_in[axis] - 1 - first) // dil + 1, 0))
+        spans[axis, 0, : o.size], spans[axis, 1, : o.size], spans[axis, 2, : o.size] = first, k0, k1
+    return spans, dilations
+
+
+def forward(window: PoolingWindow, x: NDArray[Any], out: NDArray[Any], indices: NDArray[Any] | None) -> None:
+    """MAX_POOLING2: the window maxima into ``out`` and, if given, their linear indices."""
+    xk, half = kernel_view(_as5d(x))
+    ok, _ = kernel_view(_as5d(out))
+    has = indices is not None
+    ik = _as5d(indices) if indices is not None else np.zeros((1, 1, 1, 1, 1), np.uint64)
+    call_parallel(_forward, xk, ok, ik, has, *_params(window, x.shape[2:], out.shape[2:]), half)
+
+
+def gradient(window: PoolingWindow, x: NDArray[Any], dy: NDArray[Any], dx: NDArray[Any]) -> None:
+    """MAX_POOLING_GRAD: ``dy`` scatter-added at each window's argmax, into ``dx``."""
+    xk, half = kernel_view(_as5d(x))
+    dyk, _ = kernel_view(_as5d(dy))
+    dxk, _ = kernel_view(_as5d(dx))
+    zero = np.zeros(0, np.float64 if x.dtype == np.float64 else np.float32)
+    call_parallel(_grad, xk, dyk, dxk, *_params(window, x.shape[2:], dy.shape[2:]), half, zero)

@@ -1,0 +1,149 @@
+"""Separable resampling kernels shared by RESAMPLE2 (forward) and RESAMPLE_GRAD1 (transpose).
+
+Both operators apply one sparse 1-D operator per dimension. The per-dimension taps
+come from the reference (:func:`dmlops.reference._resample.desc_taps`: float32
+coordinates, floor/ceil, clamps), so every backend selects the same indices. Each
+1-D operator is stored as CSR rows (target index -> source indices and weights),
+the transpose simply swapping the roles; taps of weight exactly 0 are dropped (no
+``0 * inf``), as in the reference.
+
+The kernel is a gather (no atomics, no zero-filled output pass): each parallel task
+owns one output plane (dims 0 and 1) and accumulates, in float32 (float64 for
+FLOAT64 and the integer types), first along the last dimension into a small
+per-task scratch (source rows x target columns), then along dimension 2 into the
+output, rounding once at the store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+from numpy.typing import NDArray
+
+from ..reference._resample import ResampleDesc, desc_taps
+from ._common import call_parallel, kernel_view, load, store
+
+Csr = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]
+
+
+def pad4(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Left-pad a 1- to 4-D shape with 1s to 4-D."""
+    return (1,) * (4 - len(shape)) + tuple(shape)
+
+
+def axis_csr(desc: ResampleDesc, transpose: bool, weight_dtype: Any) -> list[Csr]:
+    """Per dimension (padded to 4), the CSR rows of the forward map or of its transpose."""
+    taps = desc_taps(desc)
+    n_in, n_out = desc.forward_input_sizes, desc.forward_output_sizes
+    rows: list[Csr] = []
+    for _ in range(4 - len(taps)):
+        rows.append((np.array([0, 1], np.int64), np.zeros(1, np.int64), np.ones(1, weight_dtype)))
+    for d, axis in enumerate(taps):
+        target_idx, source_idx, weights = [], [], []
+        for idx, w in axis:
+            o = np.arange(idx.size, dtype=np.int64)
+            w64 = np.ones(idx.size) if w is None else np.asarray(w, dtype=np.float64)
+            keep = w64 != 0.0
+            target_idx.append(o[keep])
+            source_idx.append(idx[keep].astype(np.int64))
+            weights.append(w64[keep])
+        t, s, w = np.concatenate(target_idx), np.concatenate(source_idx), np.concatenate(weights)
+        n_rows = n_out[d]
+        if transpose:
+            t, s, n_rows = s, t, n_in[d]
+        order = np.lexsort((s, t))  # by row, then by source index
+        t, s, w = t[order], s[order], w[order]
+        ptr = np.zeros(n_rows + 1, np.int64)
+        np.cumsum(np.bincount(t, minlength=n_rows), out=ptr[1:])
+        rows.append((ptr, s, w.astype(weight_dtype)))
+    return rows
+
+
+@njit(cache=True, parallel=True)
+def _separable(src, dst, p0, i0, w0, p1, i1, w1, p2, i2, w2, p3, i3, w3, half):  # type: ignore[no-untyped-def]  # pragma: no cover
+    d0, d1, d2, d3 = dst.shape
+    s2 = src.shape[2]
+    used = np.zeros(s2, np.bool_)
+    for e in range(i2.size):
+        used[i2[e]] = True
+    zero = w3.dtype.type(0)
+    for plane in prange(d0 * d1):
+        a = plane // d1
+        b = plane - a * d1
+        # stage 1: along the last dimension, source rows x target columns
+        tmp = np.zeros((s2, d3), w3.dtype)
+        for e0 in range(p0[a], p0[a + 1]):
+            for e1 in range(p1[b], p1[b + 1]):
+                w01 = w0[e0] * w1[e1]
+                sp = src[i0[e0], i1[e1]]
+                for r in range(s2):
+                    if not used[r]:
+                        continue
+                    row = sp[r]
+                    trow = tmp[r]
+                    for c in range(d3):
+                        acc = zero
+                        for e3 in range(p3[c], p3[c + 1]):
+                            acc += w3[e3] * load(row[i3[e3]], half)
+                        trow[c] += w01 * acc
+        # stage 2: along dimension 2, as row axpys (vectorisable), then one rounding store
+        out = dst[a, b]
+        acc_row = np.empty(d3, w3.dtype)
+        for r in range(d2):
+            acc_row[:] = zero
+            for e2 in range(p2[r], p2[r + 1]):
+                w = w2[e2]
+                trow = tmp[i2[e2]]
+                for c in range(d3):
+                    acc_row[c] += w * trow[c]
+            orow = out[r]
+            for c in range(d3):
+                orow[c] = store(acc_row[c], orow[c], half)
+
+
+@njit(cache=True, parallel=True)
+def _nearest(src, dst, i0, i1, i2, i3):  # type: ignore[no-untyped-def]  # pragma: no cover
+    d0, d1, d2, d3 = dst.shape
+    for plane in prange(d0 * d1):
+        a = plane // d1
+        b = plane - a * d1
+        sp = src[i0[a], i1[b]]
+        out = dst[a, b]
+        for r in range(d2):
+            row = sp[i2[r]]
+            orow = out[r]
+            for c in range(d3):
+                orow[c] = row[i3[c]]
+
+
+def _compute_dtype(dtype: np.dtype[Any]) -> Any:
+    return np.float32 if dtype in (np.float16, np.float32) else np.float64
+
+
+def apply(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any], *, transpose: bool) -> None:
+    """Write the forward resample (or its transpose) of ``source`` into ``target``."""
+    src, half = kernel_view(source.reshape(pad4(source.shape)))
+    dst, _ = kernel_view(_view4(target))
+    rows = axis_csr(desc, transpose, _compute_dtype(source.dtype))
+    flat = [a for row in rows for a in row]
+    call_parallel(_separable, src, dst, *flat, half)
+
+
+def nearest_forward(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any]) -> None:
+    """NEAREST_NEIGHBOR forward: a pure gather, bit-exact for every type."""
+    taps = desc_taps(desc)
+    idx = [np.zeros(1, np.int64)] * (4 - len(taps)) + [t[0][0].astype(np.int64) for t in taps]
+    src = _bits(source.reshape(pad4(source.shape)))
+    dst = _bits(_view4(target))
+    call_parallel(_nearest, src, dst, *idx)
+
+
+def _bits(a: NDArray[Any]) -> NDArray[Any]:
+    return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind == "f" else a
+
+
+def _view4(a: NDArray[Any]) -> NDArray[Any]:
+    """A writeable 4-D view of an output view (adding leading size-1 dims never copies)."""
+    return a[(np.newaxis,) * (4 - a.ndim)]

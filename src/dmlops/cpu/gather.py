@@ -1,0 +1,77 @@
+"""GATHER on the CPU: ``np.take(..., out=, mode="clip")`` into the output view, over threads.
+
+The indices are normalised first (ruling 2: one wrap of negative signed indices,
+then a per-axis clamp; DataIndexError in strict mode) with the reference's
+:func:`~dmlops.reference.gather.normalize_indices`, which allocates one ``intp``
+copy of the indices (small next to the rows they select). ``mode="clip"`` then
+never changes an index; it is chosen because ``np.take(out=)`` buffers the whole
+output in its default ``mode="raise"``. Bit-exact for every type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..descs.gather import GatherDesc
+from ..enums import FeatureLevel
+from ..reference.gather import normalize_indices
+from ._copy import run_chunks
+
+
+def _reshaped(out: NDArray[Any], shape: tuple[int, ...]) -> NDArray[Any] | None:
+    """``out`` viewed with ``shape`` (only size-1 dims differ), or None if that needs a copy."""
+    view = out.view()
+    try:
+        view.shape = shape
+    except AttributeError:
+        return None
+    return view
+
+
+def run(
+    desc: GatherDesc,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """``Output[pre, mid, post] = Input[pre, Indices[0.., mid], post]`` into ``outputs["OutputTensor"]``."""
+    x = inputs["InputTensor"]
+    axis = desc.axis
+    n = desc.input_tensor.sizes[axis]
+    wrap = desc.indices_tensor.data_type.is_signed_integer and feature_level >= FeatureLevel.V3_0
+    index = normalize_indices(
+        inputs["IndicesTensor"], n, wrap_negative=wrap, strict=strict, what=f"{desc.dml_name}.IndicesTensor"
+    )
+    d = desc.dimension_count
+    index = index.reshape(desc.indices_tensor.sizes[d - desc.index_dimensions :])
+    target = outputs["OutputTensor"]
+    full = desc.full_output_sizes()
+    out = _reshaped(target, full)
+    scratch = None
+    if out is None:  # a strided output view that cannot take the un-aligned shape
+        scratch = np.empty(full, dtype=target.dtype)
+        out = scratch
+    # Copy bits: float types as unsigned integers of their size (NaN payloads survive).
+    if x.dtype.kind == "f":
+        uint = np.dtype(f"u{x.dtype.itemsize}")
+        x, out = x.view(uint), out.view(uint)
+    k = index.ndim
+
+    def work(chunk: tuple[slice, ...]) -> None:
+        # chunk slices the full output along one axis; map it onto x or the indices.
+        pre, mid, post = chunk[:axis], chunk[axis : axis + k], chunk[axis + k :]
+        select: tuple[slice, ...] = (*pre, slice(None), *post)
+        source = x[select]
+        # (an empty tuple would index a 0-d array down to a scalar)
+        target_chunk = out[chunk] if chunk else out
+        np.take(source, index[mid] if mid else index, axis=axis, out=target_chunk, mode="clip")
+
+    run_chunks(full, out.nbytes, work)
+    if scratch is not None:
+        np.copyto(target, scratch.reshape(target.shape))

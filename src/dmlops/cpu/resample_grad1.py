@@ -1,0 +1,29 @@
+"""RESAMPLE_GRAD1 on the CPU (numba): the exact transpose of RESAMPLE2 as a gather.
+
+Each OutputGradient element sums the InputGradient elements whose forward taps hit
+it (see :mod:`._resample`): no atomics, no zero-fill pass, float32 accumulation
+(FLOAT16 too), one rounding at the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from numpy.typing import NDArray
+
+from ..descs.resample_grad1 import ResampleGrad1Desc
+from ..enums import FeatureLevel
+from ._resample import apply
+
+
+def run(
+    desc: ResampleGrad1Desc,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """``OutputGradient[i] = sum_o w(o, i) * InputGradient[o]`` into ``outputs["OutputGradientTensor"]``."""
+    apply(desc, inputs["InputGradientTensor"], outputs["OutputGradientTensor"], transpose=True)
