@@ -21,6 +21,7 @@ must use the same float32 operations (no reciprocal multiply, no fused ops).
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,6 +44,34 @@ DEFAULT_OUTPUT_PIXEL_OFFSET = -0.5
 """DirectMLX's defaults (``dml::Resample``/``dml::ResampleGrad``): pixel centres, ONNX half_pixel."""
 
 _MODE_ALIASES = {"NEAREST": InterpolationMode.NEAREST_NEIGHBOR, "BILINEAR": InterpolationMode.LINEAR}
+
+
+class ResampleParameters:
+    """Members and methods RESAMPLE2 and RESAMPLE_GRAD1 share (mixed into both descs).
+
+    Each desc defines ``forward_output_sizes`` (the sizes of the forward resample's
+    output: OutputTensor for RESAMPLE2, InputGradientTensor for RESAMPLE_GRAD1).
+    """
+
+    scales: tuple[float, ...]
+    input_pixel_offsets: tuple[float, ...]
+    output_pixel_offsets: tuple[float, ...]
+
+    @property
+    @abstractmethod
+    def forward_output_sizes(self) -> tuple[int, ...]:
+        """Sizes of the forward resample's output (defined by each desc)."""
+
+    @property
+    def dimension_count(self) -> int:
+        """``DimensionCount`` (derived from the arrays)."""
+        return len(self.scales)
+
+    def input_coordinates(self, d: int) -> NDArray[np.float32]:
+        """The forward's float32 input coordinate ``x(o)`` of every forward output index along ``d``."""
+        return input_coordinates(
+            self.forward_output_sizes[d], self.scales[d], self.input_pixel_offsets[d], self.output_pixel_offsets[d]
+        )
 
 
 def rows(first: str, second: str, types: Sequence[T]) -> dict[str, TensorSupport]:

@@ -5,17 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-from numpy.typing import NDArray
-
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode, OperatorType
 from ..tensor import TensorDesc
 from ._base import OperatorDesc, TensorSupport, attr_field, tensor_field
-from ._resample import FLOAT_TYPES, INT8_TYPES, RESAMPLE_ARRAYS, input_coordinates, rows, validate_resample
+from ._resample import FLOAT_TYPES, INT8_TYPES, RESAMPLE_ARRAYS, ResampleParameters, rows, validate_resample
 
 
 @dataclass(frozen=True, kw_only=True)
-class Resample2Desc(OperatorDesc):
+class Resample2Desc(ResampleParameters, OperatorDesc):
     """Resamples every dimension of a tensor by nearest-neighbour or linear interpolation.
 
     For each dimension ``d`` and output index ``o`` the input coordinate is
@@ -81,11 +78,6 @@ class Resample2Desc(OperatorDesc):
     output_pixel_offsets: tuple[float, ...] = attr_field("OutputPixelOffsets", "float_array")
 
     @property
-    def dimension_count(self) -> int:
-        """``DimensionCount`` (derived from the arrays)."""
-        return len(self.scales)
-
-    @property
     def forward_input_sizes(self) -> tuple[int, ...]:
         """Sizes of the tensor being resampled (``InputTensor.Sizes``)."""
         return self.input_tensor.sizes
@@ -94,12 +86,6 @@ class Resample2Desc(OperatorDesc):
     def forward_output_sizes(self) -> tuple[int, ...]:
         """Sizes of the resampled tensor (``OutputTensor.Sizes``)."""
         return self.output_tensor.sizes
-
-    def input_coordinates(self, d: int) -> NDArray[np.float32]:
-        """The float32 input coordinate ``x(o)`` of every output index along dimension ``d``."""
-        return input_coordinates(
-            self.forward_output_sizes[d], self.scales[d], self.input_pixel_offsets[d], self.output_pixel_offsets[d]
-        )
 
     def _validate(self, level: FeatureLevel) -> None:
         validate_resample(

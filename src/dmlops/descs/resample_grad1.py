@@ -5,17 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
-from numpy.typing import NDArray
-
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode, OperatorType
 from ..tensor import TensorDesc
 from ._base import OperatorDesc, TensorSupport, attr_field, tensor_field
-from ._resample import FLOAT_TYPES, RESAMPLE_ARRAYS, input_coordinates, rows, validate_resample
+from ._resample import FLOAT_TYPES, RESAMPLE_ARRAYS, ResampleParameters, rows, validate_resample
 
 
 @dataclass(frozen=True, kw_only=True)
-class ResampleGrad1Desc(OperatorDesc):
+class ResampleGrad1Desc(ResampleParameters, OperatorDesc):
     """Backpropagation of :class:`~dmlops.descs.resample2.Resample2Desc`.
 
     The exact transpose of the forward map with the *forward's* parameters:
@@ -77,11 +74,6 @@ class ResampleGrad1Desc(OperatorDesc):
     output_pixel_offsets: tuple[float, ...] = attr_field("OutputPixelOffsets", "float_array")
 
     @property
-    def dimension_count(self) -> int:
-        """``DimensionCount`` (derived from the arrays)."""
-        return len(self.scales)
-
-    @property
     def forward_input_sizes(self) -> tuple[int, ...]:
         """Sizes of the forward resample's input (``OutputGradientTensor.Sizes``)."""
         return self.output_gradient_tensor.sizes
@@ -90,12 +82,6 @@ class ResampleGrad1Desc(OperatorDesc):
     def forward_output_sizes(self) -> tuple[int, ...]:
         """Sizes of the forward resample's output (``InputGradientTensor.Sizes``)."""
         return self.input_gradient_tensor.sizes
-
-    def input_coordinates(self, d: int) -> NDArray[np.float32]:
-        """The forward's float32 input coordinate ``x(o)`` of every forward output index along ``d``."""
-        return input_coordinates(
-            self.forward_output_sizes[d], self.scales[d], self.input_pixel_offsets[d], self.output_pixel_offsets[d]
-        )
 
     def _validate(self, level: FeatureLevel) -> None:
         validate_resample(
