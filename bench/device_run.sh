@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (see docs/performance.md): environment, the cuda-marked
+# parity tests, the NVRTC compile check, compute-sanitizer on the gather/ROI kernels,
+# and the benchmark. Usage: bash bench/device_run.sh [tests] [sanitize] [bench] [quick]
+set -u
+export PYTHONUNBUFFERED=1
+OUT="${OUT:-/tmp/dmlops-out}"
+mkdir -p "$OUT"
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    export PYTHONPATH="/tmp/site:$PWD/src:$PWD/tests"
+else
+    export PYTHONPATH="$PWD/src:$PWD/tests"
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv | tee "$OUT/env.txt"
+python3 -m pip list 2>/dev/null | grep -i -E "^(cupy|torch|torchvision|numpy|pytest|hypothesis|json5|pytest-xdist|numba) " | tee -a "$OUT/env.txt"
+python3 -c "import dmlops.cuda as c; print('cuda availability:', c.availability())" 2>&1 | tee -a "$OUT/env.txt"
+for step in "$@"; do
+    case "$step" in
+    tests)
+        python3 -m pytest -q -p no:cacheprovider -m cuda -n 8 -rfE tests/ > "$OUT/tests_full.log" 2>&1
+        grep -E "^(FAILED|ERROR)" "$OUT/tests_full.log" | sed 's/ - .*//' | head -n 40 | tee "$OUT/tests.log"
+        tail -n 3 "$OUT/tests_full.log" | tee -a "$OUT/tests.log"
+        python3 -m pytest -q -p no:cacheprovider tests/test_cuda_kernels_compile.py tests/test_cuda_runtime.py 2>&1 | tail -n 15 | tee -a "$OUT/tests.log"
+        ;;
+    trace)
+        python3 -m pytest -q -p no:cacheprovider -m cuda -x --tb=long tests/test_resample.py -k torch_interpolate_parity 2>&1 | tail -n 70 > "$OUT/trace.log"
+        ;;
+    sanitize)
+        compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 python3 bench/sanitize_gpu.py 2>&1 | tail -n 25 | tee "$OUT/sanitize.log"
+        echo "compute-sanitizer exit: ${PIPESTATUS[0]}" | tee -a "$OUT/sanitize.log"
+        ;;
+    bench)
+        python3 bench/gpu.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+        ;;
+    quick)
+        python3 bench/gpu.py --quick --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+        ;;
+    esac
+done

@@ -1,0 +1,488 @@
+"""GPU benchmark: the workloads of performance.md, dmlops (cuda) vs its peers, in one run.
+
+Usage (on a machine with an NVIDIA GPU, CuPy, PyTorch and torchvision)::
+
+    PYTHONPATH=src python bench/gpu.py [--quick] [--json out.json]
+
+Every timing is the median over batches of calls bracketed by CUDA events (per-call
+time = batch time / calls), after warm-up. Inputs smaller than ~3x the L2 cache are
+rotated among copies so that no call reads what the previous one left in L2. The
+device-to-device copy ceiling is measured in the same run; "% copy" is the workload's
+floor bytes per second (each input read once, each output written once) over it.
+Timed dmlops calls go through the CUDA backend's entry point (``dmlops.cuda.execute``,
+what ``dmlops.execute(..., backend="cuda")`` calls after validating the desc) with
+preallocated outputs, so the backend's own host overhead is included but the per-call
+desc validation is not; the "latency" section reports both overheads on tiny inputs.
+Every workload's result is first checked through the public ``dmlops.execute``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import cupy as cp
+import numpy as np
+import torch
+import torch.nn.functional as F
+import torchvision
+
+import dmlops
+from dmlops import TensorDesc
+from dmlops.descs.gather import GatherDesc
+from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+from dmlops.descs.resample_grad1 import ResampleGrad1Desc
+from dmlops.descs.roi_align import RoiAlignDesc
+from dmlops.descs.slice1 import Slice1Desc
+
+ROWS: list[dict[str, Any]] = []
+L2_BYTES = 0
+COPY_BPS = 0.0
+QUICK = False
+
+
+def timed(fn: Callable[[int], Any], *, calls: int = 10, batches: int = 15) -> float:
+    """Median microseconds per call; ``fn(i)`` runs call ``i`` (rotate inputs on ``i``)."""
+    if QUICK:
+        calls, batches = 5, 5
+    for i in range(3):
+        fn(i)
+    torch.cuda.synchronize()
+    cp.cuda.Device().synchronize()
+    stream = cp.cuda.get_current_stream()
+    per_call = []
+    k = 0
+    for _ in range(batches):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record(stream)
+        for _ in range(calls):
+            fn(k)
+            k += 1
+        end.record(stream)
+        end.synchronize()
+        per_call.append(cp.cuda.get_elapsed_time(start, end) * 1000.0 / calls)
+    return statistics.median(per_call)
+
+
+def copies(make: Callable[[], Any], nbytes: int) -> list[Any]:
+    """Enough independent copies of an input set to defeat L2 (at least 3x its size)."""
+    n = max(1, math.ceil(3 * L2_BYTES / max(nbytes, 1)))
+    return [make() for _ in range(min(n, 16))]
+
+
+def record(workload: str, dtype: str, impl: str, us: float, floor_bytes: float, peer_us: float | None = None) -> None:
+    pct = 100.0 * floor_bytes / (us * 1e-6) / COPY_BPS if floor_bytes else float("nan")
+    row = dict(
+        workload=workload, dtype=dtype, impl=impl, us=us, pct_copy=pct, speedup=(peer_us / us if peer_us else None)
+    )
+    ROWS.append(row)
+    sp = f"{peer_us / us:6.2f}x" if peer_us else "      "
+    print(f"{workload:<44} {dtype:<5} {impl:<34} {us:10.1f} us {pct:6.1f}% {sp}", flush=True)
+
+
+def measure_copy() -> float:
+    global COPY_BPS
+    n = 1 << 28  # 1 GiB of float32
+    a = cp.random.random(n, dtype=cp.float32)
+    b = cp.empty_like(a)
+    us = timed(lambda i: cp.copyto(b, a), calls=5, batches=9)
+    COPY_BPS = 2 * a.nbytes / (us * 1e-6)
+    print(f"device-to-device copy: {COPY_BPS / 1e12:.3f} TB/s (read + write), {us:.1f} us for 2 x 1 GiB", flush=True)
+    return COPY_BPS
+
+
+def run_cuda(desc: Any, inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
+    """The CUDA backend's entry point, as ``dmlops.execute`` calls it after validating.
+
+    Timed workloads call this so that GPU time is not hidden behind the per-call
+    ``desc.validate()`` of ``dmlops.execute`` (reported separately under "latency").
+    """
+    from dmlops import cuda as cuda_backend
+    from dmlops.enums import FeatureLevel
+
+    return cuda_backend.execute(desc, inputs, outputs, feature_level=FeatureLevel.latest(), strict=False)
+
+
+def torch_of(a: Any) -> torch.Tensor:
+    return torch.from_dlpack(a)
+
+
+def dt(name: str) -> tuple[Any, torch.dtype, str]:
+    return {"fp32": (cp.float32, torch.float32, "FLOAT32"), "fp16": (cp.float16, torch.float16, "FLOAT16")}[name]
+
+
+# -- workloads ------------------------------------------------------------------------------------
+
+
+def bench_gather(dtype: str) -> None:
+    cdt, _, dml = dt(dtype)
+    rows, width, count = 1 << 20, 256, 1 << 20
+    table = cp.random.standard_normal((rows, width), dtype=cp.float32).astype(cdt)
+    rng = cp.random.default_rng(1)
+    idx_pos = rng.integers(0, rows, size=count, dtype=cp.int64)
+    idx_dml = idx_pos - cp.where(rng.random(count) < 0.5, rows, 0).astype(cp.int64)  # half negative
+    out = cp.empty((count, width), dtype=cdt)
+    desc = GatherDesc(
+        input_tensor=TensorDesc(data_type=dml, sizes=(rows, width)),
+        indices_tensor=TensorDesc(data_type="INT64", sizes=(1, count)),
+        output_tensor=TensorDesc(data_type=dml, sizes=(count, width)),
+        axis=0,
+        index_dimensions=1,
+    )
+    idx2 = idx_dml.reshape(1, count)
+    floor = 2 * out.nbytes + idx_dml.nbytes
+    ref = table[idx_pos]
+    got = dmlops.execute(
+        desc, {"InputTensor": table, "IndicesTensor": idx2}, outputs={"OutputTensor": out}, backend="cuda"
+    )
+    assert cp.array_equal(got["OutputTensor"], ref), "gather mismatch"
+    tt, ti, to = torch_of(table), torch_of(idx_pos), torch_of(out)
+    peer = timed(lambda i: torch.index_select(tt, 0, ti, out=to))
+    mine = timed(lambda i: run_cuda(desc, {"InputTensor": table, "IndicesTensor": idx2}, {"OutputTensor": out}))
+    cupy_take = timed(lambda i: cp.take(table, idx_pos, axis=0, out=out))
+    w = "Gather rows 1M x 256, 1M int64 idx"
+    record(w, dtype, "torch.index_select(out=)", peer, floor)
+    record(w, dtype, "cupy.take(out=)", cupy_take, floor)
+    record(w, dtype, "dmlops cuda (half negative idx)", mine, floor, peer)
+
+
+def bench_slice(dtype: str) -> None:
+    cdt, _, dml = dt(dtype)
+    shape = (64, 64, 128, 128)
+    x = cp.random.standard_normal(shape, dtype=cp.float32).astype(cdt)
+    out = cp.empty_like(x)
+    rev = Slice1Desc(
+        input_tensor=TensorDesc(data_type=dml, sizes=shape),
+        output_tensor=TensorDesc(data_type=dml, sizes=shape),
+        input_window_offsets=(0, 0, 0, 0),
+        input_window_sizes=shape,
+        input_window_strides=(-1, -1, -1, -1),
+    )
+    got = dmlops.execute(rev, {"InputTensor": x}, outputs={"OutputTensor": out}, backend="cuda")["OutputTensor"]
+    assert cp.array_equal(got, x[::-1, ::-1, ::-1, ::-1]), "slice reverse mismatch"
+    tx = torch_of(x)
+    floor = 2 * x.nbytes
+    peer = timed(lambda i: torch.flip(tx, (0, 1, 2, 3)))
+    mine = timed(lambda i: run_cuda(rev, {"InputTensor": x}, {"OutputTensor": out}))
+    cpy = timed(lambda i: cp.copyto(out, x[::-1, ::-1, ::-1, ::-1]))
+    w = "Slice1 reverse all dims 64x64x128x128"
+    record(w, dtype, "torch.flip", peer, floor)
+    record(w, dtype, "cupy.copyto(reversed view)", cpy, floor)
+    record(w, dtype, "dmlops cuda", mine, floor, peer)
+
+    half = (64, 64, 64, 64)
+    out2 = cp.empty(half, dtype=cdt)
+    sub = Slice1Desc(
+        input_tensor=TensorDesc(data_type=dml, sizes=shape),
+        output_tensor=TensorDesc(data_type=dml, sizes=half),
+        input_window_offsets=(0, 0, 0, 0),
+        input_window_sizes=shape,
+        input_window_strides=(1, 1, 2, 2),
+    )
+    got = dmlops.execute(sub, {"InputTensor": x}, outputs={"OutputTensor": out2}, backend="cuda")["OutputTensor"]
+    assert cp.array_equal(got, x[:, :, ::2, ::2]), "slice ::2 mismatch"
+    # DRAM floor: every other row read in full (32-byte sectors), output written once.
+    floor2 = x.nbytes / 2 + out2.nbytes
+    peer2 = timed(lambda i: tx[:, :, ::2, ::2].contiguous())
+    mine2 = timed(lambda i: run_cuda(sub, {"InputTensor": x}, {"OutputTensor": out2}))
+    w = "Slice1 [:, :, ::2, ::2] (floor: DRAM sectors)"
+    record(w, dtype, "torch .contiguous()", peer2, floor2)
+    record(w, dtype, "dmlops cuda", mine2, floor2, peer2)
+
+    if dtype == "fp32":
+        shape8 = (4, 8, 6, 8, 4, 8, 8, 24)  # 64 MiB float32
+        x8 = cp.random.standard_normal(shape8, dtype=cp.float32)
+        steps = (-1, 1, -2, 1, -1, 1, 2, -3)
+        sizes_out = tuple(1 + (n - 1) // abs(s) for n, s in zip(shape8, steps))
+        out8 = cp.empty(sizes_out, dtype=cp.float32)
+        d8 = Slice1Desc(
+            input_tensor=TensorDesc(data_type="FLOAT32", sizes=shape8),
+            output_tensor=TensorDesc(data_type="FLOAT32", sizes=sizes_out),
+            input_window_offsets=(0,) * 8,
+            input_window_sizes=shape8,
+            input_window_strides=steps,
+        )
+        view = x8[tuple(slice(None, None, s) for s in steps)]
+        got = dmlops.execute(d8, {"InputTensor": x8}, outputs={"OutputTensor": out8}, backend="cuda")["OutputTensor"]
+        assert cp.array_equal(got, view), "slice 8-D mismatch"
+        floor8 = 2 * out8.nbytes
+        cpy8 = timed(lambda i: cp.copyto(out8, view))
+        mine8 = timed(lambda i: run_cuda(d8, {"InputTensor": x8}, {"OutputTensor": out8}))
+        w = "Slice1 8-D mixed +-strides (64 MiB in)"
+        record(w, dtype, "cupy.copyto(strided view)", cpy8, floor8)
+        record(w, dtype, "dmlops cuda", mine8, floor8, cpy8)
+
+
+def bench_maxpool_grad(dtype: str) -> None:
+    cdt, _, dml = dt(dtype)
+    xs, ys = (32, 64, 112, 112), (32, 64, 56, 56)
+    x = cp.random.standard_normal(xs, dtype=cp.float32).astype(cdt)
+    dy = cp.random.standard_normal(ys, dtype=cp.float32).astype(cdt)
+    dx = cp.empty_like(x)
+    desc = MaxPoolingGradDesc(
+        input_tensor=TensorDesc(data_type=dml, sizes=xs),
+        input_gradient_tensor=TensorDesc(data_type=dml, sizes=ys),
+        output_gradient_tensor=TensorDesc(data_type=dml, sizes=xs),
+        strides=(2, 2),
+        window_size=(3, 3),
+        start_padding=(1, 1),
+        end_padding=(1, 1),
+        dilations=(1, 1),
+    )
+    tx, tdy = torch_of(x), torch_of(dy)
+
+    def torch_op(i: int) -> torch.Tensor:
+        _, ind = F.max_pool2d(tx, 3, 2, 1, return_indices=True)
+        return torch.ops.aten.max_pool2d_with_indices_backward(tdy, tx, [3, 3], [2, 2], [1, 1], [1, 1], False, ind)
+
+    got = dmlops.execute(
+        desc, {"InputTensor": x, "InputGradientTensor": dy}, outputs={"OutputGradientTensor": dx}, backend="cuda"
+    )
+    want = torch_op(0)
+    err = float(torch.max(torch.abs(torch_of(got["OutputGradientTensor"]).float() - want.float())))
+    print(f"  max-pool-grad {dtype}: max |dmlops - torch| = {err:.3g}", flush=True)
+    floor = x.nbytes + dy.nbytes + dx.nbytes
+    peer = timed(torch_op)
+    mine = timed(lambda i: run_cuda(desc, {"InputTensor": x, "InputGradientTensor": dy}, {"OutputGradientTensor": dx}))
+    w = "MaxPoolGrad 32x64x112x112 3x3/s2/p1"
+    record(w, dtype, "torch fwd-with-indices + bwd", peer, floor)
+    record(w, dtype, "dmlops cuda", mine, floor, peer)
+
+
+def bench_resample_grad(dtype: str, mode: str) -> None:
+    cdt, _, dml = dt(dtype)
+    ys, xs = (32, 64, 128, 128), (32, 64, 64, 64)
+    desc = ResampleGrad1Desc(
+        input_gradient_tensor=TensorDesc(data_type=dml, sizes=ys),
+        output_gradient_tensor=TensorDesc(data_type=dml, sizes=xs),
+        interpolation_mode="LINEAR" if mode == "bilinear" else "NEAREST_NEIGHBOR",
+        rounding_direction="DECREASING",
+        scales=(1.0, 1.0, 2.0, 2.0),
+        # torch's bilinear is half-pixel (0.5 / -0.5); its nearest is floor(o / 2): offsets 0 / 0.
+        input_pixel_offsets=(0.5, 0.5, 0.5, 0.5) if mode == "bilinear" else (0.0,) * 4,
+        output_pixel_offsets=(-0.5, -0.5, -0.5, -0.5) if mode == "bilinear" else (0.0,) * 4,
+    )
+    nbytes = int(np.prod(ys)) * cp.dtype(cdt).itemsize
+    sets = copies(lambda: cp.random.standard_normal(ys, dtype=cp.float32).astype(cdt), nbytes)
+    dx = cp.empty(xs, dtype=cdt)
+    tsets = [torch_of(a) for a in sets]
+    if mode == "bilinear":
+
+        def torch_op(i: int) -> torch.Tensor:
+            return torch.ops.aten.upsample_bilinear2d_backward(tsets[i % len(tsets)], [128, 128], list(xs), False)
+    else:
+
+        def torch_op(i: int) -> torch.Tensor:
+            return torch.ops.aten.upsample_nearest2d_backward(tsets[i % len(tsets)], [128, 128], list(xs))
+
+    got = dmlops.execute(desc, {"InputGradientTensor": sets[0]}, outputs={"OutputGradientTensor": dx}, backend="cuda")
+    want = torch_op(0).float()
+    rel = float(torch.linalg.norm(torch_of(got["OutputGradientTensor"]).float() - want) / torch.linalg.norm(want))
+    print(f"  resample-grad {mode} {dtype}: ||dmlops - torch|| / ||torch|| = {rel:.3g}", flush=True)
+    floor = nbytes + dx.nbytes
+    peer = timed(torch_op)
+    mine = timed(lambda i: run_cuda(desc, {"InputGradientTensor": sets[i % len(sets)]}, {"OutputGradientTensor": dx}))
+    w = f"ResampleGrad {mode} 2x 32x64x128x128 -> 64x64"
+    record(w, dtype, f"torch upsample_{mode}2d_backward", peer, floor)
+    record(w, dtype, "dmlops cuda", mine, floor, peer)
+
+
+def roi_set(n_rois: int, scale: float) -> np.ndarray:
+    rng = np.random.default_rng(7)
+    sizes = np.exp(rng.uniform(np.log(16), np.log(512), size=(n_rois, 2)))
+    centers = rng.uniform(0, 200 / scale, size=(n_rois, 2))
+    boxes = np.concatenate([centers - sizes / 2, centers + sizes / 2], axis=1)  # x1, y1, x2, y2
+    return boxes
+
+
+def bench_roi(dtype: str, sampling: int) -> None:
+    cdt, tdt, dml = dt(dtype)
+    n, c, h, w = 2, 256, 200, 200
+    r, scale = 1000, 0.25
+    boxes = roi_set(r, scale)
+    batch = np.random.default_rng(3).integers(0, n, size=r).astype(np.uint32)
+    nbytes = n * c * h * w * cp.dtype(cdt).itemsize
+    sets = copies(lambda: cp.random.standard_normal((n, c, h, w), dtype=cp.float32).astype(cdt), nbytes)
+    rois = cp.asarray(boxes.astype(np.float32)).astype(cdt)
+    bi = cp.asarray(batch)
+    out = cp.empty((r, c, 7, 7), dtype=cdt)
+    lo, hi = (sampling, sampling) if sampling else (1, 2**32 - 1)
+    desc = RoiAlignDesc(
+        input_tensor=TensorDesc(data_type=dml, sizes=(n, c, h, w)),
+        roi_tensor=TensorDesc(data_type=dml, sizes=(r, 4)),
+        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(r,)),
+        output_tensor=TensorDesc(data_type=dml, sizes=(r, c, 7, 7)),
+        reduction_function="AVERAGE",
+        interpolation_mode="LINEAR",
+        spatial_scale_x=scale,
+        spatial_scale_y=scale,
+        out_of_bounds_input_value=0.0,
+        minimum_samples_per_output=lo,
+        maximum_samples_per_output=hi,
+    )
+    tboxes = torch.cat(
+        [torch.from_numpy(batch.astype(np.float32))[:, None], torch.from_numpy(boxes.astype(np.float32))], 1
+    )
+    tboxes = tboxes.to("cuda", tdt)
+    tsets = [torch_of(a) for a in sets]
+
+    def torch_op(i: int) -> torch.Tensor:
+        return torchvision.ops.roi_align(tsets[i % len(tsets)], tboxes, (7, 7), scale, sampling, aligned=True)
+
+    def mine_op(i: int) -> Any:
+        return run_cuda(
+            desc,
+            {"InputTensor": sets[i % len(sets)], "ROITensor": rois, "BatchIndicesTensor": bi},
+            {"OutputTensor": out},
+        )
+
+    from dmlops.cuda import roi_align as cuda_roi
+    from dmlops.enums import FeatureLevel
+
+    def kernel_only(i: int) -> None:
+        cuda_roi.run(
+            desc,
+            {"InputTensor": sets[i % len(sets)], "ROITensor": rois, "BatchIndicesTensor": bi},
+            {"OutputTensor": out},
+            feature_level=FeatureLevel.latest(),
+            strict=False,
+            check_batch_indices=False,
+        )
+
+    got = dmlops.execute(
+        desc,
+        {"InputTensor": sets[0], "ROITensor": rois, "BatchIndicesTensor": bi},
+        outputs={"OutputTensor": out},
+        backend="cuda",
+    )["OutputTensor"]
+    want = torch_op(0).float()
+    rel = float(torch.linalg.norm(torch_of(got).float() - want) / torch.linalg.norm(want))
+    print(f"  roi-align sr={sampling} {dtype}: ||dmlops - torchvision|| / ||torchvision|| = {rel:.3g}", flush=True)
+    floor = nbytes + out.nbytes
+    peer = timed(torch_op, calls=5)
+    mine = timed(mine_op, calls=5)
+    kern = timed(kernel_only, calls=5)
+    wl = f"ROI Align 1000 ROIs 7x7 {'sr=2' if sampling else 'adaptive (sr=0)'}"
+    record(wl, dtype, "torchvision.ops.roi_align", peer, floor)
+    record(wl, dtype, "dmlops cuda (checks batch idx)", mine, floor, peer)
+    record(wl, dtype, "dmlops cuda (kernel, no idx check)", kern, floor, peer)
+
+
+def bench_latency() -> None:
+    """Host overhead per call on tiny inputs: wall clock of many back-to-back calls."""
+    x = cp.random.standard_normal((16, 16, 32, 32), dtype=cp.float32)  # 1 MiB
+    out = cp.empty_like(x)
+    desc = Slice1Desc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
+        input_window_offsets=(0, 0, 0, 0),
+        input_window_sizes=x.shape,
+        input_window_strides=(1, 1, -1, 1),
+    )
+    table = cp.random.standard_normal((4096, 64), dtype=cp.float32)
+    idx = cp.arange(1000, dtype=cp.int64).reshape(1, 1000)
+    gout = cp.empty((1000, 64), dtype=cp.float32)
+    gdesc = GatherDesc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(4096, 64)),
+        indices_tensor=TensorDesc(data_type="INT64", sizes=(1, 1000)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(1000, 64)),
+        axis=0,
+        index_dimensions=1,
+    )
+    from dmlops import cuda as cuda_backend
+    from dmlops.enums import FeatureLevel
+
+    level = FeatureLevel.latest()
+    tx, tt, ti = torch_of(x), torch_of(table), torch_of(idx.reshape(-1))
+    cases = {
+        "slice1 1 MiB: dmlops.execute": lambda: dmlops.execute(
+            desc, {"InputTensor": x}, outputs={"OutputTensor": out}, backend="cuda"
+        ),
+        "slice1 1 MiB: dmlops.cuda.execute (no validation)": lambda: cuda_backend.execute(
+            desc, {"InputTensor": x}, {"OutputTensor": out}, feature_level=level, strict=False
+        ),
+        "slice1 1 MiB: desc.validate() alone": lambda: desc.validate(level),
+        "gather 1k rows: dmlops.cuda.execute (no validation)": lambda: cuda_backend.execute(
+            gdesc,
+            {"InputTensor": table, "IndicesTensor": idx},
+            {"OutputTensor": gout},
+            feature_level=level,
+            strict=False,
+        ),
+        "gather 1k rows: dmlops.execute": lambda: dmlops.execute(
+            gdesc, {"InputTensor": table, "IndicesTensor": idx}, outputs={"OutputTensor": gout}, backend="cuda"
+        ),
+        "slice1 1 MiB: torch.flip (peer)": lambda: torch.flip(tx, (2,)),
+        "gather 1k rows: torch.index_select (peer)": lambda: torch.index_select(tt, 0, ti),
+        "empty cupy kernel launch (cupy.copyto 4 B)": lambda: cp.copyto(out[0, 0, 0, :1], x[0, 0, 0, :1]),
+    }
+    print("\nhost overhead per call (wall clock, median of 7 runs of 2000 calls):", flush=True)
+    for name, fn in cases.items():
+        for _ in range(200):
+            fn()
+        cp.cuda.Device().synchronize()
+        runs = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            for _ in range(2000):
+                fn()
+            cp.cuda.Device().synchronize()
+            runs.append((time.perf_counter() - t0) / 2000 * 1e6)
+        us = statistics.median(runs)
+        ROWS.append(dict(workload="latency", dtype="fp32", impl=name, us=us, pct_copy=None, speedup=None))
+        print(f"  {name:<55} {us:8.2f} us", flush=True)
+
+
+def main() -> None:
+    global L2_BYTES, QUICK
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    QUICK = args.quick
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    L2_BYTES = int(props["l2CacheSize"])
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except Exception:
+        commit = "?"
+    print(
+        f"device: {name}, {props['multiProcessorCount']} SMs, L2 {L2_BYTES / 2**20:.0f} MiB; "
+        f"torch {torch.__version__}, torchvision {torchvision.__version__}, cupy {cp.__version__}; "
+        f"date {time.strftime('%Y-%m-%d')}; commit {commit}",
+        flush=True,
+    )
+    measure_copy()
+    print(f"{'workload':<44} {'dtype':<5} {'impl':<34} {'median':>13} {'%copy':>7} {'speedup':>7}")
+    only = set(filter(None, args.only.split(",")))
+    plan = [
+        ("gather", lambda: [bench_gather(d) for d in ("fp32", "fp16")]),
+        ("slice", lambda: [bench_slice(d) for d in ("fp32", "fp16")]),
+        ("maxpool", lambda: [bench_maxpool_grad(d) for d in ("fp32", "fp16")]),
+        ("resample", lambda: [bench_resample_grad(d, m) for m in ("bilinear", "nearest") for d in ("fp32", "fp16")]),
+        ("roi", lambda: [bench_roi(d, s) for s in (2, 0) for d in ("fp32", "fp16")]),
+        ("latency", bench_latency),
+    ]
+    for key, fn in plan:
+        if only and key not in only:
+            continue
+        try:
+            fn()
+        except Exception as exc:  # keep going: one broken workload must not hide the rest
+            print(f"!! {key} failed: {type(exc).__name__}: {exc}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(device=name, copy_bps=COPY_BPS, rows=ROWS, commit=commit), f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

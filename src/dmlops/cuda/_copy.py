@@ -1,0 +1,131 @@
+"""The strided-copy / gather launcher shared by SLICE1 and GATHER (kernels/copy.cu)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._plan import MAX_OUTER_DIMS, CopyLayout, choose_vector, grid_for
+from ._runtime import get_kernel, padded, params
+
+BLOCK = 256
+UNROLL = 4  # work items per thread per grid-stride step (DMLOPS_UNROLL in copy.cu)
+STORAGE = {1: "u8", 2: "u16", 4: "u32", 8: "u64"}
+"""Data movement copies raw elements of this many bytes."""
+INDEX_TYPES = {
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint32): "u32",
+    np.dtype(np.uint64): "u64",
+}
+"""C names of the GATHER index types."""
+
+C_TYPES = {
+    np.dtype(np.float32): "float",
+    np.dtype(np.float16): "half_t",
+    np.dtype(np.float64): "double",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.uint8): "u8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.uint16): "u16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.uint32): "u32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint64): "u64",
+}
+"""C names of every data type, for the arithmetic kernels (Num<T> in common.cuh)."""
+
+
+def index_type(use32: bool) -> str:
+    """C type of the kernels' offset arithmetic."""
+    return "int" if use32 else "long long"
+
+
+class CopyPlan:
+    """A collapsed copy/gather layout with its compiled variants (one per vector width)."""
+
+    def __init__(
+        self, desc: Any, layout: CopyLayout, itemsize: int, index_ctype: str | None = None, wrap: bool = False
+    ) -> None:
+        self.desc = desc  # plans are keyed by id(desc); keeping the desc alive keeps the id unique
+        if len(layout.outer_sizes) > MAX_OUTER_DIMS:
+            raise ValueError(f"too many dimensions after collapsing: {len(layout.outer_sizes)}")
+        self.layout = layout
+        self.itemsize = itemsize
+        self.index_ctype = index_ctype or "NoIndex"
+        self.wrap = wrap
+        self.use32 = layout.fits_int32()
+        self._variants: dict[tuple[int, int], tuple[Any, int, Any]] = {}
+        self._by_alignment: dict[tuple[int, int], tuple[Any, int, Any]] = {}
+
+    def variant(self, vec: int, mode: int) -> tuple[Any, int, Any]:
+        """(kernel, blocks, parameter struct) for ``vec`` elements per work item."""
+        found = self._variants.get((vec, mode))
+        if found is not None:
+            return found
+        lay = self.layout
+        ndim = len(lay.outer_sizes)
+        inner_vecs = lay.inner_size // vec
+        count = inner_vecs
+        for s in lay.outer_sizes:
+            count *= s
+        name = (
+            f"strided_copy<{STORAGE[self.itemsize]}, {vec}, {mode}, {ndim}, {index_type(self.use32)}, "
+            f"{self.index_ctype}, {'true' if self.wrap else 'false'}>"
+        )
+        fn = get_kernel("copy.cu", name)
+        p = params(
+            ("count", "i8", count),
+            ("inner_vecs", "i8", inner_vecs),
+            ("src_base", "i8", lay.src_base),
+            ("dst_base", "i8", lay.dst_base),
+            ("src_inner", "i8", lay.src_inner),
+            ("dst_inner", "i8", lay.dst_inner),
+            ("idx_base", "i8", lay.idx_base),
+            ("idx_inner", "i8", lay.idx_inner),
+            ("axis_size", "i8", lay.axis_size),
+            ("axis_stride", "i8", lay.axis_stride),
+            ("size", "i8", padded(lay.outer_sizes, MAX_OUTER_DIMS, 1)),
+            ("src_stride", "i8", padded(lay.src_strides, MAX_OUTER_DIMS)),
+            ("dst_stride", "i8", padded(lay.dst_strides, MAX_OUTER_DIMS)),
+            ("idx_stride", "i8", padded(lay.idx_strides, MAX_OUTER_DIMS)),
+        )
+        found = (fn, grid_for(count, BLOCK, UNROLL), p)
+        self._variants[(vec, mode)] = found
+        return found
+
+    def launch(self, src: Any, dst: Any, idx: Any = None) -> None:
+        """Run the copy: ``src``/``dst``/``idx`` are CuPy arrays whose pointer is element 0."""
+        src_ptr, dst_ptr = src.data.ptr, dst.data.ptr
+        align = (src_ptr & 15, dst_ptr & 15)
+        found = self._by_alignment.get(align)
+        if found is None:
+            found = self.variant(*choose_vector(self.layout, self.itemsize, src_ptr, dst_ptr))
+            self._by_alignment[align] = found
+        fn, blocks, p = found
+        fn((blocks,), (BLOCK,), (src, dst, idx if idx is not None else src, p))
+
+
+class PlanCache:
+    """A bounded dict of plans keyed by ``(id(desc), strides...)``.
+
+    Keys use the desc's identity (hashing a frozen desc walks all of its fields, which
+    costs more than the launch); every plan keeps its desc alive and the caller checks
+    ``plan.desc is desc`` (or ``plan[0] is desc``), so a recycled id never matches.
+    """
+
+    def __init__(self, limit: int = 512) -> None:
+        self.limit = limit
+        self.plans: dict[Any, Any] = {}
+
+    def get(self, key: Any) -> Any:
+        """The plan for ``key`` or None."""
+        return self.plans.get(key)
+
+    def put(self, key: Any, plan: Any) -> Any:
+        """Store and return ``plan`` (dropping everything when the cache is full)."""
+        if len(self.plans) >= self.limit:
+            self.plans.clear()
+        self.plans[key] = plan
+        return plan

@@ -1,0 +1,386 @@
+"""CUDA runtime support: device check, kernel compilation cache, array conversion.
+
+Everything that touches CuPy lives here, imported lazily, so ``import dmlops.cuda``
+works (and reports why it cannot run) on machines without CuPy or a GPU.
+
+Arrays
+------
+Inputs are turned into CuPy views whose shape is the TensorDesc's Sizes and whose
+strides address the caller's memory:
+
+* a CuPy array is used as it is (any strides, negative and 0 included);
+* PyTorch CUDA tensors and other DLPack producers go through ``cupy.from_dlpack``,
+  ``__cuda_array_interface__`` producers through ``cupy.asarray``: no copies;
+* NumPy arrays (and anything ``numpy.asarray`` accepts) are copied to the device;
+* a 1-D array whose shape is not Sizes is the flat buffer the desc's Strides address,
+  as in the reference backend.
+
+Results come back as the caller's array kind (of the operator's first input): NumPy
+in, NumPy out; torch in, torch out (through DLPack, no copy); CuPy otherwise. An
+``outputs=`` array is written in place, only at the elements its desc addresses.
+
+Streams: kernels run on CuPy's current stream; when torch tensors take part they run
+on torch's current stream instead, so the DLPack exchange orders everything.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+from .. import strided
+from ..descs._base import OperatorDesc
+from ..errors import BackendUnavailableError, TensorMismatchError
+from ..tensor import TensorDesc
+
+KERNEL_DIR = Path(__file__).with_name("kernels")
+COMPILE_OPTIONS = ("--std=c++17",)
+"""NVRTC options. No fast-math: coordinates and interpolation follow IEEE rounding."""
+
+_INCLUDE = re.compile(r'^\s*#include\s+"([A-Za-z0-9_.]+)"\s*$', re.MULTILINE)
+
+
+@functools.cache
+def kernel_source(name: str) -> str:
+    """The source of ``kernels/<name>``, with local ``#include "x.cuh"`` inlined.
+
+    Inlining makes the text self-contained, so CuPy's on-disk cache (keyed by source
+    and options) can never serve a kernel built from an older header.
+    """
+    text = (KERNEL_DIR / name).read_text()
+    seen: set[str] = set()
+
+    def inline(match: re.Match[str]) -> str:
+        header = match.group(1)
+        if header in seen:
+            return ""
+        seen.add(header)
+        return _INCLUDE.sub(inline, (KERNEL_DIR / header).read_text().replace("#pragma once", ""))
+
+    return _INCLUDE.sub(inline, text)
+
+
+def kernel_sources() -> list[str]:
+    """The file names of every kernel translation unit (``*.cu``)."""
+    return sorted(p.name for p in KERNEL_DIR.glob("*.cu"))
+
+
+@functools.lru_cache(maxsize=1)
+def cupy_module() -> Any:
+    """The ``cupy`` module (BackendUnavailableError when it is not installed)."""
+    try:
+        import cupy
+    except Exception as exc:  # ImportError, or a broken CUDA install raising at import
+        raise BackendUnavailableError(f"CuPy cannot be imported ({exc}); install dmlops[cuda]") from None
+    return cupy
+
+
+@functools.lru_cache(maxsize=1)
+def availability() -> str | None:
+    """None when CuPy, a CUDA device and NVRTC all work here, else the reason."""
+    try:
+        cp = cupy_module()
+    except BackendUnavailableError as exc:
+        return str(exc)
+    try:
+        count = cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return f"no usable CUDA device ({type(exc).__name__}: {exc})"
+    if count < 1:
+        return "no CUDA device found"
+    try:
+        get_kernel("copy.cu", "strided_copy<u8, 1, 0, 0, int, NoIndex, false>")
+    except Exception as exc:
+        return f"NVRTC could not compile the dmlops kernels ({type(exc).__name__}: {exc})"
+    return None
+
+
+_KERNELS: dict[tuple[str, str], Any] = {}
+
+
+def get_kernel(source: str, name_expression: str) -> Any:
+    """The compiled kernel ``name_expression`` of ``kernels/<source>``.
+
+    Each specialisation is compiled once per process (NVRTC through
+    ``cupy.RawModule(name_expressions=...)``) and memoised here; CuPy also caches the
+    binary on disk across processes.
+    """
+    key = (source, name_expression)
+    fn = _KERNELS.get(key)
+    if fn is None:
+        cp = cupy_module()
+        module = cp.RawModule(code=kernel_source(source), options=COMPILE_OPTIONS, name_expressions=(name_expression,))
+        fn = module.get_function(name_expression)
+        _KERNELS[key] = fn
+    return fn
+
+
+@functools.lru_cache(maxsize=1)
+def sm_count() -> int:
+    """Multiprocessors of the current device."""
+    cp = cupy_module()
+    return int(cp.cuda.Device().attributes["MultiProcessorCount"])
+
+
+# -- parameter structs ---------------------------------------------------------------
+
+
+def params(*fields: tuple[str, str, Any]) -> np.void:
+    """A by-value kernel parameter struct as a NumPy structured scalar.
+
+    ``fields`` are ``(name, "i8" | "f8", value or sequence)``; arrays keep their length.
+    Every member is 8 bytes, so the C struct (all ``long long``/``double``) has no padding.
+    """
+    spec: list[tuple[Any, ...]] = []
+    for name, kind, value in fields:
+        if isinstance(value, (list, tuple, np.ndarray)):
+            spec.append((name, kind, (len(value),)))
+        else:
+            spec.append((name, kind))
+    dtype = np.dtype(spec, align=True)
+    arr = np.zeros((), dtype=dtype)
+    for name, _, value in fields:
+        arr[name] = value
+    return cast(np.void, arr[()])
+
+
+def padded(values: Any, length: int, fill: int = 0) -> list[int]:
+    """``values`` padded with ``fill`` to ``length`` entries."""
+    out = [int(v) for v in values]
+    return out + [fill] * (length - len(out))
+
+
+# -- per-desc facts, cached by identity ----------------------------------------------
+
+
+class DescInfo:
+    """What the hot path needs of a desc: member names, Sizes and dtypes, the operator module."""
+
+    def __init__(self, desc: OperatorDesc) -> None:
+        self.desc = desc  # keeps id(desc) from being reused while cached
+        self.inputs = [(m, t.sizes, t.dtype) for m, t in desc.tensors("input").items()]
+        self.outputs = [(m, t.sizes, t.dtype) for m, t in desc.tensors("output").items()]
+        self.impl: Any = None
+
+
+_INFOS: dict[int, DescInfo] = {}
+
+
+def desc_info(desc: OperatorDesc) -> DescInfo:
+    """The cached :class:`DescInfo` of ``desc`` (keyed by identity, checked)."""
+    info = _INFOS.get(id(desc))
+    if info is None or info.desc is not desc:
+        if len(_INFOS) >= 1024:
+            _INFOS.clear()
+        info = _INFOS[id(desc)] = DescInfo(desc)
+    return info
+
+
+# -- array kinds and conversion ------------------------------------------------------
+
+
+def array_kind(obj: Any) -> str:
+    """``"numpy"``, ``"cupy"``, ``"torch"`` (CUDA tensor), ``"torch_cpu"`` or ``"cuda"``."""
+    if isinstance(obj, np.ndarray):
+        return "numpy"
+    cp = cupy_module()
+    if isinstance(obj, cp.ndarray):
+        return "cupy"
+    module = type(obj).__module__
+    if module.startswith("torch"):
+        is_cuda = getattr(obj, "is_cuda", False)
+        return "torch" if is_cuda else "torch_cpu"
+    if hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__dlpack_device__"):
+        return "cuda"
+    return "numpy"
+
+
+def to_cupy(obj: Any, kind: str) -> Any:
+    """A CuPy array of ``obj``: no copy for device arrays, a host-to-device copy otherwise."""
+    cp = cupy_module()
+    if kind == "cupy":
+        return obj
+    if kind == "torch":
+        return cp.from_dlpack(obj)
+    if kind == "cuda":
+        if hasattr(obj, "__cuda_array_interface__"):
+            return cp.asarray(obj)
+        return cp.from_dlpack(obj)
+    if kind == "torch_cpu":
+        return cp.asarray(obj.detach().numpy())
+    return cp.asarray(np.asarray(obj))
+
+
+def logical_view(desc: OperatorDesc, member: str, arr: Any) -> Any:
+    """The Sizes-shaped CuPy view of a device array (logical tensor or flat buffer)."""
+    cp = cupy_module()
+    tensor = desc.tensor(member)
+    if arr.shape == tensor.sizes and arr.dtype == tensor.dtype:
+        return arr
+    if arr.dtype != tensor.dtype:
+        raise TensorMismatchError(
+            f"{desc.dml_name}.{member}: expected dtype {tensor.dtype} ({tensor.data_type}); got {arr.dtype}"
+        )
+    if tuple(arr.shape) == tensor.sizes:
+        return arr
+    if strided.is_flat_buffer_for(arr, tensor):
+        needed = tensor.addressed_element_span
+        if arr.size < needed:
+            raise TensorMismatchError(
+                f"{desc.dml_name}.{member}: buffer of {arr.size} elements is too small for a tensor addressing "
+                f"{needed} elements at element offset 0 (needs {needed})"
+            )
+        step = arr.strides[0] if arr.size > 1 else arr.itemsize
+        return cp.ndarray(
+            tensor.sizes,
+            dtype=arr.dtype,
+            memptr=arr.data,
+            strides=tuple(s * step for s in tensor.element_strides),
+        )
+    raise TensorMismatchError(
+        f"{desc.dml_name}.{member}: expected an array of shape {tensor.sizes} (or the flat "
+        f"buffer its Strides address); got shape {tuple(arr.shape)}"
+    )
+
+
+def element_strides(view: Any) -> tuple[int, ...]:
+    """A CuPy view's strides in elements."""
+    item = view.itemsize
+    strides = view.strides
+    out = tuple(s // item for s in strides)
+    if item > 1 and any(s % item for s in strides):
+        raise TensorMismatchError(f"array strides {strides} are not multiples of the element size {item}")
+    return out
+
+
+class OutputBinding:
+    """Where one output is written on the device, and what to hand back afterwards."""
+
+    def __init__(self, view: Any, returned: Any, host: np.ndarray | None = None) -> None:
+        self.view = view
+        self.returned = returned
+        self.host = host  # a NumPy ``out=`` view to fill after the kernels ran
+
+    def finish(self, kind: str) -> Any:
+        """Copy back to a NumPy ``out=`` if needed; convert a fresh result to ``kind``."""
+        if self.host is not None:
+            self.host[...] = self.view.get()
+            return self.returned
+        if self.returned is not None:
+            return self.returned
+        return from_cupy(self.view, kind)
+
+
+def bind_output(
+    desc: OperatorDesc, member: str, out: Any | None, sizes: tuple[int, ...], dtype: np.dtype[Any]
+) -> OutputBinding:
+    """Bind an output member: a fresh device array, or the caller's ``out=`` array."""
+    cp = cupy_module()
+    if out is None:
+        return OutputBinding(cp.empty(sizes, dtype=dtype), None)
+    if type(out) is cp.ndarray and out.shape == sizes and out.dtype == dtype:
+        return OutputBinding(out, out)
+    tensor: TensorDesc = desc.tensor(member)
+    kind = array_kind(out)
+    if kind in ("numpy", "torch_cpu"):
+        host = out if kind == "numpy" else out.detach().numpy()
+        if not isinstance(host, np.ndarray):
+            raise TensorMismatchError(f"{desc.dml_name}.{member}: out must be an array; got {type(out).__name__}")
+        if host.dtype != tensor.dtype:
+            raise TensorMismatchError(
+                f"{desc.dml_name}.{member}: expected dtype {tensor.dtype} ({tensor.data_type}); got {host.dtype}"
+            )
+        if not host.flags.writeable:
+            raise TensorMismatchError(f"{desc.dml_name}.{member}: out is read-only")
+        if tuple(host.shape) == tensor.sizes:
+            target = host
+        elif strided.is_flat_buffer_for(host, tensor) and host.flags.c_contiguous:
+            try:
+                target = strided.view(host, tensor, writeable=True)
+            except TensorMismatchError as exc:
+                raise TensorMismatchError(f"{desc.dml_name}.{member}: {exc}") from None
+        else:
+            raise TensorMismatchError(
+                f"{desc.dml_name}.{member}: out must have shape {tensor.sizes} (or be the contiguous "
+                f"flat buffer its Strides address); got shape {tuple(host.shape)}"
+            )
+        return OutputBinding(cp.empty(tensor.sizes, dtype=tensor.dtype), out, host=target)
+    device = to_cupy(out, kind)
+    return OutputBinding(logical_view(desc, member, device), out)
+
+
+def from_cupy(result: Any, kind: str) -> Any:
+    """A fresh CuPy result as the caller's array kind."""
+    if kind == "numpy":
+        return result.get()
+    if kind == "torch":
+        import torch
+
+        return torch.from_dlpack(result)
+    if kind == "torch_cpu":
+        import torch
+
+        return torch.from_numpy(result.get())
+    return result
+
+
+def torch_stream() -> Any:
+    """A context running CuPy work on torch's current CUDA stream."""
+    import torch
+
+    cp = cupy_module()
+    return cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+
+
+def bind_inputs(desc: OperatorDesc, info: DescInfo, inputs: Mapping[str, Any]) -> tuple[dict[str, Any], set[str], str]:
+    """Logical device views of every input, the set of array kinds seen, the result kind."""
+    cp = cupy_module()
+    ndarray = cp.ndarray
+    views: dict[str, Any] = {}
+    kinds: set[str] = set()
+    first_kind = ""
+    for member, sizes, dtype in info.inputs:
+        obj = inputs[member]
+        if type(obj) is ndarray:
+            kind = "cupy"
+            if obj.shape == sizes and obj.dtype == dtype:
+                views[member] = obj
+            else:
+                views[member] = logical_view(desc, member, obj)
+        else:
+            kind = array_kind(obj)
+            views[member] = logical_view(desc, member, to_cupy(obj, kind))
+        kinds.add(kind)
+        if not first_kind:
+            first_kind = kind
+    return views, kinds, first_kind or "cupy"
+
+
+__all__ = [
+    "COMPILE_OPTIONS",
+    "KERNEL_DIR",
+    "DescInfo",
+    "OutputBinding",
+    "array_kind",
+    "availability",
+    "bind_inputs",
+    "bind_output",
+    "cupy_module",
+    "desc_info",
+    "element_strides",
+    "from_cupy",
+    "get_kernel",
+    "kernel_source",
+    "kernel_sources",
+    "logical_view",
+    "padded",
+    "params",
+    "sm_count",
+    "to_cupy",
+    "torch_stream",
+]

@@ -1,0 +1,96 @@
+"""GATHER on the GPU: a strided copy whose gathered axis offset comes from the indices.
+
+Every index is wrapped once (signed types from FL 3_0) and clamped to ``[0, n - 1]``
+inside the kernel (ruling 2), so no index value reads outside the input. ``strict``
+runs a check kernel first and raises DataIndexError with the reference's message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..descs.gather import GatherDesc
+from ..enums import FeatureLevel
+from ..errors import DataIndexError
+from ._copy import INDEX_TYPES, CopyPlan, PlanCache, grid_for
+from ._plan import copy_layout, gather_dimensions
+from ._runtime import cupy_module, element_strides, get_kernel, padded, params
+
+_PLANS = PlanCache()
+NO_BAD = 2**64 - 1
+
+
+def wraps_negative(desc: GatherDesc, feature_level: FeatureLevel) -> bool:
+    """Signed index types wrap negative values once, from DML_FEATURE_LEVEL_3_0."""
+    return desc.indices_tensor.data_type.is_signed_integer and feature_level >= FeatureLevel.V3_0
+
+
+def plan_for(
+    desc: GatherDesc, xs: tuple[int, ...], is_: tuple[int, ...], ys: tuple[int, ...], itemsize: int, wrap: bool
+) -> CopyPlan:
+    """The collapsed gather layout for these strides."""
+    key = (id(desc), xs, is_, ys, wrap)
+    plan = _PLANS.get(key)
+    if plan is None or plan.desc is not desc:
+        sizes, src, dst, idx = gather_dimensions(
+            desc.input_tensor.sizes, xs, desc.indices_tensor.sizes, is_, ys, desc.axis, desc.index_dimensions
+        )
+        layout = copy_layout(
+            sizes, src, dst, idx, axis_size=desc.input_tensor.sizes[desc.axis], axis_stride=xs[desc.axis]
+        )
+        ctype = INDEX_TYPES[desc.indices_tensor.dtype]
+        plan = _PLANS.put(key, CopyPlan(desc, layout, itemsize, ctype, wrap))
+    return plan
+
+
+def first_bad_index_async(indices: Any, n: int, wrap: bool) -> Any:
+    """Queue the check kernel and return its 1-element result array (not read yet).
+
+    It will hold the row-major position of the first index outside ``[-n, n)`` /
+    ``[0, n)``, or 2**64 - 1.
+    """
+    cp = cupy_module()
+    ctype = INDEX_TYPES[indices.dtype]
+    fn = get_kernel("copy.cu", f"gather_check<{ctype}, {'true' if wrap else 'false'}>")
+    flag = cp.full((1,), NO_BAD, dtype=cp.uint64)
+    ndim = indices.ndim
+    p = params(
+        ("count", "i8", indices.size),
+        ("base", "i8", 0),
+        ("ndim", "i8", ndim),
+        ("axis_size", "i8", n),
+        ("size", "i8", padded(indices.shape, 8, 1)),
+        ("stride", "i8", padded(element_strides(indices), 8)),
+    )
+    fn((grid_for(indices.size, 256, 1, 4096),), (256,), (indices, p, flag))
+    return flag
+
+
+def first_bad_index(indices: Any, n: int, wrap: bool) -> int | None:
+    """Row-major position of the first index outside ``[-n, n)`` / ``[0, n)``, or None."""
+    bad = int(first_bad_index_async(indices, n, wrap).get()[0])
+    return None if bad == NO_BAD else bad
+
+
+def run(
+    desc: GatherDesc,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Launch GATHER on device views (see :func:`dmlops.cuda.execute`)."""
+    x = inputs["InputTensor"]
+    idx = inputs["IndicesTensor"]
+    y = outputs["OutputTensor"]
+    wrap = wraps_negative(desc, feature_level)
+    n = desc.input_tensor.sizes[desc.axis]
+    if strict and first_bad_index(idx, n, wrap) is not None:
+        from ..reference.gather import normalize_indices
+
+        normalize_indices(idx.get(), n, wrap_negative=wrap, strict=True, what=f"{desc.dml_name}.IndicesTensor")
+        raise DataIndexError(f"{desc.dml_name}.IndicesTensor: an index is out of range (strict mode)")
+    plan = plan_for(desc, element_strides(x), element_strides(idx), element_strides(y), x.itemsize, wrap)
+    plan.launch(x, y, idx)

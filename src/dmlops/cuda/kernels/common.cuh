@@ -1,0 +1,110 @@
+// Shared definitions of the dmlops CUDA kernels.
+//
+// The kernels are compiled by NVRTC at run time (CuPy RawModule) and must not depend on
+// any header: no <cstdint>, no <cuda_fp16.h>. FLOAT16 is stored as its 16 raw bits and
+// converted with the PTX cvt instructions (round to nearest even), so every FLOAT16
+// result is computed in float32 and rounded once when stored.
+#pragma once
+
+typedef signed char i8;
+typedef unsigned char u8;
+typedef short i16;
+typedef unsigned short u16;
+typedef int i32;
+typedef unsigned int u32;
+typedef long long i64;
+typedef unsigned long long u64;
+
+// FLOAT16 storage type: raw bits, distinct from u16 so that templates can tell them apart.
+struct half_t {
+    u16 bits;
+};
+
+__device__ __forceinline__ float h2f(half_t h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
+    return f;
+}
+
+__device__ __forceinline__ half_t f2h(float f) {
+    half_t h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    return h;
+}
+
+// Arithmetic traits: Acc is the accumulation type (float for FLOAT16/FLOAT32, double for
+// FLOAT64 and the integer types, so that integer results round like the float64
+// reference); to_acc/from_acc convert, rounding once. Float -> integer stores round half
+// to even and saturate, as the reference's store() does.
+template <typename T> struct Num;
+
+template <> struct Num<float> {
+    typedef float Acc;
+    static __device__ __forceinline__ float to_acc(float v) { return v; }
+    static __device__ __forceinline__ float from_acc(float v) { return v; }
+    static __device__ __forceinline__ bool is_nan(float v) { return v != v; }
+    static __device__ __forceinline__ float key(float v) { return v; }
+};
+template <> struct Num<double> {
+    typedef double Acc;
+    static __device__ __forceinline__ double to_acc(double v) { return v; }
+    static __device__ __forceinline__ double from_acc(double v) { return v; }
+    static __device__ __forceinline__ bool is_nan(double v) { return v != v; }
+    static __device__ __forceinline__ double key(double v) { return v; }
+};
+template <> struct Num<half_t> {
+    typedef float Acc;
+    static __device__ __forceinline__ float to_acc(half_t v) { return h2f(v); }
+    static __device__ __forceinline__ half_t from_acc(float v) { return f2h(v); }
+    static __device__ __forceinline__ bool is_nan(half_t v) { return (v.bits & 0x7fff) > 0x7c00; }
+    static __device__ __forceinline__ float key(half_t v) { return h2f(v); }
+};
+
+template <typename T, long long LO, unsigned long long HI> struct IntNum {
+    typedef double Acc;
+    static __device__ __forceinline__ double to_acc(T v) { return (double)v; }
+    static __device__ __forceinline__ T from_acc(double v) {
+        double r = rint(v);  // half to even
+        if (!(r >= (double)LO)) return (T)LO;  // also catches NaN -> LO (NumPy gives the same for clip)
+        if (r >= (double)HI) return (T)HI;
+        return (T)r;
+    }
+    static __device__ __forceinline__ bool is_nan(T) { return false; }
+    static __device__ __forceinline__ T key(T v) { return v; }
+};
+template <> struct Num<i8> : IntNum<i8, -128, 127> {};
+template <> struct Num<u8> : IntNum<u8, 0, 255> {};
+template <> struct Num<i16> : IntNum<i16, -32768, 32767> {};
+template <> struct Num<u16> : IntNum<u16, 0, 65535> {};
+template <> struct Num<i32> : IntNum<i32, -2147483647LL - 1, 2147483647ULL> {};
+template <> struct Num<u32> : IntNum<u32, 0, 4294967295ULL> {};
+template <> struct Num<i64> : IntNum<i64, -9223372036854775807LL - 1, 9223372036854775807ULL> {};
+template <> struct Num<u64> : IntNum<u64, 0, 18446744073709551615ULL> {};
+
+// An index value mapped into [0, n - 1]: signed types wrap once (when WRAP), then clamp
+// (ruling 2). No value of any index type can produce an out-of-range offset.
+template <typename IDX, bool WRAP> __device__ __forceinline__ i64 clamp_index(IDX raw, i64 n);
+
+template <> __device__ __forceinline__ i64 clamp_index<i32, true>(i32 raw, i64 n) {
+    i64 v = raw;
+    if (v < 0) v += n;
+    return v < 0 ? 0 : (v >= n ? n - 1 : v);
+}
+template <> __device__ __forceinline__ i64 clamp_index<i32, false>(i32 raw, i64 n) {
+    i64 v = raw;
+    return v < 0 ? 0 : (v >= n ? n - 1 : v);
+}
+template <> __device__ __forceinline__ i64 clamp_index<i64, true>(i64 raw, i64 n) {
+    i64 v = raw;
+    if (v < 0) v += n;  // raw >= INT64_MIN and n > 0: no overflow
+    return v < 0 ? 0 : (v >= n ? n - 1 : v);
+}
+template <> __device__ __forceinline__ i64 clamp_index<i64, false>(i64 raw, i64 n) {
+    return raw < 0 ? 0 : (raw >= n ? n - 1 : raw);
+}
+template <> __device__ __forceinline__ i64 clamp_index<u32, false>(u32 raw, i64 n) {
+    return (i64)raw >= n ? n - 1 : (i64)raw;
+}
+template <> __device__ __forceinline__ i64 clamp_index<u64, false>(u64 raw, i64 n) {
+    return raw >= (u64)n ? n - 1 : (i64)raw;  // compared unsigned: 2^64 - 1 clamps, never wraps
+}

@@ -1,0 +1,379 @@
+// MAX_POOLING2 (forward, optional indices) and MAX_POOLING_GRAD (as a gather).
+//
+// Spatial dimensions are always handled as three (D, H, W); a 4-D tensor gets a
+// leading spatial dimension of size 1 with window 1 and stride 1. Strides of every
+// tensor are element strides of its logical {N, C, D, H, W} view.
+//
+// Selection rule (rulings 7 and 8): padding never takes part; the first in-bounds
+// element starts the running maximum; a later element replaces it only if strictly
+// greater (ties keep the lowest logical index, as the window is scanned row-major) or
+// if it is NaN while the running maximum is not (the first NaN wins, like PyTorch).
+#include "common.cuh"
+
+struct PoolParams {
+    i64 count;  // work items: output elements (forward) or input elements (grad)
+    i64 n, c;
+    i64 in_size[3];
+    i64 out_size[3];
+    i64 stride[3];
+    i64 window[3];
+    i64 pad[3];
+    i64 dil[3];
+    i64 x_stride[5];  // InputTensor
+    i64 y_stride[5];  // OutputTensor (forward) / InputGradientTensor (grad)
+    i64 z_stride[5];  // OutputIndicesTensor (forward) / OutputGradientTensor (grad)
+};
+
+struct NoIndexOut {
+    int unused;
+};
+
+// Argmax of the window of output position (od, oh, ow) in one (n, c) plane: returns the
+// spatial linear index (d * H + h) * W + w of the selected element, and its value.
+template <typename T, typename I>
+__device__ __forceinline__ I window_argmax(const T* __restrict__ plane, const PoolParams& p, I od, I oh, I ow,
+                                           T& best_value) {
+    I best = -1;
+    T best_v = T();
+    const I d0 = od * (I)p.stride[0] - (I)p.pad[0];
+    const I h0 = oh * (I)p.stride[1] - (I)p.pad[1];
+    const I w0 = ow * (I)p.stride[2] - (I)p.pad[2];
+    for (I kd = 0; kd < (I)p.window[0]; ++kd) {
+        const I id = d0 + kd * (I)p.dil[0];
+        if (id < 0 || id >= (I)p.in_size[0]) continue;
+        for (I kh = 0; kh < (I)p.window[1]; ++kh) {
+            const I ih = h0 + kh * (I)p.dil[1];
+            if (ih < 0 || ih >= (I)p.in_size[1]) continue;
+            const T* row = plane + id * (I)p.x_stride[2] + ih * (I)p.x_stride[3];
+            for (I kw = 0; kw < (I)p.window[2]; ++kw) {
+                const I iw = w0 + kw * (I)p.dil[2];
+                if (iw < 0 || iw >= (I)p.in_size[2]) continue;
+                const T v = row[iw * (I)p.x_stride[4]];
+                bool take;
+                if (best < 0) {
+                    take = true;
+                } else {
+                    take = Num<T>::key(v) > Num<T>::key(best_v) || (Num<T>::is_nan(v) && !Num<T>::is_nan(best_v));
+                }
+                if (take) {
+                    best_v = v;
+                    best = (id * (I)p.in_size[1] + ih) * (I)p.in_size[2] + iw;
+                }
+            }
+        }
+    }
+    best_value = best_v;
+    return best;
+}
+
+template <typename IDXOUT> struct IndexStore {
+    template <typename I> static __device__ __forceinline__ void store(IDXOUT* z, I off, I value) {
+        z[off] = (IDXOUT)value;
+    }
+};
+template <> struct IndexStore<NoIndexOut> {
+    template <typename I> static __device__ __forceinline__ void store(NoIndexOut*, I, I) {}
+};
+
+template <typename T, typename IDXOUT, typename I>
+__global__ void __launch_bounds__(256) max_pool(const T* __restrict__ x, T* __restrict__ y, IDXOUT* __restrict__ z,
+                                                const PoolParams p) {
+    const I step = (I)gridDim.x * (I)blockDim.x;
+    const I image = (I)(p.in_size[0] * p.in_size[1] * p.in_size[2]);
+    for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < (I)p.count; t += step) {
+        I r = t;
+        const I ow = r % (I)p.out_size[2];
+        r /= (I)p.out_size[2];
+        const I oh = r % (I)p.out_size[1];
+        r /= (I)p.out_size[1];
+        const I od = r % (I)p.out_size[0];
+        r /= (I)p.out_size[0];
+        const I c = r % (I)p.c;
+        const I n = r / (I)p.c;
+        const T* plane = x + n * (I)p.x_stride[0] + c * (I)p.x_stride[1];
+        T v;
+        const I best = window_argmax<T, I>(plane, p, od, oh, ow, v);
+        y[n * (I)p.y_stride[0] + c * (I)p.y_stride[1] + od * (I)p.y_stride[2] + oh * (I)p.y_stride[3] +
+          ow * (I)p.y_stride[4]] = v;
+        IndexStore<IDXOUT>::store(z,
+                                  n * (I)p.z_stride[0] + c * (I)p.z_stride[1] + od * (I)p.z_stride[2] +
+                                      oh * (I)p.z_stride[3] + ow * (I)p.z_stride[4],
+                                  (n * (I)p.c + c) * image + best);
+    }
+}
+
+// Candidate output positions of input coordinate i along one spatial axis: o with
+// o * stride - pad + k * dil == i for some k in [0, window), 0 <= o < out.
+template <typename I> __device__ __forceinline__ I candidate(I i, I k, I s, I pad, I dil, I out) {
+    const I q = i + pad - k * dil;
+    if (q < 0 || q % s != 0) return -1;
+    const I o = q / s;
+    return o < out ? o : -1;
+}
+
+// MAX_POOLING_GRAD as a gather: every OutputGradient element re-evaluates the argmax
+// of each window that contains it and sums InputGradient over the windows that select
+// it. No atomics, no zero-fill pass; the sum is formed in Num<T>::Acc (float32 for
+// FLOAT16) and rounded once.
+template <typename T, typename I>
+__global__ void __launch_bounds__(256) max_pool_grad(const T* __restrict__ x, const T* __restrict__ dy,
+                                                     T* __restrict__ dx, const PoolParams p) {
+    typedef typename Num<T>::Acc Acc;
+    const I step = (I)gridDim.x * (I)blockDim.x;
+    for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < (I)p.count; t += step) {
+        I r = t;
+        const I iw = r % (I)p.in_size[2];
+        r /= (I)p.in_size[2];
+        const I ih = r % (I)p.in_size[1];
+        r /= (I)p.in_size[1];
+        const I id = r % (I)p.in_size[0];
+        r /= (I)p.in_size[0];
+        const I c = r % (I)p.c;
+        const I n = r / (I)p.c;
+        const I me = (id * (I)p.in_size[1] + ih) * (I)p.in_size[2] + iw;
+        const T* plane = x + n * (I)p.x_stride[0] + c * (I)p.x_stride[1];
+        const T* gplane = dy + n * (I)p.y_stride[0] + c * (I)p.y_stride[1];
+        Acc acc = Acc(0);
+        for (I kd = 0; kd < (I)p.window[0]; ++kd) {
+            const I od = candidate<I>(id, kd, (I)p.stride[0], (I)p.pad[0], (I)p.dil[0], (I)p.out_size[0]);
+            if (od < 0) continue;
+            for (I kh = 0; kh < (I)p.window[1]; ++kh) {
+                const I oh = candidate<I>(ih, kh, (I)p.stride[1], (I)p.pad[1], (I)p.dil[1], (I)p.out_size[1]);
+                if (oh < 0) continue;
+                for (I kw = 0; kw < (I)p.window[2]; ++kw) {
+                    const I ow = candidate<I>(iw, kw, (I)p.stride[2], (I)p.pad[2], (I)p.dil[2], (I)p.out_size[2]);
+                    if (ow < 0) continue;
+                    T v;
+                    if (window_argmax<T, I>(plane, p, od, oh, ow, v) == me) {
+                        acc += Num<T>::to_acc(gplane[od * (I)p.y_stride[2] + oh * (I)p.y_stride[3] +
+                                                     ow * (I)p.y_stride[4]]);
+                    }
+                }
+            }
+        }
+        dx[n * (I)p.z_stride[0] + c * (I)p.z_stride[1] + id * (I)p.z_stride[2] + ih * (I)p.z_stride[3] +
+           iw * (I)p.z_stride[4]] = Num<T>::from_acc(acc);
+    }
+}
+
+// Two-pass MAX_POOLING_GRAD, pass 1: the window offset k = (kd * KH + kh) * KW + kw of
+// every window's argmax (same rule as window_argmax), into a packed {N, C, OD, OH, OW}
+// array of A (u8 when the window has at most 255 elements).
+template <typename T, typename A, typename I>
+__global__ void __launch_bounds__(256) max_pool_argmax(const T* __restrict__ x, A* __restrict__ arg,
+                                                       const PoolParams p) {
+    const I step = (I)gridDim.x * (I)blockDim.x;
+    const I out_total = (I)(p.n * p.c * p.out_size[0] * p.out_size[1] * p.out_size[2]);
+    for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < out_total; t += step) {
+        I r = t;
+        const I ow = r % (I)p.out_size[2];
+        r /= (I)p.out_size[2];
+        const I oh = r % (I)p.out_size[1];
+        r /= (I)p.out_size[1];
+        const I od = r % (I)p.out_size[0];
+        r /= (I)p.out_size[0];
+        const I c = r % (I)p.c;
+        const I n = r / (I)p.c;
+        const T* plane = x + n * (I)p.x_stride[0] + c * (I)p.x_stride[1];
+        const I d0 = od * (I)p.stride[0] - (I)p.pad[0];
+        const I h0 = oh * (I)p.stride[1] - (I)p.pad[1];
+        const I w0 = ow * (I)p.stride[2] - (I)p.pad[2];
+        I best = -1;
+        T best_v = T();
+        for (I kd = 0; kd < (I)p.window[0]; ++kd) {
+            const I id = d0 + kd * (I)p.dil[0];
+            if (id < 0 || id >= (I)p.in_size[0]) continue;
+            for (I kh = 0; kh < (I)p.window[1]; ++kh) {
+                const I ih = h0 + kh * (I)p.dil[1];
+                if (ih < 0 || ih >= (I)p.in_size[1]) continue;
+                const T* row = plane + id * (I)p.x_stride[2] + ih * (I)p.x_stride[3];
+                for (I kw = 0; kw < (I)p.window[2]; ++kw) {
+                    const I iw = w0 + kw * (I)p.dil[2];
+                    if (iw < 0 || iw >= (I)p.in_size[2]) continue;
+                    const T v = row[iw * (I)p.x_stride[4]];
+                    if (best < 0 || Num<T>::key(v) > Num<T>::key(best_v) ||
+                        (Num<T>::is_nan(v) && !Num<T>::is_nan(best_v))) {
+                        best_v = v;
+                        best = (kd * (I)p.window[1] + kh) * (I)p.window[2] + kw;
+                    }
+                }
+            }
+        }
+        arg[t] = (A)best;
+    }
+}
+
+// Pass 2: every OutputGradient element visits the windows that contain it and adds
+// InputGradient where the stored argmax offset is its own offset in that window. Along
+// each axis the containing windows are o in [ceil((i + pad - (K - 1) dil) / s),
+// floor((i + pad) / s)] with (i + pad - o s) divisible by dil; k = (i + pad - o s) / dil.
+// A gather: no atomics, no zero fill, a fixed summation order.
+template <typename I> struct AxisRange {
+    I lo, hi, top;
+};
+
+template <typename I> __device__ __forceinline__ AxisRange<I> axis_range(I i, I k, I s, I pad, I dil, I out) {
+    AxisRange<I> r;
+    r.top = i + pad;
+    const I low = r.top - (k - 1) * dil;
+    r.lo = low <= 0 ? 0 : (low + s - 1) / s;
+    const I hi = r.top / s;
+    r.hi = hi < out - 1 ? hi : out - 1;
+    return r;
+}
+
+template <typename I> __device__ __forceinline__ I window_offset(I top, I o, I s, I dil) {
+    const I rem = top - o * s;
+    if (dil == 1) return rem;
+    return rem % dil == 0 ? rem / dil : -1;
+}
+
+template <typename T, typename A, typename I>
+__global__ void __launch_bounds__(256) max_pool_grad_gather(const A* __restrict__ arg, const T* __restrict__ dy,
+                                                            T* __restrict__ dx, const PoolParams p) {
+    typedef typename Num<T>::Acc Acc;
+    const I step = (I)gridDim.x * (I)blockDim.x;
+    const I out_d = (I)p.out_size[0], out_h = (I)p.out_size[1], out_w = (I)p.out_size[2];
+    const I win_h = (I)p.window[1], win_w = (I)p.window[2];
+    for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < (I)p.count; t += step) {
+        I r = t;
+        const I iw = r % (I)p.in_size[2];
+        r /= (I)p.in_size[2];
+        const I ih = r % (I)p.in_size[1];
+        r /= (I)p.in_size[1];
+        const I id = r % (I)p.in_size[0];
+        r /= (I)p.in_size[0];
+        const I c = r % (I)p.c;
+        const I n = r / (I)p.c;
+        const A* aplane = arg + (n * (I)p.c + c) * (out_d * out_h * out_w);
+        const T* gplane = dy + n * (I)p.y_stride[0] + c * (I)p.y_stride[1];
+        const AxisRange<I> rd = axis_range<I>(id, (I)p.window[0], (I)p.stride[0], (I)p.pad[0], (I)p.dil[0], out_d);
+        const AxisRange<I> rh = axis_range<I>(ih, win_h, (I)p.stride[1], (I)p.pad[1], (I)p.dil[1], out_h);
+        const AxisRange<I> rw = axis_range<I>(iw, win_w, (I)p.stride[2], (I)p.pad[2], (I)p.dil[2], out_w);
+        Acc acc = Acc(0);
+        for (I od = rd.lo; od <= rd.hi; ++od) {
+            const I kd = window_offset<I>(rd.top, od, (I)p.stride[0], (I)p.dil[0]);
+            if (kd < 0) continue;
+            for (I oh = rh.lo; oh <= rh.hi; ++oh) {
+                const I kh = window_offset<I>(rh.top, oh, (I)p.stride[1], (I)p.dil[1]);
+                if (kh < 0) continue;
+                for (I ow = rw.lo; ow <= rw.hi; ++ow) {
+                    const I kw = window_offset<I>(rw.top, ow, (I)p.stride[2], (I)p.dil[2]);
+                    if (kw < 0) continue;
+                    const I k = (kd * win_h + kh) * win_w + kw;
+                    if ((I)aplane[(od * out_h + oh) * out_w + ow] == k) {
+                        acc += Num<T>::to_acc(gplane[od * (I)p.y_stride[2] + oh * (I)p.y_stride[3] + ow * (I)p.y_stride[4]]);
+                    }
+                }
+            }
+        }
+        dx[n * (I)p.z_stride[0] + c * (I)p.z_stride[1] + id * (I)p.z_stride[2] + ih * (I)p.z_stride[3] +
+           iw * (I)p.z_stride[4]] = Num<T>::from_acc(acc);
+    }
+}
+
+// MAX_POOLING_GRAD pass 2 fast path for 2-D pooling whose windows overlap at most R
+// times per axis (R = ceil(((K - 1) * dil + 1) / s) <= 4): the argmax offsets and the
+// gradients of all candidate windows are loaded before any is used.
+template <typename T, typename A, typename I, int R>
+__global__ void __launch_bounds__(256) max_pool_grad_gather2d(const A* __restrict__ arg, const T* __restrict__ dy,
+                                                              T* __restrict__ dx, const PoolParams p) {
+    typedef typename Num<T>::Acc Acc;
+    const I step = (I)gridDim.x * (I)blockDim.x;
+    const I out_h = (I)p.out_size[1], out_w = (I)p.out_size[2];
+    const I win_w = (I)p.window[2];
+    for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < (I)p.count; t += step) {
+        I r = t;
+        const I iw = r % (I)p.in_size[2];
+        r /= (I)p.in_size[2];
+        const I ih = r % (I)p.in_size[1];
+        r /= (I)p.in_size[1];
+        const I c = r % (I)p.c;
+        const I n = r / (I)p.c;
+        const A* aplane = arg + (n * (I)p.c + c) * (out_h * out_w);
+        const T* gplane = dy + n * (I)p.y_stride[0] + c * (I)p.y_stride[1];
+        const AxisRange<I> rh = axis_range<I>(ih, (I)p.window[1], (I)p.stride[1], (I)p.pad[1], (I)p.dil[1], out_h);
+        const AxisRange<I> rw = axis_range<I>(iw, win_w, (I)p.stride[2], (I)p.pad[2], (I)p.dil[2], out_w);
+        I kh[R], kw[R];
+#pragma unroll
+        for (int a = 0; a < R; ++a) {
+            const I oh = rh.lo + a;
+            kh[a] = oh <= rh.hi ? window_offset<I>(rh.top, oh, (I)p.stride[1], (I)p.dil[1]) : -1;
+            const I ow = rw.lo + a;
+            kw[a] = ow <= rw.hi ? window_offset<I>(rw.top, ow, (I)p.stride[2], (I)p.dil[2]) : -1;
+        }
+        I sel[R][R];
+        Acc g[R][R];
+#pragma unroll
+        for (int a = 0; a < R; ++a) {
+#pragma unroll
+            for (int b = 0; b < R; ++b) {
+                const bool ok = kh[a] >= 0 && kw[b] >= 0;
+                const I oh = rh.lo + a, ow = rw.lo + b;
+                sel[a][b] = ok ? (I)aplane[oh * out_w + ow] : -1;
+                g[a][b] = ok ? Num<T>::to_acc(gplane[oh * (I)p.y_stride[3] + ow * (I)p.y_stride[4]]) : Acc(0);
+            }
+        }
+        Acc acc = Acc(0);
+#pragma unroll
+        for (int a = 0; a < R; ++a) {
+#pragma unroll
+            for (int b = 0; b < R; ++b) {
+                if (kh[a] >= 0 && kw[b] >= 0 && sel[a][b] == kh[a] * win_w + kw[b]) acc += g[a][b];
+            }
+        }
+        dx[n * (I)p.z_stride[0] + c * (I)p.z_stride[1] + ih * (I)p.z_stride[3] + iw * (I)p.z_stride[4]] =
+            Num<T>::from_acc(acc);
+    }
+}
+
+// Pass 1 fast path for 2-D windows of at most KMAX x KMAX elements: every tap of the
+// window is loaded (predicated) before the scan, so the loads overlap instead of
+// waiting for each other; the scan order and rule are window_argmax's.
+template <typename T, typename A, typename I, int KMAX>
+__global__ void __launch_bounds__(256) max_pool_argmax2d(const T* __restrict__ x, A* __restrict__ arg,
+                                                         const PoolParams p) {
+    const I step = (I)gridDim.x * (I)blockDim.x;
+    const I out_h = (I)p.out_size[1], out_w = (I)p.out_size[2];
+    const I out_total = (I)(p.n * p.c) * out_h * out_w;
+    const I kh_n = (I)p.window[1], kw_n = (I)p.window[2];
+    for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < out_total; t += step) {
+        I r = t;
+        const I ow = r % out_w;
+        r /= out_w;
+        const I oh = r % out_h;
+        r /= out_h;
+        const I c = r % (I)p.c;
+        const I n = r / (I)p.c;
+        const T* plane = x + n * (I)p.x_stride[0] + c * (I)p.x_stride[1];
+        const I h0 = oh * (I)p.stride[1] - (I)p.pad[1];
+        const I w0 = ow * (I)p.stride[2] - (I)p.pad[2];
+        T v[KMAX][KMAX];
+        bool in[KMAX][KMAX];
+#pragma unroll
+        for (int a = 0; a < KMAX; ++a) {
+            const I ih = h0 + a * (I)p.dil[1];
+            const bool row_ok = a < kh_n && ih >= 0 && ih < (I)p.in_size[1];
+#pragma unroll
+            for (int b = 0; b < KMAX; ++b) {
+                const I iw = w0 + b * (I)p.dil[2];
+                in[a][b] = row_ok && b < kw_n && iw >= 0 && iw < (I)p.in_size[2];
+                v[a][b] = in[a][b] ? plane[ih * (I)p.x_stride[3] + iw * (I)p.x_stride[4]] : T();
+            }
+        }
+        I best = -1;
+        T best_v = T();
+#pragma unroll
+        for (int a = 0; a < KMAX; ++a) {
+#pragma unroll
+            for (int b = 0; b < KMAX; ++b) {
+                if (in[a][b] && (best < 0 || Num<T>::key(v[a][b]) > Num<T>::key(best_v) ||
+                                 (Num<T>::is_nan(v[a][b]) && !Num<T>::is_nan(best_v)))) {
+                    best_v = v[a][b];
+                    best = a * kw_n + b;
+                }
+            }
+        }
+        arg[t] = (A)best;
+    }
+}

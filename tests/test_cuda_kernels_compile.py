@@ -1,0 +1,120 @@
+"""Compile every CUDA kernel source with NVRTC, without a GPU.
+
+NVRTC compiles CUDA C to PTX with no driver and no device, so this runs wherever the
+NVRTC library is importable (through CuPy's ``cupy_backends``, which needs
+``cupy-cuda13x`` (or 12x) plus the matching ``nvidia-cuda-nvrtc`` wheel). It skips
+cleanly elsewhere. Each source is compiled once with a representative set of
+template specialisations (every data type, index type, vector width and mode the
+host code can ask for), for compute_90 (Hopper) and compute_75.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from dmlops.cuda._runtime import COMPILE_OPTIONS, kernel_source, kernel_sources
+
+DATA = ["float", "half_t", "double", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"]
+INDEX = ["i32", "i64", "u32", "u64"]
+
+
+def _copy_names() -> list[str]:
+    names = []
+    for storage, vec_bytes, mode in itertools.product(["u8", "u16", "u32", "u64"], [1, 2, 4, 8, 16], [0, 1, 2]):
+        size = {"u8": 1, "u16": 2, "u32": 4, "u64": 8}[storage]
+        vec = max(1, vec_bytes // size)
+        if vec_bytes < size or (vec == 1 and mode):
+            continue
+        names.append(f"strided_copy<{storage}, {vec}, {mode}, 2, int, NoIndex, false>")
+    for ndim in range(8):
+        names.append(f"strided_copy<u32, 4, 1, {ndim}, long long, NoIndex, false>")
+    for idx, wrap in itertools.product(INDEX, ["true", "false"]):
+        if wrap == "true" and idx.startswith("u"):
+            continue
+        names.append(f"strided_copy<u16, 8, 1, 3, int, {idx}, {wrap}>")
+        names.append(f"strided_copy<u64, 1, 0, 7, long long, {idx}, {wrap}>")
+        names.append(f"gather_check<{idx}, {wrap}>")
+    return names
+
+
+NAMES = {
+    "copy.cu": _copy_names(),
+    "pooling.cu": [
+        *(f"max_pool<{t}, {z}, int>" for t in DATA for z in ("NoIndexOut", "u32", "u64")),
+        "max_pool<float, u64, long long>",
+        *(f"max_pool_grad<{t}, {i}>" for t in ("float", "half_t", "double") for i in ("int", "long long")),
+        *(
+            f"{k}<{t}, {a}, {i}{', 3' if k.endswith('2d') else ''}>"
+            for k in ("max_pool_argmax", "max_pool_grad_gather", "max_pool_grad_gather2d")
+            for t in ("float", "half_t")
+            for a in ("u8", "i32")
+            for i in ("int", "long long")
+        ),
+        "max_pool_grad_gather2d<float, u8, int, 2>",
+        "max_pool_grad_gather2d<half_t, u8, int, 4>",
+        *(f"max_pool_argmax2d<{t}, u8, int, {k}>" for t in ("float", "half_t", "double") for k in (2, 3, 4)),
+    ],
+    "resample.cu": [
+        *(
+            f"resample_fwd<{t}, {lin}, {i}>"
+            for t in ("float", "half_t", "i8", "u8", "double")
+            for lin in ("true", "false")
+            for i in ("int", "long long")
+        ),
+        *(
+            f"resample_grad<{t}, {w}, {i}>"
+            for t, w in (("float", "float"), ("half_t", "float"), ("double", "double"))
+            for i in ("int", "long long")
+        ),
+        *(
+            f"resample_grad_hw<{t}, {w}, int, {n}>"
+            for t, w in (("float", "float"), ("half_t", "float"))
+            for n in (2, 4, 8)
+        ),
+        "resample_grad_hw<double, double, long long, 4>",
+    ],
+    "roi_align.cu": [
+        f"roi_align<{t}, {b}, {m}, {lin}>"
+        for t in ("float", "half_t")
+        for b in ("u32", "u64")
+        for m in ("true", "false")
+        for lin in ("true", "false")
+    ],
+}
+
+
+def _nvrtc():
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        nvrtc.getVersion()
+    except Exception as exc:  # no CuPy, or CuPy without the NVRTC library
+        pytest.skip(f"NVRTC is not importable here ({type(exc).__name__}: {exc})")
+    return nvrtc
+
+
+def test_every_source_has_specialisations() -> None:
+    assert sorted(NAMES) == kernel_sources()
+
+
+@pytest.mark.parametrize("arch", ["compute_90", "compute_75"])
+@pytest.mark.parametrize("source", sorted(NAMES))
+def test_kernel_source_compiles(source: str, arch: str) -> None:
+    nvrtc = _nvrtc()
+    prog = nvrtc.createProgram(kernel_source(source), source, [], [])
+    try:
+        for name in NAMES[source]:
+            nvrtc.addNameExpression(prog, name)
+        try:
+            nvrtc.compileProgram(prog, [*COMPILE_OPTIONS, f"--gpu-architecture={arch}"])
+        except Exception:
+            pytest.fail(f"{source} failed to compile:\n{nvrtc.getProgramLog(prog)}")
+        log = nvrtc.getProgramLog(prog)
+        assert "warning" not in log.lower(), log
+        for name in NAMES[source]:
+            assert nvrtc.getLoweredName(prog, name)
+        assert nvrtc.getPTX(prog)
+    finally:
+        nvrtc.destroyProgram(prog)

@@ -1,0 +1,261 @@
+"""The CUDA backend's plan layer (CPU-only) and its array interop (GPU, marked ``cuda``)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import dmlops
+from conftest import backend_params
+from dmlops import TensorDesc
+from dmlops.backends import load_backend
+from dmlops.cuda import _plan
+from dmlops.descs.gather import GatherDesc
+from dmlops.descs.slice1 import Slice1Desc
+from dmlops.errors import BackendUnavailableError, DataIndexError
+
+# -- plan layer: no GPU needed ------------------------------------------------------------------
+
+
+def _offsets(sizes, strides, base=0):
+    """Every offset of a strided iteration space, in row-major order."""
+    return [base + sum(c * s for c, s in zip(coord, strides)) for coord in itertools.product(*map(range, sizes))]
+
+
+@pytest.mark.parametrize(
+    "sizes, strides",
+    [
+        ((64, 64, 128, 128), [(-1048576, -16384, -128, -1), (1048576, 16384, 128, 1)]),
+        ((2, 1, 3, 4), [(12, 12, 4, 1), (24, 24, 8, 2)]),
+        ((3, 4, 5), [(20, 5, 1), (1, 3, 12)]),
+        ((2, 3, 4), [(0, 4, 1), (12, 4, 1)]),
+        ((1, 1, 1), [(5, 6, 7), (1, 1, 1)]),
+    ],
+)
+def test_collapse_addresses_the_same_elements(sizes, strides) -> None:
+    c_sizes, c_strides = _plan.collapse(sizes, strides)
+    assert 1 not in c_sizes
+    if np.prod(sizes) <= 4096:
+        for before, after in zip(strides, c_strides):
+            assert _offsets(sizes, before) == _offsets(c_sizes, after)
+
+
+def test_full_reverse_collapses_to_one_dimension() -> None:
+    sizes = (64, 64, 128, 128)
+    packed = (1048576, 16384, 128, 1)
+    c_sizes, (src, dst) = _plan.collapse(sizes, [tuple(-s for s in packed), packed])
+    assert c_sizes == (64 * 64 * 128 * 128,)
+    assert src == (-1,) and dst == (1,)
+
+
+def test_int32_decision() -> None:
+    small = _plan.copy_layout((4, 4), (4, 1), (4, 1))
+    assert small.fits_int32()
+    big = _plan.copy_layout((2, 2**30), (2**30, 1), (2**30, 1))
+    assert not big.fits_int32()
+    gathered = _plan.copy_layout((2, 3), (0, 1), (3, 1), (1, 0), axis_size=2**20, axis_stride=2**12)
+    assert not gathered.fits_int32()
+
+
+@pytest.mark.parametrize("itemsize", [1, 2, 4, 8])
+def test_vector_width_and_modes(itemsize) -> None:
+    forward = _plan.copy_layout((8, 64), (64, 1), (64, 1))
+    assert _plan.choose_vector(forward, itemsize, 0, 0) == (16 // itemsize, _plan.MODE_VECTOR)
+    # A full reverse of 64 elements: the last element is at 63, so the first vector read
+    # starts at 64 - vec, which is aligned.
+    reverse = _plan.copy_layout((64,), (-1,), (1,), src_base=63)
+    assert _plan.choose_vector(reverse, itemsize, 0, 0) == (16 // itemsize, _plan.MODE_REVERSED)
+    # Stride-2 source: vector stores, element-wise loads.
+    strided = _plan.copy_layout((8, 64), (256, 2), (64, 1))
+    assert _plan.choose_vector(strided, itemsize, 0, 0) == (16 // itemsize, _plan.MODE_SCALAR)
+    # Misaligned destination pointer: fall back to narrower vectors or scalars.
+    vec, _ = _plan.choose_vector(forward, itemsize, 0, itemsize)
+    assert vec == 1
+    # Odd inner size: scalar.
+    odd = _plan.copy_layout((3, 7), (7, 1), (7, 1))
+    assert _plan.choose_vector(odd, itemsize, 0, 0)[0] == 1
+
+
+def test_vector_requires_aligned_gather_rows() -> None:
+    rows = _plan.copy_layout((10, 256), (0, 1), (256, 1), (1, 0), axis_size=1000, axis_stride=256)
+    assert _plan.choose_vector(rows, 4, 0, 0) == (4, _plan.MODE_VECTOR)
+    odd_rows = _plan.copy_layout((10, 256), (0, 1), (256, 1), (1, 0), axis_size=1000, axis_stride=257)
+    assert _plan.choose_vector(odd_rows, 4, 0, 0) == (4, _plan.MODE_SCALAR)
+
+
+def test_gather_dimensions_right_align() -> None:
+    # Input {1, 3, 4} packed, axis 2, indices {1, 1, 2}, IndexDimensions 1 -> output {1, 3, 2}.
+    sizes, src, dst, idx = _plan.gather_dimensions((1, 3, 4), (12, 4, 1), (1, 1, 2), (2, 2, 1), (6, 2, 1), 2, 1)
+    assert sizes == [1, 3, 2]
+    assert src == [12, 4, 0] and dst == [6, 2, 1] and idx == [0, 0, 1]
+    # IndexDimensions 2 on axis 0 of {1, 4}: full = {1, 2, 4}, the leading 1 is dropped.
+    sizes, src, dst, idx = _plan.gather_dimensions((1, 4), (4, 1), (1, 2), (2, 1), (4, 1), 0, 2)
+    assert sizes == [1, 2, 4] and dst == [0, 4, 1] and idx == [2, 1, 0]
+    # IndexDimensions 0: the axis disappears and a 1 is prepended.
+    sizes, src, dst, idx = _plan.gather_dimensions((3, 4), (4, 1), (1, 1), (1, 1), (4, 1), 0, 0)
+    assert sizes == [4] and dst == [1]
+
+
+def test_cuda_backend_reports_why_it_cannot_run() -> None:
+    from dmlops import cuda
+
+    reason = cuda.availability()
+    if reason is None:
+        pytest.skip("the CUDA backend is available here")
+    assert isinstance(reason, str) and reason
+    with pytest.raises(BackendUnavailableError, match="backend 'cuda' is not available"):
+        load_backend("cuda")
+
+
+# -- interop on the GPU ---------------------------------------------------------------------------
+
+cuda_only = backend_params("cuda")
+
+
+@pytest.fixture(params=cuda_only)
+def gpu(request: pytest.FixtureRequest):
+    try:
+        load_backend("cuda")
+    except BackendUnavailableError as exc:
+        pytest.skip(str(exc))
+    import cupy
+
+    return cupy
+
+
+def _reverse_desc(shape, dtype="FLOAT32") -> Slice1Desc:
+    n = len(shape)
+    return Slice1Desc(
+        input_tensor=TensorDesc(data_type=dtype, sizes=shape),
+        output_tensor=TensorDesc(data_type=dtype, sizes=shape),
+        input_window_offsets=(0,) * n,
+        input_window_sizes=tuple(shape),
+        input_window_strides=(-1,) * n,
+    )
+
+
+def test_numpy_in_numpy_out(gpu) -> None:
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    got = dmlops.execute(_reverse_desc((2, 3, 4)), {"InputTensor": x}, backend="cuda")["OutputTensor"]
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, x[::-1, ::-1, ::-1])
+
+
+def test_cupy_views_are_read_in_place(gpu) -> None:
+    cp = gpu
+    base = cp.arange(2 * 3 * 8, dtype=cp.float32).reshape(2, 3, 8)
+    view = base[:, ::-1, ::2]  # negative and non-unit strides, no copy
+    got = dmlops.execute(_reverse_desc((2, 3, 4)), {"InputTensor": view}, backend="cuda")["OutputTensor"]
+    assert isinstance(got, cp.ndarray)
+    np.testing.assert_array_equal(got.get(), view.get()[::-1, ::-1, ::-1])
+
+
+def test_cupy_out_written_only_where_addressed(gpu) -> None:
+    cp = gpu
+    x = cp.arange(6, dtype=cp.float32)
+    desc = Slice1Desc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(6,)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(3,), strides=(2,)),
+        input_window_offsets=(0,),
+        input_window_sizes=(6,),
+        input_window_strides=(-2,),
+    )
+    buffer = cp.full(5, -7.0, dtype=cp.float32)
+    result = dmlops.execute(desc, {"InputTensor": x}, outputs={"OutputTensor": buffer}, backend="cuda")
+    assert result["OutputTensor"] is buffer
+    np.testing.assert_array_equal(buffer.get(), [5, -7, 3, -7, 1])
+
+
+def test_numpy_out_written_only_where_addressed(gpu) -> None:
+    x = np.arange(6, dtype=np.float32)
+    desc = Slice1Desc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(6,)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(3,), strides=(2,)),
+        input_window_offsets=(0,),
+        input_window_sizes=(6,),
+        input_window_strides=(-2,),
+    )
+    buffer = np.full(5, -7.0, dtype=np.float32)
+    result = dmlops.execute(desc, {"InputTensor": x}, outputs={"OutputTensor": buffer}, backend="cuda")
+    assert result["OutputTensor"] is buffer
+    np.testing.assert_array_equal(buffer, [5, -7, 3, -7, 1])
+
+
+def test_torch_tensors_round_trip_without_copies(gpu) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    x = torch.arange(24, dtype=torch.float16, device="cuda").reshape(2, 3, 4)
+    got = dmlops.execute(_reverse_desc((2, 3, 4), "FLOAT16"), {"InputTensor": x}, backend="cuda")["OutputTensor"]
+    assert isinstance(got, torch.Tensor) and got.is_cuda
+    assert torch.equal(got, torch.flip(x, (0, 1, 2)))
+    out = torch.empty_like(x)
+    res = dmlops.execute(
+        _reverse_desc((2, 3, 4), "FLOAT16"), {"InputTensor": x}, outputs={"OutputTensor": out}, backend="cuda"
+    )
+    assert res["OutputTensor"] is out
+    assert torch.equal(out, torch.flip(x, (0, 1, 2)))
+
+
+def test_cuda_array_interface_producer(gpu) -> None:
+    cp = gpu
+
+    class Producer:
+        def __init__(self, arr):
+            self._arr = arr
+            self.__cuda_array_interface__ = arr.__cuda_array_interface__
+
+    x = cp.arange(12, dtype=cp.int32).reshape(3, 4)
+    got = dmlops.execute(_reverse_desc((3, 4), "INT32"), {"InputTensor": Producer(x)}, backend="cuda")["OutputTensor"]
+    np.testing.assert_array_equal(cp.asnumpy(got), x.get()[::-1, ::-1])
+
+
+def _gather_desc(n: int, idx_type: str, count: int) -> GatherDesc:
+    return GatherDesc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(n, 8)),
+        indices_tensor=TensorDesc(data_type=idx_type, sizes=(1, count)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(count, 8)),
+        axis=0,
+        index_dimensions=1,
+    )
+
+
+@pytest.mark.parametrize("idx_dtype", [np.int64, np.int32, np.uint64, np.uint32])
+def test_wild_gather_indices_clamp_and_strict_raises(gpu, idx_dtype) -> None:
+    info = np.iinfo(idx_dtype)
+    values = [info.min, info.max, -1, 0, 5, -5, -6, 6, info.max - 1, info.min + 1, 4, 2]
+    wild = np.array([v for v in values if info.min <= v <= info.max], dtype=idx_dtype)
+    wild = wild.reshape(1, -1)
+    x = np.arange(5 * 8, dtype=np.float32).reshape(5, 8)
+    desc = _gather_desc(5, dmlops.enums.TensorDataType.from_numpy(idx_dtype).name, wild.shape[1])
+    got = dmlops.execute(desc, {"InputTensor": x, "IndicesTensor": wild}, backend="cuda")["OutputTensor"]
+    want = dmlops.execute(desc, {"InputTensor": x, "IndicesTensor": wild})["OutputTensor"]
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(DataIndexError) as cuda_err:
+        dmlops.execute(desc, {"InputTensor": x, "IndicesTensor": wild}, backend="cuda", strict=True)
+    with pytest.raises(DataIndexError) as ref_err:
+        dmlops.execute(desc, {"InputTensor": x, "IndicesTensor": wild}, strict=True)
+    assert str(cuda_err.value) == str(ref_err.value)
+
+
+def test_repeated_runs_are_bitwise_identical(gpu) -> None:
+    cp = gpu
+    from dmlops.descs.resample_grad1 import ResampleGrad1Desc
+
+    rng = np.random.default_rng(0)
+    dy = cp.asarray(rng.standard_normal((2, 3, 32, 32)).astype(np.float32))
+    desc = ResampleGrad1Desc(
+        input_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=(2, 3, 32, 32)),
+        output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=(2, 3, 16, 16)),
+        interpolation_mode="LINEAR",
+        rounding_direction="DECREASING",
+        scales=(1.0, 1.0, 2.0, 2.0),
+        input_pixel_offsets=(0.5, 0.5, 0.5, 0.5),
+        output_pixel_offsets=(-0.5, -0.5, -0.5, -0.5),
+    )
+    first = dmlops.execute(desc, {"InputGradientTensor": dy}, backend="cuda")["OutputGradientTensor"]
+    for _ in range(3):
+        again = dmlops.execute(desc, {"InputGradientTensor": dy}, backend="cuda")["OutputGradientTensor"]
+        assert cp.array_equal(first, again)
