@@ -69,10 +69,16 @@ def _address_space_limit() -> int | None:
     return max(int(soft) - mapped, 0)
 
 
+ALWAYS_AFFORDABLE = 1 << 24
+"""Allocations up to 16 MiB are not checked against the machine (that costs a file read)."""
+
+
 def check_allocation(nbytes: int, what: str, *, limit: int | None = None) -> None:
     """Raise :class:`AllocationError` if ``nbytes`` exceed ``limit`` or the available memory."""
     if limit is not None and nbytes > limit:
         raise AllocationError(f"{what} needs {nbytes} bytes, more than the limit of {limit} bytes")
+    if nbytes <= ALWAYS_AFFORDABLE:
+        return
     free = available_memory()
     if free is not None and nbytes > free:
         raise AllocationError(f"{what} needs {nbytes} bytes, more than the {free} bytes of memory available")

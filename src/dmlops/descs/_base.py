@@ -83,6 +83,9 @@ def _names(types: frozenset[TensorDataType]) -> str:
     return ", ".join(t.name for t in sorted(types, key=lambda t: t.name))
 
 
+_MEMBER_INFOS: dict[type, tuple[MemberInfo, ...]] = {}
+
+
 @dataclass(frozen=True, kw_only=True)
 class OperatorDesc:
     """Base of every operator desc. Subclasses are frozen keyword-only dataclasses."""
@@ -158,12 +161,15 @@ class OperatorDesc:
     @classmethod
     def member_infos(cls) -> tuple[MemberInfo, ...]:
         """The dataclass-backed members, in struct order (count members excluded)."""
-        infos = []
-        for f in dataclasses.fields(cls):
-            info = f.metadata.get("dml")
-            if info is not None:
-                infos.append(dataclasses.replace(info, attr=f.name))
-        return tuple(infos)
+        cached = _MEMBER_INFOS.get(cls)
+        if cached is None:
+            cached = tuple(
+                dataclasses.replace(f.metadata["dml"], attr=f.name)
+                for f in dataclasses.fields(cls)
+                if "dml" in f.metadata
+            )
+            _MEMBER_INFOS[cls] = cached
+        return cached
 
     @classmethod
     def dml_member_names(cls) -> tuple[str, ...]:
@@ -184,13 +190,17 @@ class OperatorDesc:
 
     def tensors(self, kind: Literal["input", "output"] | None = None) -> dict[str, TensorDesc]:
         """Bound tensor members (optional ones left out when NULL), by DML name."""
-        out = {}
-        for info in self.member_infos():
-            if info.kind in TENSOR_KINDS and (kind is None or info.kind == kind):
-                value = getattr(self, info.attr)
+        by_kind: dict[str | None, dict[str, TensorDesc]] | None = self.__dict__.get("_tensors")
+        if by_kind is None:
+            # Immutable desc: compute once, outside the dataclass fields.
+            by_kind = {None: {}, "input": {}, "output": {}}
+            for info in self.member_infos():
+                value = getattr(self, info.attr) if info.kind in TENSOR_KINDS else None
                 if value is not None:
-                    out[info.dml_name] = value
-        return out
+                    by_kind[None][info.dml_name] = value
+                    by_kind[info.kind][info.dml_name] = value
+            object.__setattr__(self, "_tensors", by_kind)
+        return dict(by_kind[kind])
 
     def tensor(self, dml_name: str) -> TensorDesc:
         """The TensorDesc of one member by DML name."""
@@ -222,6 +232,15 @@ class OperatorDesc:
         member and value, as DirectML's debug layer does for E_INVALIDARG.
         """
         level = FeatureLevel.latest() if feature_level is None else FeatureLevel.from_any(feature_level)
+        # A desc is immutable, so a level it passed once it always passes: remember it
+        # (outside the dataclass fields) to keep repeated execute() calls cheap.
+        passed: frozenset[FeatureLevel] = self.__dict__.get("_passed_levels", frozenset())
+        if level in passed:
+            return
+        self._validate_uncached(level)
+        object.__setattr__(self, "_passed_levels", passed | {level})
+
+    def _validate_uncached(self, level: FeatureLevel) -> None:
         if level < self.introduced:
             raise InvalidDescError(
                 f"{self.dml_name}: {self.operator_type} was introduced in {self.introduced}; not available at {level}",
