@@ -356,6 +356,30 @@ def bench_roi(dtype: str, sampling: int) -> None:
             check_batch_indices=False,
         )
 
+    # The same logical tensors stored channels-last, described by NHWC strides (DML
+    # tensors may carry any strides); torchvision keeps the NCHW-contiguous copies.
+    nhwc = [cp.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2) for a in sets]
+    desc_cl = RoiAlignDesc(
+        input_tensor=TensorDesc(data_type=dml, sizes=(n, c, h, w), strides=(h * w * c, 1, w * c, c)),
+        roi_tensor=desc.roi_tensor,
+        batch_indices_tensor=desc.batch_indices_tensor,
+        output_tensor=desc.output_tensor,
+        reduction_function="AVERAGE",
+        interpolation_mode="LINEAR",
+        spatial_scale_x=scale,
+        spatial_scale_y=scale,
+        out_of_bounds_input_value=0.0,
+        minimum_samples_per_output=lo,
+        maximum_samples_per_output=hi,
+    )
+
+    def mine_cl(i: int) -> Any:
+        return run_cuda(
+            desc_cl,
+            {"InputTensor": nhwc[i % len(nhwc)], "ROITensor": rois, "BatchIndicesTensor": bi},
+            {"OutputTensor": out},
+        )
+
     got = dmlops.execute(
         desc,
         {"InputTensor": sets[0], "ROITensor": rois, "BatchIndicesTensor": bi},
@@ -365,14 +389,24 @@ def bench_roi(dtype: str, sampling: int) -> None:
     want = torch_op(0).float()
     rel = float(torch.linalg.norm(torch_of(got).float() - want) / torch.linalg.norm(want))
     print(f"  roi-align sr={sampling} {dtype}: ||dmlops - torchvision|| / ||torchvision|| = {rel:.3g}", flush=True)
+    got = dmlops.execute(
+        desc_cl,
+        {"InputTensor": nhwc[0], "ROITensor": rois, "BatchIndicesTensor": bi},
+        outputs={"OutputTensor": out},
+        backend="cuda",
+    )["OutputTensor"]
+    rel = float(torch.linalg.norm(torch_of(got).float() - want) / torch.linalg.norm(want))
+    print(f"  roi-align NHWC sr={sampling} {dtype}: ||dmlops - torchvision|| / ||torchvision|| = {rel:.3g}", flush=True)
     floor = nbytes + out.nbytes
     peer = timed(torch_op, calls=5)
     mine = timed(mine_op, calls=5)
     kern = timed(kernel_only, calls=5)
+    cl = timed(mine_cl, calls=5)
     wl = f"ROI Align 1000 ROIs 7x7 {'sr=2' if sampling else 'adaptive (sr=0)'}"
     record(wl, dtype, "torchvision.ops.roi_align", peer, floor)
-    record(wl, dtype, "dmlops cuda (checks batch idx)", mine, floor, peer)
-    record(wl, dtype, "dmlops cuda (kernel, no idx check)", kern, floor, peer)
+    record(wl, dtype, "dmlops cuda NCHW (checks batch idx)", mine, floor, peer)
+    record(wl, dtype, "dmlops cuda NCHW (no idx check)", kern, floor, peer)
+    record(wl, dtype, "dmlops cuda NHWC strides (checks idx)", cl, floor, peer)
 
 
 def bench_latency() -> None:

@@ -36,6 +36,8 @@ def _copy_names() -> list[str]:
         names.append(f"strided_copy<u16, 8, 1, 3, int, {idx}, {wrap}>")
         names.append(f"strided_copy<u64, 1, 0, 7, long long, {idx}, {wrap}>")
         names.append(f"gather_check<{idx}, {wrap}>")
+        names.append(f"gather_rows<1, int, {idx}, {wrap}>")
+        names.append(f"gather_rows<7, long long, {idx}, {wrap}>")
     return names
 
 
@@ -55,6 +57,13 @@ NAMES = {
         "max_pool_grad_gather2d<float, u8, int, 2>",
         "max_pool_grad_gather2d<half_t, u8, int, 4>",
         *(f"max_pool_argmax2d<{t}, u8, int, {k}>" for t in ("float", "half_t", "double") for k in (2, 3, 4)),
+        *(
+            f"max_pool_grad_tile2d<{t}, {i}, {k}, {k}, {s}, {s}, 32, 32>"
+            for t in ("float", "half_t", "double")
+            for i in ("int", "long long")
+            for k, s in ((3, 2), (2, 2))
+        ),
+        "max_pool_grad_tile2d<float, int, 5, 1, 1, 5, 32, 32>",
     ],
     "resample.cu": [
         *(
@@ -76,7 +85,8 @@ NAMES = {
         "resample_grad_hw<double, double, long long, 4>",
     ],
     "roi_align.cu": [
-        f"roi_align<{t}, {b}, {m}, {lin}>"
+        f"{k}<{t}, {b}, {m}, {lin}>"
+        for k in ("roi_align", "roi_align_cl")
         for t in ("float", "half_t")
         for b in ("u32", "u64")
         for m in ("true", "false")

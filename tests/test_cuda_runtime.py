@@ -259,3 +259,158 @@ def test_repeated_runs_are_bitwise_identical(gpu) -> None:
     for _ in range(3):
         again = dmlops.execute(desc, {"InputGradientTensor": dy}, backend="cuda")["OutputGradientTensor"]
         assert cp.array_equal(first, again)
+
+
+# -- the fast paths, against the NumPy reference ------------------------------------------------
+
+
+def _close(got, want, dtype) -> None:
+    tol = {np.float32: dict(rtol=1e-5, atol=1e-6), np.float16: dict(rtol=2e-3, atol=2e-3)}[dtype]
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want.astype(np.float64), equal_nan=True, **tol)
+
+
+def _roi_desc(n, c, h, w, r, dtype, *, sr, reduce="AVERAGE", mode="LINEAR", strides=None, oob=0.0):
+    from dmlops.descs.roi_align import RoiAlignDesc
+
+    lo, hi = (sr, sr) if sr else (1, 2**32 - 1)
+    return RoiAlignDesc(
+        input_tensor=TensorDesc(data_type=dtype, sizes=(n, c, h, w), strides=strides),
+        roi_tensor=TensorDesc(data_type=dtype, sizes=(r, 4)),
+        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(r,)),
+        output_tensor=TensorDesc(data_type=dtype, sizes=(r, c, 3, 4)),
+        reduction_function=reduce,
+        interpolation_mode=mode,
+        spatial_scale_x=0.5,
+        spatial_scale_y=0.25,
+        out_of_bounds_input_value=oob,
+        minimum_samples_per_output=lo,
+        maximum_samples_per_output=hi,
+    )
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("reduce, mode", [("AVERAGE", "LINEAR"), ("MAX", "LINEAR"), ("AVERAGE", "NEAREST_NEIGHBOR")])
+@pytest.mark.parametrize("sr", [2, 0])
+def test_roi_align_channel_lane_kernel(gpu, layout, reduce, mode, sr) -> None:
+    """40 channels: NHWC strides take the channel-lane kernel, NCHW the channel x bin kernel."""
+    cp = gpu
+    rng = np.random.default_rng(5)
+    n, c, h, w, r = 2, 40, 9, 11, 64
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    x[0, 3, 2, 2] = np.nan
+    x[1, 5, 4, 4] = np.inf
+    boxes = rng.uniform(-6, 30, size=(r, 4)).astype(np.float32)
+    batch = rng.integers(0, n, size=r).astype(np.uint32)
+    strides = (h * w * c, 1, w * c, c) if layout == "nhwc" else None
+    desc = _roi_desc(n, c, h, w, r, "FLOAT32", sr=sr, reduce=reduce, mode=mode, strides=strides, oob=-0.5)
+    want = dmlops.execute(desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": batch})["OutputTensor"]
+    xd = cp.asarray(x)
+    if layout == "nhwc":
+        xd = cp.ascontiguousarray(xd.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    got = dmlops.execute(
+        desc,
+        {"InputTensor": xd, "ROITensor": cp.asarray(boxes), "BatchIndicesTensor": cp.asarray(batch)},
+        backend="cuda",
+    )["OutputTensor"]
+    _close(got.get(), want, np.float32)
+
+
+def test_roi_align_bad_batch_index_raises_on_every_path(gpu) -> None:
+    cp = gpu
+    from dmlops.errors import DataIndexError
+
+    n, c, h, w, r = 2, 40, 9, 11, 64
+    desc = _roi_desc(n, c, h, w, r, "FLOAT32", sr=2)
+    x = cp.ones((n, c, h, w), cp.float32)
+    boxes = cp.asarray(np.tile(np.array([[0, 0, 8, 8]], np.float32), (r, 1)))
+    batch = np.zeros(r, np.uint32)
+    batch[17] = 2
+    for xin in (x, cp.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)):
+        with pytest.raises(DataIndexError):
+            dmlops.execute(
+                desc, {"InputTensor": xin, "ROITensor": boxes, "BatchIndicesTensor": cp.asarray(batch)}, backend="cuda"
+            )
+    ok = dmlops.execute(
+        desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": cp.zeros(r, cp.uint32)}, backend="cuda"
+    )["OutputTensor"]
+    assert bool(cp.all(ok == 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize(
+    "window, stride, pad", [((3, 3), (2, 2), (1, 1)), ((2, 2), (2, 2), (0, 0)), ((3, 2), (1, 2), (2, 1))]
+)
+def test_max_pooling_grad_fused_tiles(gpu, dtype, window, stride, pad) -> None:
+    """Planes larger than one 32 x 32 tile, with ties, NaN and -inf windows."""
+    cp = gpu
+    from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+
+    rng = np.random.default_rng(2)
+    shape = (2, 3, 45, 70)
+    x = rng.integers(-3, 3, size=shape).astype(dtype)  # many ties
+    x[0, 0, 10:14, 30:36] = -np.inf
+    x[1, 2, 33, 40] = np.nan
+    x[1, 2, 34, 41] = np.nan
+    oh = (shape[2] + 2 * pad[0] - window[0]) // stride[0] + 1
+    ow = (shape[3] + 2 * pad[1] - window[1]) // stride[1] + 1
+    dy = rng.standard_normal((2, 3, oh, ow)).astype(dtype)
+    name = "FLOAT32" if dtype == np.float32 else "FLOAT16"
+    desc = MaxPoolingGradDesc(
+        input_tensor=TensorDesc(data_type=name, sizes=shape),
+        input_gradient_tensor=TensorDesc(data_type=name, sizes=dy.shape),
+        output_gradient_tensor=TensorDesc(data_type=name, sizes=shape),
+        strides=stride,
+        window_size=window,
+        start_padding=pad,
+        end_padding=pad,
+        dilations=(1, 1),
+    )
+    want = dmlops.execute(desc, {"InputTensor": x, "InputGradientTensor": dy})["OutputGradientTensor"]
+    got = dmlops.execute(desc, {"InputTensor": cp.asarray(x), "InputGradientTensor": cp.asarray(dy)}, backend="cuda")[
+        "OutputGradientTensor"
+    ]
+    _close(got.get(), want, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("scale, offsets", [(2.0, (0.5, -0.5)), (3.0, (0.0, 0.0)), (1.5, (0.5, -0.5))])
+def test_resample_grad_linear_scales(gpu, dtype, scale, offsets) -> None:
+    cp = gpu
+    from dmlops.descs.resample_grad1 import ResampleGrad1Desc
+
+    rng = np.random.default_rng(4)
+    small = (2, 3, 37, 70)
+    big = (2, 3, int(37 * scale), int(70 * scale))
+    name = "FLOAT32" if dtype == np.float32 else "FLOAT16"
+    desc = ResampleGrad1Desc(
+        input_gradient_tensor=TensorDesc(data_type=name, sizes=big),
+        output_gradient_tensor=TensorDesc(data_type=name, sizes=small),
+        interpolation_mode="LINEAR",
+        rounding_direction="DECREASING",
+        scales=(1.0, 1.0, scale, scale),
+        input_pixel_offsets=(offsets[0],) * 4,
+        output_pixel_offsets=(offsets[1],) * 4,
+    )
+    dy = rng.standard_normal(big).astype(dtype)
+    want = dmlops.execute(desc, {"InputGradientTensor": dy})["OutputGradientTensor"]
+    got = dmlops.execute(desc, {"InputGradientTensor": cp.asarray(dy)}, backend="cuda")["OutputGradientTensor"]
+    _close(got.get(), want, dtype)
+
+
+@pytest.mark.parametrize("width", [64, 128, 256])
+def test_gather_warp_rows(gpu, width) -> None:
+    """FLOAT16 rows of 128 B to 512 B (the warp-per-row kernel), negative indices wrap."""
+    cp = gpu
+    rng = np.random.default_rng(6)
+    rows, count = 1000, 777
+    table = rng.standard_normal((rows, width)).astype(np.float16)
+    idx = rng.integers(-rows, rows, size=(1, count)).astype(np.int64)
+    desc = GatherDesc(
+        input_tensor=TensorDesc(data_type="FLOAT16", sizes=(rows, width)),
+        indices_tensor=TensorDesc(data_type="INT64", sizes=(1, count)),
+        output_tensor=TensorDesc(data_type="FLOAT16", sizes=(count, width)),
+        axis=0,
+        index_dimensions=1,
+    )
+    got = dmlops.execute(desc, {"InputTensor": cp.asarray(table), "IndicesTensor": cp.asarray(idx)}, backend="cuda")
+    np.testing.assert_array_equal(got["OutputTensor"].get(), table[np.where(idx[0] < 0, idx[0] + rows, idx[0])])

@@ -6,11 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from ._plan import MAX_OUTER_DIMS, CopyLayout, choose_vector, grid_for
+from ._plan import MAX_OUTER_DIMS, MODE_VECTOR, CopyLayout, choose_vector, grid_for
 from ._runtime import get_kernel, padded, params
 
 BLOCK = 256
 UNROLL = 4  # work items per thread per grid-stride step (DMLOPS_UNROLL in copy.cu)
+GATHER_ROWS = 4  # rows per warp per step of gather_rows (DMLOPS_GATHER_ROWS in copy.cu)
+ROW_VECTORS = (8, 32)
+"""GATHER rows of this many 16-byte vectors (128 B to 512 B) take the warp-per-row kernel."""
 STORAGE = {1: "u8", 2: "u16", 4: "u32", 8: "u64"}
 """Data movement copies raw elements of this many bytes."""
 INDEX_TYPES = {
@@ -95,13 +98,62 @@ class CopyPlan:
         self._variants[(vec, mode)] = found
         return found
 
+    def rows_variant(self, vec: int) -> tuple[Any, int, Any]:
+        """(kernel, blocks, parameter struct) of ``gather_rows``: offsets in 16-byte vectors."""
+        lay = self.layout
+        ndim = len(lay.outer_sizes)
+        inner_vecs = lay.inner_size // vec
+        rows = 1
+        for s in lay.outer_sizes:
+            rows *= s
+        fn = get_kernel(
+            "copy.cu",
+            f"gather_rows<{ndim}, {index_type(self.use32)}, {self.index_ctype}, {'true' if self.wrap else 'false'}>",
+        )
+        p = params(
+            ("count", "i8", rows * inner_vecs),
+            ("inner_vecs", "i8", inner_vecs),
+            ("src_base", "i8", lay.src_base // vec),
+            ("dst_base", "i8", lay.dst_base // vec),
+            ("src_inner", "i8", 1),
+            ("dst_inner", "i8", 1),
+            ("idx_base", "i8", lay.idx_base),
+            ("idx_inner", "i8", 0),
+            ("axis_size", "i8", lay.axis_size),
+            ("axis_stride", "i8", lay.axis_stride // vec),
+            ("size", "i8", padded(lay.outer_sizes, MAX_OUTER_DIMS, 1)),
+            ("src_stride", "i8", padded([s // vec for s in lay.src_strides], MAX_OUTER_DIMS)),
+            ("dst_stride", "i8", padded([s // vec for s in lay.dst_strides], MAX_OUTER_DIMS)),
+            ("idx_stride", "i8", padded(lay.idx_strides, MAX_OUTER_DIMS)),
+        )
+        return fn, grid_for(rows, BLOCK // 32, GATHER_ROWS), p
+
+    def _rows_apply(self, vec: int, mode: int, src_ptr: int, dst_ptr: int) -> bool:
+        """True when GATHER rows are 16-byte vectors that the warp-per-row kernel can move."""
+        lay = self.layout
+        return (
+            self.index_ctype != "NoIndex"
+            and mode == MODE_VECTOR
+            and vec * self.itemsize == 16
+            and lay.idx_inner == 0
+            and ROW_VECTORS[0] <= lay.inner_size // vec <= ROW_VECTORS[1]
+            and src_ptr % 16 == 0
+            and dst_ptr % 16 == 0
+            and lay.src_base % vec == 0
+            and lay.dst_base % vec == 0
+        )
+
     def launch(self, src: Any, dst: Any, idx: Any = None) -> None:
         """Run the copy: ``src``/``dst``/``idx`` are CuPy arrays whose pointer is element 0."""
         src_ptr, dst_ptr = src.data.ptr, dst.data.ptr
         align = (src_ptr & 15, dst_ptr & 15)
         found = self._by_alignment.get(align)
         if found is None:
-            found = self.variant(*choose_vector(self.layout, self.itemsize, src_ptr, dst_ptr))
+            vec, mode = choose_vector(self.layout, self.itemsize, src_ptr, dst_ptr)
+            if self._rows_apply(vec, mode, src_ptr, dst_ptr):
+                found = self.rows_variant(vec)
+            else:
+                found = self.variant(vec, mode)
             self._by_alignment[align] = found
         fn, blocks, p = found
         fn((blocks,), (BLOCK,), (src, dst, idx if idx is not None else src, p))

@@ -61,15 +61,11 @@ def _identity(axis: list[Any], n_in: int, n_out: int) -> bool:
     return len(axis) == 1 or bool(np.all(np.asarray(axis[1][1]) == 0.0))
 
 
-def transpose_tables(desc: ResampleDesc, weight_dtype: Any = np.float64) -> tuple[list[Any], list[int], int, list[int]]:
-    """Per-axis CSR lists of the transpose (device arrays) and each axis' offset.
+def csr_axes(desc: ResampleDesc) -> tuple[int, list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """Host CSR lists of the transpose, padded to four axes: (identity mask, starts, outs, weights).
 
-    For each forward input index i: the (output index, weight) pairs whose tap reads i
-    (zero weights dropped). Returns device arrays (start, outs, weights) and each
-    axis' offset into ``start``, the bit mask of identity axes (padded to four axes) and
-    each axis' longest list.
-    Weights are stored as ``weight_dtype`` (float32 when the kernel accumulates in
-    float32), indices as int32.
+    For each forward input index i of an axis: the (output index, weight) pairs whose
+    forward tap reads i, zero weights dropped, sorted by output index.
     """
     taps = desc_taps(desc)
     n_in = desc.forward_input_sizes
@@ -79,9 +75,9 @@ def transpose_tables(desc: ResampleDesc, weight_dtype: Any = np.float64) -> tupl
     for d, axis in enumerate(taps):
         if _identity(axis, n_in[d], n_out[d]):
             mask |= 1 << (pad + d)
-    starts: list[np.ndarray] = [np.array([0, 1], np.int64)] * (AXES - len(taps))
-    outs: list[np.ndarray] = [np.zeros(1, np.int64)] * (AXES - len(taps))
-    weights: list[np.ndarray] = [np.ones(1)] * (AXES - len(taps))
+    starts: list[np.ndarray] = [np.array([0, 1], np.int64)] * pad
+    outs: list[np.ndarray] = [np.zeros(1, np.int64)] * pad
+    weights: list[np.ndarray] = [np.ones(1)] * pad
     for d, axis in enumerate(taps):
         rows, cols, vals = [], [], []
         for idx, w in axis:
@@ -98,6 +94,20 @@ def transpose_tables(desc: ResampleDesc, weight_dtype: Any = np.float64) -> tupl
         starts.append(start)
         outs.append(c)
         weights.append(v)
+    return mask, starts, outs, weights
+
+
+def transpose_tables(desc: ResampleDesc, weight_dtype: Any = np.float64) -> tuple[list[Any], list[int], int, list[int]]:
+    """Per-axis CSR lists of the transpose (device arrays) and each axis' offset.
+
+    For each forward input index i: the (output index, weight) pairs whose tap reads i
+    (zero weights dropped). Returns device arrays (start, outs, weights) and each
+    axis' offset into ``start``, the bit mask of identity axes (padded to four axes) and
+    each axis' longest list.
+    Weights are stored as ``weight_dtype`` (float32 when the kernel accumulates in
+    float32), indices as int32.
+    """
+    mask, starts, outs, weights = csr_axes(desc)
     longest = [int(np.max(np.diff(st))) if st.size > 1 else 0 for st in starts]
     base = np.cumsum([0] + [o.size for o in outs[:-1]])
     starts = [s + b for s, b in zip(starts, base)]

@@ -1,8 +1,17 @@
-"""ROI_ALIGN on the GPU: one block per (ROI, group of channels), see kernels/roi_align.cu.
+"""ROI_ALIGN on the GPU, see kernels/roi_align.cu.
 
-Batch indices outside ``[0, BatchCount)`` raise DataIndexError (ruling 3): a check
-kernel runs alongside the main one (which clamps, so it never reads out of bounds),
-and the flag is read back after both are queued.
+Two kernels:
+
+* ``roi_align_cl`` (channels across the lanes of a warp, coalesced tap loads) for
+  inputs whose channel stride is 1 (NHWC-strided);
+* ``roi_align`` (threads over channel x bin of one ROI) otherwise. (A transposed
+  NHWC scratch copy of NCHW inputs for ``roi_align_cl`` was tried and measured no
+  faster on the benchmark: see docs/performance.md.)
+
+Batch indices outside ``[0, BatchCount)`` raise DataIndexError (ruling 3). The check
+kernel runs on a side stream, ordered after the work that produced the indices, and
+only its 8-byte flag is waited for: the main kernels (which clamp, so they never read
+out of bounds) are already queued and keep running while the host reads it.
 """
 
 from __future__ import annotations
@@ -10,13 +19,82 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..descs.roi_align import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ._copy import C_TYPES, PlanCache
-from ._runtime import element_strides, get_kernel, params
-from .gather import first_bad_index_async
+from ._runtime import cupy_module, element_strides, get_kernel, params
+from .gather import NO_BAD, first_bad_index_async
 
 _PLANS = PlanCache()
+
+
+class _Side:
+    """A side stream, an event and a pinned host word for the batch-index check."""
+
+    def __init__(self) -> None:
+        cp = cupy_module()
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.ready = cp.cuda.Event(disable_timing=True)
+        self.done = cp.cuda.Event(disable_timing=True)
+        self.host = cp.cuda.alloc_pinned_memory(8)
+        self.word = np.frombuffer(self.host, dtype=np.uint64, count=1)
+
+
+_SIDE: list[_Side] = []
+
+
+def _side() -> _Side:
+    if not _SIDE:
+        _SIDE.append(_Side())
+    return _SIDE[0]
+
+
+def _params(desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any) -> np.void:
+    n, c, h, w = desc.input_tensor.sizes
+    r, _, oh, ow = desc.output_tensor.sizes
+    return params(
+        ("num_rois", "i8", r),
+        ("batch_count", "i8", n),
+        ("channels", "i8", c),
+        ("in_h", "i8", h),
+        ("in_w", "i8", w),
+        ("out_h", "i8", oh),
+        ("out_w", "i8", ow),
+        ("channels_per_block", "i8", per_block),
+        ("x_stride", "i8", list(xs)),
+        ("y_stride", "i8", list(ys)),
+        ("roi_stride", "i8", [rs[-2] if len(rs) >= 2 else 0, rs[-1]]),
+        ("bi_stride", "i8", bs[-1]),
+        ("min_samples", "i8", desc.minimum_samples_per_output),
+        ("max_samples", "i8", desc.maximum_samples_per_output),
+        ("scale_x", "f8", desc.spatial_scale_x),
+        ("scale_y", "f8", desc.spatial_scale_y),
+        ("in_offset", "f8", desc.input_pixel_offset),
+        ("out_offset", "f8", desc.output_pixel_offset),
+        ("oob", "f8", desc.out_of_bounds_input_value),
+    )
+
+
+def _plan(desc: RoiAlignDesc, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str, dtype: Any) -> tuple[Any, ...]:
+    """(desc, kernel, grid, threads, params)."""
+    c = desc.input_tensor.sizes[1]
+    r, _, oh, ow = desc.output_tensor.sizes
+    bins = oh * ow
+    t = C_TYPES[dtype]
+    flags = (
+        f"{'true' if desc.reduction_function is ReduceFunction.MAX else 'false'}, "
+        f"{'true' if desc.interpolation_mode is InterpolationMode.LINEAR else 'false'}"
+    )
+    bi_c = {"uint32": "u32", "uint64": "u64"}[bi_dtype]
+    if xs[1] != 1 or c == 1:
+        per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
+        threads = min(256, -(-per_block * bins // 32) * 32)
+        fn = get_kernel("roi_align.cu", f"roi_align<{t}, {bi_c}, {flags}>")
+        return (desc, fn, (r, -(-c // per_block)), threads, _params(desc, per_block, xs, rs, bs, ys))
+    fn = get_kernel("roi_align.cu", f"roi_align_cl<{t}, {bi_c}, {flags}>")
+    return (desc, fn, (r, -(-c // 32)), 256, _params(desc, 32, xs, rs, bs, ys))
 
 
 def run(
@@ -41,47 +119,23 @@ def run(
     key = (id(desc), xs, rs, bs, ys)
     plan = _PLANS.get(key)
     if plan is None or plan[0] is not desc:
-        n, c, h, w = desc.input_tensor.sizes
-        r, _, oh, ow = desc.output_tensor.sizes
-        bins = oh * ow
-        per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
-        threads = min(256, -(-per_block * bins // 32) * 32)
-        p = params(
-            ("num_rois", "i8", r),
-            ("batch_count", "i8", n),
-            ("channels", "i8", c),
-            ("in_h", "i8", h),
-            ("in_w", "i8", w),
-            ("out_h", "i8", oh),
-            ("out_w", "i8", ow),
-            ("channels_per_block", "i8", per_block),
-            ("x_stride", "i8", list(xs)),
-            ("y_stride", "i8", list(ys)),
-            ("roi_stride", "i8", [rs[-2] if len(rs) >= 2 else 0, rs[-1]]),
-            ("bi_stride", "i8", bs[-1]),
-            ("min_samples", "i8", desc.minimum_samples_per_output),
-            ("max_samples", "i8", desc.maximum_samples_per_output),
-            ("scale_x", "f8", desc.spatial_scale_x),
-            ("scale_y", "f8", desc.spatial_scale_y),
-            ("in_offset", "f8", desc.input_pixel_offset),
-            ("out_offset", "f8", desc.output_pixel_offset),
-            ("oob", "f8", desc.out_of_bounds_input_value),
-        )
-        reduce_max = desc.reduction_function is ReduceFunction.MAX
-        linear = desc.interpolation_mode is InterpolationMode.LINEAR
-        bi_c = {"uint32": "u32", "uint64": "u64"}[str(bi.dtype)]
-        fn = get_kernel(
-            "roi_align.cu",
-            f"roi_align<{C_TYPES[x.dtype]}, {bi_c}, {'true' if reduce_max else 'false'}, "
-            f"{'true' if linear else 'false'}>",
-        )
-        plan = _PLANS.put(key, (desc, fn, (r, -(-c // per_block)), threads, p))
+        plan = _PLANS.put(key, _plan(desc, xs, rs, bs, ys, str(bi.dtype), x.dtype))
     _, fn, grid, threads, p = plan
-    flag = first_bad_index_async(bi, desc.batch_count, False) if check_batch_indices else None
+    side = _side() if check_batch_indices else None
+    if side is not None:
+        # The check runs on the side stream after everything queued so far (the indices' producers).
+        main = cupy_module().cuda.get_current_stream()
+        side.ready.record(main)
+        side.stream.wait_event(side.ready)
+        with side.stream:
+            flag = first_bad_index_async(bi, desc.batch_count, False)
+            flag.data.copy_to_host_async(side.host.ptr, 8, side.stream)
+            side.done.record(side.stream)
     fn(grid, (threads,), (x, rois, bi, y, p))
-    if flag is None:
+    if side is None:
         return
-    bad = int(flag.get()[0])
-    if bad != 2**64 - 1:
+    side.done.synchronize()
+    bad = int(side.word[0])
+    if bad != NO_BAD:
         flat = bi.reshape(-1) if bi.flags.c_contiguous else bi.ravel()
         raise desc.batch_index_error(bad, int(flat[bad].get()))

@@ -157,3 +157,63 @@ __global__ void gather_check(const IDX* __restrict__ idx, const CheckParams p, u
         if (!index_ok<IDX>(idx[off], p.axis_size, WRAP)) atomicMin(first_bad, (u64)q);
     }
 }
+
+// GATHER fast path for rows of 16-byte vectors (the innermost dimension is contiguous in
+// source and destination and not an index dimension): one warp per output row, so each
+// row's index is read and its coordinates decomposed once, and the row moves as 32
+// consecutive 16-byte vectors per instruction. ROWS rows per warp are in flight at once;
+// stores stream past L1/L2 (st.global.cs): the output is not read again here.
+struct alignas(16) U128 {
+    unsigned int a, b, c, d;
+};
+
+__device__ __forceinline__ void store_streaming(U128* ptr, const U128& v) {
+    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(v.a), "r"(v.b), "r"(v.c), "r"(v.d)
+                 : "memory");
+}
+
+#define DMLOPS_GATHER_ROWS 4
+
+template <int NDIM, typename I, typename IDX, bool WRAP>
+__global__ void __launch_bounds__(256) gather_rows(const U128* __restrict__ src, U128* __restrict__ dst,
+                                                   const IDX* __restrict__ idx, const CopyParams p) {
+    // Offsets in p are element offsets of `vec_elems`-element vectors: the host divides them.
+    const I inner_vecs = (I)p.inner_vecs;
+    const I rows = (I)p.count / inner_vecs;
+    const int lane = threadIdx.x & 31;
+    const I warp = ((I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x) >> 5;
+    const I warps = ((I)gridDim.x * (I)blockDim.x) >> 5;
+    for (I row0 = warp * DMLOPS_GATHER_ROWS; row0 < rows; row0 += warps * DMLOPS_GATHER_ROWS) {
+        I s[DMLOPS_GATHER_ROWS], d[DMLOPS_GATHER_ROWS];
+#pragma unroll
+        for (int u = 0; u < DMLOPS_GATHER_ROWS; ++u) {
+            I row = row0 + u;
+            I so = (I)p.src_base, dof = (I)p.dst_base, x = (I)p.idx_base;
+            if (row < rows) {
+#pragma unroll
+                for (int k = NDIM - 1; k >= 0; --k) {
+                    const I n = (I)p.size[k];
+                    const I c = row % n;
+                    row /= n;
+                    so += c * (I)p.src_stride[k];
+                    dof += c * (I)p.dst_stride[k];
+                    x += c * (I)p.idx_stride[k];
+                }
+                so += (I)Gather<IDX, WRAP>::offset(idx, x, p.axis_size, p.axis_stride);
+            }
+            s[u] = so;
+            d[u] = dof;
+        }
+        for (I j = lane; j < inner_vecs; j += 32) {
+            U128 v[DMLOPS_GATHER_ROWS];
+#pragma unroll
+            for (int u = 0; u < DMLOPS_GATHER_ROWS; ++u) {
+                if (row0 + u < rows) v[u] = src[s[u] + j];
+            }
+#pragma unroll
+            for (int u = 0; u < DMLOPS_GATHER_ROWS; ++u) {
+                if (row0 + u < rows) store_streaming(dst + d[u] + j, v[u]);
+            }
+        }
+    }
+}

@@ -377,3 +377,148 @@ __global__ void __launch_bounds__(256) max_pool_argmax2d(const T* __restrict__ x
         arg[t] = (A)best;
     }
 }
+
+// MAX_POOLING_GRAD fused fast path for 2-D windows (dilation 1, KH x KW window, SH x SW
+// stride known at compile time). Each block owns a TH x TW tile of OutputGradient of one
+// (n, c) plane and, in shared memory:
+//   1. stages the InputTensor tile that the windows touching its OutputGradient tile read
+//      (with halo) and those windows' InputGradient values (coalesced row loads);
+//   2. computes every such window's argmax (window_argmax's rule: scan row-major, first
+//      in-bounds element starts, replace only if strictly greater or the first NaN) as its
+//      offset kh * KW + kw (-1 when the window reads only padding);
+//   3. each OutputGradient element sums, over the <= ceil(KH/SH) x ceil(KW/SW) windows that
+//      contain it (ascending oh, then ow), the InputGradient of those that selected it,
+//      in Num<T>::Acc, rounded once.
+// Windows on tile borders are evaluated by both neighbouring blocks, identically: there is
+// no dependency between blocks, no atomics, no zero fill, and a fixed summation order.
+template <typename T, typename I, int KH, int KW, int SH, int SW, int TH, int TW>
+__global__ void __launch_bounds__(256) max_pool_grad_tile2d(const T* __restrict__ x, const T* __restrict__ dy,
+                                                            T* __restrict__ dx, const PoolParams p) {
+    typedef typename Num<T>::Acc Acc;
+    constexpr int NWH = (TH + KH - 2) / SH + 1;  // most windows touching TH rows
+    constexpr int NWW = (TW + KW - 2) / SW + 1;
+    constexpr int XH = (NWH - 1) * SH + KH;  // input rows those windows read
+    constexpr int XW = (NWW - 1) * SW + KW;
+    constexpr int RH = (KH + SH - 1) / SH;  // windows containing one element, per axis
+    constexpr int RW = (KW + SW - 1) / SW;
+    constexpr int THREADS = 256;
+    __shared__ T xs[XH][XW];
+    __shared__ Acc gs[NWH][NWW];
+    __shared__ signed char sel[NWH][NWW];
+
+    const int H = (int)p.in_size[1], W = (int)p.in_size[2];
+    const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
+    const int ph = (int)p.pad[1], pw = (int)p.pad[2];
+    const int tiles_w = (W + TW - 1) / TW, tiles_h = (H + TH - 1) / TH;
+    const i64 total = p.n * p.c * (i64)tiles_h * (i64)tiles_w;
+    const int tid = threadIdx.x;
+    for (i64 blk = blockIdx.x; blk < total; blk += gridDim.x) {
+        i64 b = blk;
+        const int tw = (int)(b % tiles_w);
+        b /= tiles_w;
+        const int th = (int)(b % tiles_h);
+        b /= tiles_h;
+        const I c = (I)(b % p.c);
+        const I n = (I)(b / p.c);
+        const int ih0 = th * TH, iw0 = tw * TW;
+        const int lo_h = ih0 + ph - KH + 1, lo_w = iw0 + pw - KW + 1;
+        const int wh0 = lo_h <= 0 ? 0 : (lo_h + SH - 1) / SH;
+        const int ww0 = lo_w <= 0 ? 0 : (lo_w + SW - 1) / SW;
+        const int wh1 = min(OH - 1, (ih0 + TH - 1 + ph) / SH);
+        const int ww1 = min(OW - 1, (iw0 + TW - 1 + pw) / SW);
+        const int nwh = wh1 - wh0 + 1, nww = ww1 - ww0 + 1;  // may be <= 0: no window
+        const int nxh = (nwh - 1) * SH + KH, nxw = (nww - 1) * SW + KW;
+        const int xh0 = wh0 * SH - ph, xw0 = ww0 * SW - pw;
+
+        const T* xp = x + n * (I)p.x_stride[0] + c * (I)p.x_stride[1];
+        const T* gp = dy + n * (I)p.y_stride[0] + c * (I)p.y_stride[1];
+        // 1. stage the input tile and the window gradients: every load of the thread is
+        //    issued into registers before the first shared-memory store.
+        constexpr int NX = (XH * XW + THREADS - 1) / THREADS;
+        constexpr int NG = (NWH * NWW + THREADS - 1) / THREADS;
+        T xv[NX];
+        Acc gv[NG];
+#pragma unroll
+        for (int i = 0; i < NX; ++i) {
+            const int e = i * THREADS + tid;
+            const int r = e / XW, q = e - (e / XW) * XW;
+            const int ih = xh0 + r, iw = xw0 + q;
+            const bool ok = e < XH * XW && r < nxh && q < nxw && ih >= 0 && ih < H && iw >= 0 && iw < W;
+            xv[i] = ok ? xp[(I)ih * (I)p.x_stride[3] + (I)iw * (I)p.x_stride[4]] : T();
+        }
+#pragma unroll
+        for (int i = 0; i < NG; ++i) {
+            const int e = i * THREADS + tid;
+            const int r = e / NWW, q = e - (e / NWW) * NWW;
+            const bool ok = e < NWH * NWW && r < nwh && q < nww;
+            gv[i] = ok ? Num<T>::to_acc(gp[(I)(wh0 + r) * (I)p.y_stride[3] + (I)(ww0 + q) * (I)p.y_stride[4]]) : Acc(0);
+        }
+#pragma unroll
+        for (int i = 0; i < NX; ++i) {
+            const int e = i * THREADS + tid;
+            if (e < XH * XW) xs[e / XW][e - (e / XW) * XW] = xv[i];  // unread where out of bounds
+        }
+#pragma unroll
+        for (int i = 0; i < NG; ++i) {
+            const int e = i * THREADS + tid;
+            if (e < NWH * NWW) gs[e / NWW][e - (e / NWW) * NWW] = gv[i];
+        }
+        __syncthreads();
+        // 2. argmax offset of every window of the tile.
+#pragma unroll
+        for (int e0 = 0; e0 < NWH * NWW; e0 += THREADS) {
+            const int e = e0 + tid;
+            const int r = e / NWW, q = e - (e / NWW) * NWW;
+            if (e < NWH * NWW && r < nwh && q < nww) {
+                int best = -1;
+                T best_v = T();
+#pragma unroll
+                for (int kh = 0; kh < KH; ++kh) {
+                    const int ih = xh0 + r * SH + kh;
+                    const bool row_ok = ih >= 0 && ih < H;
+#pragma unroll
+                    for (int kw = 0; kw < KW; ++kw) {
+                        const int iw = xw0 + q * SW + kw;
+                        if (row_ok && iw >= 0 && iw < W) {
+                            const T v = xs[r * SH + kh][q * SW + kw];
+                            if (best < 0 || Num<T>::key(v) > Num<T>::key(best_v) ||
+                                (Num<T>::is_nan(v) && !Num<T>::is_nan(best_v))) {
+                                best_v = v;
+                                best = kh * KW + kw;
+                            }
+                        }
+                    }
+                }
+                sel[r][q] = (signed char)best;
+            }
+        }
+        __syncthreads();
+        // 3. the gather: every OutputGradient element of the tile.
+#pragma unroll
+        for (int e0 = 0; e0 < TH * TW; e0 += THREADS) {
+            const int e = e0 + tid;
+            const int ih = ih0 + e / TW, iw = iw0 + (e - (e / TW) * TW);
+            if (e < TH * TW && ih < H && iw < W) {
+                const int top_h = ih + ph, top_w = iw + pw;
+                const int oh_hi = top_h / SH, ow_hi = top_w / SW;
+                Acc acc = Acc(0);
+#pragma unroll
+                for (int a = RH - 1; a >= 0; --a) {
+                    const int oh = oh_hi - a;
+                    const int kh = top_h - oh * SH;
+                    if (oh < 0 || oh >= OH || kh >= KH) continue;
+#pragma unroll
+                    for (int bb = RW - 1; bb >= 0; --bb) {
+                        const int ow = ow_hi - bb;
+                        const int kw = top_w - ow * SW;
+                        if (ow < 0 || ow >= OW || kw >= KW) continue;
+                        if (sel[oh - wh0][ow - ww0] == kh * KW + kw) acc += gs[oh - wh0][ow - ww0];
+                    }
+                }
+                dx[n * (I)p.z_stride[0] + c * (I)p.z_stride[1] + (I)ih * (I)p.z_stride[3] + (I)iw * (I)p.z_stride[4]] =
+                    Num<T>::from_acc(acc);
+            }
+        }
+        __syncthreads();
+    }
+}

@@ -198,3 +198,141 @@ __global__ void __launch_bounds__(256) roi_align(const T* __restrict__ x, const 
         y[r * p.y_stride[0] + c * p.y_stride[1] + oh * p.y_stride[2] + ow * p.y_stride[3]] = Num<T>::from_acc(result);
     }
 }
+
+// ROI_ALIGN with channels across the lanes of a warp, for inputs whose channel stride is 1
+// (NHWC-strided). One block per (ROI, group of 32 channels); the sample tables are built once per block exactly as in roi_align; each
+// warp takes whole bins, each lane one channel, so every tap load of a warp reads 32
+// consecutive channels of one pixel (coalesced). The per-channel arithmetic (sample
+// order, lerp, the reduction, out-of-bounds handling) is roi_align's. Results go through
+// shared memory so that the NCHW output tile of the block is written contiguously.
+#define ROI_STAGE 2048
+#define ROI_TABLE_CL 512  // smaller tables than roi_align: more blocks per multiprocessor
+
+template <typename T, typename BI, bool MAX, bool LINEAR>
+__global__ void __launch_bounds__(256) roi_align_cl(const T* __restrict__ x, const T* __restrict__ rois,
+                                                    const BI* __restrict__ batch, T* __restrict__ y, const RoiParams p) {
+    typedef typename Num<T>::Acc Acc;
+    __shared__ i32 sx_first[ROI_TABLE_CL], sx_second[ROI_TABLE_CL], sy_first[ROI_TABLE_CL], sy_second[ROI_TABLE_CL];
+    __shared__ float sx_w[ROI_TABLE_CL], sy_w[ROI_TABLE_CL];
+    __shared__ bool sx_in[ROI_TABLE_CL], sy_in[ROI_TABLE_CL];
+    __shared__ T sout[ROI_STAGE];
+
+    const i64 r = blockIdx.x;
+    const T* roi = rois + r * p.roi_stride[0];
+    const double x1 = (double)Num<T>::to_acc(roi[0]);
+    const double y1 = (double)Num<T>::to_acc(roi[p.roi_stride[1]]);
+    const double x2 = (double)Num<T>::to_acc(roi[2 * p.roi_stride[1]]);
+    const double y2 = (double)Num<T>::to_acc(roi[3 * p.roi_stride[1]]);
+    const AxisSetup ax = axis_setup(x1, x2, p.scale_x, p.out_w, p.min_samples, p.max_samples);
+    const AxisSetup ay = axis_setup(y1, y2, p.scale_y, p.out_h, p.min_samples, p.max_samples);
+    const i64 nx = p.out_w * ax.samples, ny = p.out_h * ay.samples;
+    const bool x_table = nx <= ROI_TABLE_CL, y_table = ny <= ROI_TABLE_CL;
+    if (x_table) {
+        for (i64 j = threadIdx.x; j < nx; j += blockDim.x) {
+            const Tap t = make_tap<LINEAR>(ax, j, p.out_offset, p.in_offset, p.in_w);
+            sx_first[j] = t.first;
+            sx_second[j] = t.second;
+            sx_w[j] = t.weight;
+            sx_in[j] = t.in_bounds;
+        }
+    }
+    if (y_table) {
+        for (i64 j = threadIdx.x; j < ny; j += blockDim.x) {
+            const Tap t = make_tap<LINEAR>(ay, j, p.out_offset, p.in_offset, p.in_h);
+            sy_first[j] = t.first;
+            sy_second[j] = t.second;
+            sy_w[j] = t.weight;
+            sy_in[j] = t.in_bounds;
+        }
+    }
+    __syncthreads();
+
+    const u64 raw = (u64)batch[r * p.bi_stride];
+    const i64 b = raw < (u64)p.batch_count ? (i64)raw : p.batch_count - 1;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const i64 c = (i64)blockIdx.y * 32 + lane;
+    const int bins = (int)(p.out_h * p.out_w);
+    const int out_w = (int)p.out_w;
+    const bool stage = bins * 32 <= ROI_STAGE;
+    const Acc oob = (Acc)p.oob;
+    const i64 total = ax.samples * ay.samples;
+    const T* base = x + b * p.x_stride[0] + c * p.x_stride[1];
+    for (int bin = warp; bin < bins; bin += warps) {
+        const int oh = bin / out_w;
+        const int ow = bin - oh * out_w;
+        if (c < p.channels) {
+            Acc acc = MAX ? -Acc(1) / Acc(0) : Acc(0);  // -inf for MAX
+            i64 inside = 0;
+            for (i64 jy = oh * ay.samples; jy < (oh + 1) * ay.samples; ++jy) {
+                Tap ty;
+                if (y_table) {
+                    ty.first = sy_first[jy];
+                    ty.second = sy_second[jy];
+                    ty.weight = sy_w[jy];
+                    ty.in_bounds = sy_in[jy];
+                } else {
+                    ty = make_tap<LINEAR>(ay, jy, p.out_offset, p.in_offset, p.in_h);
+                }
+                const T* row0 = base + ty.first * p.x_stride[2];
+                const T* row1 = base + ty.second * p.x_stride[2];
+                for (i64 jx = ow * ax.samples; jx < (ow + 1) * ax.samples; ++jx) {
+                    Tap tx;
+                    if (x_table) {
+                        tx.first = sx_first[jx];
+                        tx.second = sx_second[jx];
+                        tx.weight = sx_w[jx];
+                        tx.in_bounds = sx_in[jx];
+                    } else {
+                        tx = make_tap<LINEAR>(ax, jx, p.out_offset, p.in_offset, p.in_w);
+                    }
+                    Acc v;
+                    const bool ok = ty.in_bounds && tx.in_bounds;
+                    if (!ok) {
+                        v = oob;
+                    } else if (LINEAR) {
+                        const i64 xa = tx.first * p.x_stride[3], xb = tx.second * p.x_stride[3];
+                        const Acc wy = (Acc)ty.weight, wx = (Acc)tx.weight;
+                        const Acc r0 = lerp<Acc>(Num<T>::to_acc(row0[xa]), Num<T>::to_acc(row1[xa]), wy);
+                        const Acc r1 = lerp<Acc>(Num<T>::to_acc(row0[xb]), Num<T>::to_acc(row1[xb]), wy);
+                        v = lerp<Acc>(r0, r1, wx);
+                    } else {
+                        v = Num<T>::to_acc(row0[tx.first * p.x_stride[3]]);
+                    }
+                    if (MAX) {
+                        if (!(acc != acc) && !(v <= acc)) acc = v;  // NaN propagates and stays
+                    } else if (ok) {
+                        acc += v;
+                        ++inside;
+                    }
+                }
+            }
+            Acc result;
+            if (MAX) {
+                result = acc;
+            } else if (inside == 0) {
+                result = oob;
+            } else {
+                const i64 outside = total - inside;
+                if (outside > 0) acc += (Acc)outside * oob;
+                result = acc / (Acc)total;
+            }
+            const T out = Num<T>::from_acc(result);
+            if (stage) {
+                sout[lane * bins + bin] = out;
+            } else {
+                y[r * p.y_stride[0] + c * p.y_stride[1] + oh * p.y_stride[2] + ow * p.y_stride[3]] = out;
+            }
+        }
+    }
+    if (stage) {
+        __syncthreads();
+        for (int e = threadIdx.x; e < 32 * bins; e += blockDim.x) {
+            const int cl = e / bins, bin = e - (e / bins) * bins;
+            const i64 ch = (i64)blockIdx.y * 32 + cl;
+            if (ch < p.channels) {
+                const int oh = bin / out_w, ow = bin - (bin / out_w) * out_w;
+                y[r * p.y_stride[0] + ch * p.y_stride[1] + oh * p.y_stride[2] + ow * p.y_stride[3]] = sout[e];
+            }
+        }
+    }
+}
