@@ -40,30 +40,29 @@ def resolve_backend_name(name: str) -> str:
     return canonical
 
 
-def load_backend(name: str) -> ModuleType:
-    """Import a backend module, raising BackendUnavailableError with the reason if it can't run."""
-    canonical = resolve_backend_name(name)
+def _import_backend(canonical: str) -> tuple[ModuleType | None, str | None]:
+    """(module, None) when the backend can run here, else (None, the reason)."""
     try:
         module = importlib.import_module(BACKENDS[canonical])
     except ImportError as exc:
         extra = {"cpu": "dmlops[cpu]", "cuda": "dmlops[cuda]"}.get(canonical, "dmlops")
-        raise BackendUnavailableError(f"backend {canonical!r} is not available: {exc} (install {extra})") from None
-    reason = module.availability()
-    if reason is not None:
+        return None, f"{exc} (install {extra})"
+    reason: str | None = module.availability()
+    return (module, None) if reason is None else (None, reason)
+
+
+def load_backend(name: str) -> ModuleType:
+    """Import a backend module, raising BackendUnavailableError with the reason if it can't run."""
+    canonical = resolve_backend_name(name)
+    module, reason = _import_backend(canonical)
+    if module is None:
         raise BackendUnavailableError(f"backend {canonical!r} is not available: {reason}")
     return module
 
 
 def backend_status() -> dict[str, str | None]:
     """Backend name -> None when usable here, else why not."""
-    status: dict[str, str | None] = {}
-    for name in BACKENDS:
-        try:
-            load_backend(name)
-            status[name] = None
-        except BackendUnavailableError as exc:
-            status[name] = str(exc)
-    return status
+    return {name: _import_backend(name)[1] for name in BACKENDS}
 
 
 def execute(
