@@ -134,8 +134,37 @@ def default_scales(input_sizes: Sequence[int], output_sizes: Sequence[int]) -> t
     return tuple(float(np.float32(o) / np.float32(i)) for i, o in zip(input_sizes, output_sizes))
 
 
-def interpolation_mode(value: Any) -> Any:
+def parse_interpolation_mode(value: Any) -> Any:
     """Accept ``"nearest"``/``"bilinear"`` as aliases; anything else is left to the desc."""
     if isinstance(value, str):
         return _MODE_ALIASES.get(value.upper(), value)
     return value
+
+
+def parameter_fields(
+    forward_input_sizes: Sequence[int],
+    forward_output_sizes: Sequence[int],
+    *,
+    interpolation_mode: Any,
+    rounding_direction: Any,
+    scales: Sequence[float] | None,
+    input_pixel_offsets: Sequence[float] | None,
+    output_pixel_offsets: Sequence[float] | None,
+) -> dict[str, Any]:
+    """The five parameter fields of a RESAMPLE2/RESAMPLE_GRAD1 desc, with DirectMLX's defaults.
+
+    Scales default to out/in in float32 and the offsets to 0.5 / -0.5 (pixel centres).
+    Values are coerced and checked by the desc itself.
+    """
+    dims = len(forward_output_sizes)
+    return {
+        "interpolation_mode": parse_interpolation_mode(interpolation_mode),
+        "rounding_direction": rounding_direction,
+        "scales": tuple(scales) if scales is not None else default_scales(forward_input_sizes, forward_output_sizes),
+        "input_pixel_offsets": (
+            tuple(input_pixel_offsets) if input_pixel_offsets is not None else (DEFAULT_INPUT_PIXEL_OFFSET,) * dims
+        ),
+        "output_pixel_offsets": (
+            tuple(output_pixel_offsets) if output_pixel_offsets is not None else (DEFAULT_OUTPUT_PIXEL_OFFSET,) * dims
+        ),
+    }

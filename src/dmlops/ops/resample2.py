@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from ..backends import DEFAULT_BACKEND
-from ..descs._resample import (
-    DEFAULT_INPUT_PIXEL_OFFSET,
-    DEFAULT_OUTPUT_PIXEL_OFFSET,
-    default_scales,
-)
-from ..descs._resample import (
-    interpolation_mode as parse_interpolation_mode,
-)
+from ..descs._resample import parameter_fields
 from ..descs.resample2 import Resample2Desc
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode
 from ..errors import TensorMismatchError
@@ -79,14 +72,14 @@ def resample2(
     desc = Resample2Desc(
         input_tensor=input_tensor,
         output_tensor=input_tensor.with_sizes(output_sizes),
-        interpolation_mode=parse_interpolation_mode(interpolation_mode),
-        rounding_direction=cast(AxisDirection, rounding_direction),  # coerced and checked by the desc
-        scales=tuple(scales) if scales is not None else default_scales(input_tensor.sizes, output_sizes),
-        input_pixel_offsets=(
-            tuple(input_pixel_offsets) if input_pixel_offsets is not None else (DEFAULT_INPUT_PIXEL_OFFSET,) * dims
-        ),
-        output_pixel_offsets=(
-            tuple(output_pixel_offsets) if output_pixel_offsets is not None else (DEFAULT_OUTPUT_PIXEL_OFFSET,) * dims
+        **parameter_fields(
+            input_tensor.sizes,
+            output_sizes,
+            interpolation_mode=interpolation_mode,
+            rounding_direction=rounding_direction,
+            scales=scales,
+            input_pixel_offsets=input_pixel_offsets,
+            output_pixel_offsets=output_pixel_offsets,
         ),
     )
     return run_single_output(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)

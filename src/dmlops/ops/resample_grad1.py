@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from ..backends import DEFAULT_BACKEND
-from ..descs._resample import (
-    DEFAULT_INPUT_PIXEL_OFFSET,
-    DEFAULT_OUTPUT_PIXEL_OFFSET,
-    default_scales,
-)
-from ..descs._resample import (
-    interpolation_mode as parse_interpolation_mode,
-)
+from ..descs._resample import parameter_fields
 from ..descs.resample_grad1 import ResampleGrad1Desc
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode
 from ..errors import TensorMismatchError
@@ -78,14 +71,14 @@ def resample_grad1(
     desc = ResampleGrad1Desc(
         input_gradient_tensor=gradient_tensor,
         output_gradient_tensor=gradient_tensor.with_sizes(input_sizes),
-        interpolation_mode=parse_interpolation_mode(interpolation_mode),
-        rounding_direction=cast(AxisDirection, rounding_direction),  # coerced and checked by the desc
-        scales=tuple(scales) if scales is not None else default_scales(input_sizes, gradient_tensor.sizes),
-        input_pixel_offsets=(
-            tuple(input_pixel_offsets) if input_pixel_offsets is not None else (DEFAULT_INPUT_PIXEL_OFFSET,) * dims
-        ),
-        output_pixel_offsets=(
-            tuple(output_pixel_offsets) if output_pixel_offsets is not None else (DEFAULT_OUTPUT_PIXEL_OFFSET,) * dims
+        **parameter_fields(
+            input_sizes,
+            gradient_tensor.sizes,
+            interpolation_mode=interpolation_mode,
+            rounding_direction=rounding_direction,
+            scales=scales,
+            input_pixel_offsets=input_pixel_offsets,
+            output_pixel_offsets=output_pixel_offsets,
         ),
     )
     return run_single_output(
