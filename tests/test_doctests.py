@@ -1,0 +1,28 @@
+"""The examples in the functional layer's docstrings run and print what they show."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "dmlops",
+    "dmlops.ops.gather",
+    "dmlops.ops.slice1",
+    "dmlops.ops.max_pooling2",
+    "dmlops.ops.max_pooling_grad",
+    "dmlops.ops.resample2",
+    "dmlops.ops.resample_grad1",
+    "dmlops.ops.roi_align",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+    if name != "dmlops":
+        assert result.attempted > 0, f"{name} has no examples"
