@@ -409,6 +409,149 @@ def bench_roi(dtype: str, sampling: int) -> None:
     record(wl, dtype, "dmlops cuda NHWC strides (checks idx)", cl, floor, peer)
 
 
+def _pool_desc(dml: str, xs: tuple[int, ...], ys: tuple[int, ...], win: Any, st: Any, pad: Any) -> MaxPoolingGradDesc:
+    return MaxPoolingGradDesc(
+        input_tensor=TensorDesc(data_type=dml, sizes=xs),
+        input_gradient_tensor=TensorDesc(data_type=dml, sizes=ys),
+        output_gradient_tensor=TensorDesc(data_type=dml, sizes=xs),
+        strides=st,
+        window_size=win,
+        start_padding=pad,
+        end_padding=pad,
+        dilations=(1, 1),
+    )
+
+
+def _check(name: str, got: Any, want: np.ndarray, dtype: str) -> bool:
+    g = cp.asnumpy(got).astype(np.float64)
+    w = np.asarray(want).astype(np.float64)
+    same_nan = bool(np.array_equal(np.isnan(g), np.isnan(w)))
+    same_inf = bool(np.array_equal(np.isinf(g), np.isinf(w)) and np.array_equal(g[np.isinf(w)], w[np.isinf(w)]))
+    fin = np.isfinite(w)
+    err = float(np.max(np.abs(g[fin] - w[fin]) / (1.0 + np.abs(w[fin])))) if fin.any() else 0.0
+    ok = same_nan and same_inf and err <= (2e-6 if dtype == "fp32" else 2e-3)
+    print(f"  check {name}: {'OK' if ok else 'FAIL'} (max rel err {err:.3g}, NaN/inf equal: {same_nan}/{same_inf})")
+    return ok
+
+
+def bench_variants() -> None:
+    """The 2-D MAX_POOLING_GRAD fast paths and both RESAMPLE_GRAD1 2x kernels, side by side.
+
+    Each variant is first checked against the NumPy reference on planes with ties, NaN
+    and -inf windows (several windows, strides, paddings, odd widths), then timed on the
+    benchmark workload.
+    """
+    from dmlops.cuda import max_pooling_grad as mpg
+    from dmlops.cuda import resample_grad1 as rg
+    from dmlops.cuda._runtime import element_strides
+
+    rng = np.random.default_rng(5)
+    for dtype in ("fp32", "fp16"):
+        cdt, _, dml = dt(dtype)
+        npdt = np.float32 if dtype == "fp32" else np.float16
+        for shape, win, st, pad in (
+            ((2, 3, 45, 70), (3, 3), (2, 2), (1, 1)),
+            ((2, 3, 45, 71), (3, 3), (2, 2), (1, 1)),
+            ((2, 3, 44, 70), (2, 2), (2, 2), (0, 0)),
+            ((2, 3, 45, 70), (3, 2), (1, 2), (2, 1)),
+            ((1, 2, 9, 9), (3, 3), (2, 2), (0, 0)),
+        ):
+            x = rng.integers(-3, 3, size=shape).astype(npdt)
+            x[0, 0, 10:14, 30:36] = -np.inf
+            x[-1, -1, 3, 4] = np.nan
+            x[-1, -1, 4, 5] = np.nan
+            oh = (shape[2] + 2 * pad[0] - win[0]) // st[0] + 1
+            ow = (shape[3] + 2 * pad[1] - win[1]) // st[1] + 1
+            dyh = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(npdt)
+            desc = _pool_desc(dml, shape, dyh.shape, win, st, pad)
+            want = dmlops.execute(desc, {"InputTensor": x, "InputGradientTensor": dyh})["OutputGradientTensor"]
+            gx, gdy = cp.asarray(x), cp.asarray(dyh)
+            for v in mpg.VARIANTS:
+                out = cp.full(shape, np.nan, dtype=cdt)
+                plan = mpg._plan(
+                    desc,
+                    gx.shape,
+                    gdy.shape,
+                    element_strides(gx),
+                    element_strides(gdy),
+                    element_strides(out),
+                    gx.dtype,
+                    variant=v,
+                )
+                mpg.launch(plan, gx, gdy, out)
+                _check(f"maxpool {v} {dtype} {shape} {win}/{st}/{pad}", out, want, dtype)
+        xs, ys = (32, 64, 112, 112), (32, 64, 56, 56)
+        x = cp.random.standard_normal(xs, dtype=cp.float32).astype(cdt)
+        dy = cp.random.standard_normal(ys, dtype=cp.float32).astype(cdt)
+        desc = _pool_desc(dml, xs, ys, (3, 3), (2, 2), (1, 1))
+        floor = 2 * x.nbytes + dy.nbytes
+        ref = None
+        for v in mpg.VARIANTS:
+            dx = cp.empty_like(x)
+            plan = mpg._plan(
+                desc, xs, ys, element_strides(x), element_strides(dy), element_strides(dx), x.dtype, variant=v
+            )
+            mpg.launch(plan, x, dy, dx)
+            if ref is None:
+                ref = dx.copy()
+            print(f"  maxpool {v} {dtype}: equal to {mpg.VARIANTS[0]}: {bool(cp.array_equal(dx, ref))}", flush=True)
+            us = timed(lambda i, plan=plan, dx=dx: mpg.launch(plan, x, dy, dx))  # noqa: B023 (called at once)
+            record("MaxPoolGrad variants 3x3/s2/p1", dtype, f"dmlops {v}", us, floor)
+
+        # RESAMPLE_GRAD1: resample_grad_x2 vs resample_grad_hw.
+        for small, offs in (
+            ((2, 3, 37, 70), (0.5, -0.5)),
+            ((2, 3, 32, 64), (0.5, -0.5)),
+            ((1, 2, 5, 6), (0.5, -0.5)),
+            ((2, 3, 37, 70), (0.0, 0.0)),
+            ((2, 3, 9, 128), (0.5, -0.5)),
+        ):
+            big = (small[0], small[1], 2 * small[2], 2 * small[3])
+            rdesc = ResampleGrad1Desc(
+                input_gradient_tensor=TensorDesc(data_type=dml, sizes=big),
+                output_gradient_tensor=TensorDesc(data_type=dml, sizes=small),
+                interpolation_mode="LINEAR",
+                rounding_direction="DECREASING",
+                scales=(1.0, 1.0, 2.0, 2.0),
+                input_pixel_offsets=(offs[0],) * 4,
+                output_pixel_offsets=(offs[1],) * 4,
+            )
+            g = rng.standard_normal(big).astype(npdt)
+            g[0, 0, 3, 5] = np.inf
+            want = dmlops.execute(rdesc, {"InputGradientTensor": g})["OutputGradientTensor"]
+            gg = cp.asarray(g)
+            for use in (True, False):
+                out = cp.full(small, np.nan, dtype=cdt)
+                plan = rg._plan(rdesc, gg, out, element_strides(gg), element_strides(out))
+                print(f"  resample x2 applies to {small} {offs}: {plan[5] is not None}", flush=True)
+                rg.launch(plan, gg, out, use_x2=use)
+                _check(f"resample {'x2' if use else 'hw'} {dtype} {small} {offs}", out, want, dtype)
+        ys, xs = (32, 64, 128, 128), (32, 64, 64, 64)
+        rdesc = ResampleGrad1Desc(
+            input_gradient_tensor=TensorDesc(data_type=dml, sizes=ys),
+            output_gradient_tensor=TensorDesc(data_type=dml, sizes=xs),
+            interpolation_mode="LINEAR",
+            rounding_direction="DECREASING",
+            scales=(1.0, 1.0, 2.0, 2.0),
+            input_pixel_offsets=(0.5,) * 4,
+            output_pixel_offsets=(-0.5,) * 4,
+        )
+        nbytes = int(np.prod(ys)) * cp.dtype(cdt).itemsize
+        sets = copies(lambda: cp.random.standard_normal(ys, dtype=cp.float32).astype(cdt), nbytes)  # noqa: B023
+        dx = cp.empty(xs, dtype=cdt)
+        plan = rg._plan(rdesc, sets[0], dx, element_strides(sets[0]), element_strides(dx))
+        outs = []
+        for use in (True, False):
+            rg.launch(plan, sets[0], dx, use_x2=use)
+            outs.append(dx.astype(cp.float64))
+            us = timed(lambda i, use=use: rg.launch(plan, sets[i % len(sets)], dx, use_x2=use))  # noqa: B023
+            record(
+                "ResampleGrad bilinear 2x variants", dtype, f"dmlops {'x2' if use else 'hw'}", us, nbytes + dx.nbytes
+            )
+        diff = float(cp.max(cp.abs(outs[0] - outs[1])))
+        print(f"  resample x2 vs hw {dtype}: max |diff| = {diff:.3g}", flush=True)
+
+
 def bench_latency() -> None:
     """Host overhead per call on tiny inputs: wall clock of many back-to-back calls."""
     x = cp.random.standard_normal((16, 16, 32, 32), dtype=cp.float32)  # 1 MiB
@@ -505,9 +648,10 @@ def main() -> None:
         ("resample", lambda: [bench_resample_grad(d, m) for m in ("bilinear", "nearest") for d in ("fp32", "fp16")]),
         ("roi", lambda: [bench_roi(d, s) for s in (2, 0) for d in ("fp32", "fp16")]),
         ("latency", bench_latency),
+        ("variants", bench_variants),
     ]
     for key, fn in plan:
-        if only and key not in only:
+        if (only and key not in only) or (not only and key == "variants"):
             continue
         try:
             fn()

@@ -1,8 +1,10 @@
 """Run the data-dependent kernels on hostile inputs, for ``compute-sanitizer --tool memcheck``.
 
 GATHER with indices far out of range (both signs, INT64/UINT64/INT32/UINT32 extremes)
-on every index type, small and 8-D strided cases, and ROI_ALIGN with batch indices out
-of range (DataIndexError expected, but the kernel must still stay in bounds). CuPy's
+on every index type, small and 8-D strided cases, ROI_ALIGN with batch indices out
+of range (DataIndexError expected, but the kernel must still stay in bounds), and the
+2-D MAX_POOLING_GRAD fast paths and the 2x RESAMPLE_GRAD1 kernel (vector loads and
+lane shuffles) on small planes with odd sizes, where any overrun leaves the allocation. CuPy's
 memory pool is disabled so every array is its own cudaMalloc allocation and memcheck
 sees any access past it.
 """
@@ -15,6 +17,8 @@ import numpy as np
 import dmlops
 from dmlops import TensorDesc
 from dmlops.descs.gather import GatherDesc
+from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+from dmlops.descs.resample_grad1 import ResampleGrad1Desc
 from dmlops.descs.roi_align import RoiAlignDesc
 from dmlops.errors import DataIndexError
 
@@ -98,5 +102,57 @@ for bad in (np.uint32(2**32 - 1), np.uint64(2**64 - 1)):
         raise AssertionError("bad batch index did not raise")
     except DataIndexError as exc:
         print("ROI_ALIGN:", exc)
+# MAX_POOLING_GRAD 2-D fast paths (every variant) and RESAMPLE_GRAD1 2x on tight planes.
+from dmlops.cuda import max_pooling_grad as mpg  # noqa: E402
+from dmlops.cuda._runtime import element_strides  # noqa: E402
+
+rng = np.random.default_rng(9)
+for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
+    for shape, win, st, pad in (
+        ((1, 2, 9, 9), (3, 3), (2, 2), (1, 1)),
+        ((1, 1, 7, 12), (3, 3), (2, 2), (0, 0)),
+        ((2, 1, 6, 6), (2, 2), (2, 2), (0, 0)),
+        ((1, 1, 5, 11), (3, 2), (1, 2), (2, 1)),
+    ):
+        xh = rng.standard_normal(shape).astype(dtype)
+        oh = (shape[2] + 2 * pad[0] - win[0]) // st[0] + 1
+        ow = (shape[3] + 2 * pad[1] - win[1]) // st[1] + 1
+        dyh = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
+        desc = MaxPoolingGradDesc(
+            input_tensor=TensorDesc(data_type=name, sizes=shape),
+            input_gradient_tensor=TensorDesc(data_type=name, sizes=dyh.shape),
+            output_gradient_tensor=TensorDesc(data_type=name, sizes=shape),
+            strides=st,
+            window_size=win,
+            start_padding=pad,
+            end_padding=pad,
+            dilations=(1, 1),
+        )
+        want = dmlops.execute(desc, {"InputTensor": xh, "InputGradientTensor": dyh})["OutputGradientTensor"]
+        gx, gdy = cp.asarray(xh), cp.asarray(dyh)
+        for v in mpg.VARIANTS:
+            out = cp.empty(shape, dtype=dtype)
+            plan = mpg._plan(
+                desc, shape, dyh.shape, element_strides(gx), element_strides(gdy), element_strides(out), gx.dtype, v
+            )
+            mpg.launch(plan, gx, gdy, out)
+            np.testing.assert_allclose(out.get().astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
+            checked += 1
+    for small in ((1, 1, 3, 6), (1, 2, 5, 70), (1, 1, 2, 128), (1, 1, 4, 2)):
+        big = (small[0], small[1], 2 * small[2], 2 * small[3])
+        rdesc = ResampleGrad1Desc(
+            input_gradient_tensor=TensorDesc(data_type=name, sizes=big),
+            output_gradient_tensor=TensorDesc(data_type=name, sizes=small),
+            interpolation_mode="LINEAR",
+            rounding_direction="DECREASING",
+            scales=(1.0, 1.0, 2.0, 2.0),
+            input_pixel_offsets=(0.5,) * 4,
+            output_pixel_offsets=(-0.5,) * 4,
+        )
+        g = rng.standard_normal(big).astype(dtype)
+        want = dmlops.execute(rdesc, {"InputGradientTensor": g})["OutputGradientTensor"]
+        got = dmlops.execute(rdesc, {"InputGradientTensor": cp.asarray(g)}, backend="cuda")["OutputGradientTensor"]
+        np.testing.assert_allclose(got.get().astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
+        checked += 1
 cp.cuda.Device().synchronize()
 print(f"sanitize cases passed: {checked}")

@@ -64,6 +64,18 @@ NAMES = {
             for k, s in ((3, 2), (2, 2))
         ),
         "max_pool_grad_tile2d<float, int, 5, 1, 1, 5, 32, 32>",
+        *(
+            f"max_pool_argmax_k2d<{t}, {k}>"
+            for t in ("float", "half_t", "double")
+            for k in ("3, 3, 2, 2", "2, 2, 2, 2")
+        ),
+        *(
+            f"max_pool_grad_blk2d<{t}, {k}, {f}, {v}>"
+            for t in ("float", "half_t", "double")
+            for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
+            for f in ("true", "false")
+            for v in ("true", "false")
+        ),
     ],
     "resample.cu": [
         *(
@@ -83,6 +95,12 @@ NAMES = {
             for n in (2, 4, 8)
         ),
         "resample_grad_hw<double, double, long long, 4>",
+        *(
+            f"resample_grad_x2<{t}, {lo[0]}, {lo[1]}, {v}>"
+            for t in ("float", "half_t")
+            for lo in ((4, -1), (2, 0), (3, -1), (1, 0))
+            for v in ("true", "false")
+        ),
     ],
     "roi_align.cu": [
         f"{k}<{t}, {b}, {m}, {lin}>"

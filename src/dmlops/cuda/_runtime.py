@@ -361,6 +361,17 @@ def bind_inputs(desc: OperatorDesc, info: DescInfo, inputs: Mapping[str, Any]) -
     return views, kinds, first_kind or "cupy"
 
 
+def fast_div(d: int) -> tuple[int, int]:
+    """Magic number and shift of ``fast_div`` (kernels/common.cuh) for the divisor ``d``.
+
+    ``floor(n / d) == (umulhi(n, m) + n) >> s`` for every ``0 <= n < 2**31``.
+    """
+    if d < 1 or d >= 2**31:
+        raise ValueError(f"fast_div needs 1 <= d < 2**31; got {d}")
+    s = (d - 1).bit_length()
+    return ((1 << 32) * ((1 << s) - d)) // d + 1, s
+
+
 __all__ = [
     "COMPILE_OPTIONS",
     "KERNEL_DIR",
@@ -373,6 +384,7 @@ __all__ = [
     "cupy_module",
     "desc_info",
     "element_strides",
+    "fast_div",
     "from_cupy",
     "get_kernel",
     "kernel_source",

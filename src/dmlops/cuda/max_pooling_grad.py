@@ -1,12 +1,17 @@
 """MAX_POOLING_GRAD on the GPU as a gather (no atomics, no zero-fill; deterministic).
 
-2-D windows with dilation 1 and at most 5 x 5 elements / stride 5 take one fused pass
-(``max_pool_grad_tile2d``): each block stages an input tile in shared memory, computes
-the argmax of every window touching its OutputGradient tile (the forward's rule: ties
-to the lowest index, first NaN wins) and gathers. Other windows take two passes: the
-argmax of every window is stored as its offset inside the window (one byte for windows
-of up to 255 elements), then each OutputGradient element visits the windows that
-contain it and sums the InputGradient of those that selected it. Sums are formed in
+2-D windows with dilation 1 and at most 5 x 5 elements / stride 5 take a lean two-pass
+form with the window and stride known at compile time, 32-bit offsets and the thread
+index decomposed by multiplication (``fast_div``): ``max_pool_argmax_k2d`` stores every
+window's argmax (the forward's rule: ties to the lowest index, first NaN wins) as one
+byte, then in ``max_pool_grad_blk2d`` every thread owns a 2 x 2 block of OutputGradient,
+reads the InputGradient and argmax bytes of the few windows that contain it and writes
+its block once (paired stores). Measured on an H100 this is about twice as fast as
+recomputing the argmaxes in the same pass (in registers, ``blk``, or from a shared-memory
+tile, ``tile``), which stay available to the benchmark. Other windows take two generic
+passes: the argmax of every window is stored as its offset inside the window (one byte
+for windows of up to 255 elements), then each OutputGradient element visits the windows
+that contain it and sums the InputGradient of those that selected it. Sums are formed in
 float32 for FLOAT16 and rounded once.
 """
 
@@ -19,14 +24,20 @@ from ..descs.max_pooling_grad import MaxPoolingGradDesc
 from ..enums import FeatureLevel
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
 from ._pooling import pool_params
-from ._runtime import cupy_module, element_strides, get_kernel
+from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params
 
 _PLANS = PlanCache()
 BLOCK = 256
 TILE = (32, 32)
-"""OutputGradient rows x columns per block of the fused 2-D kernel."""
+"""OutputGradient rows x columns per block of the shared-memory tile kernel."""
 FUSED_MAX = 5
-"""Largest window extent and stride (per axis) of the fused 2-D kernel."""
+"""Largest window extent and stride (per axis) of the 2-D fast paths."""
+VARIANTS = ("blk", "two_pass", "tile")
+"""2-D fast paths: argmax bytes then a gather (``two_pass``), one pass recomputing the
+argmaxes in registers (``blk``), the shared-memory tile kernel (``tile``); the benchmark
+times all three."""
+VARIANT = "two_pass"
+"""The 2-D fast path :func:`run` takes."""
 
 
 def run(
@@ -46,13 +57,35 @@ def run(
     plan = _PLANS.get(key)
     if plan is None or plan[0] is not desc:
         plan = _PLANS.put(key, _plan(desc, x.shape, dy.shape, xs, gs, ds, x.dtype))
-    _, first, second, blocks1, blocks2, p, n_out, arg_dtype = plan
-    if second is None:  # the fused 2-D kernel
+    launch(plan, x, dy, dx)
+
+
+def launch(plan: tuple[Any, ...], x: Any, dy: Any, dx: Any) -> None:
+    """Run a plan of :func:`_plan` on device views."""
+    _, kind, first, second, blocks1, blocks2, p, q1, q2, n_out, arg_dtype = plan
+    if kind == "tile":
         first((blocks1,), (BLOCK,), (x, dy, dx, p))
         return
+    if kind == "blk":
+        fn = first if dx.data.ptr % (2 * dx.itemsize) == 0 else second  # second: scalar stores
+        fn((blocks1,), (BLOCK,), (x, x, dy, dx, p, q1))
+        return
     arg = cupy_module().empty(n_out, dtype=arg_dtype)
+    if kind == "two_pass":
+        first((blocks1,), (BLOCK,), (x, arg, p, q1))
+        fn = second[0] if dx.data.ptr % (2 * dx.itemsize) == 0 else second[1]
+        fn((blocks2,), (BLOCK,), (x, arg, dy, dx, p, q2))
+        return
     first((blocks1,), (BLOCK,), (x, arg, p))
     second((blocks2,), (BLOCK,), (arg, dy, dx, p))
+
+
+def _div_params(count: int, d0: int, d1: int, c: int) -> Any:
+    """PoolDivParams: ``count`` threads decomposed by (d0, d1, C)."""
+    dv: list[int] = []
+    for d in (d0, d1, c):
+        dv.extend(fast_div(d))
+    return params(("count", "i8", count), ("dv", "i8", dv), ("div", "i8", [d0, d1, c]))
 
 
 def _plan(
@@ -63,8 +96,12 @@ def _plan(
     gs: tuple[int, ...],
     ds: tuple[int, ...],
     dtype: Any,
+    variant: str | None = None,
 ) -> tuple[Any, ...]:
-    """(desc, kernel 1, kernel 2 or None, blocks 1, blocks 2, params, argmax count, argmax dtype)."""
+    """(desc, kind, kernel 1, kernel 2, blocks 1, blocks 2, params, div params 1 and 2, argmax count and dtype).
+
+    ``variant`` overrides :data:`VARIANT` (benchmarks).
+    """
     count = 1
     for n in x_shape:
         count *= n
@@ -75,12 +112,43 @@ def _plan(
     it = index_type(use32)
     t = C_TYPES[dtype]
     ws, st = tuple(desc.window_size), tuple(desc.strides)
-    if len(ws) == 2 and tuple(desc.dilations) == (1, 1) and max(ws + st) <= FUSED_MAX:
+    fast = len(ws) == 2 and tuple(desc.dilations) == (1, 1) and max(ws + st) <= FUSED_MAX
+    if fast and (variant or VARIANT) == "tile":
         fn = get_kernel(
             "pooling.cu", f"max_pool_grad_tile2d<{t}, {it}, {ws[0]}, {ws[1]}, {st[0]}, {st[1]}, {TILE[0]}, {TILE[1]}>"
         )
         tiles = x_shape[0] * x_shape[1] * -(-x_shape[2] // TILE[0]) * -(-x_shape[3] // TILE[1])
-        return (desc, fn, None, max(1, min(tiles, 2**31 - 1)), 0, p, 0, "")
+        return (desc, "tile", fn, None, max(1, min(tiles, 2**31 - 1)), 0, p, None, None, 0, "")
+    if fast and use32:
+        n, c, h, w = (int(v) for v in x_shape)
+        oh, ow = int(dy_shape[2]), int(dy_shape[3])
+        bx, by = -(-w // 2), -(-h // 2)
+        threads = n * c * by * bx
+        q = _div_params(threads, bx, by, c)
+        # Paired stores: unit inner stride, an even width, even row/plane strides (the
+        # pointer's alignment is checked per call).
+        vec = ds[3] == 1 and w % 2 == 0 and all(v % 2 == 0 for v in ds[:3])
+        kk = f"{ws[0]}, {ws[1]}, {st[0]}, {st[1]}"
+        flags = ("true" if vec else "false", "false")
+        if (variant or VARIANT) == "two_pass":
+            first = get_kernel("pooling.cu", f"max_pool_argmax_k2d<{t}, {kk}>")
+            pair = [get_kernel("pooling.cu", f"max_pool_grad_blk2d<{t}, {kk}, false, {v}>") for v in flags]
+            q1 = _div_params(n * c * oh * ow, ow, oh, c)
+            return (
+                desc,
+                "two_pass",
+                first,
+                pair,
+                grid_for(n * c * oh * ow, BLOCK),
+                grid_for(threads, BLOCK),
+                p,
+                q1,
+                q,
+                n_out,
+                "uint8",
+            )
+        pair = [get_kernel("pooling.cu", f"max_pool_grad_blk2d<{t}, {kk}, true, {v}>") for v in flags]
+        return (desc, "blk", pair[0], pair[1], grid_for(threads, BLOCK), 0, p, q, None, 0, "")
     volume = 1
     for k in ws:
         volume *= k
@@ -95,4 +163,16 @@ def _plan(
         second = get_kernel("pooling.cu", f"max_pool_grad_gather2d<{t}, {arg_c}, {it}, {max(2, max(overlap))}>")
     else:
         second = get_kernel("pooling.cu", f"max_pool_grad_gather<{t}, {arg_c}, {it}>")
-    return (desc, first, second, grid_for(n_out, BLOCK), grid_for(count, BLOCK), p, n_out, arg_dtype)
+    return (
+        desc,
+        "generic",
+        first,
+        second,
+        grid_for(n_out, BLOCK),
+        grid_for(count, BLOCK),
+        p,
+        None,
+        None,
+        n_out,
+        arg_dtype,
+    )

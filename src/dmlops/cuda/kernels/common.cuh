@@ -108,3 +108,15 @@ template <> __device__ __forceinline__ i64 clamp_index<u32, false>(u32 raw, i64 
 template <> __device__ __forceinline__ i64 clamp_index<u64, false>(u64 raw, i64 n) {
     return raw >= (u64)n ? n - 1 : (i64)raw;  // compared unsigned: 2^64 - 1 clamps, never wraps
 }
+
+// Division by a run-time divisor d through a host-computed magic number (m, s):
+// floor(n / d) = (umulhi(n, m) + n) >> s for every 0 <= n < 2^31 (PyTorch's IntDivider;
+// dmlops.cuda._runtime.fast_div computes m and s). Four instructions instead of ~20.
+__device__ __forceinline__ u32 fast_div(u32 n, long long m, long long s) {
+    return (__umulhi(n, (u32)m) + n) >> (u32)s;
+}
+
+// Floor of a / b for a compile-time b > 0 and any sign of a.
+template <int B> __device__ __forceinline__ int floor_div(int a) {
+    return a >= 0 ? a / B : -((-a + B - 1) / B);
+}

@@ -522,3 +522,198 @@ __global__ void __launch_bounds__(256) max_pool_grad_tile2d(const T* __restrict_
         __syncthreads();
     }
 }
+
+// Lean 2-D MAX_POOLING_GRAD (dilation 1, KH x KW window, SH x SW stride known at
+// compile time, 32-bit offsets, fast division by the run-time extents).
+//
+// Magic divisors of the thread decomposition (see fast_div): dv[0..1] for div[0], dv[2..3]
+// for div[1], dv[4..5] for div[2] (C).
+struct PoolDivParams {
+    i64 count;   // threads
+    i64 dv[6];
+    i64 div[3];  // the divisors themselves
+};
+
+// The argmax of window (oh, ow) by window_argmax's rule (scan row-major, the first
+// in-bounds element starts, a later one replaces it only if strictly greater or if it is
+// the first NaN), as its offset kh * KW + kw; 255 when the window reads only padding.
+template <typename T, int KH, int KW>
+__device__ __forceinline__ int argmax_regs(const T (&v)[KH][KW], const bool (&in)[KH][KW]) {
+    int best = 255;
+    T best_v = T();
+#pragma unroll
+    for (int kh = 0; kh < KH; ++kh) {
+#pragma unroll
+        for (int kw = 0; kw < KW; ++kw) {
+            if (in[kh][kw] && (best == 255 || Num<T>::key(v[kh][kw]) > Num<T>::key(best_v) ||
+                               (Num<T>::is_nan(v[kh][kw]) && !Num<T>::is_nan(best_v)))) {
+                best_v = v[kh][kw];
+                best = kh * KW + kw;
+            }
+        }
+    }
+    return best;
+}
+
+// Pass 1 of the lean two-pass form: one thread per window, its argmax offset as one byte
+// (255: padding only) into a packed {N * C, OH, OW} array. div = (OW, OH, C).
+template <typename T, int KH, int KW, int SH, int SW>
+__global__ void __launch_bounds__(256) max_pool_argmax_k2d(const T* __restrict__ x, u8* __restrict__ arg,
+                                                           const PoolParams p, const PoolDivParams q) {
+    const u32 t = blockIdx.x * 256u + threadIdx.x;
+    if (t >= (u32)q.count) return;
+    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
+    const int ow = (int)(t - r * (u32)q.div[0]);
+    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
+    const int oh = (int)(r - plane * (u32)q.div[1]);
+    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
+    const u32 c = plane - n * (u32)q.div[2];
+    const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
+    const int H = (int)p.in_size[1], W = (int)p.in_size[2];
+    const int h0 = oh * SH - (int)p.pad[1], w0 = ow * SW - (int)p.pad[2];
+    const int xs3 = (int)p.x_stride[3], xs4 = (int)p.x_stride[4];
+    T v[KH][KW];
+    bool in[KH][KW];
+#pragma unroll
+    for (int kh = 0; kh < KH; ++kh) {
+        const int ih = h0 + kh;
+        const bool row_ok = ih >= 0 && ih < H;
+#pragma unroll
+        for (int kw = 0; kw < KW; ++kw) {
+            const int iw = w0 + kw;
+            in[kh][kw] = row_ok && iw >= 0 && iw < W;
+            v[kh][kw] = in[kh][kw] ? xp[ih * xs3 + iw * xs4] : T();
+        }
+    }
+    arg[t] = (u8)argmax_regs<T, KH, KW>(v, in);
+}
+
+// Two adjacent OutputGradient elements stored at once (VEC: inner stride 1, even offset).
+template <typename T> struct Pair;
+template <> struct Pair<float> {
+    static __device__ __forceinline__ void store(float* p, float a, float b) {
+        *reinterpret_cast<float2*>(p) = make_float2(a, b);
+    }
+};
+template <> struct Pair<half_t> {
+    static __device__ __forceinline__ void store(half_t* p, float a, float b) {
+        const u32 lo = f2h(a).bits, hi = f2h(b).bits;
+        *reinterpret_cast<u32*>(p) = lo | (hi << 16);
+    }
+};
+template <> struct Pair<double> {
+    static __device__ __forceinline__ void store(double* p, double a, double b) {
+        p[0] = a;
+        p[1] = b;
+    }
+};
+
+// Every thread owns a 2 x 2 block of OutputGradient; the <= NWY x NWX windows that
+// contain any of its elements are read once (InputGradient and the argmax), and each
+// element sums, in ascending (oh, ow), the InputGradient of the windows that selected it
+// (Num<T>::Acc, rounded once). FUSED: the argmaxes are computed here from the InputTensor
+// footprint of those windows, held in registers (no second array, one launch); else they
+// are pass 1's bytes. div = (ceil(W / 2), ceil(H / 2), C). No atomics, no zero fill.
+template <typename T, int KH, int KW, int SH, int SW, bool FUSED, bool VEC>
+__global__ void __launch_bounds__(256) max_pool_grad_blk2d(const T* __restrict__ x, const u8* __restrict__ arg,
+                                                           const T* __restrict__ dy, T* __restrict__ dx,
+                                                           const PoolParams p, const PoolDivParams q) {
+    typedef typename Num<T>::Acc Acc;
+    constexpr int NWY = KH / SH + 1;  // (2 + KH - 2) / SH + 1: windows touching 2 rows
+    constexpr int NWX = KW / SW + 1;
+    constexpr int XR = (NWY - 1) * SH + KH;  // their InputTensor footprint
+    constexpr int XC = (NWX - 1) * SW + KW;
+    const u32 t = blockIdx.x * 256u + threadIdx.x;
+    if (t >= (u32)q.count) return;
+    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
+    const int bx = (int)(t - r * (u32)q.div[0]);
+    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
+    const int by = (int)(r - plane * (u32)q.div[1]);
+    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
+    const u32 c = plane - n * (u32)q.div[2];
+    const int H = (int)p.in_size[1], W = (int)p.in_size[2];
+    const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
+    const int ph = (int)p.pad[1], pw = (int)p.pad[2];
+    const int ih0 = 2 * by, iw0 = 2 * bx;
+    const int oh0 = floor_div<SH>(ih0 + ph - KH + SH), ow0 = floor_div<SW>(iw0 + pw - KW + SW);  // ceil
+    const int dh = ih0 + ph - oh0 * SH, dw = iw0 + pw - ow0 * SW;  // kh, kw of (ih0, iw0) in window (oh0, ow0)
+
+    bool wv[NWY][NWX];
+    int sel[NWY][NWX];
+    Acc g[NWY][NWX];
+    const T* gp = dy + (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1];
+#pragma unroll
+    for (int a = 0; a < NWY; ++a) {
+#pragma unroll
+        for (int b = 0; b < NWX; ++b) {
+            const int oh = oh0 + a, ow = ow0 + b;
+            wv[a][b] = oh >= 0 && oh < OH && ow >= 0 && ow < OW;
+            g[a][b] = wv[a][b] ? Num<T>::to_acc(gp[oh * (int)p.y_stride[3] + ow * (int)p.y_stride[4]]) : Acc(0);
+            if (!FUSED) sel[a][b] = wv[a][b] ? (int)arg[((int)plane * OH + oh) * OW + ow] : 255;
+        }
+    }
+    if (FUSED) {
+        const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
+        const int xr0 = oh0 * SH - ph, xc0 = ow0 * SW - pw;
+        const int xs3 = (int)p.x_stride[3], xs4 = (int)p.x_stride[4];
+        T xv[XR][XC];
+        bool rok[XR], cok[XC];
+#pragma unroll
+        for (int i = 0; i < XR; ++i) rok[i] = xr0 + i >= 0 && xr0 + i < H;
+#pragma unroll
+        for (int j = 0; j < XC; ++j) cok[j] = xc0 + j >= 0 && xc0 + j < W;
+#pragma unroll
+        for (int i = 0; i < XR; ++i) {
+#pragma unroll
+            for (int j = 0; j < XC; ++j) xv[i][j] = (rok[i] && cok[j]) ? xp[(xr0 + i) * xs3 + (xc0 + j) * xs4] : T();
+        }
+#pragma unroll
+        for (int a = 0; a < NWY; ++a) {
+#pragma unroll
+            for (int b = 0; b < NWX; ++b) {
+                T v[KH][KW];
+                bool in[KH][KW];
+#pragma unroll
+                for (int kh = 0; kh < KH; ++kh) {
+#pragma unroll
+                    for (int kw = 0; kw < KW; ++kw) {
+                        v[kh][kw] = xv[a * SH + kh][b * SW + kw];
+                        in[kh][kw] = rok[a * SH + kh] && cok[b * SW + kw];
+                    }
+                }
+                sel[a][b] = wv[a][b] ? argmax_regs<T, KH, KW>(v, in) : 255;
+            }
+        }
+    }
+    Acc acc[2][2];
+#pragma unroll
+    for (int y = 0; y < 2; ++y) {
+#pragma unroll
+        for (int xx = 0; xx < 2; ++xx) {
+            Acc s = Acc(0);
+#pragma unroll
+            for (int a = 0; a < NWY; ++a) {
+                const int kh = dh + y - a * SH;
+#pragma unroll
+                for (int b = 0; b < NWX; ++b) {
+                    const int kw = dw + xx - b * SW;
+                    if (kh >= 0 && kh < KH && kw >= 0 && kw < KW && sel[a][b] == kh * KW + kw) s += g[a][b];
+                }
+            }
+            acc[y][xx] = s;
+        }
+    }
+    T* dp = dx + (int)n * (int)p.z_stride[0] + (int)c * (int)p.z_stride[1];
+    const int zs3 = (int)p.z_stride[3], zs4 = (int)p.z_stride[4];
+#pragma unroll
+    for (int y = 0; y < 2; ++y) {
+        const int ih = ih0 + y;
+        if (ih >= H) break;
+        if (VEC) {  // W is even: both columns exist
+            Pair<T>::store(dp + ih * zs3 + iw0, acc[y][0], acc[y][1]);
+        } else {
+            dp[ih * zs3 + iw0 * zs4] = Num<T>::from_acc(acc[y][0]);
+            if (iw0 + 1 < W) dp[ih * zs3 + (iw0 + 1) * zs4] = Num<T>::from_acc(acc[y][1]);
+        }
+    }
+}

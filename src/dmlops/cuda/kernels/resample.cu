@@ -212,3 +212,150 @@ __global__ void __launch_bounds__(256) resample_grad_hw(const T* __restrict__ dy
             Num<T>::from_acc(acc);
     }
 }
+
+// RESAMPLE_GRAD1 for a 2x last axis (identity first two axes, any H map): every thread
+// writes 2 adjacent OutputGradient elements iw0 = 2l, 2l + 1 of one row, which read
+// InputGradient columns 2 * iw + OFF + b, b < L (the host checked that every CSR entry of
+// the W axis lies there, and of the H axis in rows sh * ih + offh + a, a < 4). Per-axis
+// dense weight tables hold the summed weight of each such column (0: no entry, skipped,
+// so a 0-weight tap never multiplies an inf/NaN). Each lane loads its own 4 columns
+// [4l, 4l + 4) of a row with one vector load; the EL columns on its left and ER on its
+// right come from the neighbouring lanes (shuffles), or are loaded directly at row and
+// warp edges when their weight is not 0. Sums: over b inside a row, then over rows,
+// in Num<T>::Acc, rounded once. div = (pairs per row, H, C).
+struct ResampleX2Params {
+    i64 count;  // threads
+    i64 dv[6];
+    i64 div[3];
+    i64 x_stride[4];  // InputGradient (read)
+    i64 y_stride[4];  // OutputGradient (written)
+    i64 w;            // OutputGradient width
+    i64 sh, offh;     // H axis rows: sh * ih + offh + a
+};
+
+template <typename T> struct Quad;
+template <> struct Quad<float> {
+    static __device__ __forceinline__ void load(const float* p, float (&v)[4]) {
+        const float4 q = *reinterpret_cast<const float4*>(p);
+        v[0] = q.x;
+        v[1] = q.y;
+        v[2] = q.z;
+        v[3] = q.w;
+    }
+};
+template <> struct Quad<half_t> {
+    static __device__ __forceinline__ void load(const half_t* p, float (&v)[4]) {
+        const uint2 q = *reinterpret_cast<const uint2*>(p);
+        half_t h;
+        h.bits = (u16)(q.x & 0xffffu);
+        v[0] = h2f(h);
+        h.bits = (u16)(q.x >> 16);
+        v[1] = h2f(h);
+        h.bits = (u16)(q.y & 0xffffu);
+        v[2] = h2f(h);
+        h.bits = (u16)(q.y >> 16);
+        v[3] = h2f(h);
+    }
+};
+
+// Two adjacent elements stored at once (unit inner stride, even offset).
+template <typename T> struct Duo;
+template <> struct Duo<float> {
+    static __device__ __forceinline__ void store(float* p, float a, float b) {
+        *reinterpret_cast<float2*>(p) = make_float2(a, b);
+    }
+};
+template <> struct Duo<half_t> {
+    static __device__ __forceinline__ void store(half_t* p, float a, float b) {
+        const u32 lo = f2h(a).bits, hi = f2h(b).bits;
+        *reinterpret_cast<u32*>(p) = lo | (hi << 16);
+    }
+};
+
+template <typename T, int L, int OFF, bool VEC>
+__global__ void __launch_bounds__(256) resample_grad_x2(const T* __restrict__ dy, T* __restrict__ dx,
+                                                        const float4* __restrict__ dwh,
+                                                        const float4* __restrict__ dww, const ResampleX2Params p) {
+    constexpr int EL = OFF < 0 ? -OFF : 0;                       // columns left of the lane's 4
+    constexpr int ER = OFF + 2 + L > 4 ? OFF + 2 + L - 4 : 0;  // and right of them
+    constexpr int NW = EL + 4 + ER;
+    const u32 t = blockIdx.x * 256u + threadIdx.x;
+    const bool active = t < (u32)p.count;  // inactive lanes still take part in the shuffles
+    const int lane = threadIdx.x & 31;
+    const u32 tt = active ? t : 0u;
+    const u32 r = fast_div(tt, p.dv[0], p.dv[1]);
+    const int l = (int)(tt - r * (u32)p.div[0]);
+    const u32 plane = fast_div(r, p.dv[2], p.dv[3]);
+    const int ih = (int)(r - plane * (u32)p.div[1]);
+    const u32 n = fast_div(plane, p.dv[4], p.dv[5]);
+    const u32 c = plane - n * (u32)p.div[2];
+    const int W = (int)p.w;
+    const int iw0 = 2 * l;
+    const bool left_ok = lane > 0 && l > 0;  // lane - 1 holds columns 4l - 4 .. 4l - 1 of the same row
+    const bool right_ok = lane < 31 && iw0 + 2 < W && t + 1 < (u32)p.count;
+    const float4 hq = dwh[ih];
+    const float wh[4] = {hq.x, hq.y, hq.z, hq.w};
+    float ww[2][4];
+    {
+        const float4 a = dww[iw0];
+        const float4 b = iw0 + 1 < W ? dww[iw0 + 1] : make_float4(0.f, 0.f, 0.f, 0.f);
+        ww[0][0] = a.x, ww[0][1] = a.y, ww[0][2] = a.z, ww[0][3] = a.w;
+        ww[1][0] = b.x, ww[1][1] = b.y, ww[1][2] = b.z, ww[1][3] = b.w;
+    }
+    // Window position k (0 <= k < NW) is column 4l - EL + k; does any nonzero weight use it?
+    bool need[NW];
+#pragma unroll
+    for (int k = 0; k < NW; ++k) need[k] = false;
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+#pragma unroll
+        for (int b = 0; b < L; ++b) {
+            const int k = 2 * x + OFF + b + EL;
+            if (k >= 0 && k < NW) need[k] = need[k] || ww[x][b] != 0.f;
+        }
+    }
+    const T* plane_p = dy + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
+    const int xs2 = (int)p.x_stride[2];
+    const int row0 = (int)p.sh * ih + (int)p.offh;
+    float acc[2] = {0.f, 0.f};
+#pragma unroll
+    for (int a = 0; a < 4; ++a) {
+        const bool rv = active && wh[a] != 0.f;
+        const T* rowp = plane_p + (row0 + a) * xs2;
+        float own[4] = {0.f, 0.f, 0.f, 0.f};
+        if (rv) Quad<T>::load(rowp + 4 * l, own);
+        float win[NW];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) win[EL + k] = own[k];
+#pragma unroll
+        for (int k = 0; k < EL; ++k) {
+            const float s = __shfl_up_sync(0xffffffffu, own[4 - EL + k], 1);
+            win[k] = left_ok ? s : ((rv && need[k]) ? Num<T>::to_acc(rowp[4 * l - EL + k]) : 0.f);
+        }
+#pragma unroll
+        for (int k = 0; k < ER; ++k) {
+            const float s = __shfl_down_sync(0xffffffffu, own[k], 1);
+            win[EL + 4 + k] = right_ok ? s : ((rv && need[EL + 4 + k]) ? Num<T>::to_acc(rowp[4 * l + 4 + k]) : 0.f);
+        }
+        if (rv) {
+#pragma unroll
+            for (int x = 0; x < 2; ++x) {
+                float row = 0.f;
+#pragma unroll
+                for (int b = 0; b < L; ++b) {
+                    if (ww[x][b] != 0.f) row += ww[x][b] * win[2 * x + OFF + b + EL];
+                }
+                acc[x] += wh[a] * row;
+            }
+        }
+    }
+    if (!active) return;
+    T* out = dx + (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1] + ih * (int)p.y_stride[2];
+    if (VEC) {
+        Duo<T>::store(out + iw0, acc[0], acc[1]);
+    } else {
+        const int ys3 = (int)p.y_stride[3];
+        out[iw0 * ys3] = Num<T>::from_acc(acc[0]);
+        if (iw0 + 1 < W) out[(iw0 + 1) * ys3] = Num<T>::from_acc(acc[1]);
+    }
+}
