@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     output = ROOT / args.output
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(render(collector, code), encoding="utf-8")
-    print(f"wrote {output.relative_to(ROOT)}", file=sys.stderr)
+    print(f"wrote {output}", file=sys.stderr)
     return code
 
 
