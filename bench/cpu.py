@@ -24,6 +24,9 @@ Method
   the reported "extra" subtracts the output bytes for those; for ``out=`` calls the
   output is resident before the call. "mem ratio" = (inputs + outputs + extra) /
   (inputs + outputs); the target is <= 1.2.
+* Spin-waits: numba's and torch's OpenMP threads and onnxruntime's pool keep spinning
+  for a while after a call; each implementation is preceded by a short pause
+  (``SETTLE_S``) so that it does not share the cores with the previous one's spinners.
 * Noise: the machine is shared; trust ratios within one run over absolute times.
 """
 
@@ -113,8 +116,14 @@ class Result:
         return statistics.median(self.times)
 
 
+SETTLE_S = 0.5
+"""Pause before each implementation: OpenMP (numba, torch) and onnxruntime worker threads
+spin-wait for a while after a call and would take the cores from the next implementation."""
+
+
 def measure(impl: str, fn: Callable[[], Any], repeats: int, allocates_bytes: int, note: str = "") -> Result:
-    """Warm up, then time ``repeats`` calls; peak extra RSS of the worst call."""
+    """Settle, warm up, then time ``repeats`` calls; peak extra RSS of the worst call."""
+    time.sleep(SETTLE_S)
     out = fn()
     del out
     gc.collect()

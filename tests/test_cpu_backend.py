@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import dmlops
+from conftest import assert_close
 from dmlops import TensorDesc
 from dmlops.backends import DEFAULT_BACKEND
 from dmlops.descs.gather import GatherDesc
@@ -333,3 +334,161 @@ def test_concurrent_calls_from_python_threads() -> None:
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+# -- kernel paths that the per-operator suites reach only by chance ---------------------------------
+
+
+def _roi_desc(dtype, x_shape, n_roi, out_hw, **kw) -> RoiAlignDesc:
+    return RoiAlignDesc(
+        input_tensor=_t(dtype, x_shape),
+        roi_tensor=_t(dtype, (n_roi, 4)),
+        batch_indices_tensor=_t(np.uint32, (n_roi,)),
+        output_tensor=_t(dtype, (n_roi, x_shape[1], *out_hw)),
+        spatial_scale_x=kw.pop("spatial_scale_x", 0.8),
+        spatial_scale_y=kw.pop("spatial_scale_y", 1.1),
+        **kw,
+    )
+
+
+@pytest.mark.parametrize("form", [None, 0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_roi_align_non_finite_inputs_on_every_loop_order(
+    form: int | None, dtype: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AVERAGE's two loop orders (rows first, direct) and MAX's per-sample loop agree with the
+    reference on inputs with inf/-inf/nan: a tap of weight exactly 0 is never read (no 0 * inf),
+    an inf in reach propagates, and MAX propagates nan."""
+    import dmlops.cpu.roi_align as cpu_roi
+
+    if form is not None:
+        monkeypatch.setattr(cpu_roi, "_average_form", lambda ym, xm, oh, ow: np.full(xm[4].shape[0], form, np.int64))
+    rng = np.random.default_rng(7)
+    for trial in range(24):
+        x = rng.standard_normal((2, 3, 7, 9)).astype(dtype)
+        x[rng.random(x.shape) < 0.06] = [np.inf, -np.inf, np.nan][trial % 3]
+        x[0, 0, 2, 3] = np.inf  # beside exactly hit pixels for integer coordinates
+        rois = rng.uniform(-3, 12, size=(4, 4)).astype(dtype)
+        rois[0] = [1, 1, 4, 5]
+        batch = rng.integers(0, 2, 4).astype(np.uint32)
+        desc = _roi_desc(
+            dtype,
+            x.shape,
+            4,
+            (3, 2),
+            reduction_function=["AVERAGE", "MAX"][trial % 2],
+            interpolation_mode=["LINEAR", "NEAREST_NEIGHBOR"][(trial // 2) % 2],
+            out_of_bounds_input_value=[0.0, 0.25, np.inf, np.nan][(trial // 4) % 4],
+            minimum_samples_per_output=1 + trial % 2,
+            maximum_samples_per_output=2 + trial % 3,
+        )
+        inputs = {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": batch}
+        with np.errstate(invalid="ignore"):
+            want = dmlops.execute(desc, inputs, backend="numpy")["OutputTensor"]
+        assert_close(dmlops.execute(desc, inputs, backend="cpu")["OutputTensor"], want)
+
+
+def test_roi_align_loop_orders_agree_on_large_regions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both AVERAGE loop orders over regions larger than the output (shared rows and columns)."""
+    import dmlops.cpu.roi_align as cpu_roi
+
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 5, 40, 33)).astype(np.float32)
+    rois = np.array([[0, 0, 32, 39], [3.3, 1.7, 30.1, 12.2], [-5, -5, 45, 50], [10, 10, 10.5, 10.25]], np.float32)
+    desc = _roi_desc(
+        np.float32,
+        x.shape,
+        4,
+        (4, 5),
+        reduction_function="AVERAGE",
+        interpolation_mode="LINEAR",
+        out_of_bounds_input_value=-2.0,
+        minimum_samples_per_output=1,
+        maximum_samples_per_output=64,
+        spatial_scale_x=1.0,
+        spatial_scale_y=1.0,
+    )
+    inputs = {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": np.zeros(4, np.uint32)}
+    want = dmlops.execute(desc, inputs, backend="numpy")["OutputTensor"]
+    for form in (0, 1):
+        monkeypatch.setattr(cpu_roi, "_average_form", lambda ym, xm, oh, ow, f=form: np.full(4, f, np.int64))
+        assert_close(dmlops.execute(desc, inputs, backend="cpu")["OutputTensor"], want)
+
+
+@pytest.mark.parametrize(
+    ("window", "strides", "dilations", "pads"),
+    [((3, 3), (2, 2), (1, 1), (1, 1)), ((2, 3), (1, 1), (1, 2), (0, 2)), ((3, 2), (3, 3), (2, 1), (2, 1))],
+)
+def test_max_pooling_grad_row_scan_keeps_ties_and_nan(window, strides, dilations, pads) -> None:
+    """The row-vectorised 2-D gradient scan selects the reference's element: ties keep the
+    first in row-major order, the first NaN wins, an all -inf window takes its first element."""
+    rng = np.random.default_rng(9)
+    for dtype in (np.float32, np.float16):
+        x = rng.integers(-2, 2, (2, 3, 11, 13)).astype(dtype)  # many ties
+        x[0, 0][rng.random((11, 13)) < 0.1] = np.nan
+        x[0, 1] = -np.inf
+        x[1, 2, 4] = np.inf
+        out_sizes = (
+            (x.shape[2] + pads[0] - ((window[0] - 1) * dilations[0] + 1)) // strides[0] + 1,
+            (x.shape[3] + pads[1] + 1 - ((window[1] - 1) * dilations[1] + 1)) // strides[1] + 1,
+        )
+        desc = MaxPoolingGradDesc(
+            input_tensor=_t(dtype, x.shape),
+            input_gradient_tensor=_t(dtype, (2, 3, *out_sizes)),
+            output_gradient_tensor=_t(dtype, x.shape),
+            strides=strides,
+            window_size=window,
+            start_padding=pads,
+            end_padding=(0, 1),
+            dilations=dilations,
+        )
+        dy = rng.standard_normal((2, 3, *out_sizes)).astype(dtype)
+        inputs = {"InputTensor": x, "InputGradientTensor": dy}
+        want = dmlops.execute(desc, inputs, backend="numpy")["OutputGradientTensor"]
+        assert_close(dmlops.execute(desc, inputs, backend="cpu")["OutputGradientTensor"], want)
+
+
+@pytest.mark.parametrize("scales", [(1.0, 1.0, 2.0, 2.0), (2.0, 1.0, 1.5, 0.75), (0.5, 3.0, 2.5, 1.0)])
+def test_resample_grad_nearest_runs(scales) -> None:
+    """NEAREST_NEIGHBOR's transpose sums contiguous runs of source rows and columns."""
+    sizes = (2, 3, 6, 8)
+    out_sizes = tuple(int(s * f) for s, f in zip(sizes, scales))
+    rng = np.random.default_rng(10)
+    dy = rng.standard_normal(out_sizes).astype(np.float32)
+    desc = ResampleGrad1Desc(
+        input_gradient_tensor=_t(np.float32, out_sizes),
+        output_gradient_tensor=_t(np.float32, sizes),
+        interpolation_mode="NEAREST_NEIGHBOR",
+        rounding_direction="INCREASING",
+        scales=scales,
+        input_pixel_offsets=(0.5, 0.0, 0.5, -0.25),
+        output_pixel_offsets=(-0.5, 0.0, -0.5, 0.0),
+    )
+    inputs = {"InputGradientTensor": dy}
+    want = dmlops.execute(desc, inputs, backend="numpy")["OutputGradientTensor"]
+    assert_close(dmlops.execute(desc, inputs, backend="cpu")["OutputGradientTensor"], want)
+
+
+def test_nearest_runs_detects_non_consecutive_sources() -> None:
+    from dmlops.cpu._resample import _runs
+
+    ptr = np.array([0, 2, 2, 3], np.int64)
+    lo, hi = _runs(ptr, np.array([4, 5, 9], np.int64))
+    np.testing.assert_array_equal(lo, [4, 0, 9])
+    np.testing.assert_array_equal(hi, [6, 0, 10])
+    assert _runs(ptr, np.array([4, 6, 9], np.int64)) is None
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.uint64])
+@pytest.mark.parametrize("wrap", [True, False])
+def test_gather_index_normalisation_matches_the_reference(dtype, wrap: bool) -> None:
+    from dmlops.cpu.gather import normalized
+    from dmlops.reference.gather import normalize_indices
+
+    info = np.iinfo(dtype)
+    values = [info.min, info.max, 0, 1, 6, 7, 8, -1, -7, -8, -9, 2**31 - 1, 2**32 - 1]
+    indices = np.array([v for v in values if info.min <= v <= info.max], dtype=dtype).reshape(1, -1)
+    want = normalize_indices(indices, 8, wrap_negative=wrap, strict=False)
+    got = normalized(indices, 8, wrap=wrap, strict=False, what="IndicesTensor")
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

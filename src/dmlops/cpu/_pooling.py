@@ -10,7 +10,10 @@ integers natively).
 
 The gradient is a plane-private scatter: each task zeroes a float32 (float64 for
 FLOAT64) scratch plane, adds every InputGradient element of the plane at its
-window's argmax and stores the plane once, rounded. No atomics, deterministic.
+window's argmax and stores the plane once, rounded. No atomics, deterministic. For
+2-D pooling the windows of an output row that lie wholly inside the input row are
+scanned together (stride-de-interleaved rows, a branch-free compare-and-select that
+vectorises), with the same compares per window in the same order as ``_argmax``.
 """
 
 from __future__ import annotations
@@ -70,29 +73,81 @@ def _forward(x, out, indices, has_indices, spans, dl, half):  # type: ignore[no-
 
 
 @njit(cache=True, parallel=True)
-def _grad(x, dy, dx, spans, dl, half, zero):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w):  # type: ignore[no-untyped-def]  # pragma: no cover
     n_, c_, size_d, size_h, size_w = x.shape
     _, _, out_d, out_h, out_w = dy.shape
+    # 2-D pooling (one depth slice, in bounds): the row-vectorised scan below
+    flat = size_d == 1 and out_d == 1 and spans[0, 1, 0] < spans[0, 2, 0]
+    # Interior output columns: windows entirely inside the row (no padding column).
+    ow_a = 0
+    while ow_a < out_w and not (spans[2, 1, ow_a] == 0 and spans[2, 2, ow_a] == window_w):
+        ow_a += 1
+    ow_b = ow_a
+    while ow_b < out_w and spans[2, 1, ow_b] == 0 and spans[2, 2, ow_b] == window_w:
+        ow_b += 1
+    n_int = ow_b - ow_a if flat else 0
+    n_phase = (size_w + stride_w - 1) // stride_w
     for plane in prange(n_ * c_):
         n = plane // c_
         c = plane - n * c_
         xp = x[n, c]
         gp = dy[n, c]
-        acc = np.zeros((size_d, size_h, size_w), zero.dtype)
+        acc = np.zeros(size_d * size_h * size_w, zero.dtype)
+        best = np.empty(max(n_int, 1), zero.dtype)
+        arg = np.empty(max(n_int, 1), np.int64)
+        phases = np.empty((stride_w, n_phase), zero.dtype)
         for od in range(out_d):
             for oh in range(out_h):
                 grow = gp[od, oh]
                 for ow in range(out_w):
+                    if ow_a <= ow < ow_b and n_int > 0:
+                        continue
                     d, h, w = _argmax(xp, od, oh, ow, spans, dl, half)
                     if d >= 0:
-                        acc[d, h, w] += load(grow[ow], half)
+                        acc[(d * size_h + h) * size_w + w] += load(grow[ow], half)
+                fh, h0, h1 = spans[1, 0, oh], spans[1, 1, oh], spans[1, 2, oh]
+                if n_int == 0 or h0 >= h1:
+                    continue
+                # Interior columns of one output row together, one window element at a time in
+                # row-major order: per column the same sequence of compares as _argmax, so ties
+                # and NaN select the same element. The start element, compared with itself
+                # again, changes nothing.
+                base_w = spans[2, 0, ow_a]
+                h = fh + h0 * dl[1]
+                row = xp[0, h]
+                for j in range(n_int):
+                    w = base_w + j * stride_w
+                    best[j] = key(row[w], half)
+                    arg[j] = h * size_w + w
+                for kh in range(h0, h1):
+                    h = fh + kh * dl[1]
+                    row = xp[0, h]
+                    # de-interleave the row by the stride: every window element then reads a
+                    # contiguous run, and the compare-and-select loop vectorises
+                    for p in range(stride_w):
+                        php = phases[p]
+                        for i in range((size_w - p + stride_w - 1) // stride_w):
+                            php[i] = key(row[p + i * stride_w], half)
+                    for kw in range(window_w):
+                        off = base_w + kw * dl[2]
+                        start = off // stride_w
+                        run = phases[off - start * stride_w, start : start + n_int]
+                        lin = h * size_w + off
+                        for j in range(n_int):
+                            v = run[j]
+                            b = best[j]
+                            take = (v > b) | ((v != v) & (b == b))  # x != x: NaN
+                            best[j] = v if take else b
+                            arg[j] = lin + j * stride_w if take else arg[j]
+                for j in range(n_int):
+                    acc[arg[j]] += load(grow[ow_a + j], half)
         op = dx[n, c]
         for d in range(size_d):
             for h in range(size_h):
-                arow = acc[d, h]
                 orow = op[d, h]
+                base = (d * size_h + h) * size_w
                 for w in range(size_w):
-                    orow[w] = store(arow[w], orow[w], half)
+                    orow[w] = store(acc[base + w], orow[w], half)
 
 
 def _as5d(a: NDArray[Any]) -> NDArray[Any]:
@@ -138,4 +193,6 @@ def gradient(window: PoolingWindow, x: NDArray[Any], dy: NDArray[Any], dx: NDArr
     dyk, _ = kernel_view(_as5d(dy))
     dxk, _ = kernel_view(_as5d(dx))
     zero = np.zeros(0, np.float64 if x.dtype == np.float64 else np.float32)
-    call_parallel(_grad, xk, dyk, dxk, *_params(window, x.shape[2:], dy.shape[2:]), half, zero)
+    spatial = window.spatial_dimension_count
+    geometry = (int(window.strides[spatial - 1]), int(window.window_size[spatial - 1]))
+    call_parallel(_grad, xk, dyk, dxk, *_params(window, x.shape[2:], dy.shape[2:]), half, zero, *geometry)

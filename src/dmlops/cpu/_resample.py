@@ -12,6 +12,13 @@ owns one output plane (dims 0 and 1) and accumulates, in float32 (float64 for
 FLOAT64 and the integer types), first along the last dimension into a small
 per-task scratch (source rows x target columns), then along dimension 2 into the
 output, rounding once at the store.
+
+NEAREST_NEIGHBOR's transpose (RESAMPLE_GRAD1) has its own kernel. Every
+InputGradient element goes to exactly one OutputGradient element, and along each of
+dimensions 2 and 3 the elements sent to one target index form a contiguous run of
+source indices (the nearest index is monotone in the coordinate). Each target row
+therefore sums whole source rows (contiguous adds that vectorise) into a scratch row,
+then adds up the runs of that row: no CSR lookup per element.
 """
 
 from __future__ import annotations
@@ -116,6 +123,63 @@ def _nearest(src, dst, i0, i1, i2, i3):  # type: ignore[no-untyped-def]  # pragm
             orow = out[r]
             for c in range(d3):
                 orow[c] = row[i3[c]]
+
+
+@njit(cache=True, parallel=True)
+def _nearest_transpose(src, dst, p0, i0, p1, i1, r_lo, r_hi, c_lo, c_hi, half, like):  # type: ignore[no-untyped-def]  # pragma: no cover
+    d0, d1, d2, d3 = dst.shape
+    s3 = src.shape[3]
+    zero = like.dtype.type(0)
+    for plane in prange(d0 * d1):
+        a = plane // d1
+        b = plane - a * d1
+        out = dst[a, b]
+        tmp = np.empty(s3, like.dtype)
+        for r in range(d2):
+            for k in range(s3):
+                tmp[k] = zero
+            for e0 in range(p0[a], p0[a + 1]):
+                for e1 in range(p1[b], p1[b + 1]):
+                    sp = src[i0[e0], i1[e1]]
+                    for sr in range(r_lo[r], r_hi[r]):
+                        row = sp[sr]
+                        for k in range(s3):
+                            tmp[k] += load(row[k], half)
+            orow = out[r]
+            for c in range(d3):
+                acc = zero
+                for k in range(c_lo[c], c_hi[c]):
+                    acc += tmp[k]
+                orow[c] = store(acc, orow[c], half)
+
+
+def _runs(ptr: NDArray[np.int64], idx: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
+    """Per CSR row the source run ``[lo, hi)`` if every row's indices are consecutive, else None."""
+    n = ptr.size - 1
+    lo, hi = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    filled = ptr[1:] > ptr[:-1]
+    if idx.size:
+        same_row = np.repeat(np.arange(n), np.diff(ptr))
+        steps = np.diff(idx)[same_row[1:] == same_row[:-1]]
+        if np.any(steps != 1):
+            return None
+        lo[filled] = idx[ptr[:-1][filled]]
+        hi[filled] = idx[ptr[1:][filled] - 1] + 1
+    return lo, hi
+
+
+def nearest_transpose(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any]) -> None:
+    """RESAMPLE_GRAD1 for NEAREST_NEIGHBOR: every source element added to its one target."""
+    src, half = kernel_view(source.reshape(pad4(source.shape)))
+    dst, _ = kernel_view(_view4(target))
+    dtype = _compute_dtype(source.dtype)
+    rows = axis_csr(desc, True, dtype)
+    runs2, runs3 = _runs(rows[2][0], rows[2][1]), _runs(rows[3][0], rows[3][1])
+    if runs2 is None or runs3 is None:  # not monotone (not expected): the general kernel
+        call_parallel(_separable, src, dst, *[a for row in rows for a in row], half)
+        return
+    zero = np.zeros(0, dtype)
+    call_parallel(_nearest_transpose, src, dst, *rows[0][:2], *rows[1][:2], *runs2, *runs3, half, zero)
 
 
 def _compute_dtype(dtype: np.dtype[Any]) -> Any:

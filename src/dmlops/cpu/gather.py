@@ -1,9 +1,12 @@
 """GATHER on the CPU: ``np.take(..., out=, mode="clip")`` into the output view, over threads.
 
 The indices are normalised first (ruling 2: one wrap of negative signed indices,
-then a per-axis clamp; DataIndexError in strict mode) with the reference's
-:func:`~dmlops.reference.gather.normalize_indices`, which allocates one ``intp``
-copy of the indices (small next to the rows they select). ``mode="clip"`` then
+then a per-axis clamp) into one ``intp`` copy (small next to the rows they select):
+signed indices in one numba pass, unsigned ones with ``np.minimum`` in their own
+type (a UINT64 above 2^63 clamps, never wraps). Strict mode uses the reference's
+:func:`~dmlops.reference.gather.normalize_indices`, which raises DataIndexError for
+the first bad index; the reference's NumPy passes took 20 ms for 1M int64 indices
+(a sixth of the benchmark gather), the numba pass 0.5 ms. ``mode="clip"`` then
 never changes an index; it is chosen because ``np.take(out=)`` buffers the whole
 output in its default ``mode="raise"``. Bit-exact for every type.
 """
@@ -14,12 +17,35 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 
 from ..descs.gather import GatherDesc
 from ..enums import FeatureLevel
 from ..reference.gather import normalize_indices
 from ._copy import run_chunks
+
+
+@njit(cache=True)
+def _normalize_signed(indices, n, wrap, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+    top = n - 1
+    for i in range(indices.size):
+        v = np.int64(indices[i])
+        if wrap and v < 0:  # one wrap; what is still negative clamps to 0
+            v += n
+        out[i] = min(max(v, 0), top)
+
+
+def normalized(indices: NDArray[Any], n: int, *, wrap: bool, strict: bool, what: str) -> NDArray[np.intp]:
+    """``normalize_indices`` (ruling 2) without its temporaries when not strict; same result."""
+    if strict:
+        return normalize_indices(indices, n, wrap_negative=wrap, strict=True, what=what)
+    out = np.empty(indices.shape, np.intp)
+    if indices.dtype.kind == "u":
+        np.minimum(indices, indices.dtype.type(n - 1), out=out, casting="unsafe")  # result <= n - 1
+    else:
+        _normalize_signed(np.ascontiguousarray(indices).reshape(-1), n, wrap, out.reshape(-1))
+    return out
 
 
 def _reshaped(out: NDArray[Any], shape: tuple[int, ...]) -> NDArray[Any] | None:
@@ -45,8 +71,8 @@ def run(
     axis = desc.axis
     n = desc.input_tensor.sizes[axis]
     wrap = desc.indices_tensor.data_type.is_signed_integer and feature_level >= FeatureLevel.V3_0
-    index = normalize_indices(
-        inputs["IndicesTensor"], n, wrap_negative=wrap, strict=strict, what=f"{desc.dml_name}.IndicesTensor"
+    index = normalized(
+        np.asarray(inputs["IndicesTensor"]), n, wrap=wrap, strict=strict, what=f"{desc.dml_name}.IndicesTensor"
     )
     d = desc.dimension_count
     index = index.reshape(desc.indices_tensor.sizes[d - desc.index_dimensions :])

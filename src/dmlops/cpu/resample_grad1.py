@@ -13,8 +13,8 @@ from typing import Any
 from numpy.typing import NDArray
 
 from ..descs.resample_grad1 import ResampleGrad1Desc
-from ..enums import FeatureLevel
-from ._resample import apply
+from ..enums import FeatureLevel, InterpolationMode
+from ._resample import apply, nearest_transpose
 
 
 def run(
@@ -26,4 +26,8 @@ def run(
     strict: bool,
 ) -> None:
     """``OutputGradient[i] = sum_o w(o, i) * InputGradient[o]`` into ``outputs["OutputGradientTensor"]``."""
-    apply(desc, inputs["InputGradientTensor"], outputs["OutputGradientTensor"], transpose=True)
+    dy, dx = inputs["InputGradientTensor"], outputs["OutputGradientTensor"]
+    if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
+        nearest_transpose(desc, dy, dx)
+    else:
+        apply(desc, dy, dx, transpose=True)

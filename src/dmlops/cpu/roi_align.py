@@ -7,15 +7,35 @@ decisions and nearest-neighbour indices agree with the reference bit for bit. Ea
 sample becomes two taps and a weight plus an in-bounds flag (ruling 6: in bounds
 when ``-1 <= x <= InputWidth``, then clamped; nearest = ``floor(x + 0.5)``).
 
-The kernel runs one parallel task per (ROI, channel) pair; ROIs differ a lot in cost
-under adaptive sampling, and spreading the pairs evens that out. Per sample it
-interpolates rows first, then columns, skipping taps of weight exactly 0 (so an
-``inf`` next to an exactly hit pixel does not turn into ``nan``, as in the
-reference), in float32 (float64 for FLOAT64). AVERAGE is the mean of all samples,
-out-of-bounds ones counted with OutOfBoundsInputValue; MAX starts from -inf and
-propagates NaN.
+Non-finite rule (as in the reference): a tap whose weight is exactly 0 is never
+read, so an ``inf`` next to an exactly hit pixel does not turn into ``nan``.
 
-A bad batch index raises DataIndexError before anything is written (ruling 3).
+**AVERAGE** is separable. The mean of output ``(oy, ox)`` is
+``sum_{r, c} Ay[oy, r] * Ax[ox, c] * X[r, c]`` over the in-bounds samples, plus
+``OutOfBoundsInputValue`` times the number of out-of-bounds samples, divided by
+``sY * sX``. ``Ay[oy, r]`` (``Ax[ox, c]``) is the summed float64 weight of the taps of
+row ``r`` (column ``c``) among output ``oy``'s in-bounds samples; taps of weight 0 are
+dropped *before* summing, so every stored weight is positive and the set of elements
+read is exactly the per-sample evaluation's: every in-bounds row tap of the output
+meets every in-bounds column tap. ``inf``/``nan`` therefore propagate as they do
+per sample, and no branch is left in the inner loops. Per ROI, one of two loop
+orders is taken, whichever reads fewer elements:
+
+* *rows first* (large or densely sampled regions, adaptive sampling):
+  ``U[oy, :] = sum_r Ay[oy, r] * X[r, lo:hi+1]`` over contiguous row segments
+  (multiply-adds that LLVM vectorises), then ``out[oy, ox] = sum_c Ax[ox, c] * U[oy, c]``;
+  columns of ``U`` that no output weights are never read.
+* *direct*: ``out[oy, ox] = sum_r Ay[oy, r] * sum_c Ax[ox, c] * X[r, c]``, for few samples
+  spread over a wide region (e.g. two per output over hundreds of columns).
+
+**MAX** is evaluated per sample: rows are interpolated first, then columns, skipping
+taps of weight exactly 0; it starts from -inf and propagates NaN. An out-of-bounds
+sample reads OutOfBoundsInputValue in both reductions.
+
+Arithmetic is float32 (float64 for FLOAT64). One parallel task handles one ROI and a
+block of channels; tasks are numbered channel block first, so each thread's
+contiguous share of the (static) schedule spans every ROI and uneven ROI costs even
+out. A bad batch index raises DataIndexError before anything is written (ruling 3).
 """
 
 from __future__ import annotations
@@ -32,17 +52,27 @@ from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..reference.roi_align import batch_indices
 from ._common import call_parallel, kernel_view, load, store
 
+CHANNEL_BLOCK = 16
+"""Channels per parallel task (the scratch of the rows-first order is reused across them)."""
+
+VECTOR_DISCOUNT = 4
+"""Relative cost of a contiguous (vectorised) multiply-add against a gathered one."""
+
+Samples = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[Any], NDArray[Any]]
+Merged = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any], NDArray[np.int64], NDArray[np.int64]]
+
 
 def axis_samples(
-    desc: RoiAlignDesc, start: NDArray[np.float64], end: NDArray[np.float64], n_out: int, length: int, wdtype: Any
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[Any], NDArray[Any]]:
+    desc: RoiAlignDesc, start: NDArray[np.float64], end: NDArray[np.float64], n_out: int, length: int
+) -> Samples:
     """Samples of every ROI along one axis.
 
     Returns
     -------
     (samples, offsets, first, second, weight, in_bounds)
         ``samples[r]`` per output element, ROI ``r``'s samples at
-        ``[offsets[r], offsets[r] + n_out * samples[r])`` of the flat tap arrays.
+        ``[offsets[r], offsets[r] + n_out * samples[r])`` of the flat tap arrays; the
+        weight of ``second`` (``first`` has ``1 - weight``) in float64.
     """
     size = end - start
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -68,133 +98,207 @@ def axis_samples(
         first = np.floor(c + 0.5).astype(np.int64)
         second = first
         weight = np.zeros_like(c)
-    return samples, offsets, first, second, weight.astype(wdtype), in_bounds
+    return samples, offsets, first, second, weight, in_bounds
+
+
+def merged_taps(axis: Samples, n_out: int, wdtype: Any) -> Merged:
+    """The distinct nonzero-weight taps of each (ROI, output element), weights summed.
+
+    Returns
+    -------
+    (ptr, index, weight, n_in, span)
+        Output element ``o`` of ROI ``r`` has taps ``index[ptr[k]:ptr[k + 1]]`` with
+        ``k = r * n_out + o``, in increasing index order, with their weights summed in
+        float64 (taps of weight exactly 0 dropped first, as the reference skips them)
+        and then rounded to ``wdtype``; ``n_in[k]`` counts its in-bounds samples;
+        ``span[r]`` = (lowest, highest) tap index of ROI ``r`` (highest < lowest if none).
+    """
+    samples, offsets, first, second, weight, in_bounds = axis
+    n_roi = samples.size
+    roi_of = np.repeat(np.arange(n_roi, dtype=np.int64), np.diff(offsets))
+    j = np.arange(offsets[-1], dtype=np.int64) - offsets[:-1][roi_of]
+    key = roi_of * n_out + j // samples[roi_of]
+    n_in = np.bincount(key[in_bounds], minlength=n_roi * n_out).astype(np.int64)
+    k, w = key[in_bounds], weight[in_bounds]
+    keys = np.concatenate([k, k])
+    index = np.concatenate([first[in_bounds], second[in_bounds]])
+    weights = np.concatenate([1.0 - w, w])
+    keep = weights != 0.0
+    keys, index, weights = keys[keep], index[keep], weights[keep]
+    order = np.argsort(keys * (int(index.max(initial=0)) + 1) + index, kind="stable")
+    keys, index, weights = keys[order], index[order], weights[order]
+    if keys.size:
+        new = np.ones(keys.size, np.bool_)
+        new[1:] = (keys[1:] != keys[:-1]) | (index[1:] != index[:-1])
+        starts = np.flatnonzero(new)
+        weights = np.add.reduceat(weights, starts)  # in sample order: deterministic
+        keys, index = keys[starts], index[starts]
+    ptr = np.zeros(n_roi * n_out + 1, np.int64)
+    np.cumsum(np.bincount(keys, minlength=n_roi * n_out), out=ptr[1:])
+    # Per ROI the entries are sorted by output element, then index: min/max over its segment.
+    roi_ptr = ptr[::n_out]
+    has = roi_ptr[1:] > roi_ptr[:-1]
+    span = np.zeros((n_roi, 2), np.int64)
+    span[:, 1] = -1
+    if keys.size:
+        starts = roi_ptr[:-1][has]  # strictly increasing: each segment ends where the next ROI starts
+        span[has, 0] = np.minimum.reduceat(index, starts)
+        span[has, 1] = np.maximum.reduceat(index, starts)
+    return ptr, index, weights.astype(wdtype), n_in, span
 
 
 @njit(cache=True)
 def _lerp(a, b, w, one):  # type: ignore[no-untyped-def]  # pragma: no cover
     """``(1 - w) * a + w * b`` with taps of weight exactly 0 skipped."""
-    r = one - one
+    zero = one - one
+    r = zero
     if w != one:
         r += (one - w) * a
-    if w != r - r:
+    if w != zero:  # (compare with a fixed zero: ``r - r`` is nan once r is inf)
         r += w * b
     return r
 
 
 @njit(cache=True, parallel=True)
-def _roi_align(x, out, batch, sy_, oy_, y0_, y1_, wy_, iny_, sx_, ox_, x0_, x1_, wx_, inx_, oob, reduce_max, sep, half):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _roi_align(  # type: ignore[no-untyped-def]  # pragma: no cover
+    x, out, batch, form, cblock, oob, half,
+    ymerged_ptr, ymerged_idx, ymerged_w, y_in, xmerged_ptr, xmerged_idx, xmerged_w, x_in, xspan,
+    sy_, oy_, y0_, y1_, wy_, iny_, sx_, ox_, x0_, x1_, wx_, inx_,
+):  # fmt: skip
     n_roi, n_c, out_h, out_w = out.shape
-    one = wx_.dtype.type(1)
+    one = xmerged_w.dtype.type(1)
     zero = one - one
-    oobv = wx_.dtype.type(oob)
-    for task in prange(n_roi * n_c):
-        r = task // n_c
-        c = task - r * n_c
+    oobv = xmerged_w.dtype.type(oob)
+    n_cb = (n_c + cblock - 1) // cblock
+    for task in prange(n_roi * n_cb):
+        cb = task // n_roi
+        r = task - cb * n_roi
         b = batch[r]
         sy, sx = sy_[r], sx_[r]
-        oy0, ox0 = oy_[r], ox_[r]
-        inv = one / wx_.dtype.type(sy * sx)
-        xp = x[b, c]  # plane and row views: no 4-D index arithmetic per tap
-        if not reduce_max and sep[r, 0]:
-            # Separable AVERAGE: T[row, ox] = sum over the in-bounds x samples of bin ox of the
-            # x-interpolated row, then each output sums y-interpolations of T over its y samples.
-            ylo = sep[r, 1]
-            n_rows = sep[r, 2] - ylo + 1
-            t = np.empty((n_rows, out_w), wx_.dtype)
-            for i in range(n_rows):
-                row = xp[ylo + i]
+        n_samples = xmerged_w.dtype.type(sy * sx)
+        c_end = min(n_c, (cb + 1) * cblock)
+        kind = form[r]
+        if kind == 0:  # AVERAGE, rows first
+            lo = xspan[r, 0]
+            width = xspan[r, 1] - lo + 1
+            u = np.empty((out_h, max(width, 1)), xmerged_w.dtype)
+            accs = np.empty(out_h, xmerged_w.dtype)
+            for c in range(cb * cblock, c_end):
+                xp = x[b, c]
+                for oy in range(out_h):
+                    urow = u[oy]
+                    k0 = r * out_h + oy
+                    e, e1 = ymerged_ptr[k0], ymerged_ptr[k0 + 1]
+                    if e == e1:
+                        for k in range(width):
+                            urow[k] = zero
+                        continue
+                    # slices, so that the contiguous loops vectorise (no index wraparound)
+                    wa, sa = ymerged_w[e], xp[ymerged_idx[e], lo : lo + width]
+                    for k in range(width):
+                        urow[k] = wa * load(sa[k], half)
+                    e += 1
+                    while e + 1 < e1:  # two rows per pass: half the scratch traffic
+                        wa, sa = ymerged_w[e], xp[ymerged_idx[e], lo : lo + width]
+                        wb, sb = ymerged_w[e + 1], xp[ymerged_idx[e + 1], lo : lo + width]
+                        for k in range(width):
+                            urow[k] += wa * load(sa[k], half) + wb * load(sb[k], half)
+                        e += 2
+                    if e < e1:
+                        wa, sa = ymerged_w[e], xp[ymerged_idx[e], lo : lo + width]
+                        for k in range(width):
+                            urow[k] += wa * load(sa[k], half)
                 for ox in range(out_w):
-                    acc = zero
-                    for kx in range(sx):
-                        jx = ox0 + ox * sx + kx
-                        if inx_[jx]:
-                            wx = wx_[jx]
-                            if wx != one:
-                                acc += (one - wx) * load(row[x0_[jx]], half)
-                            if wx != zero:
-                                acc += wx * load(row[x1_[jx]], half)
-                    t[i, ox] = acc
-            for oy in range(out_h):
-                n_in_y = 0
-                for ky in range(sy):
-                    n_in_y += iny_[oy0 + oy * sy + ky]
-                for ox in range(out_w):
-                    n_in_x = 0
-                    for kx in range(sx):
-                        n_in_x += inx_[ox0 + ox * sx + kx]
-                    acc = zero
-                    for ky in range(sy):
-                        jy = oy0 + oy * sy + ky
-                        if iny_[jy]:
-                            wy = wy_[jy]
-                            if wy != one:
-                                acc += (one - wy) * t[y0_[jy] - ylo, ox]
-                            if wy != zero:
-                                acc += wy * t[y1_[jy] - ylo, ox]
-                    n_oob = sy * sx - n_in_y * n_in_x
-                    if n_oob > 0:
-                        acc += wx_.dtype.type(n_oob) * oobv
-                    out[r, c, oy, ox] = store(acc * inv, out[r, c, oy, ox], half)
-            continue
-        for oy in range(out_h):
-            for ox in range(out_w):
-                acc = -np.inf * one if reduce_max else zero
-                for ky in range(sy):
-                    jy = oy0 + oy * sy + ky
-                    wy, yin = wy_[jy], iny_[jy]
-                    row0 = xp[y0_[jy]]
-                    row1 = xp[y1_[jy]]
-                    for kx in range(sx):
-                        jx = ox0 + ox * sx + kx
-                        if yin and inx_[jx]:
-                            xa, xb, wx = x0_[jx], x1_[jx], wx_[jx]
-                            top = load(row0[xa], half)
-                            bot = load(row1[xa], half)
-                            left = _lerp(top, bot, wy, one)
-                            if wx != zero:
-                                top = load(row0[xb], half)
-                                bot = load(row1[xb], half)
-                                v = _lerp(left, _lerp(top, bot, wy, one), wx, one)
-                            else:
-                                v = left
+                    k1 = r * out_w + ox
+                    for oy in range(out_h):
+                        accs[oy] = zero
+                    for e in range(xmerged_ptr[k1], xmerged_ptr[k1 + 1]):
+                        wx = xmerged_w[e]
+                        col = xmerged_idx[e] - lo
+                        for oy in range(out_h):
+                            accs[oy] += wx * u[oy, col]
+                    nx = x_in[k1]
+                    for oy in range(out_h):
+                        n_in = y_in[r * out_h + oy] * nx
+                        if n_in == 0:
+                            acc = oobv
                         else:
-                            v = oobv
-                        if reduce_max:
-                            if acc == acc and (v != v or v > acc):  # NaN propagates
-                                acc = v
+                            acc = accs[oy]
+                            n_oob = sy * sx - n_in
+                            if n_oob > 0:  # skipped when 0: no 0 * inf
+                                acc += xmerged_w.dtype.type(n_oob) * oobv
+                            acc = acc / n_samples
+                        out[r, c, oy, ox] = store(acc, out[r, c, oy, ox], half)
+        elif kind == 1:  # AVERAGE, direct
+            for c in range(cb * cblock, c_end):
+                xp = x[b, c]
+                for oy in range(out_h):
+                    k0 = r * out_h + oy
+                    ny = y_in[k0]
+                    for ox in range(out_w):
+                        k1 = r * out_w + ox
+                        n_in = ny * x_in[k1]
+                        if n_in == 0:
+                            acc = oobv
                         else:
-                            acc += v
-                if not reduce_max:
-                    acc = acc * inv
-                out[r, c, oy, ox] = store(acc, out[r, c, oy, ox], half)
+                            acc = zero
+                            for e in range(ymerged_ptr[k0], ymerged_ptr[k0 + 1]):
+                                row = xp[ymerged_idx[e]]
+                                t = zero
+                                for f in range(xmerged_ptr[k1], xmerged_ptr[k1 + 1]):
+                                    t += xmerged_w[f] * load(row[xmerged_idx[f]], half)
+                                acc += ymerged_w[e] * t
+                            n_oob = sy * sx - n_in
+                            if n_oob > 0:
+                                acc += xmerged_w.dtype.type(n_oob) * oobv
+                            acc = acc / n_samples
+                        out[r, c, oy, ox] = store(acc, out[r, c, oy, ox], half)
+        else:  # MAX, per sample
+            oy0, ox0 = oy_[r], ox_[r]
+            for c in range(cb * cblock, c_end):
+                xp = x[b, c]
+                for oy in range(out_h):
+                    for ox in range(out_w):
+                        acc = -np.inf * one
+                        for ky in range(sy):
+                            jy = oy0 + oy * sy + ky
+                            wy, yin = wy_[jy], iny_[jy]
+                            row0 = xp[y0_[jy]]
+                            row1 = xp[y1_[jy]]
+                            for kx in range(sx):
+                                jx = ox0 + ox * sx + kx
+                                if yin and inx_[jx]:
+                                    xa, xb, wx = x0_[jx], x1_[jx], wx_[jx]
+                                    top = load(row0[xa], half)
+                                    bot = load(row1[xa], half)
+                                    left = _lerp(top, bot, wy, one)
+                                    if wx != zero:
+                                        top = load(row0[xb], half)
+                                        bot = load(row1[xb], half)
+                                        v = _lerp(left, _lerp(top, bot, wy, one), wx, one)
+                                    else:
+                                        v = left
+                                else:
+                                    v = oobv
+                                if acc == acc and (v != v or v > acc):  # NaN propagates
+                                    acc = v
+                        out[r, c, oy, ox] = store(acc, out[r, c, oy, ox], half)
 
 
-def _separable_plan(ys: tuple[Any, ...], xs: tuple[Any, ...], out_h: int, out_w: int) -> NDArray[np.int64]:
-    """Per ROI ``(use separable AVERAGE, first crop row, last crop row)``.
+def _average_form(ym: Merged, xm: Merged, out_h: int, out_w: int) -> NDArray[np.int64]:
+    """Per ROI the AVERAGE loop order: 0 rows first, 1 direct (fewer element reads wins).
 
-    The separable form costs about ``crop rows * OutputWidth * sX * 2`` taps plus
-    ``OutputHeight * sY * 2 * OutputWidth``; evaluating samples directly costs
-    ``OutputHeight * OutputWidth * sY * sX * 4``. Large adaptive sample counts favour the
-    former, small fixed ones (sr=2 on big regions) the latter.
+    Rows first reads ``nnz(Ay) * width`` contiguous elements (vectorised, discounted by
+    ``VECTOR_DISCOUNT``) and ``OutputHeight * nnz(Ax)`` scratch entries; direct reads
+    ``nnz(Ay) * nnz(Ax)`` gathered elements.
     """
-    sy, oy, y0, y1, _, iny = ys
-    sx = xs[0]
-    n = sy.size
-    plan = np.zeros((n, 3), np.int64)
-    roi_of = np.repeat(np.arange(n), np.diff(oy))
-    big = np.iinfo(np.int64).max
-    lo = np.full(n, big, np.int64)
-    hi = np.full(n, -1, np.int64)
-    np.minimum.at(lo, roi_of[iny], y0[iny])
-    np.maximum.at(hi, roi_of[iny], y1[iny])
-    rows = hi - lo + 1
-    cost_sep = rows * out_w * sx * 2 + out_h * sy * 2 * out_w
-    cost_direct = out_h * out_w * sy * sx * 4
-    plan[:, 0] = (hi >= 0) & (cost_sep < cost_direct)
-    plan[:, 1] = np.where(hi >= 0, lo, 0)
-    plan[:, 2] = np.where(hi >= 0, hi, 0)
-    return plan
+    n_roi = xm[4].shape[0]
+    nnz_y = np.diff(ym[0][::out_h])
+    nnz_x = np.diff(xm[0][::out_w])
+    width = np.maximum(xm[4][:, 1] - xm[4][:, 0] + 1, 0)
+    rows_first = nnz_y * width / VECTOR_DISCOUNT + out_h * nnz_x
+    direct = nnz_y * nnz_x
+    return np.where(rows_first <= direct, 0, 1).astype(np.int64)[:n_roi]
 
 
 def run(
@@ -209,17 +313,25 @@ def run(
     x = inputs["InputTensor"]
     batch = batch_indices(desc, inputs["BatchIndicesTensor"])
     rois = np.asarray(inputs["ROITensor"], dtype=np.float64).reshape(-1, 4)
-    _, _, out_h, out_w = desc.output_tensor.sizes
+    _, n_c, out_h, out_w = desc.output_tensor.sizes
     _, _, height, width = desc.input_tensor.sizes
     wdtype = np.float64 if x.dtype == np.float64 else np.float32
     with np.errstate(invalid="ignore", over="ignore"):
-        xs = axis_samples(
-            desc, rois[:, 0] * desc.spatial_scale_x, rois[:, 2] * desc.spatial_scale_x, out_w, width, wdtype
-        )
-        ys = axis_samples(
-            desc, rois[:, 1] * desc.spatial_scale_y, rois[:, 3] * desc.spatial_scale_y, out_h, height, wdtype
-        )
-    sep = _separable_plan(ys, xs, out_h, out_w)
+        xs = axis_samples(desc, rois[:, 0] * desc.spatial_scale_x, rois[:, 2] * desc.spatial_scale_x, out_w, width)
+        ys = axis_samples(desc, rois[:, 1] * desc.spatial_scale_y, rois[:, 3] * desc.spatial_scale_y, out_h, height)
+    n_roi = rois.shape[0]
+    if desc.reduction_function is ReduceFunction.MAX:
+        form = np.full(n_roi, 2, np.int64)
+        empty = (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, wdtype), np.zeros(0, np.int64))
+        ym, xm = empty, empty
+        xspan = np.zeros((0, 2), np.int64)
+    else:
+        ym_full, xm_full = merged_taps(ys, out_h, wdtype), merged_taps(xs, out_w, wdtype)
+        form = _average_form(ym_full, xm_full, out_h, out_w)
+        ym, xm, xspan = ym_full[:4], xm_full[:4], xm_full[4]
+    # MAX's per-sample tables: weights in the compute type
+    per_sample_y = (*ys[:4], ys[4].astype(wdtype), ys[5])
+    per_sample_x = (*xs[:4], xs[4].astype(wdtype), xs[5])
     xk, half = kernel_view(x)
     ok, _ = kernel_view(outputs["OutputTensor"])
     call_parallel(
@@ -227,10 +339,13 @@ def run(
         xk,
         ok,
         batch,
-        *ys,
-        *xs,
+        form,
+        min(CHANNEL_BLOCK, max(n_c, 1)),
         float(desc.out_of_bounds_input_value),
-        desc.reduction_function is ReduceFunction.MAX,
-        sep,
         half,
+        *ym,
+        *xm,
+        xspan,
+        *per_sample_y,
+        *per_sample_x,
     )
