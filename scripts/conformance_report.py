@@ -107,7 +107,17 @@ def _version(name: str) -> str:
         return "not installed"
 
 
-def render(collector: Collector, exit_code: int) -> str:
+def _gpu_name() -> str:
+    """The CUDA device the run saw, or "none"."""
+    try:
+        import cupy
+
+        return str(cupy.cuda.runtime.getDeviceProperties(0)["name"].decode())
+    except Exception:  # no CuPy, no driver, no device: all mean "none" here
+        return "none"
+
+
+def render(collector: Collector, exit_code: int, pytest_args: list[str]) -> str:
     """The markdown page."""
     lines = [
         "# Conformance against independent oracles",
@@ -124,8 +134,8 @@ def render(collector: Collector, exit_code: int) -> str:
         f"Environment: Python {platform.python_version()}, numpy {_version('numpy')}, onnx {_version('onnx')}, "
         f"onnxruntime {_version('onnxruntime')}, torch {_version('torch')}, hypothesis {_version('hypothesis')}, "
         f"fuzz examples per test {os.environ.get('DMLOPS_FUZZ_EXAMPLES', '120')} "
-        "(`DMLOPS_FUZZ_EXAMPLES`). pytest exit status: "
-        f"{exit_code}.",
+        f"(`DMLOPS_FUZZ_EXAMPLES`), GPU {_gpu_name()}, extra pytest arguments "
+        f"`{' '.join(pytest_args) or '(none)'}`. pytest exit status: {exit_code}.",
         "",
     ]
     ops = sorted({op for op, _, _ in collector.rows}, key=lambda o: (o == UNTAGGED, o.startswith("dmlops"), o))
@@ -188,10 +198,13 @@ def main(argv: list[str] | None = None) -> int:
 
     os.chdir(ROOT)
     collector = Collector()
-    code = int(pytest.main([*SUITES, "-q", "-p", "no:cacheprovider", *args.pytest_args], plugins=[collector]))
+    # Serial on purpose (no xdist): the collector needs every result in this process.
+    code = int(
+        pytest.main([*SUITES, "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *args.pytest_args], plugins=[collector])
+    )
     output = ROOT / args.output
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render(collector, code), encoding="utf-8")
+    output.write_text(render(collector, code, list(args.pytest_args)), encoding="utf-8")
     print(f"wrote {output}", file=sys.stderr)
     return code
 
