@@ -97,14 +97,24 @@ def float_to_half_bits(value: Any) -> Any:  # pragma: no cover - compiled
     return np.uint16(sign | (biased << 10) | (m - 1024))
 
 
+def _jit_only(name: str) -> TypeError:
+    return TypeError(f"dmlops.cpu._common.{name} exists only inside numba-compiled kernels (@overload)")
+
+
 def load(value: Any, half: Any) -> Any:
-    """Element -> compute type (float32 for FLOAT16/FLOAT32, float64 otherwise)."""
-    raise NotImplementedError  # replaced by the numba overload
+    """Element -> compute type (float32 for FLOAT16/FLOAT32, float64 otherwise).
+
+    Only callable from numba-compiled code: numba substitutes the ``@overload`` below.
+    """
+    raise _jit_only("load")
 
 
 def store(value: Any, like: Any, half: Any) -> Any:
-    """Compute-type value -> element of ``like``'s dtype (rounding once; ints rint + saturate)."""
-    raise NotImplementedError
+    """Compute-type value -> element of ``like``'s dtype (rounding once; ints rint + saturate).
+
+    Only callable from numba-compiled code (``@overload``).
+    """
+    raise _jit_only("store")
 
 
 def _compute_type(element: types.Type, half: types.Type) -> Any:
@@ -143,8 +153,11 @@ def _store(value, like, half):  # type: ignore[no-untyped-def]
 
 
 def key(value: Any, half: Any) -> Any:
-    """Element -> comparable value: FLOAT16 bits decoded, every other type unchanged (exact)."""
-    raise NotImplementedError
+    """Element -> comparable value: FLOAT16 bits decoded, every other type unchanged (exact).
+
+    Only callable from numba-compiled code (``@overload``).
+    """
+    raise _jit_only("key")
 
 
 @overload(key)
