@@ -70,6 +70,19 @@ NAMES = {
             for k in ("3, 3, 2, 2", "2, 2, 2, 2")
         ),
         *(
+            f"max_pool_argmax_k2d_m<{t}, {k}, {m}, {v}, {pw}>"
+            for t in ("float", "half_t", "double")
+            for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
+            for m in (2, 4)
+            for v, pw in (("false", 0), ("true", 0), ("true", 1), ("true", 2))
+        ),
+        *(
+            f"max_pool_grad_blk2d_w<{t}, {k}, {v}, 4>"
+            for t in ("float", "half_t", "double")
+            for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
+            for v in ("true", "false")
+        ),
+        *(
             f"max_pool_grad_blk2d<{t}, {k}, {f}, {v}>"
             for t in ("float", "half_t", "double")
             for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")

@@ -372,6 +372,58 @@ def test_max_pooling_grad_fused_tiles(gpu, shape, dtype, window, stride, pad) ->
     _close(got.get(), want, dtype)
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 45, 72), (1, 2, 9, 16), (1, 2, 7, 520)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize(
+    "window, stride, pad",
+    [((3, 3), (2, 2), (1, 1)), ((3, 3), (2, 2), (0, 0)), ((2, 2), (2, 2), (0, 0)), ((3, 2), (1, 2), (2, 1))],
+)
+@pytest.mark.parametrize("misaligned", [False, True])
+def test_max_pooling_grad_every_variant(gpu, shape, dtype, window, stride, pad, misaligned) -> None:
+    """Every 2-D fast path, widths a multiple of 8 (the 16-byte-load pass 1: rows that span
+    warps, warps that span rows), and a base pointer off by one element (scalar fallback)."""
+    cp = gpu
+    from dmlops.cuda import max_pooling_grad as mpg
+    from dmlops.cuda._runtime import element_strides
+    from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(-3, 3, size=shape).astype(dtype)  # many ties
+    x[0, 0, 2:6, 3:19] = -np.inf
+    x[-1, -1, 5, 4] = np.nan
+    x[-1, -1, 6, 5] = np.nan
+    x[-1, -1, 1, 8:10] = np.nan
+    oh = (shape[2] + 2 * pad[0] - window[0]) // stride[0] + 1
+    ow = (shape[3] + 2 * pad[1] - window[1]) // stride[1] + 1
+    dy = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
+    name = "FLOAT32" if dtype == np.float32 else "FLOAT16"
+    desc = MaxPoolingGradDesc(
+        input_tensor=TensorDesc(data_type=name, sizes=shape),
+        input_gradient_tensor=TensorDesc(data_type=name, sizes=dy.shape),
+        output_gradient_tensor=TensorDesc(data_type=name, sizes=shape),
+        strides=stride,
+        window_size=window,
+        start_padding=pad,
+        end_padding=pad,
+        dilations=(1, 1),
+    )
+    want = dmlops.execute(desc, {"InputTensor": x, "InputGradientTensor": dy})["OutputGradientTensor"]
+    if misaligned:
+        buf = cp.empty(x.size + 1, dtype=dtype)
+        gx = buf[1:].reshape(shape)
+        gx[...] = cp.asarray(x)
+    else:
+        gx = cp.asarray(x)
+    gdy = cp.asarray(dy)
+    for v in mpg.VARIANTS:
+        out = cp.full(shape, np.nan, dtype=dtype)
+        plan = mpg._plan(
+            desc, shape, dy.shape, element_strides(gx), element_strides(gdy), element_strides(out), gx.dtype, v
+        )
+        mpg.launch(plan, gx, gdy, out)
+        _close(out.get(), want, dtype)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize(
     "scale, offsets", [(2.0, (0.5, -0.5)), (2.0, (0.0, 0.0)), (3.0, (0.0, 0.0)), (1.5, (0.5, -0.5))]

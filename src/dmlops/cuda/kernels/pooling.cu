@@ -588,6 +588,126 @@ __global__ void __launch_bounds__(256) max_pool_argmax_k2d(const T* __restrict__
     arg[t] = (u8)argmax_regs<T, KH, KW>(v, in);
 }
 
+// Pass 1 with M horizontally adjacent windows per thread (M = 2 or 4): the windows share
+// input columns (XC = (M - 1) * SW + KW of them per row instead of M * KW), so each row
+// segment is loaded once into registers, as the comparison key (float for FLOAT16).
+// Every window is still scanned row-major with argmax_regs's rule (first in-bounds
+// element starts, strictly greater or the first NaN replaces), so ties, NaN and -inf give
+// the same byte as max_pool_argmax_k2d. The M bytes go out as one 16/32-bit store when OW
+// is a multiple of M (packed array, allocation aligned). div = (ceil(OW / M), OH, C).
+//
+// VEC (host-checked: inner stride 1, W and the row / plane strides multiples of
+// V = M * SW, the base aligned to V elements, 16-byte multiple V * sizeof(T), PW <= V,
+// the left padding PW known at compile time): thread q loads the V columns
+// [q * V, q * V + V) with 16-byte loads and takes the PW columns on its left and the
+// KW - SW - PW columns on its right from the neighbouring lanes by shuffle (when that
+// lane is the neighbouring q of the same row; else a guarded scalar load).
+template <typename T, int KH, int KW, int SH, int SW, int M, bool VEC, int PW>
+__global__ void __launch_bounds__(256) max_pool_argmax_k2d_m(const T* __restrict__ x, u8* __restrict__ arg,
+                                                             const PoolParams p, const PoolDivParams q) {
+    typedef decltype(Num<T>::key(T())) K;
+    constexpr int XC = (M - 1) * SW + KW;
+    constexpr int V = M * SW;
+    constexpr int R = KW - SW - PW > 0 ? KW - SW - PW : 0;  // right columns from lane + 1
+    const u32 count = (u32)q.count;
+    const u32 t0 = blockIdx.x * 256u + threadIdx.x;
+    if (!VEC && t0 >= count) return;
+    const bool active = t0 < count;
+    const u32 t = active ? t0 : count - 1;  // VEC: inactive lanes still take part in the shuffles
+    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
+    const int qw = (int)(t - r * (u32)q.div[0]);
+    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
+    const int oh = (int)(r - plane * (u32)q.div[1]);
+    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
+    const u32 c = plane - n * (u32)q.div[2];
+    const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
+    const int H = (int)p.in_size[1], W = (int)p.in_size[2];
+    const int OW = (int)p.out_size[2];
+    const int pw = VEC ? PW : (int)p.pad[2];
+    const int h0 = oh * SH - (int)p.pad[1], w0 = qw * V - pw;
+    const int xs3 = (int)p.x_stride[3], xs4 = (int)p.x_stride[4];
+    bool cok[XC];
+#pragma unroll
+    for (int j = 0; j < XC; ++j) cok[j] = w0 + j >= 0 && w0 + j < W;
+    K v[KH][XC];
+    bool rok[KH];
+#pragma unroll
+    for (int kh = 0; kh < KH; ++kh) {
+        const int ih = h0 + kh;
+        rok[kh] = ih >= 0 && ih < H;
+        if (VEC) {
+            const int lane = threadIdx.x & 31;
+            const int nq = (int)q.div[0];
+            const bool left_lane = lane > 0 && qw > 0;     // lane - 1 holds q - 1 of this row
+            const bool right_lane = lane < 31 && qw + 1 < nq;  // lane + 1 holds q + 1
+            const int ihc = rok[kh] ? ih : 0;
+            const T* rp = xp + ihc * xs3;
+            T mid[V];
+            if (qw * V < W) {
+#pragma unroll
+                for (int k = 0; k < V * (int)sizeof(T) / 16; ++k)
+                    reinterpret_cast<uint4*>(mid)[k] = reinterpret_cast<const uint4*>(rp + qw * V)[k];
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; ++k) mid[k] = T();
+            }
+            K mk[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) mk[k] = Num<T>::key(mid[k]);
+#pragma unroll
+            for (int j = 0; j < PW; ++j) {
+                const K s = __shfl_up_sync(0xffffffffu, mk[V - PW + j], 1);
+                v[kh][j] = left_lane ? s : (rok[kh] && cok[j] ? Num<T>::key(rp[w0 + j]) : K());
+            }
+#pragma unroll
+            for (int k = 0; k < V && PW + k < XC; ++k) v[kh][PW + k] = mk[k];
+#pragma unroll
+            for (int j = 0; j < R; ++j) {
+                const K s = __shfl_down_sync(0xffffffffu, mk[j], 1);
+                v[kh][PW + V + j] = right_lane ? s : (rok[kh] && cok[PW + V + j] ? Num<T>::key(rp[w0 + PW + V + j]) : K());
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < XC; ++j) v[kh][j] = (rok[kh] && cok[j]) ? Num<T>::key(xp[ih * xs3 + (w0 + j) * xs4]) : K();
+        }
+    }
+    if (!active) return;
+    u32 packed = 0;
+    int best[M];
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+        int b = 255;
+        K bv = K();
+#pragma unroll
+        for (int kh = 0; kh < KH; ++kh) {
+#pragma unroll
+            for (int kw = 0; kw < KW; ++kw) {
+                const int j = m * SW + kw;
+                const K e = v[kh][j];
+                if (rok[kh] && cok[j] && (b == 255 || e > bv || (e != e && !(bv != bv)))) {
+                    bv = e;
+                    b = kh * KW + kw;
+                }
+            }
+        }
+        best[m] = b;
+        packed |= (u32)b << (8 * m);
+    }
+    const int base = ((int)plane * (int)p.out_size[1] + oh) * OW + qw * M;
+    if (OW % M == 0) {
+        if (M == 4) *reinterpret_cast<u32*>(arg + base) = packed;
+        else if (M == 2) *reinterpret_cast<u16*>(arg + base) = (u16)packed;
+        else {
+#pragma unroll
+            for (int m = 0; m < M; ++m) arg[base + m] = (u8)best[m];
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+            if (qw * M + m < OW) arg[base + m] = (u8)best[m];
+    }
+}
+
 // Two adjacent OutputGradient elements stored at once (VEC: inner stride 1, even offset).
 template <typename T> struct Pair;
 template <> struct Pair<float> {
@@ -614,13 +734,13 @@ template <> struct Pair<double> {
 // (Num<T>::Acc, rounded once). FUSED: the argmaxes are computed here from the InputTensor
 // footprint of those windows, held in registers (no second array, one launch); else they
 // are pass 1's bytes. div = (ceil(W / 2), ceil(H / 2), C). No atomics, no zero fill.
-template <typename T, int KH, int KW, int SH, int SW, bool FUSED, bool VEC>
-__global__ void __launch_bounds__(256) max_pool_grad_blk2d(const T* __restrict__ x, const u8* __restrict__ arg,
-                                                           const T* __restrict__ dy, T* __restrict__ dx,
-                                                           const PoolParams p, const PoolDivParams q) {
+template <typename T, int KH, int KW, int SH, int SW, bool FUSED, bool VEC, int BW>
+__device__ __forceinline__ void blk2d_body(const T* __restrict__ x, const u8* __restrict__ arg,
+                                           const T* __restrict__ dy, T* __restrict__ dx, const PoolParams& p,
+                                           const PoolDivParams& q) {
     typedef typename Num<T>::Acc Acc;
     constexpr int NWY = KH / SH + 1;  // (2 + KH - 2) / SH + 1: windows touching 2 rows
-    constexpr int NWX = KW / SW + 1;
+    constexpr int NWX = (BW + KW - 2) / SW + 1;  // windows touching BW columns
     constexpr int XR = (NWY - 1) * SH + KH;  // their InputTensor footprint
     constexpr int XC = (NWX - 1) * SW + KW;
     const u32 t = blockIdx.x * 256u + threadIdx.x;
@@ -634,7 +754,7 @@ __global__ void __launch_bounds__(256) max_pool_grad_blk2d(const T* __restrict__
     const int H = (int)p.in_size[1], W = (int)p.in_size[2];
     const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
     const int ph = (int)p.pad[1], pw = (int)p.pad[2];
-    const int ih0 = 2 * by, iw0 = 2 * bx;
+    const int ih0 = 2 * by, iw0 = BW * bx;
     const int oh0 = floor_div<SH>(ih0 + ph - KH + SH), ow0 = floor_div<SW>(iw0 + pw - KW + SW);  // ceil
     const int dh = ih0 + ph - oh0 * SH, dw = iw0 + pw - ow0 * SW;  // kh, kw of (ih0, iw0) in window (oh0, ow0)
 
@@ -685,11 +805,11 @@ __global__ void __launch_bounds__(256) max_pool_grad_blk2d(const T* __restrict__
             }
         }
     }
-    Acc acc[2][2];
+    Acc acc[2][BW];
 #pragma unroll
     for (int y = 0; y < 2; ++y) {
 #pragma unroll
-        for (int xx = 0; xx < 2; ++xx) {
+        for (int xx = 0; xx < BW; ++xx) {
             Acc s = Acc(0);
 #pragma unroll
             for (int a = 0; a < NWY; ++a) {
@@ -709,11 +829,31 @@ __global__ void __launch_bounds__(256) max_pool_grad_blk2d(const T* __restrict__
     for (int y = 0; y < 2; ++y) {
         const int ih = ih0 + y;
         if (ih >= H) break;
-        if (VEC) {  // W is even: both columns exist
-            Pair<T>::store(dp + ih * zs3 + iw0, acc[y][0], acc[y][1]);
-        } else {
-            dp[ih * zs3 + iw0 * zs4] = Num<T>::from_acc(acc[y][0]);
-            if (iw0 + 1 < W) dp[ih * zs3 + (iw0 + 1) * zs4] = Num<T>::from_acc(acc[y][1]);
+#pragma unroll
+        for (int k = 0; k < BW; k += 2) {
+            if (iw0 + k >= W) break;
+            if (VEC) {  // W is even: both columns of the pair exist
+                Pair<T>::store(dp + ih * zs3 + iw0 + k, acc[y][k], acc[y][k + 1]);
+            } else {
+                dp[ih * zs3 + (iw0 + k) * zs4] = Num<T>::from_acc(acc[y][k]);
+                if (iw0 + k + 1 < W) dp[ih * zs3 + (iw0 + k + 1) * zs4] = Num<T>::from_acc(acc[y][k + 1]);
+            }
         }
     }
+}
+
+template <typename T, int KH, int KW, int SH, int SW, bool FUSED, bool VEC>
+__global__ void __launch_bounds__(256) max_pool_grad_blk2d(const T* __restrict__ x, const u8* __restrict__ arg,
+                                                           const T* __restrict__ dy, T* __restrict__ dx,
+                                                           const PoolParams p, const PoolDivParams q) {
+    blk2d_body<T, KH, KW, SH, SW, FUSED, VEC, 2>(x, arg, dy, dx, p, q);
+}
+
+// The same with each thread owning a 2 x BW block (BW = 4: 2 x 3 windows instead of 2 x 4
+// for two 2 x 2 blocks at stride 2). div = (ceil(W / BW), ceil(H / 2), C).
+template <typename T, int KH, int KW, int SH, int SW, bool VEC, int BW>
+__global__ void __launch_bounds__(256) max_pool_grad_blk2d_w(const T* __restrict__ x, const u8* __restrict__ arg,
+                                                             const T* __restrict__ dy, T* __restrict__ dx,
+                                                             const PoolParams p, const PoolDivParams q) {
+    blk2d_body<T, KH, KW, SH, SW, false, VEC, BW>(x, arg, dy, dx, p, q);  // x unused (argmax bytes)
 }
