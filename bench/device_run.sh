@@ -4,11 +4,12 @@
 # and the benchmark. Usage: bash bench/device_run.sh [tests] [sanitize] [bench] [quick]
 set -u
 export PYTHONUNBUFFERED=1
-OUT="${OUT:-/tmp/dmlops-out}"
+scratch="${TMPDIR:-/tmp}"
+OUT="${OUT:-$scratch/dmlops-out}"
 mkdir -p "$OUT"
 if ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-    export PYTHONPATH="/tmp/site:$PWD/src:$PWD/tests"
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$scratch/dmlops-site" .whl/*.whl
+    export PYTHONPATH="$scratch/dmlops-site:$PWD/src:$PWD/tests"
 else
     export PYTHONPATH="$PWD/src:$PWD/tests"
 fi
