@@ -19,6 +19,7 @@ Every workload's result is first checked through the public ``dmlops.execute``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import statistics
@@ -43,6 +44,8 @@ from dmlops.descs.roi_align import RoiAlignDesc
 from dmlops.descs.slice1 import Slice1Desc
 
 ROWS: list[dict[str, Any]] = []
+MAXPOOL_VARIANTS: list[str] = []
+"""2-D max-pool-grad variants also timed as the default (--maxpool-variant)."""
 L2_BYTES = 0
 COPY_BPS = 0.0
 QUICK = False
@@ -254,6 +257,20 @@ def bench_maxpool_grad(dtype: str) -> None:
     w = "MaxPoolGrad 32x64x112x112 3x3/s2/p1"
     record(w, dtype, "torch fwd-with-indices + bwd", peer, floor)
     record(w, dtype, "dmlops cuda", mine, floor, peer)
+    # --maxpool-variant: the whole operator (dmlops.execute's path) with another 2-D fast
+    # path as the default, timed beside torch in the same run.
+    from dmlops.cuda import max_pooling_grad as mpg
+
+    default = mpg.VARIANT
+    for v in MAXPOOL_VARIANTS:
+        mpg.VARIANT = v
+        try:
+            d2 = dataclasses.replace(desc)  # a new desc: a new plan under this variant
+            inputs = {"InputTensor": x, "InputGradientTensor": dy}
+            us = timed(lambda i, d2=d2: run_cuda(d2, inputs, {"OutputGradientTensor": dx}))  # noqa: B023
+            record(w, dtype, f"dmlops cuda ({v} as default)", us, floor, peer)
+        finally:
+            mpg.VARIANT = default
 
 
 def bench_resample_grad(dtype: str, mode: str) -> None:
@@ -623,8 +640,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", default=None)
     ap.add_argument("--only", default="")
+    ap.add_argument(
+        "--maxpool-variant", default="", help="comma-separated 2-D max-pool-grad variants to time as default"
+    )
     args = ap.parse_args()
     QUICK = args.quick
+    MAXPOOL_VARIANTS[:] = list(filter(None, args.maxpool_variant.split(",")))
     props = cp.cuda.runtime.getDeviceProperties(0)
     L2_BYTES = int(props["l2CacheSize"])
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]

@@ -89,6 +89,14 @@ NAMES = {
             for f in ("true", "false")
             for v in ("true", "false")
         ),
+        *(
+            f"max_pool_grad_strip2d<{t}, {k}, {v}, {ld}, {bw}>"
+            for t, bws in (("float", (8,)), ("half_t", (8, 16)), ("double", (4, 8)))
+            for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
+            for v in ("true", "false")
+            for ld in ("true", "false")
+            for bw in bws
+        ),
     ],
     "resample.cu": [
         *(

@@ -372,7 +372,7 @@ def test_max_pooling_grad_fused_tiles(gpu, shape, dtype, window, stride, pad) ->
     _close(got.get(), want, dtype)
 
 
-@pytest.mark.parametrize("shape", [(2, 3, 45, 72), (1, 2, 9, 16), (1, 2, 7, 520)])
+@pytest.mark.parametrize("shape", [(2, 3, 45, 72), (1, 2, 9, 16), (1, 2, 7, 520), (1, 2, 11, 27)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize(
     "window, stride, pad",
@@ -381,7 +381,10 @@ def test_max_pooling_grad_fused_tiles(gpu, shape, dtype, window, stride, pad) ->
 @pytest.mark.parametrize("misaligned", [False, True])
 def test_max_pooling_grad_every_variant(gpu, shape, dtype, window, stride, pad, misaligned) -> None:
     """Every 2-D fast path, widths a multiple of 8 (the 16-byte-load pass 1: rows that span
-    warps, warps that span rows), and a base pointer off by one element (scalar fallback)."""
+    warps, warps that span rows; the strip pass 2: a partial last strip at widths 72 and
+    520 in FLOAT16), an odd width (scalar stores), and a base pointer off by one element
+    (scalar fallback). The 2 x 2 block and strip forms of pass 2 sum in the same order:
+    their results must be bit-identical."""
     cp = gpu
     from dmlops.cuda import max_pooling_grad as mpg
     from dmlops.cuda._runtime import element_strides
@@ -415,6 +418,7 @@ def test_max_pooling_grad_every_variant(gpu, shape, dtype, window, stride, pad, 
     else:
         gx = cp.asarray(x)
     gdy = cp.asarray(dy)
+    outs: dict[str, np.ndarray] = {}
     for v in mpg.VARIANTS:
         out = cp.full(shape, np.nan, dtype=dtype)
         plan = mpg._plan(
@@ -422,6 +426,9 @@ def test_max_pooling_grad_every_variant(gpu, shape, dtype, window, stride, pad, 
         )
         mpg.launch(plan, gx, gdy, out)
         _close(out.get(), want, dtype)
+        outs[v] = out.get()
+    for v in ("two_pass4vw", "two_pass4vs", "two_pass4vs8"):
+        np.testing.assert_array_equal(outs[v], outs["two_pass4v"], err_msg=v)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])

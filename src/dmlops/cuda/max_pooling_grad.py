@@ -10,6 +10,9 @@ its block once (paired stores). Pass 1 by default (``two_pass4v``) takes 4 adjac
 windows per thread (``max_pool_argmax_k2d_m``: 9 input columns per row instead of 12,
 the 4 bytes stored as one 32-bit word) and, where the layout allows, loads each row
 segment with 16-byte loads plus one lane shuffle: 113.8 vs 139.2 µs (fp32) on an H100.
+Pass 2 on 2 x 8 / 2 x 16 strips with 16-byte stores (``two_pass4vs``, ``two_pass4vs8``,
+bitwise-equal sums) was slower on an H100 (121.5 / 119.7 vs 110.0 µs fp32, 150.1 / 110.1 vs
+100.8 µs fp16) and stays a variant.
 Measured on an H100 the two-pass form is about twice as fast as
 recomputing the argmaxes in the same pass (in registers, ``blk``, or from a shared-memory
 tile, ``tile``), which stay available to the benchmark. Other windows take two generic
@@ -36,10 +39,13 @@ TILE = (32, 32)
 """OutputGradient rows x columns per block of the shared-memory tile kernel."""
 FUSED_MAX = 5
 """Largest window extent and stride (per axis) of the 2-D fast paths."""
-VARIANTS = ("two_pass", "two_pass4", "two_pass4v", "two_pass4vw", "blk", "tile")
+VARIANTS = ("two_pass", "two_pass4", "two_pass4v", "two_pass4vw", "two_pass4vs", "two_pass4vs8", "blk", "tile")
 """2-D fast paths: argmax bytes then a gather (``two_pass``; ``two_pass4``: pass 1 takes
 4 adjacent windows per thread, ``two_pass4v``: the same with 16-byte row loads and lane
-shuffles where the layout allows, ``two_pass4vw``: and pass 2 writes 2 x 4 blocks), one
+shuffles where the layout allows, ``two_pass4vw``: and pass 2 writes 2 x 4 blocks,
+``two_pass4vs``: and pass 2 writes 2 x (32 bytes) strips with 16-byte stores, reading the
+argmax bytes as 32-bit words and InputGradient as 4-element vectors, ``two_pass4vs8``: the
+same with 2 x 8 strips for every type), one
 pass recomputing the argmaxes in registers (``blk``), the shared-memory tile kernel
 (``tile``); the benchmark times all of them."""
 WINDOWS = 4
@@ -151,7 +157,18 @@ def _plan(
                 threads1 = n * c * oh * ow
                 q1 = _div_params(threads1, ow, oh, c)
             else:
-                if chosen.endswith("w"):
+                if chosen.startswith("two_pass4vs"):
+                    # Pass 2: 2 x BW strips, 16-byte stores (max_pool_grad_strip2d); the
+                    # same sums in the same order as max_pool_grad_blk2d (bit-identical).
+                    bw = 8 if chosen.endswith("8") else max(2, 32 // int(dtype.itemsize))
+                    bxs = -(-w // bw)
+                    threads2 = n * c * by * bxs
+                    q = _div_params(threads2, bxs, by, c)
+                    vld = "true" if gs[3] == 1 else "false"
+                    pair = [
+                        get_kernel("pooling.cu", f"max_pool_grad_strip2d<{t}, {kk}, {f}, {vld}, {bw}>") for f in flags
+                    ]
+                elif chosen.endswith("w"):
                     # Pass 2: 2 x 4 blocks of OutputGradient per thread (2 x 3 windows read
                     # instead of 2 x 4 for two 2 x 2 blocks at stride 2).
                     bw = 4

@@ -857,3 +857,172 @@ __global__ void __launch_bounds__(256) max_pool_grad_blk2d_w(const T* __restrict
                                                              const PoolParams p, const PoolDivParams q) {
     blk2d_body<T, KH, KW, SH, SW, false, VEC, BW>(x, arg, dy, dx, p, q);  // x unused (argmax bytes)
 }
+
+// 16 bytes of OutputGradient (E elements, rounded once from Acc) as one uint4.
+template <typename T> struct Wide;
+template <> struct Wide<float> {
+    static constexpr int E = 4;
+    static __device__ __forceinline__ uint4 pack(const float* a) {
+        return make_uint4(__float_as_uint(a[0]), __float_as_uint(a[1]), __float_as_uint(a[2]), __float_as_uint(a[3]));
+    }
+};
+template <> struct Wide<half_t> {
+    static constexpr int E = 8;
+    static __device__ __forceinline__ uint4 pack(const float* a) {
+        u32 w[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) w[k] = (u32)f2h(a[2 * k]).bits | ((u32)f2h(a[2 * k + 1]).bits << 16);
+        return make_uint4(w[0], w[1], w[2], w[3]);
+    }
+};
+template <> struct Wide<double> {
+    static constexpr int E = 2;
+    static __device__ __forceinline__ uint4 pack(const double* a) {
+        const u64 u = (u64)__double_as_longlong(a[0]), v = (u64)__double_as_longlong(a[1]);
+        return make_uint4((u32)u, (u32)(u >> 32), (u32)v, (u32)(v >> 32));
+    }
+};
+
+// Four adjacent InputGradient values in one load (ALIGN bytes; double: scalar loads).
+template <typename T> struct Quad;
+template <> struct Quad<float> {
+    static constexpr int ALIGN = 16;
+    static __device__ __forceinline__ void load(const float* p, float* g) {
+        const float4 v = *reinterpret_cast<const float4*>(p);
+        g[0] = v.x, g[1] = v.y, g[2] = v.z, g[3] = v.w;
+    }
+};
+template <> struct Quad<half_t> {
+    static constexpr int ALIGN = 8;
+    static __device__ __forceinline__ void load(const half_t* p, float* g) {
+        const uint2 v = *reinterpret_cast<const uint2*>(p);
+        half_t h;
+        h.bits = (u16)(v.x & 0xffffu), g[0] = h2f(h);
+        h.bits = (u16)(v.x >> 16), g[1] = h2f(h);
+        h.bits = (u16)(v.y & 0xffffu), g[2] = h2f(h);
+        h.bits = (u16)(v.y >> 16), g[3] = h2f(h);
+    }
+};
+template <> struct Quad<double> {
+    static constexpr int ALIGN = 8;
+    static __device__ __forceinline__ void load(const double* p, double* g) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) g[k] = p[k];
+    }
+};
+
+// Pass 2 as 2 x BW strips of OutputGradient per thread (BW a multiple of 16 bytes of T):
+// the same gather and the same summation order per element as blk2d_body (ascending
+// (oh, ow), Acc, rounded once), so the results are bit-identical; only the memory access
+// is wider. Per window row, groups of 4 adjacent windows read their argmax bytes as one
+// 32-bit word and their InputGradient as one 4-element vector where the group lies inside
+// the row and is aligned (checked per thread; else scalar loads). VLD (host: InputGradient
+// inner stride 1) enables the vector InputGradient loads. VEC (host: OutputGradient inner
+// stride 1, even W and strides; the pointer's parity is checked per call) enables paired
+// stores, and 16-byte stores where the strip lies inside the row and its address is
+// 16-byte aligned. div = (ceil(W / BW), ceil(H / 2), C). 32-bit offsets throughout; x is
+// unused (the launch signature of max_pool_grad_blk2d).
+template <typename T, int KH, int KW, int SH, int SW, bool VEC, bool VLD, int BW>
+__global__ void __launch_bounds__(256) max_pool_grad_strip2d(const T* __restrict__ x, const u8* __restrict__ arg,
+                                                             const T* __restrict__ dy, T* __restrict__ dx,
+                                                             const PoolParams p, const PoolDivParams q) {
+    typedef typename Num<T>::Acc Acc;
+    constexpr int NWY = KH / SH + 1;
+    constexpr int NWX = (BW + KW - 2) / SW + 1;
+    constexpr int E = Wide<T>::E;
+    const u32 t = blockIdx.x * 256u + threadIdx.x;
+    if (t >= (u32)q.count) return;
+    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
+    const int bx = (int)(t - r * (u32)q.div[0]);
+    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
+    const int by = (int)(r - plane * (u32)q.div[1]);
+    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
+    const u32 c = plane - n * (u32)q.div[2];
+    const int H = (int)p.in_size[1], W = (int)p.in_size[2];
+    const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
+    const int ph = (int)p.pad[1], pw = (int)p.pad[2];
+    const int ih0 = 2 * by, iw0 = BW * bx;
+    const int oh0 = floor_div<SH>(ih0 + ph - KH + SH), ow0 = floor_div<SW>(iw0 + pw - KW + SW);  // ceil
+    const int dh = ih0 + ph - oh0 * SH, dw = iw0 + pw - ow0 * SW;
+    const int ys3 = (int)p.y_stride[3], ys4 = (int)p.y_stride[4];
+    const T* gp = dy + (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1];
+
+    int sel[NWY][NWX];
+    Acc g[NWY][NWX];
+#pragma unroll
+    for (int a = 0; a < NWY; ++a) {
+        const int oh = oh0 + a;
+        const bool hok = oh >= 0 && oh < OH;
+        const int arow = ((int)plane * OH + (hok ? oh : 0)) * OW;
+        const T* grow = gp + (hok ? oh : 0) * ys3;
+#pragma unroll
+        for (int b0 = 0; b0 < NWX; b0 += 4) {
+            const int ow = ow0 + b0;
+            const bool full = b0 + 4 <= NWX && hok && ow >= 0 && ow + 4 <= OW;
+            if (full && ((arow + ow) & 3) == 0) {
+                const u32 w4 = *reinterpret_cast<const u32*>(arg + arow + ow);
+#pragma unroll
+                for (int k = 0; k < 4 && b0 + k < NWX; ++k) sel[a][b0 + k] = (int)((w4 >> (8 * k)) & 0xffu);
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4 && b0 + k < NWX; ++k) {
+                    const int o = ow + k;
+                    sel[a][b0 + k] = hok && o >= 0 && o < OW ? (int)arg[arow + o] : 255;
+                }
+            }
+            if (VLD && full && ((unsigned long long)(grow + ow) % Quad<T>::ALIGN) == 0) {
+                Acc v[4];
+                Quad<T>::load(grow + ow, v);
+#pragma unroll
+                for (int k = 0; k < 4 && b0 + k < NWX; ++k) g[a][b0 + k] = v[k];
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4 && b0 + k < NWX; ++k) {
+                    const int o = ow + k;
+                    g[a][b0 + k] = hok && o >= 0 && o < OW ? Num<T>::to_acc(grow[o * ys4]) : Acc(0);
+                }
+            }
+        }
+    }
+    Acc acc[2][BW];
+#pragma unroll
+    for (int y = 0; y < 2; ++y) {
+#pragma unroll
+        for (int xx = 0; xx < BW; ++xx) {
+            Acc s = Acc(0);
+#pragma unroll
+            for (int a = 0; a < NWY; ++a) {
+                const int kh = dh + y - a * SH;
+#pragma unroll
+                for (int b = 0; b < NWX; ++b) {
+                    const int kw = dw + xx - b * SW;
+                    if (kh >= 0 && kh < KH && kw >= 0 && kw < KW && sel[a][b] == kh * KW + kw) s += g[a][b];
+                }
+            }
+            acc[y][xx] = s;
+        }
+    }
+    T* dp = dx + (int)n * (int)p.z_stride[0] + (int)c * (int)p.z_stride[1];
+    const int zs3 = (int)p.z_stride[3], zs4 = (int)p.z_stride[4];
+#pragma unroll
+    for (int y = 0; y < 2; ++y) {
+        const int ih = ih0 + y;
+        if (ih >= H) break;
+        T* rp = dp + ih * zs3;
+        if (VEC && BW % E == 0 && iw0 + BW <= W && ((unsigned long long)(rp + iw0) & 15) == 0) {
+#pragma unroll
+            for (int k = 0; k < BW; k += E) *reinterpret_cast<uint4*>(rp + iw0 + k) = Wide<T>::pack(&acc[y][k]);
+            continue;
+        }
+#pragma unroll
+        for (int k = 0; k < BW; k += 2) {
+            if (iw0 + k >= W) break;
+            if (VEC) {  // W is even: both columns of the pair exist
+                Pair<T>::store(rp + iw0 + k, acc[y][k], acc[y][k + 1]);
+            } else {
+                rp[(iw0 + k) * zs4] = Num<T>::from_acc(acc[y][k]);
+                if (iw0 + k + 1 < W) rp[(iw0 + k + 1) * zs4] = Num<T>::from_acc(acc[y][k + 1]);
+            }
+        }
+    }
+}
