@@ -115,6 +115,26 @@ class PoolingWindow:
         return first_after if first_after < output_size else None
 
 
+class PoolingParameters:
+    """Members and derived values MAX_POOLING2 and MAX_POOLING_GRAD share (mixed into both descs)."""
+
+    strides: tuple[int, ...]
+    window_size: tuple[int, ...]
+    start_padding: tuple[int, ...]
+    end_padding: tuple[int, ...]
+    dilations: tuple[int, ...]
+
+    @property
+    def dimension_count(self) -> int:
+        """``DimensionCount`` (derived from the arrays): the number of spatial dimensions."""
+        return len(self.strides)
+
+    @property
+    def window(self) -> PoolingWindow:
+        """The five window arrays as a :class:`PoolingWindow`."""
+        return PoolingWindow(self.strides, self.window_size, self.start_padding, self.end_padding, self.dilations)
+
+
 def validate_pooling(
     desc: OperatorDesc,
     window: PoolingWindow,

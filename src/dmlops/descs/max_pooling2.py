@@ -9,7 +9,7 @@ from ..enums import FeatureLevel, OperatorType
 from ..enums import TensorDataType as T
 from ..tensor import TensorDesc
 from ._base import OperatorDesc, TensorSupport, attr_field, tensor_field
-from ._pooling import POOLING_ARRAYS, PoolingWindow, validate_pooling
+from ._pooling import POOLING_ARRAYS, PoolingParameters, validate_pooling
 
 _TYPES_2_1 = (T.FLOAT32, T.FLOAT16)
 _TYPES_3_0 = (*_TYPES_2_1, T.INT8, T.UINT8)
@@ -26,7 +26,7 @@ def _rows(types: tuple[T, ...], index_types: tuple[T, ...]) -> dict[str, TensorS
 
 
 @dataclass(frozen=True, kw_only=True)
-class MaxPooling2Desc(OperatorDesc):
+class MaxPooling2Desc(PoolingParameters, OperatorDesc):
     """Maximum over a sliding (dilated) window, optionally with the index of the maximum.
 
     Per spatial dimension, window element ``k`` of output position ``o`` reads input
@@ -90,16 +90,6 @@ class MaxPooling2Desc(OperatorDesc):
     start_padding: tuple[int, ...] = attr_field("StartPadding", "uint_array")
     end_padding: tuple[int, ...] = attr_field("EndPadding", "uint_array")
     dilations: tuple[int, ...] = attr_field("Dilations", "uint_array")
-
-    @property
-    def dimension_count(self) -> int:
-        """``DimensionCount`` (derived from the arrays): the number of spatial dimensions."""
-        return len(self.strides)
-
-    @property
-    def window(self) -> PoolingWindow:
-        """The five window arrays as a :class:`PoolingWindow`."""
-        return PoolingWindow(self.strides, self.window_size, self.start_padding, self.end_padding, self.dilations)
 
     def _validate(self, level: FeatureLevel) -> None:
         self.require_same("DataType", "InputTensor", "OutputTensor")

@@ -9,7 +9,7 @@ from ..enums import FeatureLevel, OperatorType
 from ..enums import TensorDataType as T
 from ..tensor import TensorDesc
 from ._base import OperatorDesc, TensorSupport, attr_field, tensor_field
-from ._pooling import POOLING_ARRAYS, PoolingWindow, validate_pooling
+from ._pooling import POOLING_ARRAYS, PoolingParameters, validate_pooling
 
 
 def _rows(dims: int | tuple[int, int]) -> dict[str, TensorSupport]:
@@ -18,7 +18,7 @@ def _rows(dims: int | tuple[int, int]) -> dict[str, TensorSupport]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MaxPoolingGradDesc(OperatorDesc):
+class MaxPoolingGradDesc(PoolingParameters, OperatorDesc):
     """Backpropagation of max pooling (see :class:`~dmlops.descs.max_pooling2.MaxPooling2Desc`).
 
     Recomputes the forward maximum of every window of ``InputTensor`` (same window
@@ -72,16 +72,6 @@ class MaxPoolingGradDesc(OperatorDesc):
     start_padding: tuple[int, ...] = attr_field("StartPadding", "uint_array")
     end_padding: tuple[int, ...] = attr_field("EndPadding", "uint_array")
     dilations: tuple[int, ...] = attr_field("Dilations", "uint_array")
-
-    @property
-    def dimension_count(self) -> int:
-        """``DimensionCount`` (derived from the arrays): the number of spatial dimensions."""
-        return len(self.strides)
-
-    @property
-    def window(self) -> PoolingWindow:
-        """The five window arrays as a :class:`PoolingWindow`."""
-        return PoolingWindow(self.strides, self.window_size, self.start_padding, self.end_padding, self.dilations)
 
     def _validate(self, level: FeatureLevel) -> None:
         members = ("InputTensor", "InputGradientTensor", "OutputGradientTensor")
