@@ -58,18 +58,6 @@ NAMES = {
         "max_pool_grad_gather2d<half_t, u8, int, 4>",
         *(f"max_pool_argmax2d<{t}, u8, int, {k}>" for t in ("float", "half_t", "double") for k in (2, 3, 4)),
         *(
-            f"max_pool_grad_tile2d<{t}, {i}, {k}, {k}, {s}, {s}, 32, 32>"
-            for t in ("float", "half_t", "double")
-            for i in ("int", "long long")
-            for k, s in ((3, 2), (2, 2))
-        ),
-        "max_pool_grad_tile2d<float, int, 5, 1, 1, 5, 32, 32>",
-        *(
-            f"max_pool_argmax_k2d<{t}, {k}>"
-            for t in ("float", "half_t", "double")
-            for k in ("3, 3, 2, 2", "2, 2, 2, 2")
-        ),
-        *(
             f"max_pool_argmax_k2d_m<{t}, {k}, {m}, {v}, {pw}>"
             for t in ("float", "half_t", "double")
             for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
@@ -77,25 +65,10 @@ NAMES = {
             for v, pw in (("false", 0), ("true", 0), ("true", 1), ("true", 2))
         ),
         *(
-            f"max_pool_grad_blk2d_w<{t}, {k}, {v}, 4>"
+            f"max_pool_grad_blk2d<{t}, {k}, {v}>"
             for t in ("float", "half_t", "double")
             for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
             for v in ("true", "false")
-        ),
-        *(
-            f"max_pool_grad_blk2d<{t}, {k}, {f}, {v}>"
-            for t in ("float", "half_t", "double")
-            for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
-            for f in ("true", "false")
-            for v in ("true", "false")
-        ),
-        *(
-            f"max_pool_grad_strip2d<{t}, {k}, {v}, {ld}, {bw}>"
-            for t, bws in (("float", (8,)), ("half_t", (8, 16)), ("double", (4, 8)))
-            for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
-            for v in ("true", "false")
-            for ld in ("true", "false")
-            for bw in bws
         ),
     ],
     "resample.cu": [

@@ -427,8 +427,8 @@ def test_max_pooling_grad_every_variant(gpu, shape, dtype, window, stride, pad, 
         mpg.launch(plan, gx, gdy, out)
         _close(out.get(), want, dtype)
         outs[v] = out.get()
-    for v in ("two_pass4vw", "two_pass4vs", "two_pass4vs8"):
-        np.testing.assert_array_equal(outs[v], outs["two_pass4v"], err_msg=v)
+    # 16-byte row loads and scalar loads must pick the same argmax bytes: identical bits.
+    np.testing.assert_array_equal(outs["two_pass4"], outs["two_pass4v"])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])

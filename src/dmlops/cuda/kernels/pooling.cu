@@ -378,151 +378,6 @@ __global__ void __launch_bounds__(256) max_pool_argmax2d(const T* __restrict__ x
     }
 }
 
-// MAX_POOLING_GRAD fused fast path for 2-D windows (dilation 1, KH x KW window, SH x SW
-// stride known at compile time). Each block owns a TH x TW tile of OutputGradient of one
-// (n, c) plane and, in shared memory:
-//   1. stages the InputTensor tile that the windows touching its OutputGradient tile read
-//      (with halo) and those windows' InputGradient values (coalesced row loads);
-//   2. computes every such window's argmax (window_argmax's rule: scan row-major, first
-//      in-bounds element starts, replace only if strictly greater or the first NaN) as its
-//      offset kh * KW + kw (-1 when the window reads only padding);
-//   3. each OutputGradient element sums, over the <= ceil(KH/SH) x ceil(KW/SW) windows that
-//      contain it (ascending oh, then ow), the InputGradient of those that selected it,
-//      in Num<T>::Acc, rounded once.
-// Windows on tile borders are evaluated by both neighbouring blocks, identically: there is
-// no dependency between blocks, no atomics, no zero fill, and a fixed summation order.
-template <typename T, typename I, int KH, int KW, int SH, int SW, int TH, int TW>
-__global__ void __launch_bounds__(256) max_pool_grad_tile2d(const T* __restrict__ x, const T* __restrict__ dy,
-                                                            T* __restrict__ dx, const PoolParams p) {
-    typedef typename Num<T>::Acc Acc;
-    constexpr int NWH = (TH + KH - 2) / SH + 1;  // most windows touching TH rows
-    constexpr int NWW = (TW + KW - 2) / SW + 1;
-    constexpr int XH = (NWH - 1) * SH + KH;  // input rows those windows read
-    constexpr int XW = (NWW - 1) * SW + KW;
-    constexpr int RH = (KH + SH - 1) / SH;  // windows containing one element, per axis
-    constexpr int RW = (KW + SW - 1) / SW;
-    constexpr int THREADS = 256;
-    __shared__ T xs[XH][XW];
-    __shared__ Acc gs[NWH][NWW];
-    __shared__ signed char sel[NWH][NWW];
-
-    const int H = (int)p.in_size[1], W = (int)p.in_size[2];
-    const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
-    const int ph = (int)p.pad[1], pw = (int)p.pad[2];
-    const int tiles_w = (W + TW - 1) / TW, tiles_h = (H + TH - 1) / TH;
-    const i64 total = p.n * p.c * (i64)tiles_h * (i64)tiles_w;
-    const int tid = threadIdx.x;
-    for (i64 blk = blockIdx.x; blk < total; blk += gridDim.x) {
-        i64 b = blk;
-        const int tw = (int)(b % tiles_w);
-        b /= tiles_w;
-        const int th = (int)(b % tiles_h);
-        b /= tiles_h;
-        const I c = (I)(b % p.c);
-        const I n = (I)(b / p.c);
-        const int ih0 = th * TH, iw0 = tw * TW;
-        const int lo_h = ih0 + ph - KH + 1, lo_w = iw0 + pw - KW + 1;
-        const int wh0 = lo_h <= 0 ? 0 : (lo_h + SH - 1) / SH;
-        const int ww0 = lo_w <= 0 ? 0 : (lo_w + SW - 1) / SW;
-        const int wh1 = min(OH - 1, (ih0 + TH - 1 + ph) / SH);
-        const int ww1 = min(OW - 1, (iw0 + TW - 1 + pw) / SW);
-        const int nwh = wh1 - wh0 + 1, nww = ww1 - ww0 + 1;  // may be <= 0: no window
-        const int nxh = (nwh - 1) * SH + KH, nxw = (nww - 1) * SW + KW;
-        const int xh0 = wh0 * SH - ph, xw0 = ww0 * SW - pw;
-
-        const T* xp = x + n * (I)p.x_stride[0] + c * (I)p.x_stride[1];
-        const T* gp = dy + n * (I)p.y_stride[0] + c * (I)p.y_stride[1];
-        // 1. stage the input tile and the window gradients: every load of the thread is
-        //    issued into registers before the first shared-memory store.
-        constexpr int NX = (XH * XW + THREADS - 1) / THREADS;
-        constexpr int NG = (NWH * NWW + THREADS - 1) / THREADS;
-        T xv[NX];
-        Acc gv[NG];
-#pragma unroll
-        for (int i = 0; i < NX; ++i) {
-            const int e = i * THREADS + tid;
-            const int r = e / XW, q = e - (e / XW) * XW;
-            const int ih = xh0 + r, iw = xw0 + q;
-            const bool ok = e < XH * XW && r < nxh && q < nxw && ih >= 0 && ih < H && iw >= 0 && iw < W;
-            xv[i] = ok ? xp[(I)ih * (I)p.x_stride[3] + (I)iw * (I)p.x_stride[4]] : T();
-        }
-#pragma unroll
-        for (int i = 0; i < NG; ++i) {
-            const int e = i * THREADS + tid;
-            const int r = e / NWW, q = e - (e / NWW) * NWW;
-            const bool ok = e < NWH * NWW && r < nwh && q < nww;
-            gv[i] = ok ? Num<T>::to_acc(gp[(I)(wh0 + r) * (I)p.y_stride[3] + (I)(ww0 + q) * (I)p.y_stride[4]]) : Acc(0);
-        }
-#pragma unroll
-        for (int i = 0; i < NX; ++i) {
-            const int e = i * THREADS + tid;
-            if (e < XH * XW) xs[e / XW][e - (e / XW) * XW] = xv[i];  // unread where out of bounds
-        }
-#pragma unroll
-        for (int i = 0; i < NG; ++i) {
-            const int e = i * THREADS + tid;
-            if (e < NWH * NWW) gs[e / NWW][e - (e / NWW) * NWW] = gv[i];
-        }
-        __syncthreads();
-        // 2. argmax offset of every window of the tile.
-#pragma unroll
-        for (int e0 = 0; e0 < NWH * NWW; e0 += THREADS) {
-            const int e = e0 + tid;
-            const int r = e / NWW, q = e - (e / NWW) * NWW;
-            if (e < NWH * NWW && r < nwh && q < nww) {
-                int best = -1;
-                T best_v = T();
-#pragma unroll
-                for (int kh = 0; kh < KH; ++kh) {
-                    const int ih = xh0 + r * SH + kh;
-                    const bool row_ok = ih >= 0 && ih < H;
-#pragma unroll
-                    for (int kw = 0; kw < KW; ++kw) {
-                        const int iw = xw0 + q * SW + kw;
-                        if (row_ok && iw >= 0 && iw < W) {
-                            const T v = xs[r * SH + kh][q * SW + kw];
-                            if (best < 0 || Num<T>::key(v) > Num<T>::key(best_v) ||
-                                (Num<T>::is_nan(v) && !Num<T>::is_nan(best_v))) {
-                                best_v = v;
-                                best = kh * KW + kw;
-                            }
-                        }
-                    }
-                }
-                sel[r][q] = (signed char)best;
-            }
-        }
-        __syncthreads();
-        // 3. the gather: every OutputGradient element of the tile.
-#pragma unroll
-        for (int e0 = 0; e0 < TH * TW; e0 += THREADS) {
-            const int e = e0 + tid;
-            const int ih = ih0 + e / TW, iw = iw0 + (e - (e / TW) * TW);
-            if (e < TH * TW && ih < H && iw < W) {
-                const int top_h = ih + ph, top_w = iw + pw;
-                const int oh_hi = top_h / SH, ow_hi = top_w / SW;
-                Acc acc = Acc(0);
-#pragma unroll
-                for (int a = RH - 1; a >= 0; --a) {
-                    const int oh = oh_hi - a;
-                    const int kh = top_h - oh * SH;
-                    if (oh < 0 || oh >= OH || kh >= KH) continue;
-#pragma unroll
-                    for (int bb = RW - 1; bb >= 0; --bb) {
-                        const int ow = ow_hi - bb;
-                        const int kw = top_w - ow * SW;
-                        if (ow < 0 || ow >= OW || kw >= KW) continue;
-                        if (sel[oh - wh0][ow - ww0] == kh * KW + kw) acc += gs[oh - wh0][ow - ww0];
-                    }
-                }
-                dx[n * (I)p.z_stride[0] + c * (I)p.z_stride[1] + (I)ih * (I)p.z_stride[3] + (I)iw * (I)p.z_stride[4]] =
-                    Num<T>::from_acc(acc);
-            }
-        }
-        __syncthreads();
-    }
-}
-
 // Lean 2-D MAX_POOLING_GRAD (dilation 1, KH x KW window, SH x SW stride known at
 // compile time, 32-bit offsets, fast division by the run-time extents).
 //
@@ -534,66 +389,12 @@ struct PoolDivParams {
     i64 div[3];  // the divisors themselves
 };
 
-// The argmax of window (oh, ow) by window_argmax's rule (scan row-major, the first
-// in-bounds element starts, a later one replaces it only if strictly greater or if it is
-// the first NaN), as its offset kh * KW + kw; 255 when the window reads only padding.
-template <typename T, int KH, int KW>
-__device__ __forceinline__ int argmax_regs(const T (&v)[KH][KW], const bool (&in)[KH][KW]) {
-    int best = 255;
-    T best_v = T();
-#pragma unroll
-    for (int kh = 0; kh < KH; ++kh) {
-#pragma unroll
-        for (int kw = 0; kw < KW; ++kw) {
-            if (in[kh][kw] && (best == 255 || Num<T>::key(v[kh][kw]) > Num<T>::key(best_v) ||
-                               (Num<T>::is_nan(v[kh][kw]) && !Num<T>::is_nan(best_v)))) {
-                best_v = v[kh][kw];
-                best = kh * KW + kw;
-            }
-        }
-    }
-    return best;
-}
-
-// Pass 1 of the lean two-pass form: one thread per window, its argmax offset as one byte
-// (255: padding only) into a packed {N * C, OH, OW} array. div = (OW, OH, C).
-template <typename T, int KH, int KW, int SH, int SW>
-__global__ void __launch_bounds__(256) max_pool_argmax_k2d(const T* __restrict__ x, u8* __restrict__ arg,
-                                                           const PoolParams p, const PoolDivParams q) {
-    const u32 t = blockIdx.x * 256u + threadIdx.x;
-    if (t >= (u32)q.count) return;
-    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
-    const int ow = (int)(t - r * (u32)q.div[0]);
-    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
-    const int oh = (int)(r - plane * (u32)q.div[1]);
-    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
-    const u32 c = plane - n * (u32)q.div[2];
-    const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
-    const int H = (int)p.in_size[1], W = (int)p.in_size[2];
-    const int h0 = oh * SH - (int)p.pad[1], w0 = ow * SW - (int)p.pad[2];
-    const int xs3 = (int)p.x_stride[3], xs4 = (int)p.x_stride[4];
-    T v[KH][KW];
-    bool in[KH][KW];
-#pragma unroll
-    for (int kh = 0; kh < KH; ++kh) {
-        const int ih = h0 + kh;
-        const bool row_ok = ih >= 0 && ih < H;
-#pragma unroll
-        for (int kw = 0; kw < KW; ++kw) {
-            const int iw = w0 + kw;
-            in[kh][kw] = row_ok && iw >= 0 && iw < W;
-            v[kh][kw] = in[kh][kw] ? xp[ih * xs3 + iw * xs4] : T();
-        }
-    }
-    arg[t] = (u8)argmax_regs<T, KH, KW>(v, in);
-}
-
 // Pass 1 with M horizontally adjacent windows per thread (M = 2 or 4): the windows share
 // input columns (XC = (M - 1) * SW + KW of them per row instead of M * KW), so each row
 // segment is loaded once into registers, as the comparison key (float for FLOAT16).
-// Every window is still scanned row-major with argmax_regs's rule (first in-bounds
+// Every window is still scanned row-major with window_argmax's rule (first in-bounds
 // element starts, strictly greater or the first NaN replaces), so ties, NaN and -inf give
-// the same byte as max_pool_argmax_k2d. The M bytes go out as one 16/32-bit store when OW
+// the same byte as a one-window scan. The M bytes go out as one 16/32-bit store when OW
 // is a multiple of M (packed array, allocation aligned). div = (ceil(OW / M), OH, C).
 //
 // VEC (host-checked: inner stride 1, W and the row / plane strides multiples of
@@ -731,18 +532,15 @@ template <> struct Pair<double> {
 // Every thread owns a 2 x 2 block of OutputGradient; the <= NWY x NWX windows that
 // contain any of its elements are read once (InputGradient and the argmax), and each
 // element sums, in ascending (oh, ow), the InputGradient of the windows that selected it
-// (Num<T>::Acc, rounded once). FUSED: the argmaxes are computed here from the InputTensor
-// footprint of those windows, held in registers (no second array, one launch); else they
-// are pass 1's bytes. div = (ceil(W / 2), ceil(H / 2), C). No atomics, no zero fill.
-template <typename T, int KH, int KW, int SH, int SW, bool FUSED, bool VEC, int BW>
-__device__ __forceinline__ void blk2d_body(const T* __restrict__ x, const u8* __restrict__ arg,
+// (Num<T>::Acc, rounded once); the argmaxes are pass 1's bytes.
+// div = (ceil(W / 2), ceil(H / 2), C). No atomics, no zero fill.
+template <typename T, int KH, int KW, int SH, int SW, bool VEC, int BW>
+__device__ __forceinline__ void blk2d_body(const u8* __restrict__ arg,
                                            const T* __restrict__ dy, T* __restrict__ dx, const PoolParams& p,
                                            const PoolDivParams& q) {
     typedef typename Num<T>::Acc Acc;
     constexpr int NWY = KH / SH + 1;  // (2 + KH - 2) / SH + 1: windows touching 2 rows
     constexpr int NWX = (BW + KW - 2) / SW + 1;  // windows touching BW columns
-    constexpr int XR = (NWY - 1) * SH + KH;  // their InputTensor footprint
-    constexpr int XC = (NWX - 1) * SW + KW;
     const u32 t = blockIdx.x * 256u + threadIdx.x;
     if (t >= (u32)q.count) return;
     const u32 r = fast_div(t, q.dv[0], q.dv[1]);
@@ -769,40 +567,7 @@ __device__ __forceinline__ void blk2d_body(const T* __restrict__ x, const u8* __
             const int oh = oh0 + a, ow = ow0 + b;
             wv[a][b] = oh >= 0 && oh < OH && ow >= 0 && ow < OW;
             g[a][b] = wv[a][b] ? Num<T>::to_acc(gp[oh * (int)p.y_stride[3] + ow * (int)p.y_stride[4]]) : Acc(0);
-            if (!FUSED) sel[a][b] = wv[a][b] ? (int)arg[((int)plane * OH + oh) * OW + ow] : 255;
-        }
-    }
-    if (FUSED) {
-        const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
-        const int xr0 = oh0 * SH - ph, xc0 = ow0 * SW - pw;
-        const int xs3 = (int)p.x_stride[3], xs4 = (int)p.x_stride[4];
-        T xv[XR][XC];
-        bool rok[XR], cok[XC];
-#pragma unroll
-        for (int i = 0; i < XR; ++i) rok[i] = xr0 + i >= 0 && xr0 + i < H;
-#pragma unroll
-        for (int j = 0; j < XC; ++j) cok[j] = xc0 + j >= 0 && xc0 + j < W;
-#pragma unroll
-        for (int i = 0; i < XR; ++i) {
-#pragma unroll
-            for (int j = 0; j < XC; ++j) xv[i][j] = (rok[i] && cok[j]) ? xp[(xr0 + i) * xs3 + (xc0 + j) * xs4] : T();
-        }
-#pragma unroll
-        for (int a = 0; a < NWY; ++a) {
-#pragma unroll
-            for (int b = 0; b < NWX; ++b) {
-                T v[KH][KW];
-                bool in[KH][KW];
-#pragma unroll
-                for (int kh = 0; kh < KH; ++kh) {
-#pragma unroll
-                    for (int kw = 0; kw < KW; ++kw) {
-                        v[kh][kw] = xv[a * SH + kh][b * SW + kw];
-                        in[kh][kw] = rok[a * SH + kh] && cok[b * SW + kw];
-                    }
-                }
-                sel[a][b] = wv[a][b] ? argmax_regs<T, KH, KW>(v, in) : 255;
-            }
+            sel[a][b] = wv[a][b] ? (int)arg[((int)plane * OH + oh) * OW + ow] : 255;
         }
     }
     Acc acc[2][BW];
@@ -842,187 +607,9 @@ __device__ __forceinline__ void blk2d_body(const T* __restrict__ x, const u8* __
     }
 }
 
-template <typename T, int KH, int KW, int SH, int SW, bool FUSED, bool VEC>
-__global__ void __launch_bounds__(256) max_pool_grad_blk2d(const T* __restrict__ x, const u8* __restrict__ arg,
-                                                           const T* __restrict__ dy, T* __restrict__ dx,
-                                                           const PoolParams p, const PoolDivParams q) {
-    blk2d_body<T, KH, KW, SH, SW, FUSED, VEC, 2>(x, arg, dy, dx, p, q);
-}
-
-// The same with each thread owning a 2 x BW block (BW = 4: 2 x 3 windows instead of 2 x 4
-// for two 2 x 2 blocks at stride 2). div = (ceil(W / BW), ceil(H / 2), C).
-template <typename T, int KH, int KW, int SH, int SW, bool VEC, int BW>
-__global__ void __launch_bounds__(256) max_pool_grad_blk2d_w(const T* __restrict__ x, const u8* __restrict__ arg,
-                                                             const T* __restrict__ dy, T* __restrict__ dx,
-                                                             const PoolParams p, const PoolDivParams q) {
-    blk2d_body<T, KH, KW, SH, SW, false, VEC, BW>(x, arg, dy, dx, p, q);  // x unused (argmax bytes)
-}
-
-// 16 bytes of OutputGradient (E elements, rounded once from Acc) as one uint4.
-template <typename T> struct Wide;
-template <> struct Wide<float> {
-    static constexpr int E = 4;
-    static __device__ __forceinline__ uint4 pack(const float* a) {
-        return make_uint4(__float_as_uint(a[0]), __float_as_uint(a[1]), __float_as_uint(a[2]), __float_as_uint(a[3]));
-    }
-};
-template <> struct Wide<half_t> {
-    static constexpr int E = 8;
-    static __device__ __forceinline__ uint4 pack(const float* a) {
-        u32 w[4];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) w[k] = (u32)f2h(a[2 * k]).bits | ((u32)f2h(a[2 * k + 1]).bits << 16);
-        return make_uint4(w[0], w[1], w[2], w[3]);
-    }
-};
-template <> struct Wide<double> {
-    static constexpr int E = 2;
-    static __device__ __forceinline__ uint4 pack(const double* a) {
-        const u64 u = (u64)__double_as_longlong(a[0]), v = (u64)__double_as_longlong(a[1]);
-        return make_uint4((u32)u, (u32)(u >> 32), (u32)v, (u32)(v >> 32));
-    }
-};
-
-// Four adjacent InputGradient values in one load (ALIGN bytes; double: scalar loads).
-template <typename T> struct Quad;
-template <> struct Quad<float> {
-    static constexpr int ALIGN = 16;
-    static __device__ __forceinline__ void load(const float* p, float* g) {
-        const float4 v = *reinterpret_cast<const float4*>(p);
-        g[0] = v.x, g[1] = v.y, g[2] = v.z, g[3] = v.w;
-    }
-};
-template <> struct Quad<half_t> {
-    static constexpr int ALIGN = 8;
-    static __device__ __forceinline__ void load(const half_t* p, float* g) {
-        const uint2 v = *reinterpret_cast<const uint2*>(p);
-        half_t h;
-        h.bits = (u16)(v.x & 0xffffu), g[0] = h2f(h);
-        h.bits = (u16)(v.x >> 16), g[1] = h2f(h);
-        h.bits = (u16)(v.y & 0xffffu), g[2] = h2f(h);
-        h.bits = (u16)(v.y >> 16), g[3] = h2f(h);
-    }
-};
-template <> struct Quad<double> {
-    static constexpr int ALIGN = 8;
-    static __device__ __forceinline__ void load(const double* p, double* g) {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) g[k] = p[k];
-    }
-};
-
-// Pass 2 as 2 x BW strips of OutputGradient per thread (BW a multiple of 16 bytes of T):
-// the same gather and the same summation order per element as blk2d_body (ascending
-// (oh, ow), Acc, rounded once), so the results are bit-identical; only the memory access
-// is wider. Per window row, groups of 4 adjacent windows read their argmax bytes as one
-// 32-bit word and their InputGradient as one 4-element vector where the group lies inside
-// the row and is aligned (checked per thread; else scalar loads). VLD (host: InputGradient
-// inner stride 1) enables the vector InputGradient loads. VEC (host: OutputGradient inner
-// stride 1, even W and strides; the pointer's parity is checked per call) enables paired
-// stores, and 16-byte stores where the strip lies inside the row and its address is
-// 16-byte aligned. div = (ceil(W / BW), ceil(H / 2), C). 32-bit offsets throughout; x is
-// unused (the launch signature of max_pool_grad_blk2d).
-template <typename T, int KH, int KW, int SH, int SW, bool VEC, bool VLD, int BW>
-__global__ void __launch_bounds__(256) max_pool_grad_strip2d(const T* __restrict__ x, const u8* __restrict__ arg,
-                                                             const T* __restrict__ dy, T* __restrict__ dx,
-                                                             const PoolParams p, const PoolDivParams q) {
-    typedef typename Num<T>::Acc Acc;
-    constexpr int NWY = KH / SH + 1;
-    constexpr int NWX = (BW + KW - 2) / SW + 1;
-    constexpr int E = Wide<T>::E;
-    const u32 t = blockIdx.x * 256u + threadIdx.x;
-    if (t >= (u32)q.count) return;
-    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
-    const int bx = (int)(t - r * (u32)q.div[0]);
-    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
-    const int by = (int)(r - plane * (u32)q.div[1]);
-    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
-    const u32 c = plane - n * (u32)q.div[2];
-    const int H = (int)p.in_size[1], W = (int)p.in_size[2];
-    const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
-    const int ph = (int)p.pad[1], pw = (int)p.pad[2];
-    const int ih0 = 2 * by, iw0 = BW * bx;
-    const int oh0 = floor_div<SH>(ih0 + ph - KH + SH), ow0 = floor_div<SW>(iw0 + pw - KW + SW);  // ceil
-    const int dh = ih0 + ph - oh0 * SH, dw = iw0 + pw - ow0 * SW;
-    const int ys3 = (int)p.y_stride[3], ys4 = (int)p.y_stride[4];
-    const T* gp = dy + (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1];
-
-    int sel[NWY][NWX];
-    Acc g[NWY][NWX];
-#pragma unroll
-    for (int a = 0; a < NWY; ++a) {
-        const int oh = oh0 + a;
-        const bool hok = oh >= 0 && oh < OH;
-        const int arow = ((int)plane * OH + (hok ? oh : 0)) * OW;
-        const T* grow = gp + (hok ? oh : 0) * ys3;
-#pragma unroll
-        for (int b0 = 0; b0 < NWX; b0 += 4) {
-            const int ow = ow0 + b0;
-            const bool full = b0 + 4 <= NWX && hok && ow >= 0 && ow + 4 <= OW;
-            if (full && ((arow + ow) & 3) == 0) {
-                const u32 w4 = *reinterpret_cast<const u32*>(arg + arow + ow);
-#pragma unroll
-                for (int k = 0; k < 4 && b0 + k < NWX; ++k) sel[a][b0 + k] = (int)((w4 >> (8 * k)) & 0xffu);
-            } else {
-#pragma unroll
-                for (int k = 0; k < 4 && b0 + k < NWX; ++k) {
-                    const int o = ow + k;
-                    sel[a][b0 + k] = hok && o >= 0 && o < OW ? (int)arg[arow + o] : 255;
-                }
-            }
-            if (VLD && full && ((unsigned long long)(grow + ow) % Quad<T>::ALIGN) == 0) {
-                Acc v[4];
-                Quad<T>::load(grow + ow, v);
-#pragma unroll
-                for (int k = 0; k < 4 && b0 + k < NWX; ++k) g[a][b0 + k] = v[k];
-            } else {
-#pragma unroll
-                for (int k = 0; k < 4 && b0 + k < NWX; ++k) {
-                    const int o = ow + k;
-                    g[a][b0 + k] = hok && o >= 0 && o < OW ? Num<T>::to_acc(grow[o * ys4]) : Acc(0);
-                }
-            }
-        }
-    }
-    Acc acc[2][BW];
-#pragma unroll
-    for (int y = 0; y < 2; ++y) {
-#pragma unroll
-        for (int xx = 0; xx < BW; ++xx) {
-            Acc s = Acc(0);
-#pragma unroll
-            for (int a = 0; a < NWY; ++a) {
-                const int kh = dh + y - a * SH;
-#pragma unroll
-                for (int b = 0; b < NWX; ++b) {
-                    const int kw = dw + xx - b * SW;
-                    if (kh >= 0 && kh < KH && kw >= 0 && kw < KW && sel[a][b] == kh * KW + kw) s += g[a][b];
-                }
-            }
-            acc[y][xx] = s;
-        }
-    }
-    T* dp = dx + (int)n * (int)p.z_stride[0] + (int)c * (int)p.z_stride[1];
-    const int zs3 = (int)p.z_stride[3], zs4 = (int)p.z_stride[4];
-#pragma unroll
-    for (int y = 0; y < 2; ++y) {
-        const int ih = ih0 + y;
-        if (ih >= H) break;
-        T* rp = dp + ih * zs3;
-        if (VEC && BW % E == 0 && iw0 + BW <= W && ((unsigned long long)(rp + iw0) & 15) == 0) {
-#pragma unroll
-            for (int k = 0; k < BW; k += E) *reinterpret_cast<uint4*>(rp + iw0 + k) = Wide<T>::pack(&acc[y][k]);
-            continue;
-        }
-#pragma unroll
-        for (int k = 0; k < BW; k += 2) {
-            if (iw0 + k >= W) break;
-            if (VEC) {  // W is even: both columns of the pair exist
-                Pair<T>::store(rp + iw0 + k, acc[y][k], acc[y][k + 1]);
-            } else {
-                rp[(iw0 + k) * zs4] = Num<T>::from_acc(acc[y][k]);
-                if (iw0 + k + 1 < W) rp[(iw0 + k + 1) * zs4] = Num<T>::from_acc(acc[y][k + 1]);
-            }
-        }
-    }
+template <typename T, int KH, int KW, int SH, int SW, bool VEC>
+__global__ void __launch_bounds__(256) max_pool_grad_blk2d(const u8* __restrict__ arg, const T* __restrict__ dy,
+                                                           T* __restrict__ dx, const PoolParams p,
+                                                           const PoolDivParams q) {
+    blk2d_body<T, KH, KW, SH, SW, VEC, 2>(arg, dy, dx, p, q);
 }
