@@ -472,6 +472,12 @@ def bench_variants() -> None:
             ((2, 3, 44, 70), (2, 2), (2, 2), (0, 0)),
             ((2, 3, 45, 70), (3, 2), (1, 2), (2, 1)),
             ((1, 2, 9, 9), (3, 3), (2, 2), (0, 0)),
+            # widths a multiple of 8: 16-byte row chunks (row16), rows spanning warps
+            ((2, 3, 45, 72), (3, 3), (2, 2), (1, 1)),
+            ((2, 3, 44, 72), (2, 2), (2, 2), (0, 0)),
+            ((2, 3, 45, 72), (3, 2), (1, 2), (2, 1)),
+            ((1, 2, 9, 16), (3, 3), (2, 2), (0, 0)),
+            ((1, 2, 7, 520), (3, 3), (2, 2), (1, 1)),
         ):
             x = rng.integers(-3, 3, size=shape).astype(npdt)
             x[0, 0, 10:14, 30:36] = -np.inf
@@ -483,8 +489,9 @@ def bench_variants() -> None:
             desc = _pool_desc(dml, shape, dyh.shape, win, st, pad)
             want = dmlops.execute(desc, {"InputTensor": x, "InputGradientTensor": dyh})["OutputGradientTensor"]
             gx, gdy = cp.asarray(x), cp.asarray(dyh)
+            outs = {}
             for v in mpg.VARIANTS:
-                out = cp.full(shape, np.nan, dtype=cdt)
+                out = outs[v] = cp.full(shape, np.nan, dtype=cdt)
                 plan = mpg._plan(
                     desc,
                     gx.shape,
@@ -497,6 +504,9 @@ def bench_variants() -> None:
                 )
                 mpg.launch(plan, gx, gdy, out)
                 _check(f"maxpool {v} {dtype} {shape} {win}/{st}/{pad}", out, want, dtype)
+            bits = {v: o.view(f"u{o.itemsize}") for v, o in outs.items()}  # NaN payloads too
+            diff = [v for v in bits if not bool(cp.array_equal(bits[v], bits[mpg.VARIANT]))]
+            print(f"  maxpool {dtype} {shape}: bitwise equal to {mpg.VARIANT}: {'NOT ' + str(diff) if diff else 'all'}")
         xs, ys = (32, 64, 112, 112), (32, 64, 56, 56)
         x = cp.random.standard_normal(xs, dtype=cp.float32).astype(cdt)
         dy = cp.random.standard_normal(ys, dtype=cp.float32).astype(cdt)
@@ -514,6 +524,19 @@ def bench_variants() -> None:
             print(f"  maxpool {v} {dtype}: equal to {mpg.VARIANTS[0]}: {bool(cp.array_equal(dx, ref))}", flush=True)
             us = timed(lambda i, plan=plan, dx=dx: mpg.launch(plan, x, dy, dx))  # noqa: B023 (called at once)
             record("MaxPoolGrad variants 3x3/s2/p1", dtype, f"dmlops {v}", us, floor)
+        # Each pass alone, against its own bytes: pass 1 reads X and writes one argmax byte
+        # per window, pass 2 reads those and dY and writes dX (row16: pass 1 is the default's).
+        for v in dict.fromkeys((mpg.VARIANT, "two_pass4v_row16")):
+            dx = cp.empty_like(x)
+            plan = mpg._plan(
+                desc, xs, ys, element_strides(x), element_strides(dy), element_strides(dx), x.dtype, variant=v
+            )
+            arg = cp.empty(plan[9], dtype=plan[10])
+            mpg.first_pass(plan, x, arg)
+            us1 = timed(lambda i, plan=plan, arg=arg: mpg.first_pass(plan, x, arg))  # noqa: B023
+            us2 = timed(lambda i, plan=plan, arg=arg, dx=dx: mpg.second_pass(plan, arg, dy, dx))  # noqa: B023
+            record("MaxPoolGrad passes 3x3/s2/p1", dtype, f"{v} pass 1", us1, x.nbytes + dy.size)
+            record("MaxPoolGrad passes 3x3/s2/p1", dtype, f"{v} pass 2", us2, dy.size + dy.nbytes + dx.nbytes)
 
         # RESAMPLE_GRAD1: resample_grad_x2 vs resample_grad_hw.
         for small, offs in (

@@ -70,6 +70,14 @@ NAMES = {
             for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
             for v in ("true", "false")
         ),
+        # (T, KH, KW, SH, SW, DW, GV) as _row16 picks them: 3x3/s2 p1 and p0, 2x2/s2 p0,
+        # 3x2/(1, 2) p1, 2x2/s1, and scalar InputGradient loads.
+        *(
+            f"max_pool_grad_row16<{t}, {k}, {gv}>"
+            for t, gv in (("float", 2), ("float", 4), ("half_t", 4), ("double", 1), ("float", 1), ("half_t", 1))
+            for k in ("3, 3, 2, 2, 1", "3, 3, 2, 2, 2", "2, 2, 2, 2, 0", "3, 2, 1, 2, 1", "2, 2, 1, 1, 1")
+            if not (t == "half_t" and k.endswith("1, 1, 1"))  # 9 window columns: no row16
+        ),
     ],
     "resample.cu": [
         *(
@@ -103,6 +111,13 @@ NAMES = {
         for b in ("u32", "u64")
         for m in ("true", "false")
         for lin in ("true", "false")
+    ]
+    + [
+        f"roi_align_avg<{t}, {b}, {lin}, {off}>"
+        for t in ("float", "half_t")
+        for b in ("u32", "u64")
+        for lin in ("true", "false")
+        for off in ("u32", "i64")
     ],
 }
 

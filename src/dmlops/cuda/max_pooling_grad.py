@@ -9,7 +9,11 @@ the 4 bytes stored as one 32-bit word) and, where the layout allows, each row se
 loaded with 16-byte loads plus one lane shuffle (``two_pass4v``; ``two_pass4`` is the
 same with scalar loads). Pass 2, ``max_pool_grad_blk2d``: every thread owns a 2 x 2
 block of OutputGradient, reads the InputGradient and argmax bytes of the few windows that
-contain it and writes its block once (paired stores).
+contain it and writes its block once (paired stores). Under the default variant
+``two_pass4v_row16``, 2-byte types (FLOAT16) take ``max_pool_grad_row16`` instead where
+the layout allows: every thread owns 16 contiguous bytes of one OutputGradient row,
+consecutive threads consecutive chunks, written with one 16-byte store (same sums in the
+same order: identical bits).
 
 Other designs were measured on an H100 and removed (docs/performance.md, "Earlier runs"):
 one window per thread in pass 1, pass 2 on 2 x 4 blocks or 16-byte strips, and one-pass
@@ -35,13 +39,17 @@ _PLANS = PlanCache()
 BLOCK = 256
 FUSED_MAX = 5
 """Largest window extent and stride (per axis) of the 2-D fast path."""
-VARIANTS = ("two_pass4", "two_pass4v")
+VARIANTS = ("two_pass4", "two_pass4v", "two_pass4v_row16")
 """2-D fast path: pass 1 with 4 adjacent windows per thread and scalar loads (``two_pass4``)
-or 16-byte row loads with lane shuffles where the layout allows (``two_pass4v``)."""
+or 16-byte row loads with lane shuffles where the layout allows (``two_pass4v``);
+``two_pass4v_row16`` is ``two_pass4v`` with pass 2 on 16-byte row chunks where the layout
+allows (:func:`_row16`)."""
 WINDOWS = 4
 """Adjacent windows per thread in pass 1 of ``two_pass4``/``two_pass4v``."""
-VARIANT = "two_pass4v"
+VARIANT = "two_pass4v_row16"
 """The 2-D fast path :func:`run` takes."""
+ROW16_ITEMSIZES = (2,)
+"""Element sizes whose pass 2 takes ``max_pool_grad_row16`` under the default variant."""
 
 
 def run(
@@ -66,16 +74,35 @@ def run(
 
 def launch(plan: tuple[Any, ...], x: Any, dy: Any, dx: Any) -> None:
     """Run a plan of :func:`_plan` on device views."""
-    _, kind, first, second, blocks1, blocks2, p, q1, q2, n_out, arg_dtype = plan
-    arg = cupy_module().empty(n_out, dtype=arg_dtype)
+    arg = cupy_module().empty(plan[9], dtype=plan[10])
+    first_pass(plan, x, arg)
+    second_pass(plan, arg, dy, dx)
+
+
+def first_pass(plan: tuple[Any, ...], x: Any, arg: Any) -> None:
+    """Pass 1 of a plan: every window's argmax into ``arg`` (plan[9] elements of plan[10])."""
+    _, kind, first, _, blocks1, _, p, q1, *_ = plan
     if kind == "two_pass":
-        # (16-byte-load kernel or None, scalar kernel); (paired-store kernel, scalar-store kernel)
+        # (16-byte-load kernel or None, scalar kernel)
         fn1 = first[0] if first[0] is not None and x.data.ptr % 16 == 0 else first[1]
         fn1((blocks1,), (BLOCK,), (x, arg, p, q1))
+        return
+    first((blocks1,), (BLOCK,), (x, arg, p))
+
+
+def second_pass(plan: tuple[Any, ...], arg: Any, dy: Any, dx: Any) -> None:
+    """Pass 2 of a plan: OutputGradient from pass 1's ``arg`` and InputGradient."""
+    _, kind, _, second, _, blocks2, p, _, q2, *_ = plan
+    if kind == "two_pass":
+        # (paired-store kernel, scalar-store kernel, row16 (kernel, blocks, div params,
+        # InputGradient alignment in bytes) or None)
+        row = second[2]
+        if row is not None and dx.data.ptr % 16 == 0 and dy.data.ptr % row[3] == 0:
+            row[0]((row[1],), (BLOCK,), (arg, dy, dx, p, row[2]))
+            return
         fn = second[0] if dx.data.ptr % (2 * dx.itemsize) == 0 else second[1]
         fn((blocks2,), (BLOCK,), (arg, dy, dx, p, q2))
         return
-    first((blocks1,), (BLOCK,), (x, arg, p))
     second((blocks2,), (BLOCK,), (arg, dy, dx, p))
 
 
@@ -85,6 +112,55 @@ def _div_params(count: int, d0: int, d1: int, c: int) -> Any:
     for d in (d0, d1, c):
         dv.extend(fast_div(d))
     return params(("count", "i8", count), ("dv", "i8", dv), ("div", "i8", [d0, d1, c]))
+
+
+def _row16(
+    t: str,
+    ws: tuple[int, ...],
+    st: tuple[int, ...],
+    pw: int,
+    shape: tuple[int, int, int, int],
+    gs: tuple[int, ...],
+    ds: tuple[int, ...],
+    itemsize: int,
+) -> tuple[Any, int, Any, int] | None:
+    """``max_pool_grad_row16`` (kernel, blocks, div params, InputGradient alignment) or None.
+
+    None where OutputGradient cannot be cut into aligned 16-byte row chunks. The
+    alignment is in bytes (checked per call).
+
+    A chunk is cw = 16 / itemsize columns; both gradients need unit inner strides, the
+    window stride must divide cw so that a column's offset in its windows is the same in
+    every chunk (compile time: ``dw``), and at most 5 window columns may touch a chunk
+    (two argmax words).
+    """
+    n, c, h, w = shape
+    cw = 16 // itemsize
+    nwx = (cw + ws[1] - 2) // st[1] + 1
+    aligned = ds[3] == 1 and w % cw == 0 and all(e % cw == 0 for e in ds[:3])
+    if not (aligned and gs[3] == 1 and cw % st[1] == 0 and nwx <= 5):
+        return None
+    off = pw - ws[1] + st[1]
+    dw = ws[1] - st[1] + off % st[1]  # kw of a chunk's first column in its first window
+    first = off // st[1]  # first window column of chunk 0
+    # InputGradient loads of gv elements: every chunk's first window column, the row and
+    # plane strides (and the base, per call) multiples of gv.
+    gv = next(
+        g
+        for g in (4, 2, 1)
+        if g == 1
+        or (
+            g * itemsize <= 16
+            and g <= nwx
+            and (cw // st[1]) % g == 0
+            and first % g == 0
+            and all(e % g == 0 for e in gs[:3])
+        )
+    )
+    kk = f"{ws[0]}, {ws[1]}, {st[0]}, {st[1]}"
+    fn = get_kernel("pooling.cu", f"max_pool_grad_row16<{t}, {kk}, {dw}, {gv}>")
+    threads = n * c * h * (w // cw)
+    return fn, grid_for(threads, BLOCK), _div_params(threads, w // cw, h, c), gv * itemsize
 
 
 def _plan(
@@ -138,7 +214,7 @@ def _plan(
         # 16-byte row loads: unit inner stride, rows / planes / width multiples of
         # the M * SW columns one thread owns (the pointer is checked per call).
         vec_ok = (
-            chosen == "two_pass4v"
+            chosen in ("two_pass4v", "two_pass4v_row16")
             and xs[3] == 1
             and all(e % v == 0 for e in xs[:3])
             and w % v == 0
@@ -146,17 +222,21 @@ def _plan(
             and pw <= v
         )
         fv = get_kernel("pooling.cu", f"max_pool_argmax_k2d_m<{t}, {kk}, {m}, true, {pw}>") if vec_ok else None
+        # By default row16 serves 2-byte types only: on the H100 it made FLOAT16 faster
+        # (89 vs 100 us) and FLOAT32 slower (123 vs 111 us); a named variant always uses it.
+        use_row16 = chosen == "two_pass4v_row16" and (variant is not None or itemsize in ROW16_ITEMSIZES)
+        row = _row16(t, ws, st, pw, (n, c, h, w), gs, ds, itemsize) if use_row16 else None
         return (
             desc,
             "two_pass",
             (fv, scalar),
-            pair,
+            (*pair, row),
             grid_for(threads1, BLOCK),
             grid_for(threads, BLOCK),
             p,
             q1,
             q,
-            n_out,
+            -(-n_out // 4) * 4,  # whole 32-bit words: row16 reads the argmax bytes as words
             "uint8",
         )
     volume = 1

@@ -1,12 +1,14 @@
 """ROI_ALIGN on the GPU, see kernels/roi_align.cu.
 
-Two kernels:
+Three kernels:
 
+* ``roi_align_avg`` for AVERAGE on inputs whose channel stride is not 1 (NCHW): the
+  separable tap-list form (each output row and column reduced to its distinct taps
+  with summed weights, built once per block in shared memory), evaluated directly per
+  output element (few taps) or rows first by a warp per channel (many taps);
 * ``roi_align_cl`` (channels across the lanes of a warp, coalesced tap loads) for
-  inputs whose channel stride is 1 (NHWC-strided);
-* ``roi_align`` (threads over channel x bin of one ROI) otherwise. (A transposed
-  NHWC scratch copy of NCHW inputs for ``roi_align_cl`` was tried and measured no
-  faster on the benchmark: see docs/performance.md.)
+  inputs whose channel stride is 1 (NHWC-strided), per sample;
+* ``roi_align`` (threads over channel x bin of one ROI, per sample) for MAX otherwise.
 
 Batch indices outside ``[0, BatchCount)`` raise DataIndexError (ruling 3). The check
 kernel runs on a side stream, ordered after the work that produced the indices, and
@@ -24,10 +26,14 @@ import numpy as np
 from ..descs.roi_align import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ._copy import C_TYPES, PlanCache
-from ._runtime import cupy_module, element_strides, get_kernel, params
+from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params
 from .gather import NO_BAD, first_bad_index_async
 
 _PLANS = PlanCache()
+SEPARABLE_MAX_OUT = 64
+"""Largest OutputHeight / OutputWidth of ``roi_align_avg`` (its ROI_SEP_OUT)."""
+SEPARABLE_CHANNELS = 64
+"""Channels per block of ``roi_align_avg`` (its tap tables are built once per block)."""
 
 
 class _Side:
@@ -74,6 +80,8 @@ def _params(desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: A
         ("in_offset", "f8", desc.input_pixel_offset),
         ("out_offset", "f8", desc.output_pixel_offset),
         ("oob", "f8", desc.out_of_bounds_input_value),
+        ("div_bins", "i8", list(fast_div(max(1, oh * ow)))),
+        ("div_w", "i8", list(fast_div(max(1, ow)))),
     )
 
 
@@ -88,7 +96,16 @@ def _plan(desc: RoiAlignDesc, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str,
         f"{'true' if desc.interpolation_mode is InterpolationMode.LINEAR else 'false'}"
     )
     bi_c = {"uint32": "u32", "uint64": "u64"}[bi_dtype]
-    if xs[1] != 1 or c == 1:
+    channels_last = xs[1] == 1 and c > 1
+    if desc.reduction_function is ReduceFunction.AVERAGE and not channels_last and max(oh, ow) <= SEPARABLE_MAX_OUT:
+        linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
+        per_block = min(c, SEPARABLE_CHANNELS)
+        h, w = desc.input_tensor.sizes[2:]
+        small = min(xs[2], xs[3]) >= 0 and (h - 1) * xs[2] + (w - 1) * xs[3] < 2**31
+        off = "u32" if small else "i64"  # 32-bit element offsets inside a plane where they fit
+        fn = get_kernel("roi_align.cu", f"roi_align_avg<{t}, {bi_c}, {linear}, {off}>")
+        return (desc, fn, (r, -(-c // per_block)), 256, _params(desc, per_block, xs, rs, bs, ys))
+    if not channels_last:
         per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
         threads = min(256, -(-per_block * bins // 32) * 32)
         fn = get_kernel("roi_align.cu", f"roi_align<{t}, {bi_c}, {flags}>")

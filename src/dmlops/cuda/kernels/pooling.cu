@@ -613,3 +613,130 @@ __global__ void __launch_bounds__(256) max_pool_grad_blk2d(const u8* __restrict_
                                                            const PoolDivParams q) {
     blk2d_body<T, KH, KW, SH, SW, VEC, 2>(arg, dy, dx, p, q);
 }
+
+// Raw storage of B bytes, for vector loads and stores of T through a union.
+template <int B> struct Raw;
+template <> struct Raw<2> {
+    typedef u16 type;
+};
+template <> struct Raw<4> {
+    typedef u32 type;
+};
+template <> struct Raw<8> {
+    typedef uint2 type;
+};
+template <> struct Raw<16> {
+    typedef uint4 type;
+};
+
+// The argmax bytes of windows ow0 .. ow0 + N - 1 (N <= 5) of one row of the packed array,
+// 255 for windows outside [0, OW) or when !ok: the (at most two) aligned 32-bit words
+// holding them are read, only those holding a wanted byte (the array is allocated in
+// whole words), and shifted into place.
+template <int N>
+__device__ __forceinline__ void argmax_run(const u8* __restrict__ arg, int row_base, int ow0, int OW, bool ok,
+                                           int (&sel)[N]) {
+    static_assert(N <= 5, "two words shifted by up to 3 bytes hold 5 bytes");
+    const int a = row_base + ow0;
+    const int lo = row_base + (ow0 > 0 ? ow0 : 0), hi = row_base + (ow0 + N < OW ? ow0 + N : OW);  // wanted [lo, hi)
+    const int w = a >> 2;  // floor, also for a < 0
+    const u32* words = reinterpret_cast<const u32*>(arg);
+    const u32 w0 = ok && 4 * w < hi && 4 * w + 4 > lo ? words[w] : 0u;
+    const u32 w1 = ok && 4 * w + 4 < hi && 4 * w + 8 > lo ? words[w + 1] : 0u;
+    const u64 both = (((u64)w1 << 32) | w0) >> (8 * (a & 3));
+#pragma unroll
+    for (int j = 0; j < N; ++j) sel[j] = ok && a + j >= lo && a + j < hi ? (int)((both >> (8 * j)) & 0xffu) : 255;
+}
+
+// InputGradient of windows ow0 .. ow0 + N - 1 of one row (inner stride 1) as Acc, 0 outside
+// [0, OW) or when !ok: GV at a time where a group lies wholly in the row (the host checks
+// that ow0, the row / plane strides and the base are GV-aligned), else one by one.
+template <typename T, int N, int GV>
+__device__ __forceinline__ void grad_run(const T* __restrict__ rp, int ow0, int OW, bool ok,
+                                         typename Num<T>::Acc (&g)[N]) {
+    typedef typename Num<T>::Acc Acc;
+#pragma unroll
+    for (int k = 0; k < N; k += GV) {
+        const int o = ow0 + k;
+        if (GV > 1 && k + GV <= N && ok && o >= 0 && o + GV <= OW) {
+            union {
+                typename Raw<GV * (int)sizeof(T)>::type v;
+                T e[GV];
+            } u;
+            u.v = *reinterpret_cast<const typename Raw<GV * (int)sizeof(T)>::type*>(rp + o);
+#pragma unroll
+            for (int i = 0; i < GV; ++i) g[k + i] = Num<T>::to_acc(u.e[i]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < GV && k + i < N; ++i)
+                g[k + i] = ok && o + i >= 0 && o + i < OW ? Num<T>::to_acc(rp[o + i]) : Acc(0);
+        }
+    }
+}
+
+// Pass 2 with one 16-byte row chunk per thread: CW = 16 / sizeof(T) columns of one row of
+// OutputGradient, consecutive threads on consecutive chunks (a warp stores 512 contiguous
+// bytes with one 16-byte store per thread). The chunk at (ih, iw0 = CW * cx) lies in window
+// rows oh0 .. oh0 + NWY - 1 and columns ow0 .. ow0 + NWX - 1. With SW dividing CW, column j
+// of the chunk is kw = DW + j - b * SW in window column ow0 + b for every chunk, DW =
+// KW - SW + ((PW - KW + SW) mod SW) known at compile time, so each (j, b) test is one
+// compare of an argmax byte with kh * KW + kw or none. Each element sums in ascending
+// (oh, ow), starting from 0, exactly like blk2d_body: bit-identical results (Num<T>::Acc,
+// rounded once). Host-checked: OutputGradient inner stride 1, W and the row / plane
+// strides multiples of CW, base 16-byte aligned (per call); InputGradient loaded GV
+// elements at a time (see grad_run; GV = 1: scalar loads). div = (W / CW, H, C).
+template <typename T, int KH, int KW, int SH, int SW, int DW, int GV>
+__global__ void __launch_bounds__(256) max_pool_grad_row16(const u8* __restrict__ arg, const T* __restrict__ dy,
+                                                           T* __restrict__ dx, const PoolParams p,
+                                                           const PoolDivParams q) {
+    typedef typename Num<T>::Acc Acc;
+    constexpr int CW = 16 / (int)sizeof(T);
+    static_assert(CW % SW == 0, "the window columns of a chunk must not depend on the chunk");
+    constexpr int NWY = (KH - 1) / SH + 1;        // window rows holding one input row
+    constexpr int NWX = (CW + KW - 2) / SW + 1;  // window columns touching CW columns
+    const u32 t = blockIdx.x * 256u + threadIdx.x;
+    if (t >= (u32)q.count) return;
+    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
+    const int cx = (int)(t - r * (u32)q.div[0]);
+    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
+    const int ih = (int)(r - plane * (u32)q.div[1]);
+    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
+    const u32 c = plane - n * (u32)q.div[2];
+    const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
+    const int ph = (int)p.pad[1];
+    const int oh0 = floor_div<SH>(ih + ph - KH + SH);  // ceil((ih + ph - KH + 1) / SH)
+    const int dh = ih + ph - oh0 * SH;                 // kh of row ih in window row oh0
+    const int ow0 = cx * (CW / SW) + ((int)p.pad[2] - DW) / SW;  // an exact division
+    const T* gp = dy + (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1];
+    int key[NWY][NWX];  // argmax offset - kh * KW: equals kw where the window selected (ih, kw)
+    Acc g[NWY][NWX];
+#pragma unroll
+    for (int a = 0; a < NWY; ++a) {
+        const int oh = oh0 + a, kh = dh - a * SH;
+        const bool ok = kh >= 0 && kh < KH && oh >= 0 && oh < OH;
+        int sel[NWX];
+        argmax_run<NWX>(arg, ((int)plane * OH + oh) * OW, ow0, OW, ok, sel);
+        grad_run<T, NWX, GV>(gp + oh * (int)p.y_stride[3], ow0, OW, ok, g[a]);
+#pragma unroll
+        for (int b = 0; b < NWX; ++b) key[a][b] = ok ? sel[b] - kh * KW : -1;  // 255 - kh * KW > KW - 1 (K <= 5)
+    }
+    union {
+        uint4 v;
+        T e[CW];
+    } out;
+#pragma unroll
+    for (int j = 0; j < CW; ++j) {
+        Acc s = Acc(0);
+#pragma unroll
+        for (int a = 0; a < NWY; ++a) {
+#pragma unroll
+            for (int b = 0; b < NWX; ++b) {
+                const int kw = DW + j - b * SW;
+                if (kw >= 0 && kw < KW && key[a][b] == kw) s += g[a][b];
+            }
+        }
+        out.e[j] = Num<T>::from_acc(s);
+    }
+    T* dp = dx + (int)n * (int)p.z_stride[0] + (int)c * (int)p.z_stride[1] + ih * (int)p.z_stride[3] + cx * CW;
+    *reinterpret_cast<uint4*>(dp) = out.v;
+}

@@ -1,0 +1,74 @@
+"""Drive the ROI_ALIGN benchmark workload once per configuration, for a profiler.
+
+``ncu --clock-control none -k regex:roi python3 bench/roi_profile.py`` reads the
+hardware counters of the dmlops kernels (and torchvision's, for comparison) on the
+workload of bench/gpu.py: 2x256x200x200 input, 1000 ROIs, 7x7, sr=2 and adaptive.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import cupy as cp
+import numpy as np
+import torch
+import torchvision
+
+sys.path.insert(0, "bench")
+from gpu import roi_set
+
+from dmlops.cuda import roi_align as cuda_roi
+from dmlops.descs.roi_align import RoiAlignDesc
+from dmlops.enums import FeatureLevel
+from dmlops.tensor import TensorDesc
+
+
+def main() -> None:
+    if len(sys.argv) > 1:  # channels per block of roi_align_avg, to compare
+        cuda_roi.SEPARABLE_CHANNELS = int(sys.argv[1])
+    n, c, h, w, r, scale = 2, 256, 200, 200, 1000, 0.25
+    boxes = roi_set(r, scale)
+    batch = np.random.default_rng(3).integers(0, n, size=r).astype(np.uint32)
+    x = cp.random.standard_normal((n, c, h, w), dtype=cp.float32)
+    rois = cp.asarray(boxes.astype(np.float32))
+    bi = cp.asarray(batch)
+    out = cp.empty((r, c, 7, 7), dtype=cp.float32)
+    tx = torch.as_tensor(x, device="cuda")
+    tboxes = torch.cat(
+        [torch.from_numpy(batch.astype(np.float32))[:, None], torch.from_numpy(boxes.astype(np.float32))], 1
+    )
+    tboxes = tboxes.cuda()
+    for sampling in (2, 0):
+        lo, hi = (sampling, sampling) if sampling else (1, 2**32 - 1)
+        desc = RoiAlignDesc(
+            input_tensor=TensorDesc(data_type="FLOAT32", sizes=(n, c, h, w)),
+            roi_tensor=TensorDesc(data_type="FLOAT32", sizes=(r, 4)),
+            batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(r,)),
+            output_tensor=TensorDesc(data_type="FLOAT32", sizes=(r, c, 7, 7)),
+            reduction_function="AVERAGE",
+            interpolation_mode="LINEAR",
+            spatial_scale_x=scale,
+            spatial_scale_y=scale,
+            out_of_bounds_input_value=0.0,
+            minimum_samples_per_output=lo,
+            maximum_samples_per_output=hi,
+        )
+        for _ in range(2):
+            cuda_roi.run(
+                desc,
+                {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": bi},
+                {"OutputTensor": out},
+                feature_level=FeatureLevel.latest(),
+                strict=False,
+                check_batch_indices=False,
+            )
+        torchvision.ops.roi_align(tx, tboxes, (7, 7), scale, sampling, aligned=True)
+    cp.cuda.Device().synchronize()
+    for plan in cuda_roi._PLANS.plans.values():
+        fn = plan[1]
+        attrs = {k: getattr(fn, k, None) for k in ("num_regs", "local_size_bytes", "shared_size_bytes")}
+        print(f"grid {plan[2]} threads {plan[3]}: {attrs}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
