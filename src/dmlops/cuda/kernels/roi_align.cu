@@ -95,11 +95,13 @@ template <typename Acc> __device__ __forceinline__ Acc lerp(Acc a, Acc b, Acc w)
 
 // The mean of an AVERAGE output: `inside` in-bounds samples summed to `acc`, the other
 // total - inside samples read OutOfBoundsInputValue; all out of bounds gives exactly it.
-template <typename Acc> __device__ __forceinline__ Acc average(Acc acc, i64 inside, i64 total, Acc oob) {
+// The sum is carried in float64: an output may average millions of samples (adaptive
+// sampling of a large region), where a float32 running sum drifts by ~1e-3 relative.
+__device__ __forceinline__ double average(double sum, i64 inside, i64 total, double oob) {
     if (inside == 0) return oob;
     const i64 outside = total - inside;
-    if (outside > 0) acc += (Acc)outside * oob;
-    return acc / (Acc)total;
+    if (outside > 0) sum += (double)outside * oob;
+    return sum / (double)total;
 }
 
 // The samples of one ROI along one axis: a shared-memory table built once per block
@@ -148,7 +150,8 @@ __device__ typename Num<T>::Acc per_sample_output(const T* plane, const RoiParam
                                                   int ow) {
     typedef typename Num<T>::Acc Acc;
     const Acc oob = (Acc)p.oob;
-    Acc acc = MAX ? -Acc(1) / Acc(0) : Acc(0);  // -inf for MAX
+    Acc acc = -Acc(1) / Acc(0);  // MAX: from -inf
+    double sum = 0.0;            // AVERAGE
     i64 inside = 0;
     for (i64 jy = oh * ay.samples; jy < (oh + 1) * ay.samples; ++jy) {
         const Tap sy = fetch<LINEAR>(ty, ay, jy, p.out_offset, p.in_offset, p.in_h);
@@ -172,13 +175,13 @@ __device__ typename Num<T>::Acc per_sample_output(const T* plane, const RoiParam
             if (MAX) {
                 if (!(acc != acc) && !(v <= acc)) acc = v;  // NaN propagates and stays
             } else if (ok) {
-                acc += v;
+                sum += (double)v;
                 ++inside;
             }
         }
     }
     if (MAX) return acc;
-    return average(acc, inside, ay.samples * ax.samples, oob);
+    return (Acc)average(sum, inside, ay.samples * ax.samples, p.oob);
 }
 
 // Scaled start, step and sample count of both axes of ROI r.
