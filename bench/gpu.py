@@ -319,10 +319,29 @@ def roi_set(n_rois: int, scale: float) -> np.ndarray:
     return boxes
 
 
+def roi_desc(dml: str, sampling: int, strides: tuple[int, ...] | None = None) -> RoiAlignDesc:
+    """The ROI_ALIGN desc of the benchmark workload (2x256x200x200, 1000 ROIs, 7x7, scale 1/4)."""
+    lo, hi = (sampling, sampling) if sampling else (1, 2**32 - 1)
+    return RoiAlignDesc(
+        input_tensor=TensorDesc(data_type=dml, sizes=(2, 256, 200, 200), strides=strides),
+        roi_tensor=TensorDesc(data_type=dml, sizes=(1000, 4)),
+        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(1000,)),
+        output_tensor=TensorDesc(data_type=dml, sizes=(1000, 256, 7, 7)),
+        reduction_function="AVERAGE",
+        interpolation_mode="LINEAR",
+        spatial_scale_x=0.25,
+        spatial_scale_y=0.25,
+        out_of_bounds_input_value=0.0,
+        minimum_samples_per_output=lo,
+        maximum_samples_per_output=hi,
+    )
+
+
 def bench_roi(dtype: str, sampling: int) -> None:
     cdt, tdt, dml = dt(dtype)
-    n, c, h, w = 2, 256, 200, 200
-    r, scale = 1000, 0.25
+    desc = roi_desc(dml, sampling)
+    n, c, h, w = desc.input_tensor.sizes
+    r, scale = desc.output_tensor.sizes[0], desc.spatial_scale_x
     boxes = roi_set(r, scale)
     batch = np.random.default_rng(3).integers(0, n, size=r).astype(np.uint32)
     nbytes = n * c * h * w * cp.dtype(cdt).itemsize
@@ -330,20 +349,6 @@ def bench_roi(dtype: str, sampling: int) -> None:
     rois = cp.asarray(boxes.astype(np.float32)).astype(cdt)
     bi = cp.asarray(batch)
     out = cp.empty((r, c, 7, 7), dtype=cdt)
-    lo, hi = (sampling, sampling) if sampling else (1, 2**32 - 1)
-    desc = RoiAlignDesc(
-        input_tensor=TensorDesc(data_type=dml, sizes=(n, c, h, w)),
-        roi_tensor=TensorDesc(data_type=dml, sizes=(r, 4)),
-        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(r,)),
-        output_tensor=TensorDesc(data_type=dml, sizes=(r, c, 7, 7)),
-        reduction_function="AVERAGE",
-        interpolation_mode="LINEAR",
-        spatial_scale_x=scale,
-        spatial_scale_y=scale,
-        out_of_bounds_input_value=0.0,
-        minimum_samples_per_output=lo,
-        maximum_samples_per_output=hi,
-    )
     tboxes = torch.cat(
         [torch.from_numpy(batch.astype(np.float32))[:, None], torch.from_numpy(boxes.astype(np.float32))], 1
     )
@@ -376,19 +381,7 @@ def bench_roi(dtype: str, sampling: int) -> None:
     # The same logical tensors stored channels-last, described by NHWC strides (DML
     # tensors may carry any strides); torchvision keeps the NCHW-contiguous copies.
     nhwc = [cp.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2) for a in sets]
-    desc_cl = RoiAlignDesc(
-        input_tensor=TensorDesc(data_type=dml, sizes=(n, c, h, w), strides=(h * w * c, 1, w * c, c)),
-        roi_tensor=desc.roi_tensor,
-        batch_indices_tensor=desc.batch_indices_tensor,
-        output_tensor=desc.output_tensor,
-        reduction_function="AVERAGE",
-        interpolation_mode="LINEAR",
-        spatial_scale_x=scale,
-        spatial_scale_y=scale,
-        out_of_bounds_input_value=0.0,
-        minimum_samples_per_output=lo,
-        maximum_samples_per_output=hi,
-    )
+    desc_cl = roi_desc(dml, sampling, strides=(h * w * c, 1, w * c, c))
 
     def mine_cl(i: int) -> Any:
         return run_cuda(
@@ -526,7 +519,7 @@ def bench_variants() -> None:
             record("MaxPoolGrad variants 3x3/s2/p1", dtype, f"dmlops {v}", us, floor)
         # Each pass alone, against its own bytes: pass 1 reads X and writes one argmax byte
         # per window, pass 2 reads those and dY and writes dX (row16: pass 1 is the default's).
-        for v in dict.fromkeys((mpg.VARIANT, "two_pass4v_row16")):
+        for v in ("two_pass4v", "two_pass4v_row16"):
             dx = cp.empty_like(x)
             plan = mpg._plan(
                 desc, xs, ys, element_strides(x), element_strides(dy), element_strides(dx), x.dtype, variant=v

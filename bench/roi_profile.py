@@ -15,12 +15,10 @@ import torch
 import torchvision
 
 sys.path.insert(0, "bench")
-from gpu import roi_set
+from gpu import roi_desc, roi_set
 
 from dmlops.cuda import roi_align as cuda_roi
-from dmlops.descs.roi_align import RoiAlignDesc
 from dmlops.enums import FeatureLevel
-from dmlops.tensor import TensorDesc
 
 
 def main() -> None:
@@ -39,20 +37,7 @@ def main() -> None:
     )
     tboxes = tboxes.cuda()
     for sampling in (2, 0):
-        lo, hi = (sampling, sampling) if sampling else (1, 2**32 - 1)
-        desc = RoiAlignDesc(
-            input_tensor=TensorDesc(data_type="FLOAT32", sizes=(n, c, h, w)),
-            roi_tensor=TensorDesc(data_type="FLOAT32", sizes=(r, 4)),
-            batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(r,)),
-            output_tensor=TensorDesc(data_type="FLOAT32", sizes=(r, c, 7, 7)),
-            reduction_function="AVERAGE",
-            interpolation_mode="LINEAR",
-            spatial_scale_x=scale,
-            spatial_scale_y=scale,
-            out_of_bounds_input_value=0.0,
-            minimum_samples_per_output=lo,
-            maximum_samples_per_output=hi,
-        )
+        desc = roi_desc("FLOAT32", sampling)
         for _ in range(2):
             cuda_roi.run(
                 desc,

@@ -56,19 +56,14 @@ __device__ __forceinline__ AxisSetup axis_setup(double lo, double hi, double sca
 
 struct Tap {
     i32 first, second;
-    float weight;
+    double weight;  // of `second` (`first` has 1 - weight); the per-sample kernels use it as float
     bool in_bounds;
 };
 
-// Coordinate of sample j: ((j - OutputPixelOffset) * step + start) - InputPixelOffset,
-// rounded per operation like the float64 reference.
-__device__ __forceinline__ double sample_coord(const AxisSetup& a, i64 j, double out_offset, double in_offset) {
-    return __dadd_rn(__dadd_rn(__dmul_rn(__dadd_rn((double)j, -out_offset), a.step), a.start), -in_offset);
-}
-
 template <bool LINEAR>
 __device__ __forceinline__ Tap make_tap(const AxisSetup& a, i64 j, double out_offset, double in_offset, i64 length) {
-    const double coord = sample_coord(a, j, out_offset, in_offset);
+    // coord = ((j - OutputPixelOffset) * step + start) - InputPixelOffset, rounded per op.
+    const double coord = __dadd_rn(__dadd_rn(__dmul_rn(__dadd_rn((double)j, -out_offset), a.step), a.start), -in_offset);
     Tap t;
     t.in_bounds = coord >= -1.0 && coord <= (double)length;
     double c = t.in_bounds ? coord : 0.0;
@@ -77,11 +72,11 @@ __device__ __forceinline__ Tap make_tap(const AxisSetup& a, i64 j, double out_of
         const double f = floor(c);
         t.first = (i32)f;
         t.second = t.first + 1 < length ? t.first + 1 : (i32)(length - 1);
-        t.weight = (float)(c - f);
+        t.weight = c - f;
     } else {
         t.first = (i32)floor(__dadd_rn(c, 0.5));
         t.second = t.first;
-        t.weight = 0.0f;
+        t.weight = 0.0;
     }
     return t;
 }
@@ -124,7 +119,7 @@ __device__ __forceinline__ void fill_table(TapTable& t, const AxisSetup& a, i64 
         const Tap s = make_tap<LINEAR>(a, j, out_offset, in_offset, length);
         t.first[j] = s.first;
         t.second[j] = s.second;
-        t.weight[j] = s.weight;
+        t.weight[j] = (float)s.weight;
         t.in_bounds[j] = s.in_bounds;
     }
 }
@@ -132,8 +127,12 @@ __device__ __forceinline__ void fill_table(TapTable& t, const AxisSetup& a, i64 
 template <bool LINEAR>
 __device__ __forceinline__ Tap fetch(const TapTable& t, const AxisSetup& a, i64 j, double out_offset, double in_offset,
                                      i64 length) {
-    if (!t.tabled) return make_tap<LINEAR>(a, j, out_offset, in_offset, length);
     Tap s;
+    if (!t.tabled) {
+        s = make_tap<LINEAR>(a, j, out_offset, in_offset, length);
+        s.weight = (float)s.weight;  // as the tables hold it
+        return s;
+    }
     s.first = t.first[j];
     s.second = t.second[j];
     s.weight = t.weight[j];
@@ -416,18 +415,14 @@ __device__ int axis_taps(const AxisSetup& a, int o, double out_offset, double in
     TapMerger<OFF, W> m(stride, scale, out);
     inside = 0;
     for (i64 j = o * a.samples; j < (o + 1) * a.samples; ++j) {
-        const double coord = sample_coord(a, j, out_offset, in_offset);
-        if (!(coord >= -1.0 && coord <= (double)length)) continue;  // out of bounds (NaN too)
+        const Tap s = make_tap<LINEAR>(a, j, out_offset, in_offset, length);
+        if (!s.in_bounds) continue;
         ++inside;
-        const double c = fmin(fmax(coord, 0.0), (double)(length - 1));
         if (LINEAR) {
-            const double f = floor(c);
-            const double w = c - f;
-            const i32 first = (i32)f;
-            m.add(first, 1.0 - w);
-            m.add(first + 1 < length ? first + 1 : (i32)(length - 1), w);
+            m.add(s.first, 1.0 - s.weight);
+            m.add(s.second, s.weight);
         } else {
-            m.add((i32)floor(__dadd_rn(c, 0.5)), 1.0);
+            m.add(s.first, 1.0);
         }
     }
     return m.finish();
