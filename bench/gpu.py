@@ -45,6 +45,10 @@ from dmlops.descs.slice1 import Slice1Desc
 
 ROWS: list[dict[str, Any]] = []
 MAXPOOL_VARIANTS: list[str] = []
+ROI_VARIANTS: dict[str, dict[str, Any]] = {
+    "channels per block 32 fixed / 64 adaptive": {"SEPARABLE_CHANNELS": 32, "SEPARABLE_CHANNELS_ADAPTIVE": 64},
+}
+"""Other block shapes of the ROI_ALIGN AVERAGE kernel, timed beside the default."""
 """2-D max-pool-grad variants also timed as the default (--maxpool-variant)."""
 L2_BYTES = 0
 COPY_BPS = 0.0
@@ -417,6 +421,24 @@ def bench_roi(dtype: str, sampling: int) -> None:
     record(wl, dtype, "dmlops cuda NCHW (checks batch idx)", mine, floor, peer)
     record(wl, dtype, "dmlops cuda NCHW (no idx check)", kern, floor, peer)
     record(wl, dtype, "dmlops cuda NHWC strides (checks idx)", cl, floor, peer)
+    # Other block shapes of roi_align_avg, kernel only, checked against the default.
+    kernel_only(0)
+    default = out.copy()
+    for name, knobs in ROI_VARIANTS.items():
+        saved = {k: getattr(cuda_roi, k) for k in knobs}
+        try:
+            for k, v in knobs.items():
+                setattr(cuda_roi, k, v)
+            cuda_roi._PLANS.plans.clear()
+            out.fill(float("nan"))
+            kernel_only(0)
+            err = float(cp.abs(out.astype(cp.float32) - default.astype(cp.float32)).max())
+            print(f"  roi-align variant {name} sr={sampling} {dtype}: max |variant - default| = {err:.3g}", flush=True)
+            record(wl, dtype, f"variant {name} (no idx check)", timed(kernel_only, calls=5), floor, peer)
+        finally:
+            for k, v in saved.items():
+                setattr(cuda_roi, k, v)
+            cuda_roi._PLANS.plans.clear()
 
 
 def _pool_desc(dml: str, xs: tuple[int, ...], ys: tuple[int, ...], win: Any, st: Any, pad: Any) -> MaxPoolingGradDesc:

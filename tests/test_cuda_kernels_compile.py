@@ -113,11 +113,12 @@ NAMES = {
         for lin in ("true", "false")
     ]
     + [
-        f"roi_align_avg<{t}, {b}, {lin}, {off}>"
+        f"roi_align_avg<{t}, {b}, {lin}, {off}, {vec}>"
         for t in ("float", "half_t")
         for b in ("u32", "u64")
         for lin in ("true", "false")
         for off in ("u32", "i64")
+        for vec in ("true", "false")
     ],
 }
 

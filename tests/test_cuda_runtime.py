@@ -315,6 +315,54 @@ def test_roi_align_channel_lane_kernel(gpu, layout, reduce, mode, sr) -> None:
     _close(got.get(), want, np.float32)
 
 
+@pytest.mark.parametrize("dtype, dml", [(np.float32, "FLOAT32"), (np.float16, "FLOAT16")])
+@pytest.mark.parametrize("layout", ["contiguous", "misaligned base", "padded rows", "odd width"])
+@pytest.mark.parametrize("sr", [2, 0])
+def test_roi_align_average_chunked_rows(gpu, dtype, dml, layout, sr) -> None:
+    """AVERAGE reads rows in aligned 16-byte chunks only where every chunk is aligned and
+    inside its row; each layout (and the fallback) matches the reference, non-finite
+    values next to taps included (a chunk's non-tap elements must not leak NaN)."""
+    from dmlops.descs.roi_align import RoiAlignDesc
+
+    cp = gpu
+    rng = np.random.default_rng(8)
+    n, c, h, r = 2, 5, 24, 48
+    w = 47 if layout == "odd width" else 48
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    x[0, 1, 5, 9] = np.inf
+    x[1, 2, 7, 20] = np.nan
+    x[0, 3, 10, 0] = -np.inf
+    boxes = rng.uniform(-10, 110, size=(r, 4)).astype(dtype)
+    boxes[:4] = [[0, 0, 96, 96], [17.5, 19.5, 18.5, 20.5], [40, 8, 44, 12], [0.5, 0.5, 3.3, 3.3]]
+    batch = rng.integers(0, n, size=r).astype(np.uint32)
+    lo, hi = (sr, sr) if sr else (1, 2**32 - 1)
+    desc = RoiAlignDesc(
+        input_tensor=TensorDesc(data_type=dml, sizes=(n, c, h, w)),
+        roi_tensor=TensorDesc(data_type=dml, sizes=(r, 4)),
+        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(r,)),
+        output_tensor=TensorDesc(data_type=dml, sizes=(r, c, 7, 6)),
+        reduction_function="AVERAGE",
+        interpolation_mode="LINEAR",
+        spatial_scale_x=0.5,
+        spatial_scale_y=0.25,
+        out_of_bounds_input_value=0.75,
+        minimum_samples_per_output=lo,
+        maximum_samples_per_output=hi,
+    )
+    feeds = {"ROITensor": boxes, "BatchIndicesTensor": batch}
+    want = dmlops.execute(desc, {"InputTensor": x, **feeds})["OutputTensor"]
+    if layout == "misaligned base":
+        xd = cp.zeros(x.size + 1, dtype=dtype)[1:].reshape(x.shape)
+        xd[...] = cp.asarray(x)
+    elif layout == "padded rows":
+        xd = cp.zeros((n, c, h, w + 16), dtype=dtype)[..., 8 : 8 + w]
+        xd[...] = cp.asarray(x)
+    else:
+        xd = cp.asarray(x)
+    got = dmlops.execute(desc, {"InputTensor": xd, **{k: cp.asarray(v) for k, v in feeds.items()}}, backend="cuda")
+    _close(got["OutputTensor"].get(), want, dtype)
+
+
 def test_roi_align_bad_batch_index_raises_on_every_path(gpu) -> None:
     cp = gpu
     from dmlops.errors import DataIndexError

@@ -276,6 +276,42 @@ def test_adaptive_clamped_by_min_and_max(backend: str) -> None:
             assert_close(got, want.astype(np.float32))
 
 
+@pytest.mark.parametrize("width", [80, 77])
+@pytest.mark.parametrize("out_size", [(7, 7), (2, 1), (11, 13)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("samples", [None, 2], ids=lambda s: "adaptive" if s is None else f"fixed{s}")
+@pytest.mark.parametrize("mode", ["LINEAR", "NEAREST_NEIGHBOR"])
+def test_average_over_large_regions(backend: str, mode: str, samples, dtype, out_size, width) -> None:
+    # Regions wide enough that one output row's column taps fill several warps (7x7), a
+    # single output column has more taps than a warp has lanes (2x1 adaptive), taps are
+    # shared by neighbouring outputs (11x13 over a small region), and rows or columns of
+    # outputs have no in-bounds sample (regions past the edges): every evaluation order
+    # of the GPU's separable AVERAGE kernel, with rows read in 16-byte chunks (width 80)
+    # and element by element (77).
+    rng = np.random.RandomState(11)
+    x = rng.uniform(-4, 4, (2, 3, 30, width)).astype(dtype)
+    rois = np.array(
+        [
+            [0.0, 0.0, 80.0, 30.0],
+            [-30.0, -12.0, 50.0, 20.0],
+            [31.3, 7.2, 34.1, 9.9],
+            [75.0, 28.0, 96.0, 41.0],
+            [70.5, 25.5, 2.5, 1.5],
+            [-9.0, 3.0, 79.5, 29.5],
+        ],
+        dtype=dtype,
+    )
+    batch = np.array([0, 1, 1, 0, 1, 0], dtype=np.uint32)
+    lo, hi = (samples, samples) if samples else (1, UINT32_MAX)
+    kw = dict(interpolation_mode=mode, out_of_bounds_input_value=-1.25, minimum_samples_per_output=lo,
+              maximum_samples_per_output=hi)  # fmt: skip
+    got = dmlops.roi_align(x, rois, batch, out_size, backend=backend, **kw)
+    want = roi_align_oracle(
+        x, rois, batch, out_size, mode=mode, oob=-1.25, min_samples=lo, max_samples=hi
+    )  # fmt: skip
+    assert_close(got, want.astype(dtype))
+
+
 def test_max_of_negative_values_starts_from_minus_inf(backend: str) -> None:
     # The ROI_ALIGN1 pseudo-code starts MAX at 0 (erratum E17); all-negative inputs expose it.
     x = -np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)

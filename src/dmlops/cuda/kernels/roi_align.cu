@@ -302,20 +302,16 @@ __global__ void __launch_bounds__(256) roi_align_cl(const T* __restrict__ x, con
 // Per block (one ROI, a group of channels): thread o < OutputWidth walks output column
 // o's samples in order and writes its distinct column taps to shared memory: element
 // offset and weight (summed in float64, divided by the sample count sY * sX and rounded
-// once, so no division is left per output); threads 64 + o do the rows. Then one of two
-// orders, per block (profiled on the H100 with the benchmark's 1000 ROIs):
-//  * direct: a thread per output element, sum_r Ay * sum_c Ax X over its taps; with at
-//    most four column taps (fixed sampling of two) they stay in registers. Fewest
-//    instructions where the taps are sparse (sr=2 over large regions);
-//  * rows first, for more column taps (adaptive sampling over larger regions): a warp
-//    per channel forms w_c * sum_r Ay X[r, c] for all column taps of an output row, with
-//    neighbouring lanes on neighbouring columns (4x fewer L1 sectors than direct there),
-//    then lane ow adds up its taps' entries.
+// once, so no division is left per output); threads 64 + o do the rows. Then a thread
+// per output column (channel, ow) walks the output rows (column_per_thread below):
+// profiled on the H100 with the benchmark's 1000 ROIs, this issues far fewer
+// instructions than a thread per output element (whose warps span several output rows
+// with different tap counts) or a warp per channel with lanes over the region's columns
+// (whose per-row shuffle reductions cost more than the loads they save).
 // A ROI whose taps exceed the tables is evaluated per sample.
 #define ROI_SEP_TAPS 512  // per axis: output extent x taps per output
 #define ROI_SEP_OUT 64    // largest OutputHeight / OutputWidth (host-checked)
 #define ROI_REG_TAPS 4    // column taps held in registers (two samples of LINEAR)
-#define ROI_ROWS_FIRST 256  // most column taps of one ROI for the rows-first order
 
 template <typename OFF, typename W> struct __align__(2 * sizeof(W)) TapEntry {
     OFF off;   // element offset of the row or column (u32 when the host found every offset < 2^31)
@@ -440,106 +436,165 @@ __device__ __forceinline__ Acc finish_average(Acc sum, int y_in, int x_in, doubl
     return sum;
 }
 
-// One thread per output element (channel, oh, ow) of the block, in the output's logical
-// order: sum_r Ay[oh, r] * sum_c Ax[ow, c] * X[r, c] over the merged taps. With at most
-// ROI_REG_TAPS column taps per output (fixed sampling of two per output) they are held
-// in registers and absent ones predicated off.
-template <typename T, typename OFF, typename Acc>
-__device__ __forceinline__ void direct(const RoiParams& p, const T* base, T* yr, i64 c0, i64 c_end,
-                                       const TapEntry<OFF, Acc>* sy_tab, const int* sy_n, const int* sy_in,
-                                       int y_per_out, const TapEntry<OFF, Acc>* sx_tab, const int* sx_n,
-                                       const int* sx_in, int x_per_out, bool few_columns, double total) {
+// A thread per output column (channel, ow) of the block, walking the output rows:
+// out[oh, ow] = sum_r Ay[oh, r] * sum_c Ax[ow, c] * X[r, c] over the merged taps. The
+// column taps are the thread's own (held in registers when there are at most
+// ROI_REG_TAPS, as with fixed sampling of two; absent ones predicated off); the row taps
+// are the same for every thread of a warp at each step (one shared-memory broadcast, no
+// divergence in the row loop). Neighbouring threads take neighbouring output columns of
+// one channel, so a warp's loads of one row tap fall in a few row segments.
+template <typename T, typename OFF, typename Acc, bool FEW_COLUMNS>
+__device__ __forceinline__ void column_per_thread(const RoiParams& p, const T* base, T* yr, i64 c0, i64 c_end,
+                                                  const TapEntry<OFF, Acc>* sy_tab, const int* sy_n, const int* sy_in,
+                                                  int y_per_out, const TapEntry<OFF, Acc>* sx_tab, const int* sx_n,
+                                                  const int* sx_in, int x_per_out, double total) {
     typedef TapEntry<OFF, Acc> Entry;
-    const int out_w = (int)p.out_w, bins = (int)(p.out_h * p.out_w);
-    const int items = (int)(c_end - c0) * bins;
+    const int out_w = (int)p.out_w, out_h = (int)p.out_h;
+    const int items = (int)(c_end - c0) * out_w;
     for (int item = threadIdx.x; item < items; item += blockDim.x) {
-        const int cl = (int)fast_div((u32)item, p.div_bins[0], p.div_bins[1]);
-        const int bin = item - cl * bins;
-        const int oh = (int)fast_div((u32)bin, p.div_w[0], p.div_w[1]);
-        const int ow = bin - oh * out_w;
+        const int cl = (int)fast_div((u32)item, p.div_w[0], p.div_w[1]);
+        const int ow = item - cl * out_w;
         const T* plane = base + (c0 + cl) * p.x_stride[1];
-        const Entry* rows = sy_tab + oh * y_per_out;
+        T* out = yr + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
         const Entry* cols = sx_tab + ow * x_per_out;
-        const int n_rows = sy_n[oh], n_cols = sx_n[ow];
-        Acc acc = Acc(0);
-        if (few_columns) {
-            Entry e[ROI_REG_TAPS];
-            const T* q[ROI_REG_TAPS];
+        const int n_cols = sx_n[ow], x_in = sx_in[ow];
+        Entry e[ROI_REG_TAPS];
+        const T* q[ROI_REG_TAPS];
+        if (FEW_COLUMNS) {
 #pragma unroll
             for (int k = 0; k < ROI_REG_TAPS; ++k) {
                 e[k] = k < n_cols ? cols[k] : Entry{0, Acc(0)};
                 q[k] = at(plane, e[k].off);
             }
-#pragma unroll 2
-            for (int f = 0; f < n_rows; ++f) {
-                const Entry row = rows[f];
-                Acc v = Acc(0);
-#pragma unroll
-                for (int k = 0; k < ROI_REG_TAPS; ++k) {
-                    if (k < n_cols) v += e[k].weight * Num<T>::to_acc(load_nc(at(q[k], row.off)));
-                }
-                acc += row.weight * v;
-            }
-        } else {
-            for (int f = 0; f < n_rows; ++f) {
-                const Entry row = rows[f];
-                Acc v = Acc(0);
-#pragma unroll 4
-                for (int k = 0; k < n_cols; ++k) {
-                    const Entry col = cols[k];
-                    v += col.weight * Num<T>::to_acc(load_nc(at(plane, (OFF)(row.off + col.off))));
-                }
-                acc += row.weight * v;
-            }
         }
-        yr[(c0 + cl) * p.y_stride[1] + oh * p.y_stride[2] + ow * p.y_stride[3]] =
-            Num<T>::from_acc(finish_average(acc, sy_in[oh], sx_in[ow], total, p.oob));
-    }
-}
-
-// Rows first, a warp per channel: for each output row the lanes take the column taps of
-// all outputs (sx_dense, in order: neighbouring lanes read neighbouring columns) and form
-// w_c * sum_r Ay[oh, r] X[r, c] (one load per row tap), into the warp's `partial` row;
-// then lane ow adds up its own taps' entries, in order. Deterministic, no atomics.
-template <typename T, typename OFF, typename Acc>
-__device__ __forceinline__ void rows_first(const RoiParams& p, const T* base, T* yr, i64 c0, i64 c_end,
-                                           const TapEntry<OFF, Acc>* sy_tab, const int* sy_n, const int* sy_in,
-                                           int y_per_out, const TapEntry<OFF, Acc>* sx_dense, const int* sx_start,
-                                           const int* sx_in, Acc* partial, double total) {
-    typedef TapEntry<OFF, Acc> Entry;
-    const int out_h = (int)p.out_h, out_w = (int)p.out_w;
-    const int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-    const int n_x = sx_start[out_w];
-    for (i64 c = c0 + (threadIdx.x >> 5); c < c_end; c += warps) {
-        const T* plane = base + c * p.x_stride[1];
-        T* out = yr + c * p.y_stride[1];
         for (int oh = 0; oh < out_h; ++oh) {
             const Entry* rows = sy_tab + oh * y_per_out;
             const int n_rows = sy_n[oh];
-            for (int e = lane; e < n_x; e += 32) {
-                const Entry col = sx_dense[e];
-                const T* q = at(plane, col.off);
-                Acc acc = Acc(0);
-#pragma unroll 4
+            Acc acc = Acc(0);
+            if (FEW_COLUMNS) {
+#pragma unroll 2
                 for (int f = 0; f < n_rows; ++f) {
                     const Entry row = rows[f];
-                    acc += row.weight * Num<T>::to_acc(load_nc(at(q, row.off)));
+                    Acc v = Acc(0);
+#pragma unroll
+                    for (int k = 0; k < ROI_REG_TAPS; ++k) {
+                        if (k < n_cols) v += e[k].weight * Num<T>::to_acc(load_nc(at(q[k], row.off)));
+                    }
+                    acc += row.weight * v;
                 }
-                partial[e] = col.weight * acc;
+            } else {
+                for (int f = 0; f < n_rows; ++f) {
+                    const Entry row = rows[f];
+                    const T* q_row = at(plane, row.off);
+                    Acc v = Acc(0);
+#pragma unroll 4
+                    for (int k = 0; k < n_cols; ++k) {
+                        const Entry col = cols[k];
+                        v += col.weight * Num<T>::to_acc(load_nc(at(q_row, col.off)));
+                    }
+                    acc += row.weight * v;
+                }
             }
-            __syncwarp();
-            for (int ow = lane; ow < out_w; ow += 32) {
-                Acc sum = Acc(0);
-                for (int e = sx_start[ow]; e < sx_start[ow + 1]; ++e) sum += partial[e];
-                out[oh * p.y_stride[2] + ow * p.y_stride[3]] =
-                    Num<T>::from_acc(finish_average(sum, sy_in[oh], sx_in[ow], total, p.oob));
-            }
-            __syncwarp();
+            out[oh * p.y_stride[2]] = Num<T>::from_acc(finish_average(acc, sy_in[oh], x_in, total, p.oob));
         }
     }
 }
 
-template <typename T, typename BI, bool LINEAR, typename OFF>
+// 16-byte column chunks (VEC, for rows of unit stride whose every chunk is 16-byte
+// aligned and inside its row: the host checks the strides, the width and the base
+// address). An output column's taps are grouped by the aligned chunk of V elements that
+// holds them, with a weight per element (0 for the elements that are no tap of it);
+// one 16-byte load then reads every tap of the chunk. Adjacent taps (both taps of a
+// linear sample, and the dense taps of adaptive sampling) share a chunk, so a warp's
+// load instructions and L1 wavefronts drop by up to V times against one load per tap.
+template <typename T> struct Vec16;
+template <> struct Vec16<float> {
+    static constexpr int V = 4;
+    static __device__ __forceinline__ void load(const float* q, float x[V]) {
+        const float4 v = __ldg(reinterpret_cast<const float4*>(q));
+        x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+    }
+};
+template <> struct Vec16<half_t> {
+    static constexpr int V = 8;
+    static __device__ __forceinline__ void load(const half_t* q, float x[V]) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(q));
+        const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            x[2 * i] = h2f(half_t{(u16)(w[i] & 0xffffu)});
+            x[2 * i + 1] = h2f(half_t{(u16)(w[i] >> 16)});
+        }
+    }
+};
+
+template <typename OFF, int V> struct __align__(16) ColumnChunk {
+    float w[V];  // weight of each element of the chunk (column weight / sample count), 0 if no tap
+    OFF off;     // element offset of the chunk's first element in the row
+};
+
+// Thread `ow`'s column taps (unit column stride: offset == column) grouped into chunks,
+// in tap order; returns their count.
+template <typename OFF, int V>
+__device__ int column_chunks(const TapEntry<OFF, float>* taps, int n, ColumnChunk<OFF, V>* out) {
+    int m = 0;
+    for (int k = 0; k < n; ++k) {
+        const OFF first = taps[k].off & ~(OFF)(V - 1);
+        if (m == 0 || out[m - 1].off != first) {
+#pragma unroll
+            for (int i = 0; i < V; ++i) out[m].w[i] = 0.0f;
+            out[m].off = first;
+            ++m;
+        }
+        out[m - 1].w[taps[k].off & (OFF)(V - 1)] = taps[k].weight;
+    }
+    return m;
+}
+
+// column_per_thread over chunks: per output row and chunk, one 16-byte load per row tap.
+// Elements of weight 0 are selected away (never multiplied: no 0 * inf).
+template <typename T, typename OFF>
+__device__ __forceinline__ void chunk_per_thread(const RoiParams& p, const T* base, T* yr, i64 c0, i64 c_end,
+                                                 const TapEntry<OFF, float>* sy_tab, const int* sy_n, const int* sy_in,
+                                                 int y_per_out, const ColumnChunk<OFF, Vec16<T>::V>* sc_tab,
+                                                 const int* sc_n, const int* sx_in, int x_per_out, double total) {
+    typedef TapEntry<OFF, float> Entry;
+    constexpr int V = Vec16<T>::V;
+    const int out_w = (int)p.out_w, out_h = (int)p.out_h;
+    const int items = (int)(c_end - c0) * out_w;
+    for (int item = threadIdx.x; item < items; item += blockDim.x) {
+        const int cl = (int)fast_div((u32)item, p.div_w[0], p.div_w[1]);
+        const int ow = item - cl * out_w;
+        const T* plane = base + (c0 + cl) * p.x_stride[1];
+        T* out = yr + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
+        const ColumnChunk<OFF, V>* chunks = sc_tab + ow * x_per_out;
+        const int n_chunks = sc_n[ow], x_in = sx_in[ow];
+        for (int oh = 0; oh < out_h; ++oh) {
+            const Entry* rows = sy_tab + oh * y_per_out;
+            const int n_rows = sy_n[oh];
+            float acc = 0.0f;
+            for (int j = 0; j < n_chunks; ++j) {
+                const ColumnChunk<OFF, V> chunk = chunks[j];
+                const T* q = at(plane, chunk.off);
+                float part = 0.0f;
+#pragma unroll 4
+                for (int f = 0; f < n_rows; ++f) {
+                    const Entry row = rows[f];
+                    float x[V];
+                    Vec16<T>::load(at(q, row.off), x);
+                    float v = 0.0f;
+#pragma unroll
+                    for (int i = 0; i < V; ++i) v += chunk.w[i] * (chunk.w[i] != 0.0f ? x[i] : 0.0f);
+                    part += row.weight * v;
+                }
+                acc += part;
+            }
+            out[oh * p.y_stride[2]] = Num<T>::from_acc(finish_average(acc, sy_in[oh], x_in, total, p.oob));
+        }
+    }
+}
+
+template <typename T, typename BI, bool LINEAR, typename OFF, bool VEC>
 __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x, const T* __restrict__ rois,
                                                         const BI* __restrict__ batch, T* __restrict__ y,
                                                         const RoiParams p) {
@@ -549,9 +604,9 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
     __shared__ int sx_n[ROI_SEP_OUT], sy_n[ROI_SEP_OUT], sx_in[ROI_SEP_OUT], sy_in[ROI_SEP_OUT];
     __shared__ int most_taps;
     __shared__ RoiSetup setup;
-    __shared__ Entry sx_dense[ROI_SEP_TAPS];    // rows-first: the column taps of all outputs, in order
-    __shared__ int sx_start[ROI_SEP_OUT + 1];   // rows-first: output column ow's taps in sx_dense
-    __shared__ Acc partial[8][ROI_ROWS_FIRST];  // rows-first: one output row's column sums per warp (256 threads)
+    // VEC: the column taps grouped by 16-byte chunk (sc_tab unused otherwise)
+    __shared__ ColumnChunk<OFF, VEC ? Vec16<T>::V : 1> sc_tab[VEC ? ROI_SEP_TAPS : 1];
+    __shared__ int sc_n[ROI_SEP_OUT];
 
     const i64 r = blockIdx.x;
     if (threadIdx.x == 0) {
@@ -597,28 +652,19 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
     }
     __syncthreads();
 
-    if (most_taps > ROI_REG_TAPS) {
-        // Many taps per output (adaptive sampling over larger regions): rows first.
-        if (t == 0) {
-            int n = 0;
-            for (int ow = 0; ow < out_w; ++ow) {
-                sx_start[ow] = n;
-                n += sx_n[ow];
-            }
-            sx_start[out_w] = n;
-        }
+    // Measured on the H100 (docs/performance.md): a few column taps (fixed sampling of two)
+    // are fastest as scalar loads from registers (16-byte chunks would read 2-4 times the
+    // bytes for the same taps); the dense taps of adaptive sampling fastest in chunks.
+    if (most_taps <= ROI_REG_TAPS) {
+        column_per_thread<T, OFF, Acc, true>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_tab, sx_n,
+                                             sx_in, (int)x_per_out, total);
+    } else if constexpr (VEC) {
+        if (t < out_w) sc_n[t] = column_chunks(sx_tab + t * x_per_out, sx_n[t], sc_tab + t * x_per_out);
         __syncthreads();
-        if (sx_start[out_w] <= ROI_ROWS_FIRST) {
-            for (int e = t; e < out_w * (int)x_per_out; e += blockDim.x) {
-                const int ow = e / (int)x_per_out, k = e - ow * (int)x_per_out;
-                if (k < sx_n[ow]) sx_dense[sx_start[ow] + k] = sx_tab[e];
-            }
-            __syncthreads();
-            rows_first(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_dense, sx_start, sx_in,
-                       partial[t >> 5], total);
-            return;
-        }
+        chunk_per_thread<T, OFF>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sc_tab, sc_n, sx_in,
+                                 (int)x_per_out, total);
+    } else {
+        column_per_thread<T, OFF, Acc, false>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_tab, sx_n,
+                                              sx_in, (int)x_per_out, total);
     }
-    direct(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_tab, sx_n, sx_in, (int)x_per_out,
-           most_taps <= ROI_REG_TAPS, total);
 }
