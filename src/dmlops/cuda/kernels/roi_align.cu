@@ -303,11 +303,14 @@ __global__ void __launch_bounds__(256) roi_align_cl(const T* __restrict__ x, con
 // o's samples in order and writes its distinct column taps to shared memory: element
 // offset and weight (summed in float64, divided by the sample count sY * sX and rounded
 // once, so no division is left per output); threads 64 + o do the rows. Then a thread
-// per output column (channel, ow) walks the output rows (column_per_thread below):
-// profiled on the H100 with the benchmark's 1000 ROIs, this issues far fewer
-// instructions than a thread per output element (whose warps span several output rows
-// with different tap counts) or a warp per channel with lanes over the region's columns
-// (whose per-row shuffle reductions cost more than the loads they save).
+// per output column (channel, ow) walks the output rows (column_per_thread below),
+// reading its column taps one by one when they are few (fixed sampling of two) and in
+// aligned 16-byte chunks of the row when they are many (adaptive sampling; chunk_per_
+// thread). Profiled on the H100 with the benchmark's 1000 ROIs (docs/performance.md),
+// this issues far fewer instructions than a thread per output element (whose warps span
+// several output rows with different tap counts) or a warp per channel with lanes over
+// the region's columns (whose per-row shuffle reductions cost more than the loads they
+// save); staging the rows in shared memory moved more bytes than the taps and was slower.
 // A ROI whose taps exceed the tables is evaluated per sample.
 #define ROI_SEP_TAPS 512  // per axis: output extent x taps per output
 #define ROI_SEP_OUT 64    // largest OutputHeight / OutputWidth (host-checked)
