@@ -11,6 +11,8 @@ sees any access past it.
 
 from __future__ import annotations
 
+import itertools
+
 import cupy as cp
 import numpy as np
 
@@ -103,31 +105,36 @@ for bad in (np.uint32(2**32 - 1), np.uint64(2**64 - 1)):
     except DataIndexError as exc:
         print("ROI_ALIGN:", exc)
 # ROI_ALIGN AVERAGE on tight planes through every path of roi_align_avg: two samples per
-# output (column taps in registers), adaptive sampling (rows first, and direct with more
-# taps than registers), and tables too small (per sample); ROIs reach past every edge.
-x = cp.random.standard_normal((2, 3, 7, 9), dtype=cp.float32)
-rois = cp.asarray([[-3, -2, 12, 9], [0, 0, 8.5, 6.5], [2.2, 1.1, 2.4, 1.3], [-40, -40, -20, -20]], dtype=cp.float32)
-bi = cp.asarray(np.array([0, 1, 1, 0], dtype=np.uint32))
-for lo, hi, out in ((2, 2, (3, 4)), (1, 2**32 - 1, (2, 3)), (3, 3, (5, 2)), (1, 2**32 - 1, (1, 1)), (300, 300, (2, 2))):
-    for mode in ("LINEAR", "NEAREST_NEIGHBOR"):
-        desc = RoiAlignDesc(
-            input_tensor=TensorDesc(data_type="FLOAT32", sizes=(2, 3, 7, 9)),
-            roi_tensor=TensorDesc(data_type="FLOAT32", sizes=(4, 4)),
-            batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(4,)),
-            output_tensor=TensorDesc(data_type="FLOAT32", sizes=(4, 3, *out)),
-            reduction_function="AVERAGE",
-            interpolation_mode=mode,
-            spatial_scale_x=1.0,
-            spatial_scale_y=1.0,
-            out_of_bounds_input_value=-1.5,
-            minimum_samples_per_output=lo,
-            maximum_samples_per_output=hi,
-        )
-        feeds = {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": bi}
-        got = dmlops.execute(desc, feeds, backend="cuda")["OutputTensor"].get()
-        ref = dmlops.execute(desc, {k: v.get() for k, v in feeds.items()})["OutputTensor"]
-        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
-        checked += 1
+# output (column taps in registers), adaptive sampling (more taps than registers: rows
+# read element by element at width 9, in 16-byte chunks at width 8 (FLOAT32) or 16
+# (FLOAT16), the last chunk ending at the buffer's end), and tables too small (per
+# sample); ROIs reach past every edge.
+roi_cases = [(cp.float32, "FLOAT32", 9, 1e-5), (cp.float32, "FLOAT32", 8, 1e-5), (cp.float16, "FLOAT16", 16, 2e-3)]
+roi_samples = ((2, 2, (3, 4)), (1, 2**32 - 1, (2, 3)), (3, 3, (5, 2)), (1, 2**32 - 1, (1, 1)), (300, 300, (2, 2)))
+for (dtype, dml, width, tol), (lo, hi, out), mode in itertools.product(
+    roi_cases, roi_samples, ("LINEAR", "NEAREST_NEIGHBOR")
+):
+    x = cp.random.standard_normal((2, 3, 7, width), dtype=cp.float32).astype(dtype)
+    rois = cp.asarray([[-3, -2, 12, 9], [0, 0, 8.5, 6.5], [2.2, 1.1, 2.4, 1.3], [-40, -40, -20, -20]], dtype=dtype)
+    bi = cp.asarray(np.array([0, 1, 1, 0], dtype=np.uint32))
+    desc = RoiAlignDesc(
+        input_tensor=TensorDesc(data_type=dml, sizes=(2, 3, 7, width)),
+        roi_tensor=TensorDesc(data_type=dml, sizes=(4, 4)),
+        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(4,)),
+        output_tensor=TensorDesc(data_type=dml, sizes=(4, 3, *out)),
+        reduction_function="AVERAGE",
+        interpolation_mode=mode,
+        spatial_scale_x=1.0,
+        spatial_scale_y=1.0,
+        out_of_bounds_input_value=-1.5,
+        minimum_samples_per_output=lo,
+        maximum_samples_per_output=hi,
+    )
+    feeds = {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": bi}
+    got = dmlops.execute(desc, feeds, backend="cuda")["OutputTensor"].get()
+    ref = dmlops.execute(desc, {k: v.get() for k, v in feeds.items()})["OutputTensor"]
+    np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol)
+    checked += 1
 # MAX_POOLING_GRAD 2-D fast paths (every variant) and RESAMPLE_GRAD1 2x on tight planes.
 from dmlops.cuda import max_pooling_grad as mpg  # noqa: E402
 from dmlops.cuda._runtime import element_strides  # noqa: E402

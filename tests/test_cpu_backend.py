@@ -297,6 +297,8 @@ def test_missing_numba_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
+    # A process without numba: no backend found usable earlier in this one.
+    monkeypatch.setattr(dmlops.backends, "_LOADED", {})
     reason = dmlops.cpu.availability()
     assert reason is not None and "numba" in reason and "dmlops[cpu]" in reason
     desc, inputs, _ = cases()["slice1"]

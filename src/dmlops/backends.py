@@ -51,12 +51,20 @@ def _import_backend(canonical: str) -> tuple[ModuleType | None, str | None]:
     return (module, None) if reason is None else (None, reason)
 
 
+_LOADED: dict[str, ModuleType] = {}
+"""Backends found usable, by the name asked for (execute looks them up on every call)."""
+
+
 def load_backend(name: str) -> ModuleType:
     """Import a backend module, raising BackendUnavailableError with the reason if it can't run."""
+    module = _LOADED.get(name)
+    if module is not None:
+        return module
     canonical = resolve_backend_name(name)
     module, reason = _import_backend(canonical)
     if module is None:
         raise BackendUnavailableError(f"backend {canonical!r} is not available: {reason}")
+    _LOADED[name] = module
     return module
 
 

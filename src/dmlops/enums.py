@@ -271,7 +271,10 @@ class FeatureLevel(DmlEnum):
     @classmethod
     def latest(cls) -> FeatureLevel:
         """The newest feature level dmlops knows (the default for validation)."""
-        return max(cls)
+        return _LATEST_LEVEL
+
+
+_LATEST_LEVEL = max(FeatureLevel)  # once: FeatureLevel.latest() runs on every execute
 
 
 @_dml_names("DML_OPERATOR_", "DML_OPERATOR_TYPE")

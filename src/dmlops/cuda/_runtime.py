@@ -248,13 +248,20 @@ def logical_view(desc: OperatorDesc, member: str, arr: Any) -> Any:
     )
 
 
+_ELEMENT_STRIDES: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+
+
 def element_strides(view: Any) -> tuple[int, ...]:
-    """A CuPy view's strides in elements."""
+    """A CuPy view's strides in elements (remembered per byte strides and item size)."""
     item = view.itemsize
     strides = view.strides
-    out = tuple(s // item for s in strides)
-    if item > 1 and any(s % item for s in strides):
-        raise TensorMismatchError(f"array strides {strides} are not multiples of the element size {item}")
+    out = _ELEMENT_STRIDES.get((strides, item))
+    if out is None:
+        if item > 1 and any(s % item for s in strides):
+            raise TensorMismatchError(f"array strides {strides} are not multiples of the element size {item}")
+        out = tuple(s // item for s in strides)
+        if len(_ELEMENT_STRIDES) < 4096:
+            _ELEMENT_STRIDES[(strides, item)] = out
     return out
 
 
