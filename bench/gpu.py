@@ -34,13 +34,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import torchvision
+from roi_workload import roi_desc, roi_set
 
 import dmlops
 from dmlops import TensorDesc
 from dmlops.descs.gather import GatherDesc
 from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
 from dmlops.descs.resample_grad1 import ResampleGrad1Desc
-from dmlops.descs.roi_align import RoiAlignDesc
 from dmlops.descs.slice1 import Slice1Desc
 
 ROWS: list[dict[str, Any]] = []
@@ -313,32 +313,6 @@ def bench_resample_grad(dtype: str, mode: str) -> None:
     w = f"ResampleGrad {mode} 2x 32x64x128x128 -> 64x64"
     record(w, dtype, f"torch upsample_{mode}2d_backward", peer, floor)
     record(w, dtype, "dmlops cuda", mine, floor, peer)
-
-
-def roi_set(n_rois: int, scale: float) -> np.ndarray:
-    rng = np.random.default_rng(7)
-    sizes = np.exp(rng.uniform(np.log(16), np.log(512), size=(n_rois, 2)))
-    centers = rng.uniform(0, 200 / scale, size=(n_rois, 2))
-    boxes = np.concatenate([centers - sizes / 2, centers + sizes / 2], axis=1)  # x1, y1, x2, y2
-    return boxes
-
-
-def roi_desc(dml: str, sampling: int, strides: tuple[int, ...] | None = None) -> RoiAlignDesc:
-    """The ROI_ALIGN desc of the benchmark workload (2x256x200x200, 1000 ROIs, 7x7, scale 1/4)."""
-    lo, hi = (sampling, sampling) if sampling else (1, 2**32 - 1)
-    return RoiAlignDesc(
-        input_tensor=TensorDesc(data_type=dml, sizes=(2, 256, 200, 200), strides=strides),
-        roi_tensor=TensorDesc(data_type=dml, sizes=(1000, 4)),
-        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(1000,)),
-        output_tensor=TensorDesc(data_type=dml, sizes=(1000, 256, 7, 7)),
-        reduction_function="AVERAGE",
-        interpolation_mode="LINEAR",
-        spatial_scale_x=0.25,
-        spatial_scale_y=0.25,
-        out_of_bounds_input_value=0.0,
-        minimum_samples_per_output=lo,
-        maximum_samples_per_output=hi,
-    )
 
 
 def bench_roi(dtype: str, sampling: int) -> None:

@@ -15,7 +15,7 @@ import torch
 import torchvision
 
 sys.path.insert(0, "bench")
-from gpu import roi_desc, roi_set
+from roi_workload import roi_desc, roi_set
 
 from dmlops.cuda import roi_align as cuda_roi
 from dmlops.enums import FeatureLevel
