@@ -41,6 +41,7 @@ from dmlops import TensorDesc
 from dmlops.descs.gather import GatherDesc
 from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
 from dmlops.descs.resample_grad1 import ResampleGrad1Desc
+from dmlops.descs.roi_align import RoiAlignDesc
 from dmlops.descs.slice1 import Slice1Desc
 
 ROWS: list[dict[str, Any]] = []
@@ -346,10 +347,10 @@ def bench_roi(dtype: str, sampling: int) -> None:
     from dmlops.cuda import roi_align as cuda_roi
     from dmlops.enums import FeatureLevel
 
-    def kernel_only(i: int) -> None:
+    def kernel_only(i: int, d: RoiAlignDesc = desc, inputs: list[Any] = sets) -> None:
         cuda_roi.run(
-            desc,
-            {"InputTensor": sets[i % len(sets)], "ROITensor": rois, "BatchIndicesTensor": bi},
+            d,
+            {"InputTensor": inputs[i % len(inputs)], "ROITensor": rois, "BatchIndicesTensor": bi},
             {"OutputTensor": out},
             feature_level=FeatureLevel.latest(),
             strict=False,
@@ -360,6 +361,9 @@ def bench_roi(dtype: str, sampling: int) -> None:
     # tensors may carry any strides); torchvision keeps the NCHW-contiguous copies.
     nhwc = [cp.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2) for a in sets]
     desc_cl = roi_desc(dml, sampling, strides=(h * w * c, 1, w * c, c))
+
+    def kernel_only_cl(i: int) -> None:
+        kernel_only(i, desc_cl, nhwc)
 
     def mine_cl(i: int) -> Any:
         return run_cuda(
@@ -390,11 +394,13 @@ def bench_roi(dtype: str, sampling: int) -> None:
     mine = timed(mine_op, calls=5)
     kern = timed(kernel_only, calls=5)
     cl = timed(mine_cl, calls=5)
+    cl_kern = timed(kernel_only_cl, calls=5)
     wl = f"ROI Align 1000 ROIs 7x7 {'sr=2' if sampling else 'adaptive (sr=0)'}"
     record(wl, dtype, "torchvision.ops.roi_align", peer, floor)
     record(wl, dtype, "dmlops cuda NCHW (checks batch idx)", mine, floor, peer)
     record(wl, dtype, "dmlops cuda NCHW (no idx check)", kern, floor, peer)
     record(wl, dtype, "dmlops cuda NHWC strides (checks idx)", cl, floor, peer)
+    record(wl, dtype, "dmlops cuda NHWC strides (no idx check)", cl_kern, floor, peer)
     # Other block shapes of roi_align_avg, kernel only, checked against the default.
     kernel_only(0)
     default = out.copy()

@@ -316,12 +316,13 @@ def test_roi_align_channel_lane_kernel(gpu, layout, reduce, mode, sr) -> None:
 
 
 @pytest.mark.parametrize("dtype, dml", [(np.float32, "FLOAT32"), (np.float16, "FLOAT16")])
-@pytest.mark.parametrize("layout", ["contiguous", "misaligned base", "padded rows", "odd width"])
+@pytest.mark.parametrize("layout", ["contiguous", "misaligned base", "padded rows", "odd width", "channels last"])
 @pytest.mark.parametrize("sr", [2, 0])
 def test_roi_align_average_chunked_rows(gpu, dtype, dml, layout, sr) -> None:
     """AVERAGE reads rows in aligned 16-byte chunks only where every chunk is aligned and
-    inside its row; each layout (and the fallback) matches the reference, non-finite
-    values next to taps included (a chunk's non-tap elements must not leak NaN)."""
+    inside its row, and takes channels first on channels-last strides; each layout (and
+    the fallbacks) matches the reference, non-finite values next to taps included (a
+    chunk's non-tap elements must not leak NaN)."""
     from dmlops.descs.roi_align import RoiAlignDesc
 
     cp = gpu
@@ -354,6 +355,8 @@ def test_roi_align_average_chunked_rows(gpu, dtype, dml, layout, sr) -> None:
     if layout == "misaligned base":
         xd = cp.zeros(x.size + 1, dtype=dtype)[1:].reshape(x.shape)
         xd[...] = cp.asarray(x)
+    elif layout == "channels last":  # threads over channels first, element loads
+        xd = cp.ascontiguousarray(cp.asarray(x).transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     elif layout == "padded rows":
         xd = cp.zeros((n, c, h, w + 16), dtype=dtype)[..., 8 : 8 + w]
         xd[...] = cp.asarray(x)

@@ -2,13 +2,14 @@
 
 Three kernels:
 
-* ``roi_align_avg`` for AVERAGE on inputs whose channel stride is not 1 (NCHW): the
-  separable tap-list form (each output row and column reduced to its distinct taps
-  with summed weights, built once per block in shared memory), evaluated by a thread
-  per output column walking the output rows;
-* ``roi_align_cl`` (channels across the lanes of a warp, coalesced tap loads) for
-  inputs whose channel stride is 1 (NHWC-strided), per sample;
-* ``roi_align`` (threads over channel x bin of one ROI, per sample) for MAX otherwise.
+* ``roi_align_avg`` for AVERAGE (outputs up to 64 x 64): the separable tap-list form
+  (each output row and column reduced to its distinct taps with summed weights, built
+  once per block in shared memory), evaluated by a thread per output column walking
+  the output rows; neighbouring threads take neighbouring output columns (NCHW) or, on
+  inputs whose channel stride is 1 (NHWC-strided), neighbouring channels;
+* ``roi_align_cl`` (channels across the lanes of a warp, coalesced tap loads) for MAX on
+  inputs whose channel stride is 1, per sample;
+* ``roi_align`` (threads over channel x bin of one ROI, per sample) otherwise.
 
 Batch indices outside ``[0, BatchCount)`` raise DataIndexError (ruling 3). The check
 kernel runs on a side stream, ordered after the work that produced the indices, and
@@ -60,7 +61,9 @@ def _side() -> _Side:
     return _SIDE[0]
 
 
-def _params(desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any) -> np.void:
+def _params(
+    desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any, *, channel_fastest: bool = False
+) -> np.void:
     n, c, h, w = desc.input_tensor.sizes
     r, _, oh, ow = desc.output_tensor.sizes
     return params(
@@ -85,6 +88,7 @@ def _params(desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: A
         ("oob", "f8", desc.out_of_bounds_input_value),
         ("div_bins", "i8", list(fast_div(max(1, oh * ow)))),
         ("div_w", "i8", list(fast_div(max(1, ow)))),
+        ("channel_fastest", "i8", int(channel_fastest)),
     )
 
 
@@ -114,7 +118,7 @@ def _plan(
     )
     bi_c = {"uint32": "u32", "uint64": "u64"}[bi_dtype]
     channels_last = xs[1] == 1 and c > 1
-    if desc.reduction_function is ReduceFunction.AVERAGE and not channels_last and max(oh, ow) <= SEPARABLE_MAX_OUT:
+    if desc.reduction_function is ReduceFunction.AVERAGE and max(oh, ow) <= SEPARABLE_MAX_OUT:
         linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
         fixed = desc.minimum_samples_per_output == desc.maximum_samples_per_output
         per_block = min(c, SEPARABLE_CHANNELS if fixed else SEPARABLE_CHANNELS_ADAPTIVE)
@@ -123,7 +127,8 @@ def _plan(
         off = "u32" if small else "i64"  # 32-bit element offsets inside a plane where they fit
         vec = "true" if _chunked_rows(desc, xs, np.dtype(dtype).itemsize, aligned) else "false"
         fn = get_kernel("roi_align.cu", f"roi_align_avg<{t}, {bi_c}, {linear}, {off}, {vec}>")
-        return (desc, fn, (r, -(-c // per_block)), 256, _params(desc, per_block, xs, rs, bs, ys))
+        p = _params(desc, per_block, xs, rs, bs, ys, channel_fastest=channels_last)
+        return (desc, fn, (r, -(-c // per_block)), 256, p)
     if not channels_last:
         per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
         threads = min(256, -(-per_block * bins // 32) * 32)

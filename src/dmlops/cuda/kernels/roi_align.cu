@@ -1,9 +1,11 @@
 // ROI_ALIGN kernels. Three forms:
 //  * roi_align_avg (AVERAGE, inputs whose channel stride is not 1): the separable
 //    tap-list form, described at its definition below;
+//    With channel stride 1 (NHWC-strided) its threads take channels first, so each tap
+//    load of a warp reads consecutive channels;
 //  * roi_align (MAX, or outputs larger than 64 x 64): threads over (channel, bin) of one
 //    ROI and a group of channels, every sample evaluated;
-//  * roi_align_cl (channel stride 1, NHWC-strided): channels across the lanes of a warp,
+//  * roi_align_cl (MAX with channel stride 1): channels across the lanes of a warp,
 //    every sample evaluated, so each tap load of a warp reads 32 consecutive channels.
 // The ROI is the fastest-varying block index: all ROIs of one channel group run together,
 // so the input planes they share stay in L2 instead of being fetched once per ROI.
@@ -29,6 +31,7 @@ struct RoiParams {
     i64 min_samples, max_samples;
     double scale_x, scale_y, in_offset, out_offset, oob;
     i64 div_bins[2], div_w[2];  // fast_div magic numbers of OutputHeight * OutputWidth and OutputWidth
+    i64 channel_fastest;        // roi_align_avg: threads over channels first (channels-last strides)
 };
 
 struct AxisSetup {
@@ -452,11 +455,19 @@ __device__ __forceinline__ void column_per_thread(const RoiParams& p, const T* b
                                                   int y_per_out, const TapEntry<OFF, Acc>* sx_tab, const int* sx_n,
                                                   const int* sx_in, int x_per_out, double total) {
     typedef TapEntry<OFF, Acc> Entry;
-    const int out_w = (int)p.out_w, out_h = (int)p.out_h;
-    const int items = (int)(c_end - c0) * out_w;
+    const int out_w = (int)p.out_w, out_h = (int)p.out_h, n_ch = (int)(c_end - c0);
+    const int items = n_ch * out_w;
     for (int item = threadIdx.x; item < items; item += blockDim.x) {
-        const int cl = (int)fast_div((u32)item, p.div_w[0], p.div_w[1]);
-        const int ow = item - cl * out_w;
+        // Neighbouring threads on neighbouring output columns of one channel, or, for
+        // channels-last strides, on neighbouring channels (each tap load a coalesced run).
+        int cl, ow;
+        if (p.channel_fastest) {
+            ow = item / n_ch;
+            cl = item - ow * n_ch;
+        } else {
+            cl = (int)fast_div((u32)item, p.div_w[0], p.div_w[1]);
+            ow = item - cl * out_w;
+        }
         const T* plane = base + (c0 + cl) * p.x_stride[1];
         T* out = yr + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
         const Entry* cols = sx_tab + ow * x_per_out;
