@@ -108,13 +108,20 @@ for bad in (np.uint32(2**32 - 1), np.uint64(2**64 - 1)):
 # output (column taps in registers), adaptive sampling (more taps than registers: rows
 # read element by element at width 9, in 16-byte chunks at width 8 (FLOAT32) or 16
 # (FLOAT16), the last chunk ending at the buffer's end), and tables too small (per
-# sample); ROIs reach past every edge.
-roi_cases = [(cp.float32, "FLOAT32", 9, 1e-5), (cp.float32, "FLOAT32", 8, 1e-5), (cp.float16, "FLOAT16", 16, 2e-3)]
+# sample), on NCHW and channels-last strides; ROIs reach past every edge.
+roi_cases = [
+    (cp.float32, "FLOAT32", 9, 1e-5, False),
+    (cp.float32, "FLOAT32", 8, 1e-5, False),
+    (cp.float16, "FLOAT16", 16, 2e-3, False),
+    (cp.float32, "FLOAT32", 9, 1e-5, True),  # channels last: threads over channels first
+]
 roi_samples = ((2, 2, (3, 4)), (1, 2**32 - 1, (2, 3)), (3, 3, (5, 2)), (1, 2**32 - 1, (1, 1)), (300, 300, (2, 2)))
-for (dtype, dml, width, tol), (lo, hi, out), mode in itertools.product(
+for (dtype, dml, width, tol, channels_last), (lo, hi, out), mode in itertools.product(
     roi_cases, roi_samples, ("LINEAR", "NEAREST_NEIGHBOR")
 ):
     x = cp.random.standard_normal((2, 3, 7, width), dtype=cp.float32).astype(dtype)
+    if channels_last:
+        x = cp.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     rois = cp.asarray([[-3, -2, 12, 9], [0, 0, 8.5, 6.5], [2.2, 1.1, 2.4, 1.3], [-40, -40, -20, -20]], dtype=dtype)
     bi = cp.asarray(np.array([0, 1, 1, 0], dtype=np.uint32))
     desc = RoiAlignDesc(
