@@ -34,6 +34,10 @@ for step in "$@"; do
     bench)
         python3 bench/gpu.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
         ;;
+    conformance)
+        python3 scripts/conformance_report.py --output "$OUT/conformance-cuda.md" -- -m cuda > "$OUT/conformance.log" 2>&1
+        tail -n 2 "$OUT/conformance.log"
+        ;;
     roi)
         python3 -m pytest -q -p no:cacheprovider -m cuda -n 8 -rfE tests/test_roi_align.py tests/conformance/test_conformance_roi_align.py tests/test_cuda_runtime.py 2>&1 | tail -n 15 | tee "$OUT/roi_tests.log"
         python3 bench/gpu.py --only roi --json "$OUT/bench_roi.json" 2>&1 | tee "$OUT/bench_roi.log"

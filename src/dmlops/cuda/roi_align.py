@@ -7,8 +7,8 @@ Three kernels:
   once per block in shared memory), evaluated by a thread per output column walking
   the output rows; neighbouring threads take neighbouring output columns (NCHW) or, on
   inputs whose channel stride is 1 (NHWC-strided), neighbouring channels;
-* ``roi_align_cl`` (channels across the lanes of a warp, coalesced tap loads) for MAX on
-  inputs whose channel stride is 1, per sample;
+* ``roi_align_cl`` (channels across the lanes of a warp, coalesced tap loads) for MAX,
+  and for larger outputs, on inputs whose channel stride is 1, per sample;
 * ``roi_align`` (threads over channel x bin of one ROI, per sample) otherwise.
 
 Batch indices outside ``[0, BatchCount)`` raise DataIndexError (ruling 3). The check
