@@ -323,8 +323,6 @@ def test_roi_align_average_chunked_rows(gpu, dtype, dml, layout, sr) -> None:
     inside its row, and takes channels first on channels-last strides; each layout (and
     the fallbacks) matches the reference, non-finite values next to taps included (a
     chunk's non-tap elements must not leak NaN)."""
-    from dmlops.descs.roi_align import RoiAlignDesc
-
     cp = gpu
     rng = np.random.default_rng(8)
     n, c, h, r = 2, 5, 24, 48
@@ -336,20 +334,7 @@ def test_roi_align_average_chunked_rows(gpu, dtype, dml, layout, sr) -> None:
     boxes = rng.uniform(-10, 110, size=(r, 4)).astype(dtype)
     boxes[:4] = [[0, 0, 96, 96], [17.5, 19.5, 18.5, 20.5], [40, 8, 44, 12], [0.5, 0.5, 3.3, 3.3]]
     batch = rng.integers(0, n, size=r).astype(np.uint32)
-    lo, hi = (sr, sr) if sr else (1, 2**32 - 1)
-    desc = RoiAlignDesc(
-        input_tensor=TensorDesc(data_type=dml, sizes=(n, c, h, w)),
-        roi_tensor=TensorDesc(data_type=dml, sizes=(r, 4)),
-        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(r,)),
-        output_tensor=TensorDesc(data_type=dml, sizes=(r, c, 7, 6)),
-        reduction_function="AVERAGE",
-        interpolation_mode="LINEAR",
-        spatial_scale_x=0.5,
-        spatial_scale_y=0.25,
-        out_of_bounds_input_value=0.75,
-        minimum_samples_per_output=lo,
-        maximum_samples_per_output=hi,
-    )
+    desc = _roi_desc(n, c, h, w, r, dml, sr=sr, oob=0.75)
     feeds = {"ROITensor": boxes, "BatchIndicesTensor": batch}
     want = dmlops.execute(desc, {"InputTensor": x, **feeds})["OutputTensor"]
     if layout == "misaligned base":
