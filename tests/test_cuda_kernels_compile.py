@@ -15,9 +15,16 @@ import itertools
 import pytest
 
 from dmlops.cuda._runtime import COMPILE_OPTIONS, kernel_source, kernel_sources
+from dmlops.cuda.max_pooling_grad import _block_offset
 
 DATA = ["float", "half_t", "double", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"]
 INDEX = ["i32", "i64", "u32", "u64"]
+
+
+def _block_offsets(window_and_strides: str, pad: int) -> str:
+    """The DH, DW arguments of max_pool_grad_blk2d for "KH, KW, SH, SW" and a padding."""
+    kh, kw, sh, sw = (int(v) for v in window_and_strides.split(","))
+    return f"{_block_offset(2, kh, sh, pad)}, {_block_offset(2, kw, sw, pad)}"
 
 
 def _copy_names() -> list[str]:
@@ -65,10 +72,11 @@ NAMES = {
             for v, pw in (("false", 0), ("true", 0), ("true", 1), ("true", 2))
         ),
         *(
-            f"max_pool_grad_blk2d<{t}, {k}, {v}>"
+            f"max_pool_grad_blk2d<{t}, {k}, {v}, {_block_offsets(k, pad)}>"
             for t in ("float", "half_t", "double")
             for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
             for v in ("true", "false")
+            for pad in (0, 1)
         ),
         # (T, KH, KW, SH, SW, DW, GV) as _row16 picks them: 3x3/s2 p1 and p0, 2x2/s2 p0,
         # 3x2/(1, 2) p1, 2x2/s1, and scalar InputGradient loads.

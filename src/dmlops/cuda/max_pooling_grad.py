@@ -106,6 +106,19 @@ def second_pass(plan: tuple[Any, ...], arg: Any, dy: Any, dx: Any) -> None:
     second((blocks2,), (BLOCK,), (arg, dy, dx, p))
 
 
+def _block_offset(block: int, window: int, stride: int, pad: int) -> int:
+    """The in-window offset of a block's first element in its first window, or -1.
+
+    The offset (kh or kw) of a ``block``-aligned element in the first window that holds
+    it is the same for every block when the stride divides ``block``. For i a multiple
+    of the stride, the first window is ceil((i + pad - window + 1) / stride)
+    and the offset i + pad - first * stride = pad - stride * floor((pad - window + stride) / stride).
+    """
+    if block % stride:
+        return -1
+    return pad - stride * ((pad - window + stride) // stride)
+
+
 def _div_params(count: int, d0: int, d1: int, c: int) -> Any:
     """PoolDivParams: ``count`` threads decomposed by (d0, d1, C)."""
     dv: list[int] = []
@@ -202,7 +215,8 @@ def _plan(
         chosen = variant or VARIANT
         if chosen not in VARIANTS:
             raise ValueError(f"unknown MAX_POOLING_GRAD variant {chosen!r} (known: {', '.join(VARIANTS)})")
-        pair = [get_kernel("pooling.cu", f"max_pool_grad_blk2d<{t}, {kk}, {v}>") for v in flags]
+        dh, dw = (_block_offset(2, k, s, int(pad)) for k, s, pad in zip(ws, st, desc.window.start_padding))
+        pair = [get_kernel("pooling.cu", f"max_pool_grad_blk2d<{t}, {kk}, {v}, {dh}, {dw}>") for v in flags]
         m = WINDOWS
         qw = -(-ow // m)
         threads1 = n * c * oh * qw

@@ -534,7 +534,12 @@ template <> struct Pair<double> {
 // element sums, in ascending (oh, ow), the InputGradient of the windows that selected it
 // (Num<T>::Acc, rounded once); the argmaxes are pass 1's bytes.
 // div = (ceil(W / 2), ceil(H / 2), C). No atomics, no zero fill.
-template <typename T, int KH, int KW, int SH, int SW, bool VEC, int BW>
+//
+// DH, DW >= 0 (host-computed where the stride divides the block, 2): the kh, kw of the
+// block's first element in its first window, the same for every block, so that every
+// window test below is decided at compile time (pass 2 was bound by instruction issue).
+// -1: computed per thread.
+template <typename T, int KH, int KW, int SH, int SW, bool VEC, int BW, int DH, int DW>
 __device__ __forceinline__ void blk2d_body(const u8* __restrict__ arg,
                                            const T* __restrict__ dy, T* __restrict__ dx, const PoolParams& p,
                                            const PoolDivParams& q) {
@@ -553,8 +558,10 @@ __device__ __forceinline__ void blk2d_body(const u8* __restrict__ arg,
     const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
     const int ph = (int)p.pad[1], pw = (int)p.pad[2];
     const int ih0 = 2 * by, iw0 = BW * bx;
-    const int oh0 = floor_div<SH>(ih0 + ph - KH + SH), ow0 = floor_div<SW>(iw0 + pw - KW + SW);  // ceil
-    const int dh = ih0 + ph - oh0 * SH, dw = iw0 + pw - ow0 * SW;  // kh, kw of (ih0, iw0) in window (oh0, ow0)
+    // Window (oh0, ow0) is the first to hold (ih0, iw0), at its (dh, dw): ceil((i + pad - K + 1) / S).
+    const int oh0 = DH >= 0 ? (ih0 + ph - DH) / SH : floor_div<SH>(ih0 + ph - KH + SH);
+    const int ow0 = DW >= 0 ? (iw0 + pw - DW) / SW : floor_div<SW>(iw0 + pw - KW + SW);
+    const int dh = DH >= 0 ? DH : ih0 + ph - oh0 * SH, dw = DW >= 0 ? DW : iw0 + pw - ow0 * SW;
 
     bool wv[NWY][NWX];
     int sel[NWY][NWX];
@@ -607,11 +614,11 @@ __device__ __forceinline__ void blk2d_body(const u8* __restrict__ arg,
     }
 }
 
-template <typename T, int KH, int KW, int SH, int SW, bool VEC>
+template <typename T, int KH, int KW, int SH, int SW, bool VEC, int DH, int DW>
 __global__ void __launch_bounds__(256) max_pool_grad_blk2d(const u8* __restrict__ arg, const T* __restrict__ dy,
                                                            T* __restrict__ dx, const PoolParams p,
                                                            const PoolDivParams q) {
-    blk2d_body<T, KH, KW, SH, SW, VEC, 2>(arg, dy, dx, p, q);
+    blk2d_body<T, KH, KW, SH, SW, VEC, 2, DH, DW>(arg, dy, dx, p, q);
 }
 
 // Raw storage of B bytes, for vector loads and stores of T through a union.
