@@ -9,7 +9,9 @@ the 4 bytes stored as one 32-bit word) and, where the layout allows, each row se
 loaded with 16-byte loads plus one lane shuffle (``two_pass4v``; ``two_pass4`` is the
 same with scalar loads). Pass 2, ``max_pool_grad_blk2d``: every thread owns a 2 x 2
 block of OutputGradient, reads the InputGradient and argmax bytes of the few windows that
-contain it and writes its block once (paired stores). Under the default variant
+contain it and writes its block once (paired stores); where the stride divides 2 the
+block's offsets inside its windows are compile-time constants (``_block_offset``), so its
+window tests fold away. Under the default variant
 ``two_pass4v_row16``, 2-byte types (FLOAT16) take ``max_pool_grad_row16`` instead where
 the layout allows: every thread owns 16 contiguous bytes of one OutputGradient row,
 consecutive threads consecutive chunks, written with one 16-byte store (same sums in the
