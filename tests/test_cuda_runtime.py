@@ -122,22 +122,9 @@ def test_roi_params_match_the_kernel_struct() -> None:
     """The host's RoiParams fields are the kernel's struct members, in order (a field added
     on one side only would shift every later member)."""
     from dmlops.cuda import roi_align as cuda_roi
-    from dmlops.descs.roi_align import RoiAlignDesc
 
-    desc = RoiAlignDesc(
-        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 5, 6)),
-        roi_tensor=TensorDesc(data_type="FLOAT32", sizes=(3, 4)),
-        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(3,)),
-        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(3, 2, 2, 2)),
-        reduction_function="AVERAGE",
-        interpolation_mode="LINEAR",
-        spatial_scale_x=1.0,
-        spatial_scale_y=1.0,
-        out_of_bounds_input_value=0.0,
-        minimum_samples_per_output=1,
-        maximum_samples_per_output=2,
-    )
-    p = cuda_roi._params(desc, 2, (60, 30, 6, 1), (4, 1), (1,), (24, 4, 2, 1))
+    desc = _roi_desc(1, 2, 5, 6, 3, "FLOAT32", sr=2)
+    p = cuda_roi._params(desc, 2, (60, 30, 6, 1), (4, 1), (1,), (24, 12, 4, 1))
     host = [(name, int(np.prod(p.dtype[name].shape))) for name in p.dtype.names]
     assert host == _c_struct_members("roi_align.cu", "RoiParams")
 
