@@ -118,15 +118,49 @@ def _c_struct_members(source: str, struct: str) -> list[tuple[str, int]]:
     return members
 
 
-def test_roi_params_match_the_kernel_struct() -> None:
-    """The host's RoiParams fields are the kernel's struct members, in order (a field added
-    on one side only would shift every later member)."""
+def _roi_params():
     from dmlops.cuda import roi_align as cuda_roi
 
-    desc = _roi_desc(1, 2, 5, 6, 3, "FLOAT32", sr=2)
-    p = cuda_roi._params(desc, 2, (60, 30, 6, 1), (4, 1), (1,), (24, 12, 4, 1))
+    return cuda_roi._params(_roi_desc(1, 2, 5, 6, 3, "FLOAT32", sr=2), 2, (60, 30, 6, 1), (4, 1), (1,), (24, 12, 4, 1))
+
+
+def _pool_params():
+    from dmlops.cuda._pooling import pool_params
+    from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+
+    desc = MaxPoolingGradDesc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 6, 6)),
+        input_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 3, 3)),
+        output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 6, 6)),
+        strides=(2, 2),
+        window_size=(2, 2),
+        start_padding=(0, 0),
+        end_padding=(0, 0),
+        dilations=(1, 1),
+    )
+    return pool_params(desc.window, (1, 2, 6, 6), (1, 2, 3, 3), (72, 36, 6, 1), (18, 9, 3, 1), (72, 36, 6, 1), 72)[0]
+
+
+def _pool_div_params():
+    from dmlops.cuda.max_pooling_grad import _div_params
+
+    return _div_params(100, 5, 4, 3)
+
+
+@pytest.mark.parametrize(
+    "source, struct, build",
+    [
+        ("roi_align.cu", "RoiParams", _roi_params),
+        ("pooling.cu", "PoolParams", _pool_params),
+        ("pooling.cu", "PoolDivParams", _pool_div_params),
+    ],
+)
+def test_host_params_match_the_kernel_struct(source, struct, build) -> None:
+    """A parameter struct built on the host has the kernel struct's members, in order (a
+    member added on one side only would shift every later one)."""
+    p = build()
     host = [(name, int(np.prod(p.dtype[name].shape))) for name in p.dtype.names]
-    assert host == _c_struct_members("roi_align.cu", "RoiParams")
+    assert host == _c_struct_members(source, struct)
 
 
 def test_cuda_backend_reports_why_it_cannot_run() -> None:
