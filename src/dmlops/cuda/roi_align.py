@@ -86,7 +86,6 @@ def _params(
         ("in_offset", "f8", desc.input_pixel_offset),
         ("out_offset", "f8", desc.output_pixel_offset),
         ("oob", "f8", desc.out_of_bounds_input_value),
-        ("div_bins", "i8", list(fast_div(max(1, oh * ow)))),
         ("div_w", "i8", list(fast_div(max(1, ow)))),
         ("channel_fastest", "i8", int(channel_fastest)),
     )

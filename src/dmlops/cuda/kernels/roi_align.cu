@@ -30,7 +30,7 @@ struct RoiParams {
     i64 bi_stride;      // BatchIndicesTensor
     i64 min_samples, max_samples;
     double scale_x, scale_y, in_offset, out_offset, oob;
-    i64 div_bins[2], div_w[2];  // fast_div magic numbers of OutputHeight * OutputWidth and OutputWidth
+    i64 div_w[2];               // fast_div magic numbers of OutputWidth
     i64 channel_fastest;        // roi_align_avg: threads over channels first (channels-last strides)
 };
 
