@@ -50,6 +50,21 @@ def test_full_reverse_collapses_to_one_dimension() -> None:
     assert src == (-1,) and dst == (1,)
 
 
+@pytest.mark.parametrize("window", range(1, 6))
+@pytest.mark.parametrize("stride", range(1, 6))
+def test_block_offset_is_the_offset_in_the_first_window(window, stride) -> None:
+    """max_pool_grad_blk2d's compile-time block offsets, against a search of the windows."""
+    from dmlops.cuda.max_pooling_grad import _block_offset
+
+    for pad in range(window):
+        offsets = set()
+        for i in range(0, 40, 2):  # the first element of every 2-element block
+            first = next(o for o in range(-10, 40) if o * stride - pad + window - 1 >= i)
+            offsets.add(i + pad - first * stride)
+        expected = offsets.pop() if len(offsets) == 1 else -1
+        assert _block_offset(2, window, stride, pad) == expected, (window, stride, pad)
+
+
 def test_int32_decision() -> None:
     small = _plan.copy_layout((4, 4), (4, 1), (4, 1))
     assert small.fits_int32()

@@ -442,6 +442,19 @@ __device__ __forceinline__ Acc finish_average(Acc sum, int y_in, int x_in, doubl
     return sum;
 }
 
+// The output column (block channel cl, ow) of work item `item` of a block's n_ch x
+// OutputWidth: neighbouring items on neighbouring output columns of one channel, or, for
+// channels-last strides, on neighbouring channels (so each tap load is a coalesced run).
+__device__ __forceinline__ void output_column(const RoiParams& p, int item, int n_ch, int& cl, int& ow) {
+    if (p.channel_fastest) {
+        ow = item / n_ch;
+        cl = item - ow * n_ch;
+    } else {
+        cl = (int)fast_div((u32)item, p.div_w[0], p.div_w[1]);
+        ow = item - cl * (int)p.out_w;
+    }
+}
+
 // A thread per output column (channel, ow) of the block, walking the output rows:
 // out[oh, ow] = sum_r Ay[oh, r] * sum_c Ax[ow, c] * X[r, c] over the merged taps. The
 // column taps are the thread's own (held in registers when there are at most
@@ -458,16 +471,8 @@ __device__ __forceinline__ void column_per_thread(const RoiParams& p, const T* b
     const int out_w = (int)p.out_w, out_h = (int)p.out_h, n_ch = (int)(c_end - c0);
     const int items = n_ch * out_w;
     for (int item = threadIdx.x; item < items; item += blockDim.x) {
-        // Neighbouring threads on neighbouring output columns of one channel, or, for
-        // channels-last strides, on neighbouring channels (each tap load a coalesced run).
         int cl, ow;
-        if (p.channel_fastest) {
-            ow = item / n_ch;
-            cl = item - ow * n_ch;
-        } else {
-            cl = (int)fast_div((u32)item, p.div_w[0], p.div_w[1]);
-            ow = item - cl * out_w;
-        }
+        output_column(p, item, n_ch, cl, ow);
         const T* plane = base + (c0 + cl) * p.x_stride[1];
         T* out = yr + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
         const Entry* cols = sx_tab + ow * x_per_out;
@@ -574,11 +579,11 @@ __device__ __forceinline__ void chunk_per_thread(const RoiParams& p, const T* ba
                                                  const int* sc_n, const int* sx_in, int x_per_out, double total) {
     typedef TapEntry<OFF, float> Entry;
     constexpr int V = Vec16<T>::V;
-    const int out_w = (int)p.out_w, out_h = (int)p.out_h;
-    const int items = (int)(c_end - c0) * out_w;
+    const int out_w = (int)p.out_w, out_h = (int)p.out_h, n_ch = (int)(c_end - c0);
+    const int items = n_ch * out_w;
     for (int item = threadIdx.x; item < items; item += blockDim.x) {
-        const int cl = (int)fast_div((u32)item, p.div_w[0], p.div_w[1]);
-        const int ow = item - cl * out_w;
+        int cl, ow;
+        output_column(p, item, n_ch, cl, ow);
         const T* plane = base + (c0 + cl) * p.x_stride[1];
         T* out = yr + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
         const ColumnChunk<OFF, V>* chunks = sc_tab + ow * x_per_out;
