@@ -127,6 +127,13 @@ def sm_count() -> int:
     return int(cp.cuda.Device().attributes["MultiProcessorCount"])
 
 
+@functools.lru_cache(maxsize=1)
+def shared_memory_optin() -> int:
+    """Most shared memory (bytes) one block of the current device may opt in to."""
+    cp = cupy_module()
+    return int(cp.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"])
+
+
 # -- parameter structs ---------------------------------------------------------------
 
 
@@ -399,6 +406,7 @@ __all__ = [
     "logical_view",
     "padded",
     "params",
+    "shared_memory_optin",
     "sm_count",
     "to_cupy",
     "torch_stream",

@@ -1,7 +1,11 @@
 """ROI_ALIGN on the GPU, see kernels/roi_align.cu.
 
-Three kernels:
+Four kernels:
 
+* ``roi_align_plane`` for AVERAGE over many ROIs per image (after ``roi_align_taps``
+  tabulates every ROI's taps once): a block per (batch item, channel) holds that plane
+  in shared memory and evaluates all its ROIs there, so the input crosses L2 once
+  instead of once per tap (see :func:`_plane_layout` for when it is taken);
 * ``roi_align_avg`` for AVERAGE (outputs up to 64 x 64): the separable tap-list form
   (each output row and column reduced to its distinct taps with summed weights, built
   once per block in shared memory), evaluated by a thread per output column walking
@@ -27,7 +31,7 @@ import numpy as np
 from ..descs.roi_align import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ._copy import C_TYPES, PlanCache
-from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params
+from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params, shared_memory_optin
 from .gather import NO_BAD, first_bad_index_async
 
 _PLANS = PlanCache()
@@ -38,6 +42,23 @@ SEPARABLE_CHANNELS = 64
 SEPARABLE_CHANNELS_ADAPTIVE = 32
 """Channels per block of ``roi_align_avg`` with adaptive sampling: a block's cost follows its
 ROI's size, and smaller blocks balance the large ROIs better (504 vs 590 µs on the H100)."""
+
+
+PLANE: bool | None = None
+"""``roi_align_plane`` for AVERAGE: None chooses (:func:`_plane_layout`); True takes it
+wherever the plane fits in shared memory, False never (tests and benchmarks set it)."""
+PLANE_THREADS = 1024
+"""Threads of a ``roi_align_plane`` block (its PLANE_THREADS)."""
+PLANE_STATIC_SHARED = 8 * 1024
+"""Shared memory that ``roi_align_plane`` declares statically, rounded up."""
+PLANE_MIN_TABLE = 4 * 1024
+"""Fewest bytes of shared tap lists beside the plane for ``roi_align_plane`` to be taken."""
+PLANE_MAX_TABLE = 64 * 1024
+"""Most bytes of shared tap lists per block (more only lowers the occupancy of small planes)."""
+PLANE_MAX_GLOBAL_TABLE = 256 * 2**20
+"""Largest global tap table (bytes) of ``roi_align_taps``."""
+TAP_SLOT = 8
+"""Bytes of a TapSlot."""
 
 
 class _Side:
@@ -91,6 +112,50 @@ def _params(
     )
 
 
+def _plane_params(pitch: int, cap: int, plane_bytes: int, table_slots: int, in_w: int) -> np.void:
+    return params(
+        ("pitch", "i8", pitch),
+        ("cap", "i8", cap),
+        ("plane_bytes", "i8", plane_bytes),
+        ("table_slots", "i8", table_slots),
+        ("div_in_w", "i8", list(fast_div(max(1, in_w)))),
+    )
+
+
+def _plane_layout(desc: RoiAlignDesc, xs: Any, itemsize: int) -> tuple[int, int, int, int] | None:
+    """(pitch, cap, plane bytes, table bytes) of ``roi_align_plane``, or None where it is not taken.
+
+    It needs AVERAGE, outputs up to 64 x 64, a plane that fits in shared memory beside
+    at least PLANE_MIN_TABLE bytes of tap lists, and a global tap table of at most
+    PLANE_MAX_GLOBAL_TABLE bytes. Chosen automatically (PLANE None) where rows have
+    unit stride (the plane copy is coalesced) and the outputs number at least a quarter
+    of the input's pixels, so that copying the planes costs less than gathering the
+    taps through L2.
+    """
+    n, _, h, w = desc.input_tensor.sizes
+    r, _, oh, ow = desc.output_tensor.sizes
+    if PLANE is False or desc.reduction_function is not ReduceFunction.AVERAGE or max(oh, ow) > SEPARABLE_MAX_OUT:
+        return None
+    if PLANE is None and (xs[3] != 1 or r * oh * ow * 4 < n * h * w):
+        return None
+    # Rows start an odd number of 4-byte words apart, so one column of different rows
+    # falls in different shared-memory banks.
+    per_word = 4 // itemsize
+    words = -(-w // per_word)
+    pitch = (words | 1) * per_word
+    plane_bytes = -(-h * pitch * itemsize // 16) * 16
+    table = min(PLANE_MAX_TABLE, shared_memory_optin() - PLANE_STATIC_SHARED - plane_bytes)
+    if table < PLANE_MIN_TABLE:
+        return None
+    per_sample = 2 if desc.interpolation_mode is InterpolationMode.LINEAR else 1
+    # A list holds the merged distinct taps of one output: at most per_sample per
+    # sample, and at most one per input row or column (the taps are monotonic).
+    cap = min(per_sample * desc.maximum_samples_per_output, max(h, w))
+    if r * (oh + ow) * (cap + 1) * TAP_SLOT > PLANE_MAX_GLOBAL_TABLE:
+        return None
+    return pitch, cap, plane_bytes, table
+
+
 def _chunked_rows(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> bool:
     """Whether ``roi_align_avg`` may read the input in aligned 16-byte chunks of a row.
 
@@ -106,7 +171,11 @@ def _chunked_rows(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> 
 def _plan(
     desc: RoiAlignDesc, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str, dtype: Any, aligned: bool
 ) -> tuple[Any, ...]:
-    """(desc, kernel, grid, threads, params)."""
+    """(desc, kernel, grid, threads, params, plane).
+
+    ``plane`` is None, or for ``roi_align_plane`` the ``roi_align_taps`` kernel, the
+    PlaneParams, the list capacity and the shared memory bytes.
+    """
     c = desc.input_tensor.sizes[1]
     r, _, oh, ow = desc.output_tensor.sizes
     bins = oh * ow
@@ -117,6 +186,17 @@ def _plan(
     )
     bi_c = {"uint32": "u32", "uint64": "u64"}[bi_dtype]
     channels_last = xs[1] == 1 and c > 1
+    plane = _plane_layout(desc, xs, np.dtype(dtype).itemsize)
+    if plane is not None:
+        pitch, cap, plane_bytes, table = plane
+        linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
+        taps = get_kernel("roi_align.cu", f"roi_align_taps<{t}, {bi_c}, {linear}>")
+        fn = get_kernel("roi_align.cu", f"roi_align_plane<{t}>")
+        shared = plane_bytes + table
+        fn.max_dynamic_shared_size_bytes = shared
+        n = desc.input_tensor.sizes[0]
+        q = _plane_params(pitch, cap, plane_bytes, table // TAP_SLOT, desc.input_tensor.sizes[3])
+        return (desc, fn, (n * c,), PLANE_THREADS, _params(desc, 1, xs, rs, bs, ys), (taps, q, cap, shared))
     if desc.reduction_function is ReduceFunction.AVERAGE and max(oh, ow) <= SEPARABLE_MAX_OUT:
         linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
         fixed = desc.minimum_samples_per_output == desc.maximum_samples_per_output
@@ -127,14 +207,28 @@ def _plan(
         vec = "true" if _chunked_rows(desc, xs, np.dtype(dtype).itemsize, aligned) else "false"
         fn = get_kernel("roi_align.cu", f"roi_align_avg<{t}, {bi_c}, {linear}, {off}, {vec}>")
         p = _params(desc, per_block, xs, rs, bs, ys, channel_fastest=channels_last)
-        return (desc, fn, (r, -(-c // per_block)), 256, p)
+        return (desc, fn, (r, -(-c // per_block)), 256, p, None)
     if not channels_last:
         per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
         threads = min(256, -(-per_block * bins // 32) * 32)
         fn = get_kernel("roi_align.cu", f"roi_align<{t}, {bi_c}, {flags}>")
-        return (desc, fn, (r, -(-c // per_block)), threads, _params(desc, per_block, xs, rs, bs, ys))
+        return (desc, fn, (r, -(-c // per_block)), threads, _params(desc, per_block, xs, rs, bs, ys), None)
     fn = get_kernel("roi_align.cu", f"roi_align_cl<{t}, {bi_c}, {flags}>")
-    return (desc, fn, (r, -(-c // 32)), 256, _params(desc, 32, xs, rs, bs, ys))
+    return (desc, fn, (r, -(-c // 32)), 256, _params(desc, 32, xs, rs, bs, ys), None)
+
+
+def _launch_plane(fn: Any, grid: Any, p: np.void, plane: tuple[Any, ...], x: Any, rois: Any, bi: Any, y: Any) -> None:
+    """``roi_align_taps`` into a fresh table (stream-ordered pool memory), then ``roi_align_plane``."""
+    cp = cupy_module()
+    taps, q, cap, shared = plane
+    r = int(p["num_rois"])
+    lists = int(p["out_w"] + p["out_h"])
+    if r == 0 or grid[0] == 0:
+        return
+    slots = cp.empty(max(1, r * lists * (cap + 1) * TAP_SLOT), dtype=cp.uint8)
+    totals = cp.empty(max(1, r * 16), dtype=cp.uint8)
+    taps((-(-r * lists // 256),), (256,), (rois, bi, slots, totals, p, q))
+    fn(grid, (PLANE_THREADS,), (x, slots, totals, y, p, q), shared_mem=shared)
 
 
 def run(
@@ -161,7 +255,7 @@ def run(
     plan = _PLANS.get(key)
     if plan is None or plan[0] is not desc:
         plan = _PLANS.put(key, _plan(desc, xs, rs, bs, ys, str(bi.dtype), x.dtype, aligned))
-    _, fn, grid, threads, p = plan
+    _, fn, grid, threads, p, plane = plan
     side = _side() if check_batch_indices else None
     if side is not None:
         # The check runs on the side stream after everything queued so far (the indices' producers).
@@ -172,7 +266,10 @@ def run(
             flag = first_bad_index_async(bi, desc.batch_count, False)
             flag.data.copy_to_host_async(side.host.ptr, 8, side.stream)
             side.done.record(side.stream)
-    fn(grid, (threads,), (x, rois, bi, y, p))
+    if plane is None:
+        fn(grid, (threads,), (x, rois, bi, y, p))
+    else:
+        _launch_plane(fn, grid, p, plane, x, rois, bi, y)
     if side is None:
         return
     side.done.synchronize()
