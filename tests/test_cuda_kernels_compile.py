@@ -134,7 +134,7 @@ NAMES = {
         for b in ("u32", "u64")
         for lin in ("true", "false")
     ]
-    + [f"roi_align_plane<{t}>" for t in ("float", "half_t")],
+    + [f"roi_align_plane<{t}, {n}>" for t in ("float", "half_t") for n in (512, 1024)],
 }
 
 

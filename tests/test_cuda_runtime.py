@@ -142,7 +142,7 @@ def _roi_params():
 def _plane_params():
     from dmlops.cuda import roi_align as cuda_roi
 
-    return cuda_roi._plane_params(7, 4, 64, 100, 6)
+    return cuda_roi._plane_params(7, 4, 64, 6)
 
 
 def _pool_params():
@@ -438,17 +438,15 @@ def test_roi_align_average_chunked_rows(gpu, dtype, dml, layout, sr) -> None:
     _close(got["OutputTensor"].get(), want, dtype)
 
 
-@pytest.fixture(params=["plane, staged lists", "plane, global lists", "separable"])
+@pytest.fixture(params=["plane, 512 threads", "plane, 1024 threads", "separable"])
 def average_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
-    """ROI_ALIGN AVERAGE forced onto roi_align_plane, with each ROI's tap lists copied into
-    shared memory or (no room: an 8-byte table) read from the global table, or onto
+    """ROI_ALIGN AVERAGE forced onto roi_align_plane (with either block size) or onto
     roi_align_avg (separable)."""
     from dmlops.cuda import roi_align as cuda_roi
 
     monkeypatch.setattr(cuda_roi, "PLANE", request.param != "separable")
-    if request.param == "plane, global lists":
-        monkeypatch.setattr(cuda_roi, "PLANE_MIN_TABLE", 8)
-        monkeypatch.setattr(cuda_roi, "PLANE_MAX_TABLE", 8)
+    if request.param != "separable":
+        monkeypatch.setattr(cuda_roi, "PLANE_THREADS", int(request.param.split()[1]))
     cuda_roi._PLANS.plans.clear()
     yield cuda_roi
     cuda_roi._PLANS.plans.clear()

@@ -128,10 +128,10 @@ def sm_count() -> int:
 
 
 @functools.lru_cache(maxsize=1)
-def shared_memory_optin() -> int:
-    """Most shared memory (bytes) one block of the current device may opt in to."""
-    cp = cupy_module()
-    return int(cp.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"])
+def shared_memory_limits() -> tuple[int, int]:
+    """Shared memory (bytes) of the current device: most one block may opt in to, and per multiprocessor."""
+    attributes = cupy_module().cuda.Device().attributes
+    return int(attributes["MaxSharedMemoryPerBlockOptin"]), int(attributes["MaxSharedMemoryPerMultiprocessor"])
 
 
 # -- parameter structs ---------------------------------------------------------------
@@ -406,7 +406,7 @@ __all__ = [
     "logical_view",
     "padded",
     "params",
-    "shared_memory_optin",
+    "shared_memory_limits",
     "sm_count",
     "to_cupy",
     "torch_stream",

@@ -31,7 +31,7 @@ import numpy as np
 from ..descs.roi_align import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ._copy import C_TYPES, PlanCache
-from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params, shared_memory_optin
+from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params, shared_memory_limits
 from .gather import NO_BAD, first_bad_index_async
 
 _PLANS = PlanCache()
@@ -47,14 +47,12 @@ ROI's size, and smaller blocks balance the large ROIs better (504 vs 590 µs on 
 PLANE: bool | None = None
 """``roi_align_plane`` for AVERAGE: None chooses (:func:`_plane_layout`); True takes it
 wherever the plane fits in shared memory, False never (tests and benchmarks set it)."""
-PLANE_THREADS = 1024
-"""Threads of a ``roi_align_plane`` block (its PLANE_THREADS)."""
-PLANE_STATIC_SHARED = 8 * 1024
-"""Shared memory that ``roi_align_plane`` declares statically, rounded up."""
-PLANE_MIN_TABLE = 4 * 1024
-"""Fewest bytes of shared tap lists beside the plane for ``roi_align_plane`` to be taken."""
-PLANE_MAX_TABLE = 64 * 1024
-"""Most bytes of shared tap lists per block (more only lowers the occupancy of small planes)."""
+PLANE_THREADS: int | None = None
+"""Threads of a ``roi_align_plane`` block (512 or 1024); None chooses (tests set it)."""
+PLANE_WARP_SCRATCH = 512
+"""Shared bytes per warp of ``roi_align_plane`` (its PlaneWarpScratch)."""
+PLANE_MAX_OUT = 64
+"""Most outputs per ROI of ``roi_align_plane`` (its PLANE_WARP_OUT); OutputWidth at most 32."""
 PLANE_MAX_GLOBAL_TABLE = 256 * 2**20
 """Largest global tap table (bytes) of ``roi_align_taps``."""
 TAP_SLOT = 8
@@ -112,29 +110,36 @@ def _params(
     )
 
 
-def _plane_params(pitch: int, cap: int, plane_bytes: int, table_slots: int, in_w: int) -> np.void:
+def _plane_params(pitch: int, cap: int, plane_bytes: int, in_w: int) -> np.void:
     return params(
         ("pitch", "i8", pitch),
         ("cap", "i8", cap),
         ("plane_bytes", "i8", plane_bytes),
-        ("table_slots", "i8", table_slots),
         ("div_in_w", "i8", list(fast_div(max(1, in_w)))),
     )
 
 
-def _plane_layout(desc: RoiAlignDesc, xs: Any, itemsize: int) -> tuple[int, int, int, int] | None:
-    """(pitch, cap, plane bytes, table bytes) of ``roi_align_plane``, or None where it is not taken.
+def _plane_shared(plane_bytes: int, threads: int) -> int:
+    """Shared memory of a ``roi_align_plane`` block: plane, warp scratch, static arrays (rounded up)."""
+    return plane_bytes + threads // 32 * PLANE_WARP_SCRATCH + 4 * threads + 1024
 
-    It needs AVERAGE, outputs up to 64 x 64, a plane that fits in shared memory beside
-    at least PLANE_MIN_TABLE bytes of tap lists, and a global tap table of at most
-    PLANE_MAX_GLOBAL_TABLE bytes. Chosen automatically (PLANE None) where rows have
-    unit stride (the plane copy is coalesced) and the outputs number at least a quarter
-    of the input's pixels, so that copying the planes costs less than gathering the
-    taps through L2.
+
+def _plane_layout(desc: RoiAlignDesc, xs: Any, itemsize: int) -> tuple[int, int, int, int] | None:
+    """(pitch, cap, plane bytes, threads) of ``roi_align_plane``, or None where it is not taken.
+
+    It needs AVERAGE, at most 64 outputs per ROI and OutputWidth at most 32, a plane
+    that fits in the shared memory of a block beside the warps' scratch, and a global
+    tap table of at most PLANE_MAX_GLOBAL_TABLE bytes. Chosen automatically (PLANE
+    None) where rows have unit stride (the plane copy is coalesced) and the outputs
+    number at least a quarter of the input's pixels, so that copying the planes costs
+    less than gathering the taps through L2. Blocks have 512 threads where two fit on a
+    multiprocessor (one's plane copy overlaps the other's evaluation), else 1024.
     """
     n, _, h, w = desc.input_tensor.sizes
     r, _, oh, ow = desc.output_tensor.sizes
-    if PLANE is False or desc.reduction_function is not ReduceFunction.AVERAGE or max(oh, ow) > SEPARABLE_MAX_OUT:
+    if PLANE is False or desc.reduction_function is not ReduceFunction.AVERAGE:
+        return None
+    if oh * ow > PLANE_MAX_OUT or ow > 32:
         return None
     if PLANE is None and (xs[3] != 1 or r * oh * ow * 4 < n * h * w):
         return None
@@ -144,8 +149,16 @@ def _plane_layout(desc: RoiAlignDesc, xs: Any, itemsize: int) -> tuple[int, int,
     words = -(-w // per_word)
     pitch = (words | 1) * per_word
     plane_bytes = -(-h * pitch * itemsize // 16) * 16
-    table = min(PLANE_MAX_TABLE, shared_memory_optin() - PLANE_STATIC_SHARED - plane_bytes)
-    if table < PLANE_MIN_TABLE:
+    per_block, per_sm = shared_memory_limits()
+    if PLANE_THREADS is not None:
+        threads = PLANE_THREADS if _plane_shared(plane_bytes, PLANE_THREADS) <= per_block else 0
+        if not threads:
+            return None
+    elif 2 * _plane_shared(plane_bytes, 512) <= per_sm:
+        threads = 512
+    elif _plane_shared(plane_bytes, 1024) <= per_block:
+        threads = 1024
+    else:
         return None
     per_sample = 2 if desc.interpolation_mode is InterpolationMode.LINEAR else 1
     # A list holds the merged distinct taps of one output: at most per_sample per
@@ -153,7 +166,7 @@ def _plane_layout(desc: RoiAlignDesc, xs: Any, itemsize: int) -> tuple[int, int,
     cap = min(per_sample * desc.maximum_samples_per_output, max(h, w))
     if r * (oh + ow) * (cap + 1) * TAP_SLOT > PLANE_MAX_GLOBAL_TABLE:
         return None
-    return pitch, cap, plane_bytes, table
+    return pitch, cap, plane_bytes, threads
 
 
 def _chunked_rows(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> bool:
@@ -188,15 +201,16 @@ def _plan(
     channels_last = xs[1] == 1 and c > 1
     plane = _plane_layout(desc, xs, np.dtype(dtype).itemsize)
     if plane is not None:
-        pitch, cap, plane_bytes, table = plane
+        pitch, cap, plane_bytes, threads = plane
         linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
         taps = get_kernel("roi_align.cu", f"roi_align_taps<{t}, {bi_c}, {linear}>")
-        fn = get_kernel("roi_align.cu", f"roi_align_plane<{t}>")
-        shared = plane_bytes + table
-        fn.max_dynamic_shared_size_bytes = shared
+        fn = get_kernel("roi_align.cu", f"roi_align_plane<{t}, {threads}>")
+        shared = plane_bytes + threads // 32 * PLANE_WARP_SCRATCH
+        # One function object serves every plan of this specialisation: keep the largest.
+        fn.max_dynamic_shared_size_bytes = max(shared, fn.max_dynamic_shared_size_bytes)
         n = desc.input_tensor.sizes[0]
-        q = _plane_params(pitch, cap, plane_bytes, table // TAP_SLOT, desc.input_tensor.sizes[3])
-        return (desc, fn, (n * c,), PLANE_THREADS, _params(desc, 1, xs, rs, bs, ys), (taps, q, cap, shared))
+        q = _plane_params(pitch, cap, plane_bytes, desc.input_tensor.sizes[3])
+        return (desc, fn, (n * c,), threads, _params(desc, 1, xs, rs, bs, ys), (taps, q, cap, shared))
     if desc.reduction_function is ReduceFunction.AVERAGE and max(oh, ow) <= SEPARABLE_MAX_OUT:
         linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
         fixed = desc.minimum_samples_per_output == desc.maximum_samples_per_output
@@ -217,7 +231,9 @@ def _plan(
     return (desc, fn, (r, -(-c // 32)), 256, _params(desc, 32, xs, rs, bs, ys), None)
 
 
-def _launch_plane(fn: Any, grid: Any, p: np.void, plane: tuple[Any, ...], x: Any, rois: Any, bi: Any, y: Any) -> None:
+def _launch_plane(
+    fn: Any, grid: Any, threads: int, p: np.void, plane: tuple[Any, ...], x: Any, rois: Any, bi: Any, y: Any
+) -> None:
     """``roi_align_taps`` into a fresh table (stream-ordered pool memory), then ``roi_align_plane``."""
     cp = cupy_module()
     taps, q, cap, shared = plane
@@ -228,7 +244,7 @@ def _launch_plane(fn: Any, grid: Any, p: np.void, plane: tuple[Any, ...], x: Any
     slots = cp.empty(max(1, r * lists * (cap + 1) * TAP_SLOT), dtype=cp.uint8)
     totals = cp.empty(max(1, r * 16), dtype=cp.uint8)
     taps((-(-r * lists // 256),), (256,), (rois, bi, slots, totals, p, q))
-    fn(grid, (PLANE_THREADS,), (x, slots, totals, y, p, q), shared_mem=shared)
+    fn(grid, (threads,), (x, slots, totals, y, p, q), shared_mem=shared)
 
 
 def run(
@@ -269,7 +285,7 @@ def run(
     if plane is None:
         fn(grid, (threads,), (x, rois, bi, y, p))
     else:
-        _launch_plane(fn, grid, p, plane, x, rois, bi, y)
+        _launch_plane(fn, grid, threads, p, plane, x, rois, bi, y)
     if side is None:
         return
     side.done.synchronize()

@@ -722,7 +722,6 @@ struct PlaneParams {
     i64 pitch;        // elements per shared plane row (>= InputWidth; odd in 4-byte words: rows start on spread banks)
     i64 cap;          // taps per list in the global table
     i64 plane_bytes;  // shared plane size, a multiple of 16
-    i64 table_slots;  // TapSlots of shared memory after the plane, for a chunk of ROIs' lists
     i64 div_in_w[2];  // fast_div magic numbers of InputWidth
 };
 
@@ -751,81 +750,123 @@ __global__ void __launch_bounds__(256) roi_align_taps(const T* __restrict__ rois
     if (a == 0) totals[r] = RoiTotal{total, s.batch};
 }
 
-#define PLANE_THREADS 1024
-#define PLANE_CHUNK 64  // ROIs whose lists a block holds in shared memory at once, at most
+#define PLANE_WARP_OUT 64   // outputs per ROI at most (host-checked; OutputWidth <= 32 too)
+#define PLANE_WARP_ROWS 32  // row taps staged in shared memory at a time
 
-// One output from its column list xl and row list yl (slot 0 of each holds the counts):
-// sum_r Ay[oh, r] * sum_c Ax[ow, c] * X[r, c], the column taps in registers when every
-// list of the launch has at most ROI_REG_TAPS (fixed sampling of two).
+// A warp's shared scratch: its ROI's outputs, and a batch of one output row's row taps.
+struct PlaneWarpScratch {
+    float out[PLANE_WARP_OUT];
+    TapEntry<u32, float> rows[PLANE_WARP_ROWS];
+};
+
+// One ROI by one warp, its lanes over the ROI's column taps: the lists of output
+// columns 0, 1, ... concatenated, 32 taps at a time. For each output row oh, lane j
+// (column tap c of output column ow, weight Ax) forms Ax * sum_r Ay[oh, r] X[r, c] over
+// the row taps (broadcast from shared memory); the lanes of one output column then sum
+// by a segmented scan (log2 of the longest run of lanes) and the run's last lane adds
+// the total to out[oh, ow] in the scratch. The X loads of a warp read one row at its
+// ROI's column taps (fixed sampling: a few banks apart; dense adaptive taps: one
+// wavefront), where a thread per output spread them over several rows.
 template <typename T>
-__device__ __forceinline__ float plane_output(const T* plane, const TapSlot* xl, const TapSlot* yl, bool few) {
+__device__ __forceinline__ void plane_roi(const T* plane, const TapSlot* lists, int stride, PlaneWarpScratch& ws,
+                                          T* y_roi, double total, const RoiParams& p) {
     typedef TapEntry<u32, float> Entry;
-    const int n_cols = xl[0].meta.n, n_rows = yl[0].meta.n;
-    float acc = 0.0f;
-    if (few) {
-        Entry e[ROI_REG_TAPS];
-#pragma unroll
-        for (int k = 0; k < ROI_REG_TAPS; ++k) e[k] = k < n_cols ? xl[1 + k].tap : Entry{0, 0.0f};
-        for (int f = 0; f < n_rows; ++f) {
-            const Entry row = yl[1 + f].tap;
-            float v = 0.0f;
-#pragma unroll
-            for (int k = 0; k < ROI_REG_TAPS; ++k) {
-                if (k < n_cols) v += e[k].weight * Num<T>::to_acc(plane[row.off + e[k].off]);
-            }
-            acc += row.weight * v;
-        }
-    } else {
-        for (int f = 0; f < n_rows; ++f) {
-            const Entry row = yl[1 + f].tap;
-            const T* q = plane + row.off;
-            float v = 0.0f;
-#pragma unroll 4
-            for (int k = 0; k < n_cols; ++k) {
-                const Entry col = xl[1 + k].tap;
-                v += col.weight * Num<T>::to_acc(q[col.off]);
-            }
-            acc += row.weight * v;
-        }
+    const int lane = threadIdx.x & 31;
+    const int out_w = (int)p.out_w, out_h = (int)p.out_h, bins = out_h * out_w;
+    for (int o = lane; o < bins; o += 32) ws.out[o] = 0.0f;
+    __syncwarp();
+    // Where each output column's taps start in the concatenation (lane ow holds its own).
+    const int count = lane < out_w ? lists[lane * stride].meta.n : 0;
+    int first = count;
+    for (int d = 1; d < 32; d <<= 1) {
+        const int o = __shfl_up_sync(0xffffffffu, first, d);
+        if (lane >= d) first += o;
     }
-    return acc;
+    const int n_taps = __shfl_sync(0xffffffffu, first, 31);
+    first -= count;
+    for (int g0 = 0; g0 < n_taps; g0 += 32) {
+        const int j = g0 + lane;
+        int ow = -1, start = 0;  // output column of tap j, and where its taps start
+        for (int o = 0; o < out_w; ++o) {
+            const int f = __shfl_sync(0xffffffffu, first, o), n = __shfl_sync(0xffffffffu, count, o);
+            if (j >= f && j < f + n) ow = o, start = f;
+        }
+        const int run = ow >= 0 ? max(start - g0, 0) : lane;  // the lane where tap j's run starts
+        const Entry col = ow >= 0 ? lists[ow * stride + 1 + (j - start)].tap : Entry{0, 0.0f};
+        int longest = lane - run + 1;
+        for (int d = 16; d > 0; d >>= 1) longest = max(longest, __shfl_xor_sync(0xffffffffu, longest, d));
+        const int next_ow = __shfl_down_sync(0xffffffffu, ow, 1);  // every lane takes part
+        const bool last = ow >= 0 && (lane == 31 || next_ow != ow);
+        for (int oh = 0; oh < out_h; ++oh) {
+            const TapSlot* yl = lists + (out_w + oh) * stride;
+            const int n_rows = yl[0].meta.n;
+            float u = 0.0f;
+            for (int r0 = 0; r0 < n_rows; r0 += PLANE_WARP_ROWS) {
+                __syncwarp();
+                if (r0 + lane < n_rows) ws.rows[lane] = yl[1 + r0 + lane].tap;
+                __syncwarp();
+                const int m = min(PLANE_WARP_ROWS, n_rows - r0);
+                if (ow >= 0) {
+#pragma unroll 4
+                    for (int f = 0; f < m; ++f) {
+                        const Entry row = ws.rows[f];
+                        u += row.weight * Num<T>::to_acc(plane[row.off + col.off]);
+                    }
+                }
+            }
+            float v = col.weight * u;
+            for (int d = 1; d < longest; d <<= 1) {
+                const float o = __shfl_up_sync(0xffffffffu, v, d);
+                if (lane - d >= run) v += o;
+            }
+            if (last) ws.out[oh * out_w + ow] += v;
+        }
+        __syncwarp();  // a later group's run of this output column may end in another lane
+    }
+    __syncwarp();
+    for (int o = lane; o < bins; o += 32) {
+        const int oh = o / out_w, ow = o - (o / out_w) * out_w;
+        const int x_in = lists[ow * stride].meta.inside, y_in = lists[(out_w + oh) * stride].meta.inside;
+        float v = ws.out[o];
+        if (x_in == 0 || y_in == 0) {
+            v = (float)p.oob;
+        } else if (p.oob != 0.0) {
+            v = finish_average(v, y_in, x_in, total, p.oob);
+        }
+        y_roi[oh * p.y_stride[2] + ow * p.y_stride[3]] = Num<T>::from_acc(v);
+    }
+    __syncwarp();
 }
 
 // A block per (batch item, channel) plane, blockIdx.x = n * Channels + c:
 //  1. the plane is copied into shared memory (rows `pitch` apart);
-//  2. the ROIs are scanned in windows of PLANE_THREADS, those of batch item n kept (in
-//     order) in `sel`;
-//  3. the kept ROIs go in chunks: their lists are copied into shared memory (when one
-//     ROI's lists fit; else read from the global table), then a thread per output
-//     (ROI, oh, ow) evaluates it, neighbouring threads on neighbouring outputs of one
-//     ROI (contiguous output writes).
-template <typename T>
-__global__ void __launch_bounds__(PLANE_THREADS, 1)
+//  2. the ROIs are scanned in windows of THREADS, those of batch item n kept in `sel`;
+//  3. each warp takes the kept ROIs in turn (plane_roi). Every output is one warp's
+//     work in a fixed order, so the results do not depend on the scheduling.
+template <typename T, int THREADS>
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS)
     roi_align_plane(const T* __restrict__ x, const TapSlot* __restrict__ slots, const RoiTotal* __restrict__ totals,
                     T* __restrict__ y, const RoiParams p, const PlaneParams q) {
     extern __shared__ __align__(16) unsigned char smem[];
     T* plane = reinterpret_cast<T*>(smem);
-    TapSlot* tab = reinterpret_cast<TapSlot*>(smem + q.plane_bytes);
-    __shared__ int sel[PLANE_THREADS];
-    __shared__ int warp_base[PLANE_THREADS / 32];
-    __shared__ int n_sel, most;
-    __shared__ int chunk_roi[PLANE_CHUNK];
-    __shared__ double chunk_total[PLANE_CHUNK];
+    PlaneWarpScratch* scratch = reinterpret_cast<PlaneWarpScratch*>(smem + q.plane_bytes);
+    __shared__ int sel[THREADS];
+    __shared__ int warp_base[THREADS / 32];
+    __shared__ int n_sel, next_roi;
 
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
     const i64 n = blockIdx.x / p.channels, c = blockIdx.x - n * p.channels;
     const i64 lists = p.out_w + p.out_h;
-    const int out_w = (int)p.out_w, bins = (int)(p.out_h * p.out_w);
 
     // 1. The plane, eight loads in flight per thread.
     {
         const T* src = x + n * p.x_stride[0] + c * p.x_stride[1];
         const int hw = (int)(p.in_h * p.in_w), in_w = (int)p.in_w;
-        for (int base = t; base < hw; base += 8 * PLANE_THREADS) {
+        for (int base = t; base < hw; base += 8 * THREADS) {
             T v[8];
 #pragma unroll
             for (int u = 0; u < 8; ++u) {
-                const int i = base + u * PLANE_THREADS;
+                const int i = base + u * THREADS;
                 if (i < hw) {
                     const int row = (int)fast_div((u32)i, q.div_in_w[0], q.div_in_w[1]);
                     v[u] = load_nc(src + row * p.x_stride[2] + (i - row * in_w) * p.x_stride[3]);
@@ -833,7 +874,7 @@ __global__ void __launch_bounds__(PLANE_THREADS, 1)
             }
 #pragma unroll
             for (int u = 0; u < 8; ++u) {
-                const int i = base + u * PLANE_THREADS;
+                const int i = base + u * THREADS;
                 if (i < hw) {
                     const int row = (int)fast_div((u32)i, q.div_in_w[0], q.div_in_w[1]);
                     plane[row * q.pitch + (i - row * in_w)] = v[u];
@@ -841,77 +882,38 @@ __global__ void __launch_bounds__(PLANE_THREADS, 1)
             }
         }
     }
-    // The longest list of the launch sizes the shared lists (an integer max: deterministic).
-    if (t == 0) most = 0;
-    __syncthreads();
-    {
-        int m = 0;
-        for (i64 l = t; l < p.num_rois * lists; l += PLANE_THREADS) m = max(m, slots[l * (q.cap + 1)].meta.n);
-        for (int d = 16; d > 0; d >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, d));
-        if (lane == 0) atomicMax(&most, m);
-    }
-    __syncthreads();
-    const int width = most + 1;  // slots per list in shared memory
-    const int per_roi = (int)lists * width;
-    const bool staged = per_roi <= q.table_slots;
-    const bool few = most <= ROI_REG_TAPS;
-    int chunk = staged ? min((i64)PLANE_CHUNK, q.table_slots / per_roi) : PLANE_CHUNK;
-    // Whole passes of the block over a chunk's outputs where possible.
-    const int passes = chunk * bins / PLANE_THREADS;
-    if (passes >= 1) chunk = min(chunk, max(1, passes * PLANE_THREADS / bins));
 
-    for (i64 w0 = 0; w0 < p.num_rois; w0 += PLANE_THREADS) {
-        // 2. The ROIs of this window on batch item n, in order.
+    for (i64 w0 = 0; w0 < p.num_rois; w0 += THREADS) {
+        // 2. The ROIs of this window on batch item n.
         const i64 r = w0 + t;
         const bool mine = r < p.num_rois && totals[r].batch == n;
         const unsigned ballot = __ballot_sync(0xffffffffu, mine);
-        __syncthreads();  // the previous window's readers of sel and n_sel are done
+        __syncthreads();  // the plane is in; the previous window's ROIs are done
         if (lane == 0) warp_base[warp] = __popc(ballot);
+        if (t == 0) next_roi = 0;
         __syncthreads();
         if (warp == 0) {
-            const int count = lane < PLANE_THREADS / 32 ? warp_base[lane] : 0;
+            const int count = lane < THREADS / 32 ? warp_base[lane] : 0;
             int incl = count;
             for (int d = 1; d < 32; d <<= 1) {
                 const int o = __shfl_up_sync(0xffffffffu, incl, d);
                 if (lane >= d) incl += o;
             }
-            if (lane < PLANE_THREADS / 32) warp_base[lane] = incl - count;
+            if (lane < THREADS / 32) warp_base[lane] = incl - count;
             if (lane == 31) n_sel = incl;
         }
         __syncthreads();
         if (mine) sel[warp_base[warp] + __popc(ballot & ((1u << lane) - 1u))] = (int)(r - w0);
         __syncthreads();
-
-        // 3. Chunks of the kept ROIs.
-        for (int s0 = 0; s0 < n_sel; s0 += chunk) {
-            const int g_n = min(chunk, n_sel - s0);
-            if (t < g_n) {
-                const i64 rr = w0 + sel[s0 + t];
-                chunk_roi[t] = (int)(rr - w0);
-                chunk_total[t] = totals[rr].total;
-            }
-            if (staged) {
-                for (int e = t; e < g_n * per_roi; e += PLANE_THREADS) {
-                    const int g = e / per_roi, rem = e - g * per_roi;
-                    const int l = rem / width, slot = rem - l * width;
-                    const i64 rr = w0 + sel[s0 + g];
-                    tab[e] = slots[(rr * lists + l) * (q.cap + 1) + slot];
-                }
-            }
-            __syncthreads();
-            for (int item = t; item < g_n * bins; item += PLANE_THREADS) {
-                const int g = item / bins, bin = item - g * bins;
-                const int oh = bin / out_w, ow = bin - oh * out_w;
-                const i64 rr = w0 + chunk_roi[g];
-                const TapSlot* base = staged ? tab + g * per_roi : slots + rr * lists * (q.cap + 1);
-                const int stride = staged ? width : (int)(q.cap + 1);
-                const TapSlot* xl = base + ow * stride;
-                const TapSlot* yl = base + (out_w + oh) * stride;
-                const float sum = plane_output<T>(plane, xl, yl, few);
-                y[rr * p.y_stride[0] + c * p.y_stride[1] + oh * p.y_stride[2] + ow * p.y_stride[3]] =
-                    Num<T>::from_acc(finish_average(sum, yl[0].meta.inside, xl[0].meta.inside, chunk_total[g], p.oob));
-            }
-            __syncthreads();
+        // 3. A warp per kept ROI.
+        for (;;) {
+            int k = 0;
+            if (lane == 0) k = atomicAdd(&next_roi, 1);
+            k = __shfl_sync(0xffffffffu, k, 0);
+            if (k >= n_sel) break;
+            const i64 rr = w0 + sel[k];
+            plane_roi<T>(plane, slots + rr * lists * (q.cap + 1), (int)(q.cap + 1), scratch[warp],
+                         y + rr * p.y_stride[0] + c * p.y_stride[1], totals[rr].total, p);
         }
     }
 }
