@@ -47,9 +47,9 @@ from dmlops.descs.slice1 import Slice1Desc
 ROWS: list[dict[str, Any]] = []
 MAXPOOL_VARIANTS: list[str] = []
 ROI_VARIANTS: dict[str, dict[str, Any]] = {
-    "separable roi_align_avg (PLANE False)": {"PLANE": False},
+    "channels per block 32 fixed / 64 adaptive": {"SEPARABLE_CHANNELS": 32, "SEPARABLE_CHANNELS_ADAPTIVE": 64},
 }
-"""Other ROI_ALIGN AVERAGE kernels and block shapes, timed beside the default (NCHW)."""
+"""Other block shapes of the ROI_ALIGN AVERAGE kernel, timed beside the default."""
 """2-D max-pool-grad variants also timed as the default (--maxpool-variant)."""
 L2_BYTES = 0
 COPY_BPS = 0.0
@@ -419,19 +419,6 @@ def bench_roi(dtype: str, sampling: int) -> None:
             for k, v in saved.items():
                 setattr(cuda_roi, k, v)
             cuda_roi._PLANS.plans.clear()
-    # The shared-plane kernel on the channels-last copy (where it is not chosen by default).
-    saved_plane = cuda_roi.PLANE
-    try:
-        cuda_roi.PLANE = True
-        cuda_roi._PLANS.plans.clear()
-        out.fill(float("nan"))
-        kernel_only_cl(0)
-        err = float(cp.abs(out.astype(cp.float32) - default.astype(cp.float32)).max())
-        print(f"  roi-align plane on NHWC strides sr={sampling} {dtype}: max |it - default| = {err:.3g}", flush=True)
-        record(wl, dtype, "variant plane on NHWC strides (no idx check)", timed(kernel_only_cl, calls=5), floor, peer)
-    finally:
-        cuda_roi.PLANE = saved_plane
-        cuda_roi._PLANS.plans.clear()
 
 
 def _pool_desc(dml: str, xs: tuple[int, ...], ys: tuple[int, ...], win: Any, st: Any, pad: Any) -> MaxPoolingGradDesc:

@@ -127,14 +127,7 @@ NAMES = {
         for lin in ("true", "false")
         for off in ("u32", "i64")
         for vec in ("true", "false")
-    ]
-    + [
-        f"roi_align_taps<{t}, {b}, {lin}>"
-        for t in ("float", "half_t")
-        for b in ("u32", "u64")
-        for lin in ("true", "false")
-    ]
-    + [f"roi_align_plane<{t}, {n}>" for t in ("float", "half_t") for n in (512, 1024)],
+    ],
 }
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dmlops
-from conftest import assert_close, backend_params
+from conftest import backend_params
 from dmlops import TensorDesc
 from dmlops.backends import load_backend
 from dmlops.cuda import _plan
@@ -139,12 +139,6 @@ def _roi_params():
     return cuda_roi._params(_roi_desc(1, 2, 5, 6, 3, "FLOAT32", sr=2), 2, (60, 30, 6, 1), (4, 1), (1,), (24, 12, 4, 1))
 
 
-def _plane_params():
-    from dmlops.cuda import roi_align as cuda_roi
-
-    return cuda_roi._plane_params(7, 4, 64, 6)
-
-
 def _pool_params():
     from dmlops.cuda._pooling import pool_params
     from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
@@ -172,7 +166,6 @@ def _pool_div_params():
     "source, struct, build",
     [
         ("roi_align.cu", "RoiParams", _roi_params),
-        ("roi_align.cu", "PlaneParams", _plane_params),
         ("pooling.cu", "PoolParams", _pool_params),
         ("pooling.cu", "PoolDivParams", _pool_div_params),
     ],
@@ -436,90 +429,6 @@ def test_roi_align_average_chunked_rows(gpu, dtype, dml, layout, sr) -> None:
         xd = cp.asarray(x)
     got = dmlops.execute(desc, {"InputTensor": xd, **{k: cp.asarray(v) for k, v in feeds.items()}}, backend="cuda")
     _close(got["OutputTensor"].get(), want, dtype)
-
-
-@pytest.fixture(params=["plane, 512 threads", "plane, 1024 threads", "separable"])
-def average_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
-    """ROI_ALIGN AVERAGE forced onto roi_align_plane (with either block size) or onto
-    roi_align_avg (separable)."""
-    from dmlops.cuda import roi_align as cuda_roi
-
-    monkeypatch.setattr(cuda_roi, "PLANE", request.param != "separable")
-    if request.param != "separable":
-        monkeypatch.setattr(cuda_roi, "PLANE_THREADS", int(request.param.split()[1]))
-    cuda_roi._PLANS.plans.clear()
-    yield cuda_roi
-    cuda_roi._PLANS.plans.clear()
-
-
-@pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("samples", [None, 1, 2, 3], ids=lambda s: "adaptive" if s is None else f"fixed{s}")
-@pytest.mark.parametrize("mode", ["LINEAR", "NEAREST_NEIGHBOR"])
-def test_roi_align_average_kernels_match_the_loop_oracle(gpu, average_kernel, mode, samples, dtype, seed) -> None:
-    """The loop-oracle cases of test_roi_align (ROIs inside, partly and wholly outside,
-    empty, inverted, points) through each AVERAGE kernel."""
-    from oracles.roi_align import roi_align_oracle
-    from test_roi_align import random_case
-
-    x, rois, batch, out_size, scale, lo, hi = random_case(seed, dtype, fixed=samples)
-    oob = -2.5 if seed % 2 else 0.0
-    kw = dict(interpolation_mode=mode, out_of_bounds_input_value=oob, minimum_samples_per_output=lo,
-              maximum_samples_per_output=hi)  # fmt: skip
-    got = dmlops.roi_align(gpu.asarray(x), gpu.asarray(rois), gpu.asarray(batch), out_size, spatial_scale=scale,
-                           backend="cuda", **kw)  # fmt: skip
-    want = roi_align_oracle(
-        x, rois, batch, out_size, spatial_scale=scale, mode=mode, oob=oob, min_samples=lo, max_samples=hi
-    )  # fmt: skip
-    assert_close(got, want.astype(dtype))
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("sr", [2, 0])
-@pytest.mark.parametrize("layout", ["contiguous", "padded rows", "channels last", "odd width"])
-def test_roi_align_average_many_rois(gpu, average_kernel, layout, sr, dtype) -> None:
-    """More ROIs than a block scans at once (1024), on three batch items in mixed order,
-    large regions and regions past the edges, non-finite inputs, any strides."""
-    cp = gpu
-    rng = np.random.default_rng(12)
-    n, c, h, r = 3, 4, 26, 2500
-    w = 45 if layout == "odd width" else 48
-    x = rng.standard_normal((n, c, h, w)).astype(dtype)
-    x[0, 1, 5, 9] = np.inf
-    x[2, 2, 7, 20] = np.nan
-    boxes = rng.uniform(-20, 120, size=(r, 4)).astype(dtype)
-    boxes[:3] = [[0, 0, 96, 96], [-40, -40, 200, 200], [17.5, 19.5, 18.5, 20.5]]
-    batch = rng.integers(0, n, size=r).astype(np.uint32)
-    desc = _roi_desc(n, c, h, w, r, {np.float32: "FLOAT32", np.float16: "FLOAT16"}[dtype], sr=sr, oob=0.75)
-    feeds = {"ROITensor": boxes, "BatchIndicesTensor": batch}
-    want = dmlops.execute(desc, {"InputTensor": x, **feeds})["OutputTensor"]
-    if layout == "channels last":
-        xd = cp.ascontiguousarray(cp.asarray(x).transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-    elif layout == "padded rows":
-        xd = cp.zeros((n, c, h, w + 16), dtype=dtype)[..., 8 : 8 + w]
-        xd[...] = cp.asarray(x)
-    else:
-        xd = cp.asarray(x)
-    from dmlops.cuda._runtime import element_strides
-
-    plane = average_kernel._plane_layout(desc, element_strides(xd), np.dtype(dtype).itemsize)
-    assert (plane is not None) == average_kernel.PLANE
-    got = dmlops.execute(desc, {"InputTensor": xd, **{k: cp.asarray(v) for k, v in feeds.items()}}, backend="cuda")
-    _close(got["OutputTensor"].get(), want, dtype)
-
-
-def test_roi_align_plane_kernel_is_chosen_for_many_rois(gpu) -> None:
-    """Left to choose, AVERAGE takes the shared plane for many ROIs per image and the
-    separable kernel for a few ROIs over a large image or for channels-last strides."""
-    from dmlops.cuda import roi_align as cuda_roi
-
-    many = _roi_desc(2, 8, 40, 40, 1000, "FLOAT32", sr=2)
-    few = _roi_desc(2, 8, 40, 40, 10, "FLOAT32", sr=2)
-    assert cuda_roi._plane_layout(many, (12800, 1600, 40, 1), 4) is not None
-    assert cuda_roi._plane_layout(few, (12800, 1600, 40, 1), 4) is None
-    assert cuda_roi._plane_layout(many, (12800, 1, 320, 8), 4) is None
-    huge = _roi_desc(1, 1, 1000, 1000, 100000, "FLOAT32", sr=2)  # no room in shared memory
-    assert cuda_roi._plane_layout(huge, (10**6, 10**6, 1000, 1), 4) is None
 
 
 def test_roi_align_bad_batch_index_raises_on_every_path(gpu) -> None:

@@ -127,13 +127,6 @@ def sm_count() -> int:
     return int(cp.cuda.Device().attributes["MultiProcessorCount"])
 
 
-@functools.lru_cache(maxsize=1)
-def shared_memory_limits() -> tuple[int, int]:
-    """Shared memory (bytes) of the current device: most one block may opt in to, and per multiprocessor."""
-    attributes = cupy_module().cuda.Device().attributes
-    return int(attributes["MaxSharedMemoryPerBlockOptin"]), int(attributes["MaxSharedMemoryPerMultiprocessor"])
-
-
 # -- parameter structs ---------------------------------------------------------------
 
 
@@ -406,7 +399,6 @@ __all__ = [
     "logical_view",
     "padded",
     "params",
-    "shared_memory_limits",
     "sm_count",
     "to_cupy",
     "torch_stream",

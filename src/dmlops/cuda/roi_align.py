@@ -1,11 +1,7 @@
 """ROI_ALIGN on the GPU, see kernels/roi_align.cu.
 
-Four kernels:
+Three kernels:
 
-* ``roi_align_plane`` for AVERAGE over many ROIs per image (after ``roi_align_taps``
-  tabulates every ROI's taps once): a block per (batch item, channel) holds that plane
-  in shared memory and evaluates all its ROIs there, so the input crosses L2 once
-  instead of once per tap (see :func:`_plane_layout` for when it is taken);
 * ``roi_align_avg`` for AVERAGE (outputs up to 64 x 64): the separable tap-list form
   (each output row and column reduced to its distinct taps with summed weights, built
   once per block in shared memory), evaluated by a thread per output column walking
@@ -31,7 +27,7 @@ import numpy as np
 from ..descs.roi_align import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ._copy import C_TYPES, PlanCache
-from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params, shared_memory_limits
+from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params
 from .gather import NO_BAD, first_bad_index_async
 
 _PLANS = PlanCache()
@@ -42,21 +38,6 @@ SEPARABLE_CHANNELS = 64
 SEPARABLE_CHANNELS_ADAPTIVE = 32
 """Channels per block of ``roi_align_avg`` with adaptive sampling: a block's cost follows its
 ROI's size, and smaller blocks balance the large ROIs better (504 vs 590 µs on the H100)."""
-
-
-PLANE: bool | None = None
-"""``roi_align_plane`` for AVERAGE: None chooses (:func:`_plane_layout`); True takes it
-wherever the plane fits in shared memory, False never (tests and benchmarks set it)."""
-PLANE_THREADS: int | None = None
-"""Threads of a ``roi_align_plane`` block (512 or 1024); None chooses (tests set it)."""
-PLANE_WARP_SCRATCH = 512
-"""Shared bytes per warp of ``roi_align_plane`` (its PlaneWarpScratch)."""
-PLANE_MAX_OUT = 64
-"""Most outputs per ROI of ``roi_align_plane`` (its PLANE_WARP_OUT); OutputWidth at most 32."""
-PLANE_MAX_GLOBAL_TABLE = 256 * 2**20
-"""Largest global tap table (bytes) of ``roi_align_taps``."""
-TAP_SLOT = 8
-"""Bytes of a TapSlot."""
 
 
 class _Side:
@@ -110,65 +91,6 @@ def _params(
     )
 
 
-def _plane_params(pitch: int, cap: int, plane_bytes: int, in_w: int) -> np.void:
-    return params(
-        ("pitch", "i8", pitch),
-        ("cap", "i8", cap),
-        ("plane_bytes", "i8", plane_bytes),
-        ("div_in_w", "i8", list(fast_div(max(1, in_w)))),
-    )
-
-
-def _plane_shared(plane_bytes: int, threads: int) -> int:
-    """Shared memory of a ``roi_align_plane`` block: plane, warp scratch, static arrays (rounded up)."""
-    return plane_bytes + threads // 32 * PLANE_WARP_SCRATCH + 4 * threads + 1024
-
-
-def _plane_layout(desc: RoiAlignDesc, xs: Any, itemsize: int) -> tuple[int, int, int, int] | None:
-    """(pitch, cap, plane bytes, threads) of ``roi_align_plane``, or None where it is not taken.
-
-    It needs AVERAGE, at most 64 outputs per ROI and OutputWidth at most 32, a plane
-    that fits in the shared memory of a block beside the warps' scratch, and a global
-    tap table of at most PLANE_MAX_GLOBAL_TABLE bytes. Chosen automatically (PLANE
-    None) where rows have unit stride (the plane copy is coalesced) and the outputs
-    number at least a quarter of the input's pixels, so that copying the planes costs
-    less than gathering the taps through L2. Blocks have 512 threads where two fit on a
-    multiprocessor (one's plane copy overlaps the other's evaluation), else 1024.
-    """
-    n, _, h, w = desc.input_tensor.sizes
-    r, _, oh, ow = desc.output_tensor.sizes
-    if PLANE is False or desc.reduction_function is not ReduceFunction.AVERAGE:
-        return None
-    if oh * ow > PLANE_MAX_OUT or ow > 32:
-        return None
-    if PLANE is None and (xs[3] != 1 or r * oh * ow * 4 < n * h * w):
-        return None
-    # Rows start an odd number of 4-byte words apart, so one column of different rows
-    # falls in different shared-memory banks.
-    per_word = 4 // itemsize
-    words = -(-w // per_word)
-    pitch = (words | 1) * per_word
-    plane_bytes = -(-h * pitch * itemsize // 16) * 16
-    per_block, per_sm = shared_memory_limits()
-    if PLANE_THREADS is not None:
-        threads = PLANE_THREADS if _plane_shared(plane_bytes, PLANE_THREADS) <= per_block else 0
-        if not threads:
-            return None
-    elif 2 * _plane_shared(plane_bytes, 512) <= per_sm:
-        threads = 512
-    elif _plane_shared(plane_bytes, 1024) <= per_block:
-        threads = 1024
-    else:
-        return None
-    per_sample = 2 if desc.interpolation_mode is InterpolationMode.LINEAR else 1
-    # A list holds the merged distinct taps of one output: at most per_sample per
-    # sample, and at most one per input row or column (the taps are monotonic).
-    cap = min(per_sample * desc.maximum_samples_per_output, max(h, w))
-    if r * (oh + ow) * (cap + 1) * TAP_SLOT > PLANE_MAX_GLOBAL_TABLE:
-        return None
-    return pitch, cap, plane_bytes, threads
-
-
 def _chunked_rows(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> bool:
     """Whether ``roi_align_avg`` may read the input in aligned 16-byte chunks of a row.
 
@@ -184,11 +106,7 @@ def _chunked_rows(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> 
 def _plan(
     desc: RoiAlignDesc, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str, dtype: Any, aligned: bool
 ) -> tuple[Any, ...]:
-    """(desc, kernel, grid, threads, params, plane).
-
-    ``plane`` is None, or for ``roi_align_plane`` the ``roi_align_taps`` kernel, the
-    PlaneParams, the list capacity and the shared memory bytes.
-    """
+    """(desc, kernel, grid, threads, params)."""
     c = desc.input_tensor.sizes[1]
     r, _, oh, ow = desc.output_tensor.sizes
     bins = oh * ow
@@ -199,18 +117,6 @@ def _plan(
     )
     bi_c = {"uint32": "u32", "uint64": "u64"}[bi_dtype]
     channels_last = xs[1] == 1 and c > 1
-    plane = _plane_layout(desc, xs, np.dtype(dtype).itemsize)
-    if plane is not None:
-        pitch, cap, plane_bytes, threads = plane
-        linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
-        taps = get_kernel("roi_align.cu", f"roi_align_taps<{t}, {bi_c}, {linear}>")
-        fn = get_kernel("roi_align.cu", f"roi_align_plane<{t}, {threads}>")
-        shared = plane_bytes + threads // 32 * PLANE_WARP_SCRATCH
-        # One function object serves every plan of this specialisation: keep the largest.
-        fn.max_dynamic_shared_size_bytes = max(shared, fn.max_dynamic_shared_size_bytes)
-        n = desc.input_tensor.sizes[0]
-        q = _plane_params(pitch, cap, plane_bytes, desc.input_tensor.sizes[3])
-        return (desc, fn, (n * c,), threads, _params(desc, 1, xs, rs, bs, ys), (taps, q, cap, shared))
     if desc.reduction_function is ReduceFunction.AVERAGE and max(oh, ow) <= SEPARABLE_MAX_OUT:
         linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
         fixed = desc.minimum_samples_per_output == desc.maximum_samples_per_output
@@ -221,30 +127,14 @@ def _plan(
         vec = "true" if _chunked_rows(desc, xs, np.dtype(dtype).itemsize, aligned) else "false"
         fn = get_kernel("roi_align.cu", f"roi_align_avg<{t}, {bi_c}, {linear}, {off}, {vec}>")
         p = _params(desc, per_block, xs, rs, bs, ys, channel_fastest=channels_last)
-        return (desc, fn, (r, -(-c // per_block)), 256, p, None)
+        return (desc, fn, (r, -(-c // per_block)), 256, p)
     if not channels_last:
         per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
         threads = min(256, -(-per_block * bins // 32) * 32)
         fn = get_kernel("roi_align.cu", f"roi_align<{t}, {bi_c}, {flags}>")
-        return (desc, fn, (r, -(-c // per_block)), threads, _params(desc, per_block, xs, rs, bs, ys), None)
+        return (desc, fn, (r, -(-c // per_block)), threads, _params(desc, per_block, xs, rs, bs, ys))
     fn = get_kernel("roi_align.cu", f"roi_align_cl<{t}, {bi_c}, {flags}>")
-    return (desc, fn, (r, -(-c // 32)), 256, _params(desc, 32, xs, rs, bs, ys), None)
-
-
-def _launch_plane(
-    fn: Any, grid: Any, threads: int, p: np.void, plane: tuple[Any, ...], x: Any, rois: Any, bi: Any, y: Any
-) -> None:
-    """``roi_align_taps`` into a fresh table (stream-ordered pool memory), then ``roi_align_plane``."""
-    cp = cupy_module()
-    taps, q, cap, shared = plane
-    r = int(p["num_rois"])
-    lists = int(p["out_w"] + p["out_h"])
-    if r == 0 or grid[0] == 0:
-        return
-    slots = cp.empty(max(1, r * lists * (cap + 1) * TAP_SLOT), dtype=cp.uint8)
-    totals = cp.empty(max(1, r * 16), dtype=cp.uint8)
-    taps((-(-r * lists // 256),), (256,), (rois, bi, slots, totals, p, q))
-    fn(grid, (threads,), (x, slots, totals, y, p, q), shared_mem=shared)
+    return (desc, fn, (r, -(-c // 32)), 256, _params(desc, 32, xs, rs, bs, ys))
 
 
 def run(
@@ -271,7 +161,7 @@ def run(
     plan = _PLANS.get(key)
     if plan is None or plan[0] is not desc:
         plan = _PLANS.put(key, _plan(desc, xs, rs, bs, ys, str(bi.dtype), x.dtype, aligned))
-    _, fn, grid, threads, p, plane = plan
+    _, fn, grid, threads, p = plan
     side = _side() if check_batch_indices else None
     if side is not None:
         # The check runs on the side stream after everything queued so far (the indices' producers).
@@ -282,10 +172,7 @@ def run(
             flag = first_bad_index_async(bi, desc.batch_count, False)
             flag.data.copy_to_host_async(side.host.ptr, 8, side.stream)
             side.done.record(side.stream)
-    if plane is None:
-        fn(grid, (threads,), (x, rois, bi, y, p))
-    else:
-        _launch_plane(fn, grid, threads, p, plane, x, rois, bi, y)
+    fn(grid, (threads,), (x, rois, bi, y, p))
     if side is None:
         return
     side.done.synchronize()

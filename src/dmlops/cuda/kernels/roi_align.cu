@@ -357,14 +357,12 @@ template <typename OFF, typename W> struct TapMerger {
     double sum0, sum1, sum2;
     int used0, used1, used2;
 
-    int limit;  // entries written at most (memory safety; the counts of the callers never reach it)
-
-    __device__ __forceinline__ TapMerger(i64 s, double sc, TapEntry<OFF, W>* o, int lim)
+    __device__ __forceinline__ TapMerger(i64 s, double sc, TapEntry<OFF, W>* o)
         : stride(s), scale(sc), out(o), n(0), clock(0), idx0(-1), idx1(-1), idx2(-1), sum0(0.0), sum1(0.0),
-          sum2(0.0), used0(0), used1(0), used2(0), limit(lim) {}
+          sum2(0.0), used0(0), used1(0), used2(0) {}
 
     __device__ __forceinline__ void flush(i32 i, double w) {
-        if (i >= 0 && n < limit) {
+        if (i >= 0) {
             out[n].off = (OFF)((i64)i * stride);
             out[n].weight = (W)(w * scale);
             ++n;
@@ -412,11 +410,11 @@ template <typename OFF, typename W> struct TapMerger {
 };
 
 // The merged taps of output element o along one axis (weights times `scale`); returns
-// their count (at most `limit`) and sets `inside` to the number of in-bounds samples.
+// their count and sets `inside` to the number of in-bounds samples.
 template <bool LINEAR, typename OFF, typename W>
 __device__ int axis_taps(const AxisSetup& a, int o, double out_offset, double in_offset, i64 length, i64 stride,
-                         double scale, TapEntry<OFF, W>* out, int& inside, int limit = 0x7fffffff) {
-    TapMerger<OFF, W> m(stride, scale, out, limit);
+                         double scale, TapEntry<OFF, W>* out, int& inside) {
+    TapMerger<OFF, W> m(stride, scale, out);
     inside = 0;
     for (i64 j = o * a.samples; j < (o + 1) * a.samples; ++j) {
         const Tap s = make_tap<LINEAR>(a, j, out_offset, in_offset, length);
@@ -687,233 +685,5 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
     } else {
         column_per_thread<T, OFF, Acc, false>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_tab, sx_n,
                                               sx_in, (int)x_per_out, total);
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// AVERAGE with the input plane in shared memory (roi_align_taps, then roi_align_plane).
-//
-// Many ROIs over one image read the same plane again and again: the benchmark's 1000
-// ROIs touch 0.75 GB of 32-byte sectors (fixed sampling of two, FLOAT32) in an 82 MB
-// input, and roi_align_avg, which gathers every tap through L2, is bound by that traffic.
-// Here a block owns one (batch, channel) plane: it copies the plane into shared memory
-// once (the input crosses DRAM and L2 once), then evaluates every ROI of that batch
-// item from shared memory.
-//
-// The taps are those of roi_align_avg (the same axis_taps, merged, zero weights
-// dropped, column weights divided by the sample count), computed once per ROI by
-// roi_align_taps into a global table, since every plane of the batch item needs them:
-// per ROI, OutputWidth column lists then OutputHeight row lists, each `cap` + 1 slots
-// (slot 0: the tap count and the in-bounds sample count; then the taps). A column tap's
-// offset is its column, a row tap's its row times the shared plane's pitch.
-union TapSlot {
-    TapEntry<u32, float> tap;
-    struct {
-        i32 n, inside;
-    } meta;
-};
-
-struct RoiTotal {
-    double total;  // sample count sY * sX
-    i64 batch;     // clamped batch index
-};
-
-struct PlaneParams {
-    i64 pitch;        // elements per shared plane row (>= InputWidth; odd in 4-byte words: rows start on spread banks)
-    i64 cap;          // taps per list in the global table
-    i64 plane_bytes;  // shared plane size, a multiple of 16
-    i64 div_in_w[2];  // fast_div magic numbers of InputWidth
-};
-
-template <typename T, typename BI, bool LINEAR>
-__global__ void __launch_bounds__(256) roi_align_taps(const T* __restrict__ rois, const BI* __restrict__ batch,
-                                                      TapSlot* __restrict__ slots, RoiTotal* __restrict__ totals,
-                                                      const RoiParams p, const PlaneParams q) {
-    const i64 lists = p.out_w + p.out_h;
-    const i64 item = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (item >= p.num_rois * lists) return;
-    const i64 r = item / lists;
-    const int a = (int)(item - r * lists);
-    const RoiSetup s = roi_setup(rois, batch, r, p);
-    const double total = (double)s.ay.samples * (double)s.ax.samples;
-    TapSlot* list = slots + item * (q.cap + 1);
-    TapEntry<u32, float>* taps = &list[1].tap;
-    int inside, n;
-    if (a < p.out_w) {
-        n = axis_taps<LINEAR>(s.ax, a, p.out_offset, p.in_offset, p.in_w, 1, 1.0 / total, taps, inside, (int)q.cap);
-    } else {
-        n = axis_taps<LINEAR>(s.ay, a - (int)p.out_w, p.out_offset, p.in_offset, p.in_h, q.pitch, 1.0, taps, inside,
-                              (int)q.cap);
-    }
-    list[0].meta.n = n;
-    list[0].meta.inside = inside;
-    if (a == 0) totals[r] = RoiTotal{total, s.batch};
-}
-
-#define PLANE_WARP_OUT 64   // outputs per ROI at most (host-checked; OutputWidth <= 32 too)
-#define PLANE_WARP_ROWS 32  // row taps staged in shared memory at a time
-
-// A warp's shared scratch: its ROI's outputs, and a batch of one output row's row taps.
-struct PlaneWarpScratch {
-    float out[PLANE_WARP_OUT];
-    TapEntry<u32, float> rows[PLANE_WARP_ROWS];
-};
-
-// One ROI by one warp, its lanes over the ROI's column taps: the lists of output
-// columns 0, 1, ... concatenated, 32 taps at a time. For each output row oh, lane j
-// (column tap c of output column ow, weight Ax) forms Ax * sum_r Ay[oh, r] X[r, c] over
-// the row taps (broadcast from shared memory); the lanes of one output column then sum
-// by a segmented scan (log2 of the longest run of lanes) and the run's last lane adds
-// the total to out[oh, ow] in the scratch. The X loads of a warp read one row at its
-// ROI's column taps (fixed sampling: a few banks apart; dense adaptive taps: one
-// wavefront), where a thread per output spread them over several rows.
-template <typename T>
-__device__ __forceinline__ void plane_roi(const T* plane, const TapSlot* lists, int stride, PlaneWarpScratch& ws,
-                                          T* y_roi, double total, const RoiParams& p) {
-    typedef TapEntry<u32, float> Entry;
-    const int lane = threadIdx.x & 31;
-    const int out_w = (int)p.out_w, out_h = (int)p.out_h, bins = out_h * out_w;
-    for (int o = lane; o < bins; o += 32) ws.out[o] = 0.0f;
-    __syncwarp();
-    // Where each output column's taps start in the concatenation (lane ow holds its own).
-    const int count = lane < out_w ? lists[lane * stride].meta.n : 0;
-    int first = count;
-    for (int d = 1; d < 32; d <<= 1) {
-        const int o = __shfl_up_sync(0xffffffffu, first, d);
-        if (lane >= d) first += o;
-    }
-    const int n_taps = __shfl_sync(0xffffffffu, first, 31);
-    first -= count;
-    for (int g0 = 0; g0 < n_taps; g0 += 32) {
-        const int j = g0 + lane;
-        int ow = -1, start = 0;  // output column of tap j, and where its taps start
-        for (int o = 0; o < out_w; ++o) {
-            const int f = __shfl_sync(0xffffffffu, first, o), n = __shfl_sync(0xffffffffu, count, o);
-            if (j >= f && j < f + n) ow = o, start = f;
-        }
-        const int run = ow >= 0 ? max(start - g0, 0) : lane;  // the lane where tap j's run starts
-        const Entry col = ow >= 0 ? lists[ow * stride + 1 + (j - start)].tap : Entry{0, 0.0f};
-        int longest = lane - run + 1;
-        for (int d = 16; d > 0; d >>= 1) longest = max(longest, __shfl_xor_sync(0xffffffffu, longest, d));
-        const int next_ow = __shfl_down_sync(0xffffffffu, ow, 1);  // every lane takes part
-        const bool last = ow >= 0 && (lane == 31 || next_ow != ow);
-        for (int oh = 0; oh < out_h; ++oh) {
-            const TapSlot* yl = lists + (out_w + oh) * stride;
-            const int n_rows = yl[0].meta.n;
-            float u = 0.0f;
-            for (int r0 = 0; r0 < n_rows; r0 += PLANE_WARP_ROWS) {
-                __syncwarp();
-                if (r0 + lane < n_rows) ws.rows[lane] = yl[1 + r0 + lane].tap;
-                __syncwarp();
-                const int m = min(PLANE_WARP_ROWS, n_rows - r0);
-                if (ow >= 0) {
-#pragma unroll 4
-                    for (int f = 0; f < m; ++f) {
-                        const Entry row = ws.rows[f];
-                        u += row.weight * Num<T>::to_acc(plane[row.off + col.off]);
-                    }
-                }
-            }
-            float v = col.weight * u;
-            for (int d = 1; d < longest; d <<= 1) {
-                const float o = __shfl_up_sync(0xffffffffu, v, d);
-                if (lane - d >= run) v += o;
-            }
-            if (last) ws.out[oh * out_w + ow] += v;
-        }
-        __syncwarp();  // a later group's run of this output column may end in another lane
-    }
-    __syncwarp();
-    for (int o = lane; o < bins; o += 32) {
-        const int oh = o / out_w, ow = o - (o / out_w) * out_w;
-        const int x_in = lists[ow * stride].meta.inside, y_in = lists[(out_w + oh) * stride].meta.inside;
-        float v = ws.out[o];
-        if (x_in == 0 || y_in == 0) {
-            v = (float)p.oob;
-        } else if (p.oob != 0.0) {
-            v = finish_average(v, y_in, x_in, total, p.oob);
-        }
-        y_roi[oh * p.y_stride[2] + ow * p.y_stride[3]] = Num<T>::from_acc(v);
-    }
-    __syncwarp();
-}
-
-// A block per (batch item, channel) plane, blockIdx.x = n * Channels + c:
-//  1. the plane is copied into shared memory (rows `pitch` apart);
-//  2. the ROIs are scanned in windows of THREADS, those of batch item n kept in `sel`;
-//  3. each warp takes the kept ROIs in turn (plane_roi). Every output is one warp's
-//     work in a fixed order, so the results do not depend on the scheduling.
-template <typename T, int THREADS>
-__global__ void __launch_bounds__(THREADS, 1024 / THREADS)
-    roi_align_plane(const T* __restrict__ x, const TapSlot* __restrict__ slots, const RoiTotal* __restrict__ totals,
-                    T* __restrict__ y, const RoiParams p, const PlaneParams q) {
-    extern __shared__ __align__(16) unsigned char smem[];
-    T* plane = reinterpret_cast<T*>(smem);
-    PlaneWarpScratch* scratch = reinterpret_cast<PlaneWarpScratch*>(smem + q.plane_bytes);
-    __shared__ int sel[THREADS];
-    __shared__ int warp_base[THREADS / 32];
-    __shared__ int n_sel, next_roi;
-
-    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    const i64 n = blockIdx.x / p.channels, c = blockIdx.x - n * p.channels;
-    const i64 lists = p.out_w + p.out_h;
-
-    // 1. The plane, eight loads in flight per thread.
-    {
-        const T* src = x + n * p.x_stride[0] + c * p.x_stride[1];
-        const int hw = (int)(p.in_h * p.in_w), in_w = (int)p.in_w;
-        for (int base = t; base < hw; base += 8 * THREADS) {
-            T v[8];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) {
-                const int i = base + u * THREADS;
-                if (i < hw) {
-                    const int row = (int)fast_div((u32)i, q.div_in_w[0], q.div_in_w[1]);
-                    v[u] = load_nc(src + row * p.x_stride[2] + (i - row * in_w) * p.x_stride[3]);
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < 8; ++u) {
-                const int i = base + u * THREADS;
-                if (i < hw) {
-                    const int row = (int)fast_div((u32)i, q.div_in_w[0], q.div_in_w[1]);
-                    plane[row * q.pitch + (i - row * in_w)] = v[u];
-                }
-            }
-        }
-    }
-
-    for (i64 w0 = 0; w0 < p.num_rois; w0 += THREADS) {
-        // 2. The ROIs of this window on batch item n.
-        const i64 r = w0 + t;
-        const bool mine = r < p.num_rois && totals[r].batch == n;
-        const unsigned ballot = __ballot_sync(0xffffffffu, mine);
-        __syncthreads();  // the plane is in; the previous window's ROIs are done
-        if (lane == 0) warp_base[warp] = __popc(ballot);
-        if (t == 0) next_roi = 0;
-        __syncthreads();
-        if (warp == 0) {
-            const int count = lane < THREADS / 32 ? warp_base[lane] : 0;
-            int incl = count;
-            for (int d = 1; d < 32; d <<= 1) {
-                const int o = __shfl_up_sync(0xffffffffu, incl, d);
-                if (lane >= d) incl += o;
-            }
-            if (lane < THREADS / 32) warp_base[lane] = incl - count;
-            if (lane == 31) n_sel = incl;
-        }
-        __syncthreads();
-        if (mine) sel[warp_base[warp] + __popc(ballot & ((1u << lane) - 1u))] = (int)(r - w0);
-        __syncthreads();
-        // 3. A warp per kept ROI.
-        for (;;) {
-            int k = 0;
-            if (lane == 0) k = atomicAdd(&next_roi, 1);
-            k = __shfl_sync(0xffffffffu, k, 0);
-            if (k >= n_sel) break;
-            const i64 rr = w0 + sel[k];
-            plane_roi<T>(plane, slots + rr * lists * (q.cap + 1), (int)(q.cap + 1), scratch[warp],
-                         y + rr * p.y_stride[0] + c * p.y_stride[1], totals[rr].total, p);
-        }
     }
 }
