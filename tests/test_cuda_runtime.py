@@ -591,3 +591,29 @@ def test_gather_warp_rows(gpu, width) -> None:
     )
     got = dmlops.execute(desc, {"InputTensor": cp.asarray(table), "IndicesTensor": cp.asarray(idx)}, backend="cuda")
     np.testing.assert_array_equal(got["OutputTensor"].get(), table[np.where(idx[0] < 0, idx[0] + rows, idx[0])])
+
+
+def test_float32_subnormals_are_not_flushed(gpu) -> None:
+    """The kernels are compiled without flush-to-zero (CuPy's own compile path would add
+    -ftz=true): subnormal float32 values compare, route gradients and interpolate as the
+    reference computes them."""
+    cp = gpu
+    x = np.arange(1, 65, dtype=np.float32).reshape(1, 1, 8, 8) * np.float32(1e-40)  # all subnormal
+    x[0, 0, ::2, ::2] *= -1
+    want_y, want_i = dmlops.max_pooling2(x, (2, 2), strides=(2, 2), return_indices=True)
+    got_y, got_i = dmlops.max_pooling2(cp.asarray(x), (2, 2), strides=(2, 2), return_indices=True, backend="cuda")
+    np.testing.assert_array_equal(got_y.get(), want_y)
+    np.testing.assert_array_equal(got_i.get(), want_i)
+    dy = np.full((1, 1, 4, 4), 3e-39, dtype=np.float32)
+    want = dmlops.max_pooling_grad(x, dy, (2, 2), strides=(2, 2))
+    got = dmlops.max_pooling_grad(cp.asarray(x), cp.asarray(dy), (2, 2), strides=(2, 2), backend="cuda")
+    np.testing.assert_array_equal(got.get(), want)
+    want = dmlops.resample2(x, (1, 1, 16, 16), interpolation_mode="LINEAR")
+    got = dmlops.resample2(cp.asarray(x), (1, 1, 16, 16), interpolation_mode="LINEAR", backend="cuda").get()
+    assert np.count_nonzero(got) == np.count_nonzero(want) == want.size
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=0)
+    want = dmlops.roi_align(x, [[0.5, 0.5, 6.5, 7.0]], [0], (3, 3))
+    got = dmlops.roi_align(cp.asarray(x), cp.asarray(np.array([[0.5, 0.5, 6.5, 7.0]], np.float32)),
+                           cp.asarray(np.zeros(1, np.uint32)), (3, 3), backend="cuda").get()  # fmt: skip
+    assert np.all(want != 0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=0)

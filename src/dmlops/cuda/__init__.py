@@ -1,8 +1,9 @@
 """The CUDA backend: every dmlops operator on an NVIDIA GPU.
 
-Kernels are CUDA C (``dmlops/cuda/kernels/*.cu``) compiled at run time by NVRTC
-through CuPy's ``RawModule``, one specialisation (data type, index type, dimension
-count, vector width, index width) at a time, each compiled once and cached.
+Kernels are CUDA C (``dmlops/cuda/kernels/*.cu``) compiled at run time by NVRTC (CuPy's
+bindings, see :mod:`dmlops.cuda._compile`), one specialisation (data type, index type,
+dimension count, vector width, index width) at a time, each compiled once and cached on
+disk. Float32 arithmetic keeps subnormals (no flush-to-zero), as the reference does.
 
 * Data movement (SLICE1, GATHER, MAX_POOLING2's values and indices, nearest RESAMPLE2)
   is bit-exact.

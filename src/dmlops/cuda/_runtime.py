@@ -37,10 +37,9 @@ from .. import strided
 from ..descs._base import OperatorDesc
 from ..errors import BackendUnavailableError, TensorMismatchError
 from ..tensor import TensorDesc
+from ._compile import COMPILE_OPTIONS, cached_binary, target_arch
 
 KERNEL_DIR = Path(__file__).with_name("kernels")
-COMPILE_OPTIONS = ("--std=c++17",)
-"""NVRTC options. No fast-math: coordinates and interpolation follow IEEE rounding."""
 
 _INCLUDE = re.compile(r'^\s*#include\s+"([A-Za-z0-9_.]+)"\s*$', re.MULTILINE)
 
@@ -49,7 +48,7 @@ _INCLUDE = re.compile(r'^\s*#include\s+"([A-Za-z0-9_.]+)"\s*$', re.MULTILINE)
 def kernel_source(name: str) -> str:
     """The source of ``kernels/<name>``, with local ``#include "x.cuh"`` inlined.
 
-    Inlining makes the text self-contained, so CuPy's on-disk cache (keyed by source
+    Inlining makes the text self-contained, so the on-disk kernel cache (keyed by source
     and options) can never serve a kernel built from an older header.
     """
     text = (KERNEL_DIR / name).read_text()
@@ -100,22 +99,26 @@ def availability() -> str | None:
     return None
 
 
-_KERNELS: dict[tuple[str, str], Any] = {}
+_KERNELS: dict[tuple[int, str, str], Any] = {}
 
 
 def get_kernel(source: str, name_expression: str) -> Any:
-    """The compiled kernel ``name_expression`` of ``kernels/<source>``.
+    """The compiled kernel ``name_expression`` of ``kernels/<source>`` on the current device.
 
-    Each specialisation is compiled once per process (NVRTC through
-    ``cupy.RawModule(name_expressions=...)``) and memoised here; CuPy also caches the
-    binary on disk across processes.
+    Each specialisation is compiled once (NVRTC with COMPILE_OPTIONS, see ``_compile``;
+    the binary is cached on disk across processes), loaded once per device and process,
+    and memoised here.
     """
-    key = (source, name_expression)
+    cp = cupy_module()
+    device = cp.cuda.Device()
+    key = (device.id, source, name_expression)
     fn = _KERNELS.get(key)
     if fn is None:
-        cp = cupy_module()
-        module = cp.RawModule(code=kernel_source(source), options=COMPILE_OPTIONS, name_expressions=(name_expression,))
-        fn = module.get_function(name_expression)
+        arch = target_arch(device.compute_capability)
+        binary, lowered = cached_binary(kernel_source(source), source, name_expression, arch)
+        module = cp.cuda.function.Module()
+        module.load(binary)
+        fn = module.get_function(lowered)  # keeps its module alive
         _KERNELS[key] = fn
     return fn
 

@@ -1,6 +1,6 @@
 // Shared definitions of the dmlops CUDA kernels.
 //
-// The kernels are compiled by NVRTC at run time (CuPy RawModule) and must not depend on
+// The kernels are compiled by NVRTC at run time (dmlops.cuda._compile) and must not depend on
 // any header: no <cstdint>, no <cuda_fp16.h>. FLOAT16 is stored as its 16 raw bits and
 // converted with the PTX cvt instructions (round to nearest even), so every FLOAT16
 // result is computed in float32 and rounded once when stored.
