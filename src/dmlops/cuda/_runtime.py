@@ -110,11 +110,11 @@ def get_kernel(source: str, name_expression: str) -> Any:
     and memoised here.
     """
     cp = cupy_module()
-    device = cp.cuda.Device()
-    key = (device.id, source, name_expression)
+    device = cp.cuda.runtime.getDevice()  # cheaper than constructing a cupy Device per call
+    key = (device, source, name_expression)
     fn = _KERNELS.get(key)
     if fn is None:
-        arch = target_arch(device.compute_capability)
+        arch = target_arch(cp.cuda.Device(device).compute_capability)
         binary, lowered = cached_binary(kernel_source(source), source, name_expression, arch)
         module = cp.cuda.function.Module()
         module.load(binary)
