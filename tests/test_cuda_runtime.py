@@ -617,3 +617,38 @@ def test_float32_subnormals_are_not_flushed(gpu) -> None:
                            cp.asarray(np.zeros(1, np.uint32)), (3, 3), backend="cuda").get()  # fmt: skip
     assert np.all(want != 0)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=0)
+
+
+def test_copies_launched_from_several_threads_keep_their_own_arrays(gpu) -> None:
+    """One SLICE1 plan launched from eight threads at once: each result is its own input
+    reversed (the packed launch's pointer slots are shared by the plan's calls)."""
+    import threading
+
+    cp = gpu
+    desc = Slice1Desc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(64, 64)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(64, 64)),
+        input_window_offsets=(0, 0),
+        input_window_sizes=(64, 64),
+        input_window_strides=(1, -1),
+    )
+    pairs = [(cp.arange(4096, dtype=cp.float32).reshape(64, 64) + 10000 * i, cp.empty((64, 64), cp.float32)) for i in range(8)]
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        x, y = pairs[i]
+        try:
+            for _ in range(200):
+                dmlops.execute(desc, {"InputTensor": x}, outputs={"OutputTensor": y}, backend="cuda")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    cp.cuda.Device().synchronize()
+    assert not errors
+    for x, y in pairs:
+        assert bool(cp.array_equal(y, x[:, ::-1]))

@@ -110,9 +110,9 @@ def execute(
     """
     level = FeatureLevel.latest() if feature_level is None else FeatureLevel.from_any(feature_level)
     desc.validate(level)
-    expected = set(desc.tensors("input"))
-    given = set(inputs)
-    if given != expected:
+    expected = desc.tensor_names("input")
+    if inputs.keys() != expected:
+        given = set(inputs)
         missing = sorted(expected - given)
         extra = sorted(given - expected)
         parts = []
@@ -123,8 +123,8 @@ def execute(
         raise TensorMismatchError(
             f"{desc.dml_name}: inputs must be exactly {', '.join(sorted(expected))}; {'; '.join(parts)}"
         )
-    if outputs:
-        unknown = sorted(set(outputs) - set(desc.tensors("output")))
+    if outputs and not outputs.keys() <= desc.tensor_names("output"):
+        unknown = sorted(set(outputs) - desc.tensor_names("output"))
         if unknown:
             raise TensorMismatchError(f"{desc.dml_name}: unknown output member(s) {', '.join(unknown)}")
     module = load_backend(backend)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ._plan import MAX_OUTER_DIMS, MODE_VECTOR, CopyLayout, choose_vector, grid_for
-from ._runtime import get_kernel, padded, params
+from ._runtime import PackedLaunch, get_kernel, padded, params
 
 BLOCK = 256
 UNROLL = 4  # work items per thread per grid-stride step (DMLOPS_UNROLL in copy.cu)
@@ -60,7 +60,7 @@ class CopyPlan:
         self.wrap = wrap
         self.use32 = layout.fits_int32()
         self._variants: dict[tuple[int, int], tuple[Any, int, Any]] = {}
-        self._by_alignment: dict[tuple[int, int], tuple[Any, int, Any]] = {}
+        self._by_alignment: dict[tuple[int, int], PackedLaunch] = {}
 
     def variant(self, vec: int, mode: int) -> tuple[Any, int, Any]:
         """(kernel, blocks, parameter struct) for ``vec`` elements per work item."""
@@ -147,16 +147,15 @@ class CopyPlan:
         """Run the copy: ``src``/``dst``/``idx`` are CuPy arrays whose pointer is element 0."""
         src_ptr, dst_ptr = src.data.ptr, dst.data.ptr
         align = (src_ptr & 15, dst_ptr & 15)
-        found = self._by_alignment.get(align)
-        if found is None:
+        launch = self._by_alignment.get(align)
+        if launch is None:
             vec, mode = choose_vector(self.layout, self.itemsize, src_ptr, dst_ptr)
             if self._rows_apply(vec, mode, src_ptr, dst_ptr):
-                found = self.rows_variant(vec)
+                fn, blocks, p = self.rows_variant(vec)
             else:
-                found = self.variant(vec, mode)
-            self._by_alignment[align] = found
-        fn, blocks, p = found
-        fn((blocks,), (BLOCK,), (src, dst, idx if idx is not None else src, p))
+                fn, blocks, p = self.variant(vec, mode)
+            launch = self._by_alignment[align] = PackedLaunch(fn, blocks, BLOCK, 3, p)
+        launch(src_ptr, dst_ptr, idx.data.ptr if idx is not None else src_ptr)
 
 
 class PlanCache:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -128,6 +129,39 @@ def sm_count() -> int:
     """Multiprocessors of the current device."""
     cp = cupy_module()
     return int(cp.cuda.Device().attributes["MultiProcessorCount"])
+
+
+class PackedLaunch:
+    """A kernel launch whose arguments are packed once.
+
+    The arguments are ``n_pointers`` device pointers, then one by-value parameter struct,
+    as cuLaunchKernel's ``void**`` array. A call stores the pointers and launches on
+    CuPy's current stream through the driver, skipping CuPy's per-argument conversion
+    (about 4 µs of the 9 µs a small copy took on the H100's host). The pointer slots are
+    shared by the calls of one plan, so a lock keeps a store and its launch together
+    across threads (the driver copies the arguments at launch).
+    """
+
+    def __init__(self, fn: Any, grid: int, block: int, n_pointers: int, struct: np.void) -> None:
+        from cupy_backends.cuda.api import driver
+
+        self._launch_kernel = driver.launchKernel
+        self._stream = cupy_module().cuda.get_current_stream
+        self.fn = fn  # keeps the module loaded
+        self.grid, self.block = grid, block
+        self.pointers = np.zeros(n_pointers, dtype=np.uint64)
+        self.struct = np.frombuffer(struct.tobytes(), dtype=np.uint8).copy()
+        base = self.pointers.ctypes.data
+        self.argv = np.array([base + 8 * i for i in range(n_pointers)] + [self.struct.ctypes.data], dtype=np.uint64)
+        self._argv = int(self.argv.ctypes.data)
+        self._lock = threading.Lock()
+
+    def __call__(self, *pointers: int) -> None:
+        if self.grid == 0:
+            return
+        with self._lock:
+            self.pointers[:] = pointers
+            self._launch_kernel(self.fn.ptr, self.grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, self._argv, 0)
 
 
 # -- parameter structs ---------------------------------------------------------------
@@ -387,6 +421,7 @@ __all__ = [
     "KERNEL_DIR",
     "DescInfo",
     "OutputBinding",
+    "PackedLaunch",
     "array_kind",
     "availability",
     "bind_inputs",

@@ -202,6 +202,14 @@ class OperatorDesc:
             object.__setattr__(self, "_tensors", by_kind)
         return dict(by_kind[kind])
 
+    def tensor_names(self, kind: Literal["input", "output"]) -> frozenset[str]:
+        """DML names of the bound input (or output) tensor members, cached (the desc is immutable)."""
+        names: dict[str, frozenset[str]] | None = self.__dict__.get("_tensor_names")
+        if names is None:
+            names = {k: frozenset(self.tensors(k)) for k in ("input", "output")}
+            object.__setattr__(self, "_tensor_names", names)
+        return names[kind]
+
     def tensor(self, dml_name: str) -> TensorDesc:
         """The TensorDesc of one member by DML name."""
         return self.tensors()[dml_name]
