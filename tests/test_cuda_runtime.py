@@ -632,7 +632,10 @@ def test_copies_launched_from_several_threads_keep_their_own_arrays(gpu) -> None
         input_window_sizes=(64, 64),
         input_window_strides=(1, -1),
     )
-    pairs = [(cp.arange(4096, dtype=cp.float32).reshape(64, 64) + 10000 * i, cp.empty((64, 64), cp.float32)) for i in range(8)]
+    pairs = [
+        (cp.arange(4096, dtype=cp.float32).reshape(64, 64) + 10000 * i, cp.empty((64, 64), cp.float32))
+        for i in range(8)
+    ]
     errors: list[BaseException] = []
 
     def work(i: int) -> None:
@@ -640,7 +643,7 @@ def test_copies_launched_from_several_threads_keep_their_own_arrays(gpu) -> None
         try:
             for _ in range(200):
                 dmlops.execute(desc, {"InputTensor": x}, outputs={"OutputTensor": y}, backend="cuda")
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
