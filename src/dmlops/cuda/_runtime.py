@@ -25,6 +25,7 @@ on torch's current stream instead, so the DLPack exchange orders everything.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import re
 import threading
@@ -131,6 +132,9 @@ def sm_count() -> int:
     return int(cp.cuda.Device().attributes["MultiProcessorCount"])
 
 
+_THREAD = threading.local()
+
+
 class PackedLaunch:
     """A kernel launch whose arguments are packed once.
 
@@ -145,23 +149,34 @@ class PackedLaunch:
     def __init__(self, fn: Any, grid: int, block: int, n_pointers: int, struct: np.void) -> None:
         from cupy_backends.cuda.api import driver
 
+        cp = cupy_module()
         self._launch_kernel = driver.launchKernel
-        self._stream = cupy_module().cuda.get_current_stream
+        self._stream = cp.cuda.get_current_stream
+        self._runtime = cp.cuda.runtime
         self.fn = fn  # keeps the module loaded
+        self._fn = int(fn.ptr)
         self.grid, self.block = grid, block
-        self.pointers = np.zeros(n_pointers, dtype=np.uint64)
-        self.struct = np.frombuffer(struct.tobytes(), dtype=np.uint8).copy()
-        base = self.pointers.ctypes.data
-        self.argv = np.array([base + 8 * i for i in range(n_pointers)] + [self.struct.ctypes.data], dtype=np.uint64)
-        self._argv = int(self.argv.ctypes.data)
+        self._pointers = (ctypes.c_uint64 * n_pointers)()
+        self._struct = ctypes.create_string_buffer(struct.tobytes())
+        base = ctypes.addressof(self._pointers)
+        slots = [base + 8 * i for i in range(n_pointers)] + [ctypes.addressof(self._struct)]
+        self._argv = (ctypes.c_uint64 * len(slots))(*slots)
+        self._argv_ptr = ctypes.addressof(self._argv)
         self._lock = threading.Lock()
 
     def __call__(self, *pointers: int) -> None:
         if self.grid == 0:
             return
+        if not getattr(_THREAD, "context", False):
+            # The driver API needs a current context; a new thread has none until a
+            # runtime call makes the current device's primary context current.
+            self._runtime.setDevice(self._runtime.getDevice())
+            _THREAD.context = True
+        slots = self._pointers
         with self._lock:
-            self.pointers[:] = pointers
-            self._launch_kernel(self.fn.ptr, self.grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, self._argv, 0)
+            for i, p in enumerate(pointers):
+                slots[i] = p
+            self._launch_kernel(self._fn, self.grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, self._argv_ptr, 0)
 
 
 # -- parameter structs ---------------------------------------------------------------
