@@ -119,7 +119,9 @@ def _c_struct_members(source: str, struct: str) -> list[tuple[str, int]]:
 
     from dmlops.cuda._runtime import kernel_source
 
-    body = re.search(rf"struct {struct} {{(.*?)\n}};", kernel_source(source), re.S)
+    text = kernel_source(source)
+    defines = dict(re.findall(r"^#define (\w+) (\d+)", text, re.M))
+    body = re.search(rf"struct {struct} {{(.*?)\n}};", text, re.S)
     assert body is not None, struct
     members = []
     for line in body.group(1).splitlines():
@@ -127,9 +129,10 @@ def _c_struct_members(source: str, struct: str) -> list[tuple[str, int]]:
         if not decl:
             continue
         for name in decl.split(None, 1)[1].split(","):
-            m = re.fullmatch(r"\s*(\w+)(?:\[(\d+)\])?\s*", name)
+            m = re.fullmatch(r"\s*(\w+)(?:\[(\w+)\])?\s*", name)
             assert m is not None, name
-            members.append((m.group(1), int(m.group(2) or 1)))
+            length = m.group(2) or "1"
+            members.append((m.group(1), int(defines.get(length, length))))
     return members
 
 
@@ -137,6 +140,30 @@ def _roi_params():
     from dmlops.cuda import roi_align as cuda_roi
 
     return cuda_roi._params(_roi_desc(1, 2, 5, 6, 3, "FLOAT32", sr=2), 2, (60, 30, 6, 1), (4, 1), (1,), (24, 12, 4, 1))
+
+
+def _copy_params():
+    from dmlops.cuda._copy import copy_params
+
+    return copy_params(_plan.copy_layout((2, 3, 4), (12, 4, 1), (12, 4, 1)), 24, 4)
+
+
+def _check_params():
+    from dmlops.cuda.gather import check_params
+
+    return check_params((2, 5), (5, 1), 7)
+
+
+def _resample_params():
+    from dmlops.cuda._resample import resample_params
+
+    return resample_params((1, 2, 6, 6), (1, 2, 3, 3), (18, 9, 3, 1), (72, 36, 6, 1), (0, 1, 2, 3))[0]
+
+
+def _x2_params():
+    from dmlops.cuda.resample_grad1 import x2_params
+
+    return x2_params(96, (4, 6, 2), (72, 36, 6, 1), (18, 9, 3, 1), 6, 2, -1)
 
 
 def _pool_params():
@@ -166,6 +193,10 @@ def _pool_div_params():
     "source, struct, build",
     [
         ("roi_align.cu", "RoiParams", _roi_params),
+        ("copy.cu", "CopyParams", _copy_params),
+        ("copy.cu", "CheckParams", _check_params),
+        ("resample.cu", "ResampleParams", _resample_params),
+        ("resample.cu", "ResampleX2Params", _x2_params),
         ("pooling.cu", "PoolParams", _pool_params),
         ("pooling.cu", "PoolDivParams", _pool_div_params),
     ],

@@ -45,6 +45,32 @@ def index_type(use32: bool) -> str:
     return "int" if use32 else "long long"
 
 
+def copy_params(lay: CopyLayout, count: int, inner_vecs: int, per_vector: int = 0) -> np.void:
+    """The CopyParams struct of ``lay``.
+
+    Element offsets for ``strided_copy``; with ``per_vector`` > 0, offsets in vectors of
+    that many elements and unit innermost strides (``gather_rows``, which moves whole
+    rows of vectors).
+    """
+    d = per_vector or 1
+    return params(
+        ("count", "i8", count),
+        ("inner_vecs", "i8", inner_vecs),
+        ("src_base", "i8", lay.src_base // d),
+        ("dst_base", "i8", lay.dst_base // d),
+        ("src_inner", "i8", 1 if per_vector else lay.src_inner),
+        ("dst_inner", "i8", 1 if per_vector else lay.dst_inner),
+        ("idx_base", "i8", lay.idx_base),
+        ("idx_inner", "i8", 0 if per_vector else lay.idx_inner),
+        ("axis_size", "i8", lay.axis_size),
+        ("axis_stride", "i8", lay.axis_stride // d),
+        ("size", "i8", padded(lay.outer_sizes, MAX_OUTER_DIMS, 1)),
+        ("src_stride", "i8", padded([s // d for s in lay.src_strides], MAX_OUTER_DIMS)),
+        ("dst_stride", "i8", padded([s // d for s in lay.dst_strides], MAX_OUTER_DIMS)),
+        ("idx_stride", "i8", padded(lay.idx_strides, MAX_OUTER_DIMS)),
+    )
+
+
 class CopyPlan:
     """A collapsed copy/gather layout with its compiled variants (one per vector width)."""
 
@@ -78,22 +104,7 @@ class CopyPlan:
             f"{self.index_ctype}, {'true' if self.wrap else 'false'}>"
         )
         fn = get_kernel("copy.cu", name)
-        p = params(
-            ("count", "i8", count),
-            ("inner_vecs", "i8", inner_vecs),
-            ("src_base", "i8", lay.src_base),
-            ("dst_base", "i8", lay.dst_base),
-            ("src_inner", "i8", lay.src_inner),
-            ("dst_inner", "i8", lay.dst_inner),
-            ("idx_base", "i8", lay.idx_base),
-            ("idx_inner", "i8", lay.idx_inner),
-            ("axis_size", "i8", lay.axis_size),
-            ("axis_stride", "i8", lay.axis_stride),
-            ("size", "i8", padded(lay.outer_sizes, MAX_OUTER_DIMS, 1)),
-            ("src_stride", "i8", padded(lay.src_strides, MAX_OUTER_DIMS)),
-            ("dst_stride", "i8", padded(lay.dst_strides, MAX_OUTER_DIMS)),
-            ("idx_stride", "i8", padded(lay.idx_strides, MAX_OUTER_DIMS)),
-        )
+        p = copy_params(lay, count, inner_vecs)
         found = (fn, grid_for(count, BLOCK, UNROLL), p)
         self._variants[(vec, mode)] = found
         return found
@@ -110,22 +121,7 @@ class CopyPlan:
             "copy.cu",
             f"gather_rows<{ndim}, {index_type(self.use32)}, {self.index_ctype}, {'true' if self.wrap else 'false'}>",
         )
-        p = params(
-            ("count", "i8", rows * inner_vecs),
-            ("inner_vecs", "i8", inner_vecs),
-            ("src_base", "i8", lay.src_base // vec),
-            ("dst_base", "i8", lay.dst_base // vec),
-            ("src_inner", "i8", 1),
-            ("dst_inner", "i8", 1),
-            ("idx_base", "i8", lay.idx_base),
-            ("idx_inner", "i8", 0),
-            ("axis_size", "i8", lay.axis_size),
-            ("axis_stride", "i8", lay.axis_stride // vec),
-            ("size", "i8", padded(lay.outer_sizes, MAX_OUTER_DIMS, 1)),
-            ("src_stride", "i8", padded([s // vec for s in lay.src_strides], MAX_OUTER_DIMS)),
-            ("dst_stride", "i8", padded([s // vec for s in lay.dst_strides], MAX_OUTER_DIMS)),
-            ("idx_stride", "i8", padded(lay.idx_strides, MAX_OUTER_DIMS)),
-        )
+        p = copy_params(lay, rows * inner_vecs, inner_vecs, per_vector=vec)
         return fn, grid_for(rows, BLOCK // 32, GATHER_ROWS), p
 
     def _rows_apply(self, vec: int, mode: int, src_ptr: int, dst_ptr: int) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..descs.gather import GatherDesc
 from ..enums import FeatureLevel
 from ..errors import DataIndexError
@@ -44,6 +46,18 @@ def plan_for(
     return plan
 
 
+def check_params(shape: tuple[int, ...], strides: tuple[int, ...], n: int) -> np.void:
+    """The CheckParams struct of ``gather_check`` for indices of ``shape`` / element ``strides``."""
+    return params(
+        ("count", "i8", int(np.prod(shape))),
+        ("base", "i8", 0),
+        ("ndim", "i8", len(shape)),
+        ("axis_size", "i8", n),
+        ("size", "i8", padded(shape, 8, 1)),
+        ("stride", "i8", padded(strides, 8)),
+    )
+
+
 def first_bad_index_async(indices: Any, n: int, wrap: bool) -> Any:
     """Queue the check kernel and return its 1-element result array (not read yet).
 
@@ -54,15 +68,7 @@ def first_bad_index_async(indices: Any, n: int, wrap: bool) -> Any:
     ctype = INDEX_TYPES[indices.dtype]
     fn = get_kernel("copy.cu", f"gather_check<{ctype}, {'true' if wrap else 'false'}>")
     flag = cp.full((1,), NO_BAD, dtype=cp.uint64)
-    ndim = indices.ndim
-    p = params(
-        ("count", "i8", indices.size),
-        ("base", "i8", 0),
-        ("ndim", "i8", ndim),
-        ("axis_size", "i8", n),
-        ("size", "i8", padded(indices.shape, 8, 1)),
-        ("stride", "i8", padded(element_strides(indices), 8)),
-    )
+    p = check_params(indices.shape, element_strides(indices), n)
     fn((grid_for(indices.size, 256, 1, 4096),), (256,), (indices, p, flag))
     return flag
 

@@ -101,6 +101,23 @@ def _band(start: np.ndarray, outs: np.ndarray, weights: np.ndarray, stride: int)
     return off, length, dense.astype(np.float32)
 
 
+def x2_params(threads: int, div: tuple[int, int, int], gst: Any, dst: Any, w: int, sh: int, offh: int) -> np.void:
+    """The ResampleX2Params struct: ``div`` = (pairs per row, H, C) with their fast_div magic numbers."""
+    dv: list[int] = []
+    for d in div:
+        dv.extend(fast_div(d))
+    return params(
+        ("count", "i8", threads),
+        ("dv", "i8", dv),
+        ("div", "i8", list(div)),
+        ("x_stride", "i8", list(gst)),
+        ("y_stride", "i8", list(dst)),
+        ("w", "i8", w),
+        ("sh", "i8", sh),
+        ("offh", "i8", offh),
+    )
+
+
 def _x2_plan(
     desc: ResampleGrad1Desc, dy: Any, dx: Any, gs: tuple[int, ...], ds: tuple[int, ...], identity: int
 ) -> tuple[Any, ...] | None:
@@ -132,19 +149,7 @@ def _x2_plan(
     threads = n * c * h * pairs
     if threads >= 2**31:
         return None
-    dv: list[int] = []
-    for d in (pairs, h, c):
-        dv.extend(fast_div(d))
-    q = params(
-        ("count", "i8", threads),
-        ("dv", "i8", dv),
-        ("div", "i8", [pairs, h, c]),
-        ("x_stride", "i8", list(gst)),
-        ("y_stride", "i8", list(dst)),
-        ("w", "i8", w),
-        ("sh", "i8", sh),
-        ("offh", "i8", offh),
-    )
+    q = x2_params(threads, (pairs, h, c), gst, dst, w, sh, offh)
     vec = dst[3] == 1 and w % 2 == 0 and all(s % 2 == 0 for s in dst[:3])
     t = C_TYPES[dy.dtype]
     name = f"resample_grad_x2<{t}, {length}, {off}, " + "{}>"
