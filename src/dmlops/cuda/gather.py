@@ -58,16 +58,19 @@ def check_params(shape: tuple[int, ...], strides: tuple[int, ...], n: int) -> np
     )
 
 
-def first_bad_index_async(indices: Any, n: int, wrap: bool) -> Any:
-    """Queue the check kernel and return its 1-element result array (not read yet).
+def first_bad_index_async(indices: Any, n: int, wrap: bool, flag: Any = None) -> Any:
+    """Queue the check kernel on the current stream; its 1-element result array, not read yet.
 
-    It will hold the row-major position of the first index outside ``[-n, n)`` /
-    ``[0, n)``, or 2**64 - 1.
+    The result is ``flag`` when given, else a new array. It will hold the row-major
+    position of the first index outside ``[-n, n)`` / ``[0, n)``, or 2**64 - 1.
     """
     cp = cupy_module()
     ctype = INDEX_TYPES[indices.dtype]
     fn = get_kernel("copy.cu", f"gather_check<{ctype}, {'true' if wrap else 'false'}>")
-    flag = cp.full((1,), NO_BAD, dtype=cp.uint64)
+    if flag is None:
+        flag = cp.empty((1,), dtype=cp.uint64)
+    # NO_BAD is all ones: a memset, cheaper on the host than a fill kernel.
+    cp.cuda.runtime.memsetAsync(flag.data.ptr, 0xFF, 8, cp.cuda.get_current_stream().ptr)
     p = check_params(indices.shape, element_strides(indices), n)
     fn((grid_for(indices.size, 256, 1, 4096),), (256,), (indices, p, flag))
     return flag

@@ -19,6 +19,7 @@ out of bounds) are already queued and keep running while the host reads it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,15 +42,23 @@ ROI's size, and smaller blocks balance the large ROIs better (504 vs 590 µs on 
 
 
 class _Side:
-    """A side stream, an event and a pinned host word for the batch-index check."""
+    """A side stream, events, a device flag and a pinned host word for the batch-index check.
+
+    The lock keeps one call's use of them together across threads.
+    """
 
     def __init__(self) -> None:
         cp = cupy_module()
-        self.stream = cp.cuda.Stream(non_blocking=True)
+        # The highest priority (CUDA clamps a number below the range to its top): the
+        # check's blocks take the first free slots instead of queueing behind every
+        # block of the ROI kernel launched after it.
+        self.stream = cp.cuda.Stream(non_blocking=True, priority=-(2**20))
         self.ready = cp.cuda.Event(disable_timing=True)
         self.done = cp.cuda.Event(disable_timing=True)
+        self.flag = cp.empty((1,), dtype=cp.uint64)
         self.host = cp.cuda.alloc_pinned_memory(8)
         self.word = np.frombuffer(self.host, dtype=np.uint64, count=1)
+        self.lock = threading.Lock()
 
 
 _SIDE: list[_Side] = []
@@ -162,21 +171,22 @@ def run(
     if plan is None or plan[0] is not desc:
         plan = _PLANS.put(key, _plan(desc, xs, rs, bs, ys, str(bi.dtype), x.dtype, aligned))
     _, fn, grid, threads, p = plan
-    side = _side() if check_batch_indices else None
-    if side is not None:
+    if not check_batch_indices:
+        fn(grid, (threads,), (x, rois, bi, y, p))
+        return
+    side = _side()
+    with side.lock:
         # The check runs on the side stream after everything queued so far (the indices' producers).
         main = cupy_module().cuda.get_current_stream()
         side.ready.record(main)
         side.stream.wait_event(side.ready)
         with side.stream:
-            flag = first_bad_index_async(bi, desc.batch_count, False)
+            flag = first_bad_index_async(bi, desc.batch_count, False, side.flag)
             flag.data.copy_to_host_async(side.host.ptr, 8, side.stream)
             side.done.record(side.stream)
-    fn(grid, (threads,), (x, rois, bi, y, p))
-    if side is None:
-        return
-    side.done.synchronize()
-    bad = int(side.word[0])
+        fn(grid, (threads,), (x, rois, bi, y, p))
+        side.done.synchronize()
+        bad = int(side.word[0])
     if bad != NO_BAD:
         flat = bi.reshape(-1) if bi.flags.c_contiguous else bi.ravel()
         raise desc.batch_index_error(bad, int(flat[bad].get()))
