@@ -686,3 +686,45 @@ def test_copies_launched_from_several_threads_keep_their_own_arrays(gpu) -> None
     assert not errors
     for x, y in pairs:
         assert bool(cp.array_equal(y, x[:, ::-1]))
+
+
+def test_roi_batch_index_checks_from_several_threads_stay_apart(gpu) -> None:
+    """The batch-index check's side stream, flag and host word are shared: calls from
+    several threads at once each see their own verdict (one thread's bad index raises
+    there only) and their own results."""
+    import threading
+
+    cp = gpu
+    n, c, h, w, r = 2, 3, 9, 11, 16
+    desc = _roi_desc(n, c, h, w, r, "FLOAT32", sr=2)
+    x = cp.arange(n * c * h * w, dtype=cp.float32).reshape(n, c, h, w)
+    boxes = cp.asarray(np.tile(np.array([[0, 0, 8, 8]], np.float32), (r, 1)))
+    good = cp.zeros(r, cp.uint32)
+    bad = cp.zeros(r, cp.uint32)
+    bad[5] = 7
+    want = dmlops.execute(desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": good}, backend="cuda")
+    outcome: dict[int, object] = {}
+
+    def work(i: int) -> None:
+        indices = bad if i == 0 else good
+        for _ in range(40):
+            try:
+                got = dmlops.execute(
+                    desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": indices}, backend="cuda"
+                )["OutputTensor"]
+                if not bool(cp.array_equal(got, want["OutputTensor"])):
+                    outcome[i] = "wrong result"
+                    return
+            except DataIndexError:
+                if i != 0:
+                    outcome[i] = "raised"
+                    return
+                outcome[i] = "raised"
+        outcome.setdefault(i, "ok")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcome == {0: "raised", 1: "ok", 2: "ok", 3: "ok"}
