@@ -125,8 +125,7 @@ def execute(
         )
     if outputs and not outputs.keys() <= desc.tensor_names("output"):
         unknown = sorted(set(outputs) - desc.tensor_names("output"))
-        if unknown:
-            raise TensorMismatchError(f"{desc.dml_name}: unknown output member(s) {', '.join(unknown)}")
+        raise TensorMismatchError(f"{desc.dml_name}: unknown output member(s) {', '.join(unknown)}")
     module = load_backend(backend)
     result: dict[str, Any] = module.execute(desc, inputs, outputs, feature_level=level, strict=strict)
     return result
