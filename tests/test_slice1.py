@@ -268,6 +268,11 @@ def test_array_mismatches_are_clear() -> None:
         dmlops.execute(desc, {"InputTensor": np.zeros(15, dtype=np.float32)})
     with pytest.raises(dmlops.TensorMismatchError, match=r"missing InputTensor"):
         dmlops.execute(desc, {})
+    x = np.zeros((1, 1, 4, 4), dtype=np.float32)
+    with pytest.raises(dmlops.TensorMismatchError, match=r"unexpected Extra"):
+        dmlops.execute(desc, {"InputTensor": x, "Extra": x})
+    with pytest.raises(dmlops.TensorMismatchError, match=r"unknown output member\(s\) Bogus"):
+        dmlops.execute(desc, {"InputTensor": x}, outputs={"Bogus": x})
 
 
 def test_dtypes_map_to_dml_types() -> None:
