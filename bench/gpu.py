@@ -47,7 +47,7 @@ from dmlops.descs.slice1 import Slice1Desc
 ROWS: list[dict[str, Any]] = []
 MAXPOOL_VARIANTS: list[str] = []
 ROI_VARIANTS: dict[str, dict[str, Any]] = {
-    "channels per block 32 fixed / 64 adaptive": {"SEPARABLE_CHANNELS": 32, "SEPARABLE_CHANNELS_ADAPTIVE": 64},
+    "outputs stored directly, not staged": {"STAGE_OUTPUTS": False},
 }
 """Other block shapes of the ROI_ALIGN AVERAGE kernel, timed beside the default."""
 """2-D max-pool-grad variants also timed as the default (--maxpool-variant)."""

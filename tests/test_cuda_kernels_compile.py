@@ -122,12 +122,18 @@ NAMES = {
         for lin in ("true", "false")
     ]
     + [
-        f"roi_align_avg<{t}, {b}, {lin}, {off}, {vec}>"
+        f"roi_align_avg<{t}, {b}, {lin}, {off}, {vec}, {cl}, {stage}>"
         for t in ("float", "half_t")
         for b in ("u32", "u64")
         for lin in ("true", "false")
         for off in ("u32", "i64")
-        for vec in ("true", "false")
+        for vec, cl, stage in (
+            ("true", "false", "true"),
+            ("true", "false", "false"),
+            ("false", "false", "true"),
+            ("false", "false", "false"),
+            ("false", "true", "true"),
+        )
     ],
 }
 

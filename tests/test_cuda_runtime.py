@@ -462,6 +462,62 @@ def test_roi_align_average_chunked_rows(gpu, dtype, dml, layout, sr) -> None:
     _close(got["OutputTensor"].get(), want, dtype)
 
 
+@pytest.mark.parametrize("dtype, dml", [(np.float32, "FLOAT32"), (np.float16, "FLOAT16")])
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("out_size, padded", [((7, 7), False), ((7, 7), True), ((12, 12), False)])
+@pytest.mark.parametrize("sr", [2, 0])
+@pytest.mark.parametrize("staged", [True, False])
+def test_roi_align_average_output_staging(gpu, monkeypatch, dtype, dml, layout, out_size, padded, sr, staged) -> None:
+    """roi_align_avg stages a block's outputs in shared memory and writes them out
+    contiguously where they fit (64 channels x 7 x 7), through the output strides when the
+    output is not dense, and stores directly where they do not fit (12 x 12) or where
+    staging is off (NCHW inputs with STAGE_OUTPUTS off, FLOAT16 or adaptive sampling); 70
+    channels make a partial channel group. Elements between the addressed ones stay
+    untouched."""
+    from dmlops.cuda import roi_align as cuda_roi
+    from dmlops.descs.roi_align import RoiAlignDesc
+
+    cp = gpu
+    monkeypatch.setattr(cuda_roi, "STAGE_OUTPUTS", staged)
+    monkeypatch.setattr(cuda_roi, "_PLANS", type(cuda_roi._PLANS)())
+    rng = np.random.default_rng(12)
+    n, c, h, w, r = 2, 70, 20, 24, 24
+    oh, ow = out_size
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    boxes = rng.uniform(-8, 100, size=(r, 4)).astype(dtype)
+    batch = rng.integers(0, n, size=r).astype(np.uint32)
+    lo, hi = (sr, sr) if sr else (1, 2**32 - 1)
+    out_strides = (c * oh * (ow + 2) + 5, oh * (ow + 2), ow + 2, 1) if padded else None
+    desc = RoiAlignDesc(
+        input_tensor=TensorDesc(data_type=dml, sizes=(n, c, h, w)),
+        roi_tensor=TensorDesc(data_type=dml, sizes=(r, 4)),
+        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(r,)),
+        output_tensor=TensorDesc(data_type=dml, sizes=(r, c, oh, ow), strides=out_strides),
+        reduction_function="AVERAGE",
+        interpolation_mode="LINEAR",
+        spatial_scale_x=0.25,
+        spatial_scale_y=0.25,
+        out_of_bounds_input_value=0.5,
+        minimum_samples_per_output=lo,
+        maximum_samples_per_output=hi,
+    )
+    size = desc.output_tensor.total_tensor_size_in_bytes // np.dtype(dtype).itemsize
+    feeds = {"ROITensor": boxes, "BatchIndicesTensor": batch}
+    want = np.full(size, -7.0, dtype=dtype)
+    dmlops.execute(desc, {"InputTensor": x, **feeds}, outputs={"OutputTensor": want})
+    xd = cp.asarray(x)
+    if layout == "nhwc":
+        xd = cp.ascontiguousarray(xd.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    got = cp.full(size, -7.0, dtype=dtype)
+    dmlops.execute(
+        desc,
+        {"InputTensor": xd, **{k: cp.asarray(v) for k, v in feeds.items()}},
+        outputs={"OutputTensor": got},
+        backend="cuda",
+    )
+    _close(got.get(), want, dtype)
+
+
 def test_roi_align_bad_batch_index_raises_on_every_path(gpu) -> None:
     cp = gpu
     from dmlops.errors import DataIndexError

@@ -30,8 +30,7 @@ struct RoiParams {
     i64 bi_stride;      // BatchIndicesTensor
     i64 min_samples, max_samples;
     double scale_x, scale_y, in_offset, out_offset, oob;
-    i64 div_w[2];               // fast_div magic numbers of OutputWidth
-    i64 channel_fastest;        // roi_align_avg: threads over channels first (channels-last strides)
+    i64 div_w[2];  // fast_div magic numbers of OutputWidth
 };
 
 struct AxisSetup {
@@ -243,6 +242,25 @@ __global__ void __launch_bounds__(256) roi_align(const T* __restrict__ x, const 
     }
 }
 
+// Writes a block's staged outputs: tile[cl * bins + bin] for its n_ch channels from c0
+// of ROI output yr. Where each channel's bins are contiguous and the channels follow one
+// another (NCHW outputs), the tile is one contiguous run; else each element is placed
+// through the output strides.
+template <typename T>
+__device__ __forceinline__ void write_tile(const RoiParams& p, const T* tile, T* yr, i64 c0, int n_ch) {
+    const int out_w = (int)p.out_w, bins = (int)p.out_h * out_w, n = n_ch * bins;
+    if (p.y_stride[3] == 1 && p.y_stride[2] == out_w && p.y_stride[1] == bins) {
+        T* dst = yr + c0 * p.y_stride[1];
+        for (int e = threadIdx.x; e < n; e += blockDim.x) dst[e] = tile[e];
+        return;
+    }
+    for (int e = threadIdx.x; e < n; e += blockDim.x) {
+        const int cl = e / bins, bin = e - cl * bins;
+        const int oh = bin / out_w, ow = bin - oh * out_w;
+        yr[(c0 + cl) * p.y_stride[1] + oh * p.y_stride[2] + ow * p.y_stride[3]] = tile[e];
+    }
+}
+
 // ROI_ALIGN with channels across the lanes of a warp, for inputs whose channel stride is 1
 // (NHWC-strided). One block per (ROI, group of 32 channels); each warp takes whole bins,
 // each lane one channel, so every tap load of a warp reads 32 consecutive channels of one
@@ -278,14 +296,8 @@ __global__ void __launch_bounds__(256) roi_align_cl(const T* __restrict__ x, con
     }
     if (stage) {
         __syncthreads();
-        for (int e = threadIdx.x; e < 32 * bins; e += blockDim.x) {
-            const int cl = e / bins, bin = e - (e / bins) * bins;
-            const i64 ch = (i64)blockIdx.y * 32 + cl;
-            if (ch < p.channels) {
-                const int oh = bin / out_w, ow = bin - (bin / out_w) * out_w;
-                y[r * p.y_stride[0] + ch * p.y_stride[1] + oh * p.y_stride[2] + ow * p.y_stride[3]] = sout[e];
-            }
-        }
+        const i64 c0 = (i64)blockIdx.y * 32;
+        write_tile(p, sout, y + r * p.y_stride[0], c0, (int)(p.channels - c0 < 32 ? p.channels - c0 : 32));
     }
 }
 
@@ -445,8 +457,9 @@ __device__ __forceinline__ Acc finish_average(Acc sum, int y_in, int x_in, doubl
 // The output column (block channel cl, ow) of work item `item` of a block's n_ch x
 // OutputWidth: neighbouring items on neighbouring output columns of one channel, or, for
 // channels-last strides, on neighbouring channels (so each tap load is a coalesced run).
+template <bool CL>
 __device__ __forceinline__ void output_column(const RoiParams& p, int item, int n_ch, int& cl, int& ow) {
-    if (p.channel_fastest) {
+    if (CL) {
         ow = item / n_ch;
         cl = item - ow * n_ch;
     } else {
@@ -461,18 +474,23 @@ __device__ __forceinline__ void output_column(const RoiParams& p, int item, int 
 // ROI_REG_TAPS, as with fixed sampling of two; absent ones predicated off); the row taps
 // are the same for every thread of a warp at each step (one shared-memory broadcast, no
 // divergence in the row loop). Neighbouring threads take neighbouring output columns of
-// one channel, so a warp's loads of one row tap fall in a few row segments.
-template <typename T, typename OFF, typename Acc, bool FEW_COLUMNS>
+// one channel, so a warp's loads of one row tap fall in a few row segments; with CL
+// (channels-last strides) neighbouring channels of one output column, so each load of a
+// warp is one coalesced run. Outputs go to `tile` (tile[cl * bins + bin]) when it is not
+// null, for the block to write out contiguously: a CL warp's direct stores land a channel
+// apart, a 32-byte sector each (ncu, sr=2 fp32: 12.5 M sector writes against 1.6 M staged,
+// the L2 busy with them; 277 -> 139 us).
+template <typename T, typename OFF, typename Acc, bool FEW_COLUMNS, bool CL>
 __device__ __forceinline__ void column_per_thread(const RoiParams& p, const T* base, T* yr, i64 c0, i64 c_end,
                                                   const TapEntry<OFF, Acc>* sy_tab, const int* sy_n, const int* sy_in,
                                                   int y_per_out, const TapEntry<OFF, Acc>* sx_tab, const int* sx_n,
-                                                  const int* sx_in, int x_per_out, double total) {
+                                                  const int* sx_in, int x_per_out, double total, T* tile) {
     typedef TapEntry<OFF, Acc> Entry;
     const int out_w = (int)p.out_w, out_h = (int)p.out_h, n_ch = (int)(c_end - c0);
     const int items = n_ch * out_w;
     for (int item = threadIdx.x; item < items; item += blockDim.x) {
         int cl, ow;
-        output_column(p, item, n_ch, cl, ow);
+        output_column<CL>(p, item, n_ch, cl, ow);
         const T* plane = base + (c0 + cl) * p.x_stride[1];
         T* out = yr + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
         const Entry* cols = sx_tab + ow * x_per_out;
@@ -514,7 +532,12 @@ __device__ __forceinline__ void column_per_thread(const RoiParams& p, const T* b
                     acc += row.weight * v;
                 }
             }
-            out[oh * p.y_stride[2]] = Num<T>::from_acc(finish_average(acc, sy_in[oh], x_in, total, p.oob));
+            const T value = Num<T>::from_acc(finish_average(acc, sy_in[oh], x_in, total, p.oob));
+            if (tile != nullptr) {
+                tile[(cl * out_h + oh) * out_w + ow] = value;
+            } else {
+                out[oh * p.y_stride[2]] = value;
+            }
         }
     }
 }
@@ -583,7 +606,7 @@ __device__ __forceinline__ void chunk_per_thread(const RoiParams& p, const T* ba
     const int items = n_ch * out_w;
     for (int item = threadIdx.x; item < items; item += blockDim.x) {
         int cl, ow;
-        output_column(p, item, n_ch, cl, ow);
+        output_column<false>(p, item, n_ch, cl, ow);
         const T* plane = base + (c0 + cl) * p.x_stride[1];
         T* out = yr + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
         const ColumnChunk<OFF, V>* chunks = sc_tab + ow * x_per_out;
@@ -613,7 +636,16 @@ __device__ __forceinline__ void chunk_per_thread(const RoiParams& p, const T* ba
     }
 }
 
-template <typename T, typename BI, bool LINEAR, typename OFF, bool VEC>
+// CL: channels-last strides (channel stride 1), threads over channels first. Never with
+// VEC (unit column stride).
+//
+// STAGE: a block stages its outputs in shared memory (when they fit: 64 channels x 7 x 7
+// do) and writes them out as one contiguous run; the chunk path (adaptive sampling, VEC)
+// needs that memory for its chunk tables and stores directly. The CL warps' direct stores
+// would land a channel apart (see column_per_thread).
+#define ROI_OUT_TILE_BYTES 16384
+
+template <typename T, typename BI, bool LINEAR, typename OFF, bool VEC, bool CL, bool STAGE>
 __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x, const T* __restrict__ rois,
                                                         const BI* __restrict__ batch, T* __restrict__ y,
                                                         const RoiParams p) {
@@ -623,9 +655,14 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
     __shared__ int sx_n[ROI_SEP_OUT], sy_n[ROI_SEP_OUT], sx_in[ROI_SEP_OUT], sy_in[ROI_SEP_OUT];
     __shared__ int most_taps;
     __shared__ RoiSetup setup;
-    // VEC: the column taps grouped by 16-byte chunk (sc_tab unused otherwise)
-    __shared__ ColumnChunk<OFF, VEC ? Vec16<T>::V : 1> sc_tab[VEC ? ROI_SEP_TAPS : 1];
+    // One buffer for either the output tile or, VEC, the column taps grouped by 16-byte chunk.
+    typedef ColumnChunk<OFF, VEC ? Vec16<T>::V : 1> Chunk;
+    constexpr int chunk_bytes = VEC ? (int)sizeof(Chunk) * ROI_SEP_TAPS : 0;
+    constexpr int tile_bytes = STAGE ? ROI_OUT_TILE_BYTES : 0;
+    __shared__ __align__(16) unsigned char scratch[chunk_bytes > tile_bytes ? chunk_bytes : (tile_bytes > 0 ? tile_bytes : 16)];
+    Chunk* const sc_tab = reinterpret_cast<Chunk*>(scratch);
     __shared__ int sc_n[ROI_SEP_OUT];
+    static_assert(!(VEC && CL), "16-byte column chunks need a unit column stride");
 
     const i64 r = blockIdx.x;
     if (threadIdx.x == 0) {
@@ -674,16 +711,23 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
     // Measured on the H100 (docs/performance.md): a few column taps (fixed sampling of two)
     // are fastest as scalar loads from registers (16-byte chunks would read 2-4 times the
     // bytes for the same taps); the dense taps of adaptive sampling fastest in chunks.
+    const bool chunked = VEC && most_taps > ROI_REG_TAPS;
+    const bool stage = STAGE && !chunked && (c_end - c0) * out_h * out_w * (i64)sizeof(T) <= ROI_OUT_TILE_BYTES;
+    T* tile = stage ? reinterpret_cast<T*>(scratch) : nullptr;
     if (most_taps <= ROI_REG_TAPS) {
-        column_per_thread<T, OFF, Acc, true>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_tab, sx_n,
-                                             sx_in, (int)x_per_out, total);
+        column_per_thread<T, OFF, Acc, true, CL>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_tab,
+                                                 sx_n, sx_in, (int)x_per_out, total, tile);
     } else if constexpr (VEC) {
         if (t < out_w) sc_n[t] = column_chunks(sx_tab + t * x_per_out, sx_n[t], sc_tab + t * x_per_out);
         __syncthreads();
         chunk_per_thread<T, OFF>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sc_tab, sc_n, sx_in,
                                  (int)x_per_out, total);
     } else {
-        column_per_thread<T, OFF, Acc, false>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_tab, sx_n,
-                                              sx_in, (int)x_per_out, total);
+        column_per_thread<T, OFF, Acc, false, CL>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_tab,
+                                                  sx_n, sx_in, (int)x_per_out, total, tile);
+    }
+    if (tile != nullptr) {
+        __syncthreads();
+        write_tile(p, tile, yr, c0, (int)(c_end - c0));
     }
 }
