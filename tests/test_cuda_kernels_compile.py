@@ -87,6 +87,20 @@ NAMES = {
             for k in ("3, 3, 2, 2, 1", "3, 3, 2, 2, 2", "2, 2, 2, 2, 0", "3, 2, 1, 2, 1", "2, 2, 1, 1, 1")
             if not (t == "half_t" and k.endswith("1, 1, 1"))  # 9 window columns: no row16
         ),
+        # (T, KH, KW, SH, SW, PH, PW, VEC): 3x3/s2 p1 and p0, 2x2/s2, 3x2/(1, 2) p(2, 1), 5x5/s3 p2.
+        *(
+            f"max_pool_grad_stream2d<{t}, {k}, {v}>"
+            for t in ("float", "half_t", "double")
+            for k in (
+                "3, 3, 2, 2, 1, 1",
+                "3, 3, 2, 2, 0, 0",
+                "2, 2, 2, 2, 0, 0",
+                "3, 2, 1, 2, 2, 1",
+                "5, 5, 3, 3, 2, 2",
+            )
+            for v in ("true", "false")
+            if v == "false" or k.split(", ")[3] == "2"
+        ),
     ],
     "resample.cu": [
         *(

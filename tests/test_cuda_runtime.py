@@ -189,6 +189,12 @@ def _pool_div_params():
     return _div_params(100, 5, 4, 3)
 
 
+def _stream_params():
+    from dmlops.cuda.max_pooling_grad import _stream_params
+
+    return _stream_params(6, 8, 5, 3, 1)
+
+
 @pytest.mark.parametrize(
     "source, struct, build",
     [
@@ -199,6 +205,7 @@ def _pool_div_params():
         ("resample.cu", "ResampleX2Params", _x2_params),
         ("pooling.cu", "PoolParams", _pool_params),
         ("pooling.cu", "PoolDivParams", _pool_div_params),
+        ("pooling.cu", "StreamParams", _stream_params),
     ],
 )
 def test_host_params_match_the_kernel_struct(source, struct, build) -> None:
@@ -630,8 +637,74 @@ def test_max_pooling_grad_every_variant(gpu, shape, dtype, window, stride, pad, 
         mpg.launch(plan, gx, gdy, out)
         _close(out.get(), want, dtype)
         outs[v] = out.get()
-    # 16-byte row loads and scalar loads must pick the same argmax bytes: identical bits.
-    np.testing.assert_array_equal(outs["two_pass4"], outs["two_pass4v"])
+    # 16-byte row loads and scalar loads must pick the same argmax bytes, and every pass 2
+    # (and the single pass) sums in the same order: identical bits.
+    for v in mpg.VARIANTS:
+        np.testing.assert_array_equal(outs[v], outs["two_pass4v"], err_msg=v)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize(
+    "window, stride, pad",
+    # 3 x 3 windows per block (4x4/s2), 2 x 2, 1 x 1 (2x2/s2, 3x3/s3), 5x5/s3 with padding 2
+    [((4, 4), (2, 2), (1, 1)), ((3, 3), (2, 2), (1, 1)), ((2, 2), (2, 2), (0, 0)), ((5, 5), (3, 3), (2, 2)),
+     ((3, 3), (3, 3), (0, 0))],
+)  # fmt: skip
+@pytest.mark.parametrize("layout", ["contiguous", "input inner stride 2", "padded output rows"])
+def test_max_pooling_grad_single_pass_layouts(gpu, dtype, window, stride, pad, layout) -> None:
+    """The single pass (``stream``) against the reference and, bit for bit, against the two
+    passes: windows meeting up to 3 x 3 per block, strips of rows over 41 rows, column
+    blocks spanning warps and planes (width 45), strided InputTensor (element loads) and a
+    strided OutputGradient (scalar stores; elements between rows stay untouched)."""
+    cp = gpu
+    from dmlops.cuda import max_pooling_grad as mpg
+    from dmlops.cuda._runtime import element_strides
+    from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+
+    rng = np.random.default_rng(4)
+    shape = (2, 3, 41, 45)
+    x = rng.integers(-3, 3, size=shape).astype(dtype)  # many ties
+    x[0, 1, 3:9, 2:12] = -np.inf
+    x[1, 2, 7, 8] = np.nan
+    oh = (shape[2] + 2 * pad[0] - window[0]) // stride[0] + 1
+    ow = (shape[3] + 2 * pad[1] - window[1]) // stride[1] + 1
+    dy = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
+    name = "FLOAT32" if dtype == np.float32 else "FLOAT16"
+    n, c, h, w = shape
+    out_strides = (c * h * (w + 3), h * (w + 3), w + 3, 1) if layout == "padded output rows" else None
+    desc = MaxPoolingGradDesc(
+        input_tensor=TensorDesc(data_type=name, sizes=shape),
+        input_gradient_tensor=TensorDesc(data_type=name, sizes=dy.shape),
+        output_gradient_tensor=TensorDesc(data_type=name, sizes=shape, strides=out_strides),
+        strides=stride,
+        window_size=window,
+        start_padding=pad,
+        end_padding=pad,
+        dilations=(1, 1),
+    )
+    size = desc.output_gradient_tensor.total_tensor_size_in_bytes // np.dtype(dtype).itemsize
+    want = np.full(size, 7.0, dtype=dtype)
+    dmlops.execute(desc, {"InputTensor": x, "InputGradientTensor": dy}, outputs={"OutputGradientTensor": want})
+    gx = cp.asarray(x)
+    if layout == "input inner stride 2":
+        gx = cp.zeros((n, c, h, 2 * w), dtype=dtype)[..., ::2]
+        gx[...] = cp.asarray(x)
+    gdy = cp.asarray(dy)
+    flat_out = cp.full(size, 7.0, dtype=dtype)
+    dx = cp.lib.stride_tricks.as_strided(
+        flat_out, shape, tuple(e * flat_out.itemsize for e in desc.output_gradient_tensor.element_strides)
+    )
+    got = {}
+    for v in ("stream", "two_pass4v"):
+        flat_out[...] = 7.0
+        plan = mpg._plan(
+            desc, shape, dy.shape, element_strides(gx), element_strides(gdy), element_strides(dx), gx.dtype, v
+        )
+        assert v != "stream" or plan[1] == "stream"
+        mpg.launch(plan, gx, gdy, dx)
+        got[v] = flat_out.get()
+    _close(got["stream"], want, dtype)
+    np.testing.assert_array_equal(got["stream"], got["two_pass4v"])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])

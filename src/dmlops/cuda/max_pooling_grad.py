@@ -1,8 +1,15 @@
 """MAX_POOLING_GRAD on the GPU as a gather (no atomics, no zero-fill; deterministic).
 
-2-D windows with dilation 1 and at most 5 x 5 elements / stride 5 take a lean two-pass
-form with the window and stride known at compile time, 32-bit offsets and the thread
-index decomposed by multiplication (``fast_div``). Pass 1, ``max_pool_argmax_k2d_m``,
+2-D windows with dilation 1 and at most 5 x 5 elements / stride 5 have fast paths with
+the window and stride known at compile time, 32-bit offsets and the thread index
+decomposed by multiplication (``fast_div``).
+
+FLOAT32 takes one pass where the windows allow (``stream``, :func:`_stream`):
+``max_pool_grad_stream2d`` walks column strips down the rows, a lane per window column,
+keeping the argmax and InputGradient of the window rows the current block row needs in
+registers; InputTensor, InputGradientTensor and OutputGradientTensor are each read or
+written once and no argmax array goes through memory. Otherwise, and for FLOAT16, a
+two-pass form. Pass 1, ``max_pool_argmax_k2d_m``,
 stores every window's argmax (the forward's rule: ties to the lowest index, first NaN
 wins) as one byte, 4 adjacent windows per thread (9 input columns per row instead of 12,
 the 4 bytes stored as one 32-bit word) and, where the layout allows, each row segment
@@ -11,16 +18,15 @@ same with scalar loads). Pass 2, ``max_pool_grad_blk2d``: every thread owns a 2 
 block of OutputGradient, reads the InputGradient and argmax bytes of the few windows that
 contain it and writes its block once (paired stores); where the stride divides 2 the
 block's offsets inside its windows are compile-time constants (``_block_offset``), so its
-window tests fold away. Under the default variant
-``two_pass4v_row16``, 2-byte types (FLOAT16) take ``max_pool_grad_row16`` instead where
+window tests fold away. Under ``two_pass4v_row16``, 2-byte types (FLOAT16) take ``max_pool_grad_row16`` instead where
 the layout allows: every thread owns 16 contiguous bytes of one OutputGradient row,
 consecutive threads consecutive chunks, written with one 16-byte store (same sums in the
 same order: identical bits).
 
 Other designs were measured on an H100 and removed (docs/performance.md, "Earlier runs"):
 one window per thread in pass 1, pass 2 on 2 x 4 blocks or 16-byte strips, and one-pass
-kernels recomputing the argmaxes in registers or from a shared-memory tile were all
-slower. Other windows take two generic passes: the argmax of every window is stored as
+kernels recomputing every argmax of a 2 x 2 block in registers or from a shared-memory
+tile were all slower. Other windows take two generic passes: the argmax of every window is stored as
 its offset inside the window (one byte for windows of up to 255 elements), then each
 OutputGradient element visits the windows that contain it and sums the InputGradient of
 those that selected it. Sums are formed in float32 for FLOAT16 and rounded once.
@@ -41,15 +47,24 @@ _PLANS = PlanCache()
 BLOCK = 256
 FUSED_MAX = 5
 """Largest window extent and stride (per axis) of the 2-D fast path."""
-VARIANTS = ("two_pass4", "two_pass4v", "two_pass4v_row16")
+VARIANTS = ("two_pass4", "two_pass4v", "two_pass4v_row16", "stream")
 """2-D fast path: pass 1 with 4 adjacent windows per thread and scalar loads (``two_pass4``)
 or 16-byte row loads with lane shuffles where the layout allows (``two_pass4v``);
 ``two_pass4v_row16`` is ``two_pass4v`` with pass 2 on 16-byte row chunks where the layout
-allows (:func:`_row16`)."""
+allows (:func:`_row16`); ``stream`` is one pass down column strips where the windows
+allow (:func:`_stream`, else ``two_pass4v_row16``)."""
+STREAM_ROWS = 8
+"""Block rows per warp of ``max_pool_grad_stream2d`` (each strip recomputes one window row)."""
 WINDOWS = 4
 """Adjacent windows per thread in pass 1 of ``two_pass4``/``two_pass4v``."""
-VARIANT = "two_pass4v_row16"
-"""The 2-D fast path :func:`run` takes."""
+VARIANT: str | None = None
+"""The 2-D fast path :func:`run` takes; None: ``stream`` for the element sizes of
+:data:`STREAM_ITEMSIZES`, else ``two_pass4v_row16``."""
+STREAM_ITEMSIZES = (4,)
+"""Element sizes whose default 2-D fast path is ``stream``. On the H100 (workload of
+docs/performance.md, three calls) FLOAT32 took 100.0-101.6 µs in one pass against
+103.6-103.9 µs in two; FLOAT16 99.7-104.2 against 89.0-90.6 (its kernel is bound by
+latency, not bytes, so half the bytes did not make it faster)."""
 ROW16_ITEMSIZES = (2,)
 """Element sizes whose pass 2 takes ``max_pool_grad_row16`` under the default variant."""
 
@@ -76,6 +91,11 @@ def run(
 
 def launch(plan: tuple[Any, ...], x: Any, dy: Any, dx: Any) -> None:
     """Run a plan of :func:`_plan` on device views."""
+    if plan[1] == "stream":
+        _, _, (paired, scalar), _, blocks, _, p, sp, *_ = plan
+        fn = paired if paired is not None and dx.data.ptr % (2 * dx.itemsize) == 0 else scalar
+        fn((blocks,), (BLOCK,), (x, dy, dx, p, sp))
+        return
     arg = cupy_module().empty(plan[9], dtype=plan[10])
     first_pass(plan, x, arg)
     second_pass(plan, arg, dy, dx)
@@ -178,6 +198,57 @@ def _row16(
     return fn, grid_for(threads, BLOCK), _div_params(threads, w // cw, h, c), gv * itemsize
 
 
+def _stream(
+    t: str,
+    ws: tuple[int, ...],
+    st: tuple[int, ...],
+    pads: tuple[int, ...],
+    shape: tuple[int, int, int, int],
+    out_w: int,
+    xs: tuple[int, ...],
+    ds: tuple[int, ...],
+) -> tuple[tuple[Any, Any], int, Any] | None:
+    """``max_pool_grad_stream2d``: ((paired-store kernel or None, scalar kernel), blocks, params).
+
+    None where a block of OutputGradient meets more than 3 x 3 windows (registers), or
+    where the last column block of a plane would need a window column that the lanes of
+    the next plane compute (OW > ceil(W / SW) + DLO_W).
+    """
+    n, c, h, w = shape
+
+    def reach(k: int, s: int, pad: int) -> tuple[int, int]:
+        # windows i + lo .. i + hi hold block i: lo = ceil((P - K + 1) / S), hi = floor((S - 1 + P) / S)
+        return -((k - 1 - pad) // s), (s - 1 + pad) // s
+
+    lo_h, hi_h = reach(ws[0], st[0], pads[0])
+    lo_w, hi_w = reach(ws[1], st[1], pads[1])
+    nbw = -(-w // st[1])
+    if hi_h - lo_h > 2 or hi_w - lo_w > 2 or out_w > nbw + lo_w:
+        return None
+    kk = f"{ws[0]}, {ws[1]}, {st[0]}, {st[1]}, {pads[0]}, {pads[1]}"
+    scalar = get_kernel("pooling.cu", f"max_pool_grad_stream2d<{t}, {kk}, false>")
+    # Paired stores (a block row is one pair: unit inner stride, even width and strides;
+    # the pointer's alignment is checked per call), and InputTensor of unit inner stride.
+    vec = st[1] == 2 and ds[3] == 1 and xs[3] == 1 and w % 2 == 0 and all(v % 2 == 0 for v in ds[:3])
+    paired = get_kernel("pooling.cu", f"max_pool_grad_stream2d<{t}, {kk}, true>") if vec else None
+    sp = _stream_params(n * c, nbw, -(-h // st[0]), c, hi_w - lo_w)
+    warps = int(sp["col_warps"]) * int(sp["strips"])
+    return (paired, scalar), grid_for(32 * warps, BLOCK), sp
+
+
+def _stream_params(planes: int, nbw: int, nbh: int, c: int, ew: int) -> Any:
+    """StreamParams: ``planes`` x ``nbw`` column blocks, 32 - ``ew`` per warp, ``nbh`` block rows."""
+    blocks = planes * nbw
+    return params(
+        ("blocks", "i8", blocks),
+        ("col_warps", "i8", -(-blocks // (32 - ew))),
+        ("strips", "i8", -(-nbh // STREAM_ROWS)),
+        ("strip_rows", "i8", STREAM_ROWS),
+        ("dv", "i8", [*fast_div(nbw), *fast_div(c)]),
+        ("div", "i8", [nbw, c]),
+    )
+
+
 def _plan(
     desc: MaxPoolingGradDesc,
     x_shape: tuple[int, ...],
@@ -214,9 +285,16 @@ def _plan(
         vec = ds[3] == 1 and w % 2 == 0 and all(v % 2 == 0 for v in ds[:3])
         kk = f"{ws[0]}, {ws[1]}, {st[0]}, {st[1]}"
         flags = ("true" if vec else "false", "false")  # (paired stores, scalar stores)
-        chosen = variant or VARIANT
+        itemsize = int(dtype.itemsize)
+        chosen = variant or VARIANT or ("stream" if itemsize in STREAM_ITEMSIZES else "two_pass4v_row16")
         if chosen not in VARIANTS:
             raise ValueError(f"unknown MAX_POOLING_GRAD variant {chosen!r} (known: {', '.join(VARIANTS)})")
+        if chosen == "stream":
+            pads = tuple(int(v) for v in desc.window.start_padding)
+            stream = _stream(t, ws, st, pads, (n, c, h, w), ow, xs, ds)
+            if stream is not None:
+                return (desc, "stream", stream[0], None, stream[1], 0, p, stream[2], None, 0, None)
+            chosen = "two_pass4v_row16"
         dh, dw = (_block_offset(2, k, s, int(pad)) for k, s, pad in zip(ws, st, desc.window.start_padding))
         pair = [get_kernel("pooling.cu", f"max_pool_grad_blk2d<{t}, {kk}, {v}, {dh}, {dw}>") for v in flags]
         m = WINDOWS
@@ -226,7 +304,6 @@ def _plan(
         scalar = get_kernel("pooling.cu", f"max_pool_argmax_k2d_m<{t}, {kk}, {m}, false, 0>")
         v = m * st[1]
         pw = int(desc.window.start_padding[1])
-        itemsize = int(dtype.itemsize)
         # 16-byte row loads: unit inner stride, rows / planes / width multiples of
         # the M * SW columns one thread owns (the pointer is checked per call).
         vec_ok = (
@@ -240,7 +317,7 @@ def _plan(
         fv = get_kernel("pooling.cu", f"max_pool_argmax_k2d_m<{t}, {kk}, {m}, true, {pw}>") if vec_ok else None
         # By default row16 serves 2-byte types only: on the H100 it made FLOAT16 faster
         # (89 vs 100 us) and FLOAT32 slower (123 vs 111 us); a named variant always uses it.
-        use_row16 = chosen == "two_pass4v_row16" and (variant is not None or itemsize in ROW16_ITEMSIZES)
+        use_row16 = chosen == "two_pass4v_row16" and (variant == chosen or itemsize in ROW16_ITEMSIZES)
         row = _row16(t, ws, st, pw, (n, c, h, w), gs, ds, itemsize) if use_row16 else None
         return (
             desc,

@@ -747,3 +747,209 @@ __global__ void __launch_bounds__(256) max_pool_grad_row16(const u8* __restrict_
     T* dp = dx + (int)n * (int)p.z_stride[0] + (int)c * (int)p.z_stride[1] + ih * (int)p.z_stride[3] + cx * CW;
     *reinterpret_cast<uint4*>(dp) = out.v;
 }
+
+// ---------------------------------------------------------------------------------------
+// Single-pass 2-D MAX_POOLING_GRAD: column strips streamed down the rows.
+//
+// OutputGradient is cut into SH x SW blocks; block (i, j) holds rows [i SH, i SH + SH)
+// and columns [j SW, j SW + SW). Along each axis the windows that hold any element of
+// block i are i + DLO .. i + DHI (DLO = ceil((P - K + 1) / S), DHI = floor((S - 1 + P) / S),
+// compile-time with the padding P), and the element's offset in each of them is a
+// compile-time constant, so every "did this window select me" test is one compare of the
+// window's argmax with a constant.
+//
+// Lane L of a warp computes the argmax of window column j + DLO_W, where j is its column
+// block (the blocks of all planes are numbered consecutively); block j needs the windows
+// of lanes L .. L + EW (EW = DHI_W - DLO_W), read by shuffle, so the last EW lanes of a
+// warp only compute windows and own no block. A warp walks the block rows of one strip
+// (host: strip_rows block rows) from the top, keeping the argmax and InputGradient of the
+// NWH = DHI_H - DLO_H + 1 window rows the current block row needs, and computing one new
+// window row per step; the input rows the new window shares with the previous one stay in
+// registers. InputTensor, InputGradientTensor and OutputGradientTensor are each touched
+// once (plus one window row per strip), and no argmax array goes through memory.
+//
+// Same rule as window_argmax (first in-bounds element starts, strictly greater or the
+// first NaN replaces) and the same sums as blk2d_body (ascending (oh, ow), from 0, in
+// Num<T>::Acc, rounded once): identical bits. Host-checked: the last column block of a
+// plane needs no window beyond OW (OW <= ceil(W / SW) + DLO_W), because the lanes after it
+// belong to the next plane; 32-bit offsets. VEC (SW = 2): paired stores as blk2d.
+struct StreamParams {
+    i64 blocks;      // column blocks of all planes: N * C * ceil(W / SW)
+    i64 col_warps;   // warps across them, 32 - EW blocks each
+    i64 strips;      // row strips per column of warps
+    i64 strip_rows;  // block rows per strip
+    i64 dv[4];       // fast_div magic numbers of div[0] and div[1]
+    i64 div[2];      // ceil(W / SW), C
+};
+
+__host__ __device__ constexpr int cfloor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+__host__ __device__ constexpr int cceil_div(int a, int b) { return -cfloor_div(-a, b); }
+
+template <typename T, int KH, int KW, int SH, int SW, int PH, int PW, bool VEC>
+__global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restrict__ x, const T* __restrict__ dy,
+                                                              T* __restrict__ dx, const PoolParams p,
+                                                              const StreamParams s) {
+    typedef typename Num<T>::Acc Acc;
+    typedef decltype(Num<T>::key(T())) K;
+    constexpr int DLO_H = cceil_div(PH - KH + 1, SH), DHI_H = cfloor_div(SH - 1 + PH, SH);
+    constexpr int DLO_W = cceil_div(PW - KW + 1, SW), DHI_W = cfloor_div(SW - 1 + PW, SW);
+    constexpr int NWH = DHI_H - DLO_H + 1, EW = DHI_W - DLO_W;
+    constexpr int KEEP = KH > SH ? KH - SH : 0;  // input rows a window shares with the previous one
+    constexpr int NEWR = KH - KEEP;              // rows it adds
+    static_assert(!VEC || SW == 2, "paired stores cover one block row");
+    const int lane = threadIdx.x & 31;
+    const int warp = (int)((blockIdx.x * 256u + threadIdx.x) >> 5);
+    if (warp >= (int)(s.col_warps * s.strips)) return;  // whole warps leave together
+    const int cw = warp % (int)s.col_warps, strip = warp / (int)s.col_warps;
+    const int flat = cw * (32 - EW) + lane;
+    const bool live = flat < (int)s.blocks;  // dead lanes still take part in the shuffles
+    const bool owner = live && lane < 32 - EW;
+    const u32 f = live ? (u32)flat : 0u;
+    const u32 plane = fast_div(f, s.dv[0], s.dv[1]);
+    const int j = (int)(f - plane * (u32)s.div[0]);
+    const u32 n = fast_div(plane, s.dv[2], s.dv[3]);
+    const u32 c = plane - n * (u32)s.div[1];
+    const int H = (int)p.in_size[1], W = (int)p.in_size[2];
+    const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
+    const int oc = j + DLO_W;  // this lane's window column
+    const bool col_ok = live && oc >= 0 && oc < OW;
+    const int xs3 = (int)p.x_stride[3], xs4 = VEC ? 1 : (int)p.x_stride[4], ys3 = (int)p.y_stride[3];
+    const int zs3 = (int)p.z_stride[3], zs4 = VEC ? 1 : (int)p.z_stride[4];
+    const int w0 = oc * SW - PW;
+    // Column w0 of row 0 and the InputGradient column oc (dereferenced only in bounds).
+    const T* xc = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1] + w0 * xs4;
+    const T* gp = dy + (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1] + oc * (int)p.y_stride[4];
+    T* dp = dx + (int)n * (int)p.z_stride[0] + (int)c * (int)p.z_stride[1] + j * SW * zs4;
+    bool cok[KW];
+#pragma unroll
+    for (int kw = 0; kw < KW; ++kw) cok[kw] = col_ok && w0 + kw >= 0 && w0 + kw < W;
+
+    auto load_row = [&](int ih, K(&row)[KW], bool& ok) {
+        ok = ih >= 0 && ih < H;
+        const T* rp = xc + ih * xs3;
+#pragma unroll
+        for (int kw = 0; kw < KW; ++kw) row[kw] = ok && cok[kw] ? Num<T>::key(rp[kw * xs4]) : K();
+    };
+    // The rows window row oh adds and its InputGradient, loaded a step ahead of their use.
+    struct Fresh {
+        K v[NEWR][KW];
+        bool rok[NEWR];
+        Acc g;
+    };
+    auto fetch = [&](int oh, Fresh& fr) {
+#pragma unroll
+        for (int r = 0; r < NEWR; ++r) load_row(oh * SH - PH + KEEP + r, fr.v[r], fr.rok[r]);
+        fr.g = col_ok && oh >= 0 && oh < OH ? Num<T>::to_acc(gp[oh * ys3]) : Acc(0);
+    };
+    // The newest window's rows (keys) and whether each is inside the plane; the argmax
+    // (255: none) and InputGradient of window rows i + DLO_H + a, a < NWH.
+    K v[KH][KW];
+    bool rok[KH];
+    int sel[NWH];
+    Acc g[NWH];
+#pragma unroll
+    for (int a = 0; a < NWH; ++a) {
+        sel[a] = 255;
+        g[a] = Acc(0);
+    }
+    // Window row oh from the previous window's last KEEP rows and `fr`: the argmax, in
+    // window_argmax's order and rule, branch-free.
+    auto absorb = [&](int oh, const Fresh& fr) {
+#pragma unroll
+        for (int kh = 0; kh < KH; ++kh) {
+#pragma unroll
+            for (int kw = 0; kw < KW; ++kw) v[kh][kw] = kh < KEEP ? v[kh < KEEP ? kh + SH : 0][kw] : fr.v[kh < KEEP ? 0 : kh - KEEP][kw];
+            rok[kh] = kh < KEEP ? rok[kh < KEEP ? kh + SH : 0] : fr.rok[kh < KEEP ? 0 : kh - KEEP];
+        }
+        int b = 255;
+        K bv = K();
+#pragma unroll
+        for (int kh = 0; kh < KH; ++kh) {
+#pragma unroll
+            for (int kw = 0; kw < KW; ++kw) {
+                const K e = v[kh][kw];
+                const bool better = (b == 255) | (e > bv) | ((e != e) & (bv == bv));
+                const bool take = rok[kh] & cok[kw] & better;
+                bv = take ? e : bv;
+                b = take ? kh * KW + kw : b;
+            }
+        }
+#pragma unroll
+        for (int a = 0; a + 1 < NWH; ++a) {
+            sel[a] = sel[a + 1];
+            g[a] = g[a + 1];
+        }
+        sel[NWH - 1] = col_ok && oh >= 0 && oh < OH ? b : 255;
+        g[NWH - 1] = fr.g;
+    };
+
+    const int nbh = (H + SH - 1) / SH;
+    const int i0 = strip * (int)s.strip_rows;
+    const int i1 = i0 + (int)s.strip_rows < nbh ? i0 + (int)s.strip_rows : nbh;
+    // Window rows up to i0 + DHI_H - 1 (at least one, so that every later window finds its
+    // first KEEP rows in v); each step then adds i + DHI_H.
+    constexpr int PRE = NWH > 1 ? NWH - 1 : 1;
+    const int first = i0 + DHI_H - PRE;
+#pragma unroll
+    for (int kh = 0; kh < KEEP; ++kh) load_row(first * SH - PH + kh, v[kh + SH], rok[kh + SH]);
+    // The next step's loads are issued before this step computes (loading two or three
+    // steps ahead measured slower on the H100: more registers, fewer warps).
+    Fresh next;
+#pragma unroll
+    for (int a = 0; a < PRE; ++a) {
+        fetch(first + a, next);
+        absorb(first + a, next);
+    }
+    fetch(i0 + DHI_H, next);
+    for (int i = i0; i < i1; ++i) {
+        const Fresh cur = next;
+        if (i + 1 < i1) fetch(i + 1 + DHI_H, next);
+        absorb(i + DHI_H, cur);
+        // The windows of lanes lane .. lane + EW (window columns j + DLO_W .. j + DHI_W);
+        // a lane past the plane's last block holds another plane's window: none here.
+        int ns[NWH][EW + 1];
+        Acc ng[NWH][EW + 1];
+#pragma unroll
+        for (int a = 0; a < NWH; ++a) {
+            ns[a][0] = sel[a];
+            ng[a][0] = g[a];
+#pragma unroll
+            for (int b = 1; b <= EW; ++b) {
+                const int sb = __shfl_down_sync(0xffffffffu, sel[a], b);
+                ns[a][b] = j + b < (int)s.div[0] ? sb : 255;
+                ng[a][b] = __shfl_down_sync(0xffffffffu, g[a], b);
+            }
+        }
+        if (!owner) continue;
+        Acc acc[SH][SW];
+#pragma unroll
+        for (int y = 0; y < SH; ++y) {
+#pragma unroll
+            for (int xx = 0; xx < SW; ++xx) {
+                Acc sum = Acc(0);
+#pragma unroll
+                for (int a = 0; a < NWH; ++a) {
+                    const int kh = y + PH - (DLO_H + a) * SH;  // offset in window row i + DLO_H + a
+#pragma unroll
+                    for (int b = 0; b <= EW; ++b) {
+                        const int kw = xx + PW - (DLO_W + b) * SW;
+                        if (kh >= 0 && kh < KH && kw >= 0 && kw < KW && ns[a][b] == kh * KW + kw) sum += ng[a][b];
+                    }
+                }
+                acc[y][xx] = sum;
+            }
+        }
+#pragma unroll
+        for (int y = 0; y < SH; ++y) {
+            const int ih = i * SH + y;
+            if (ih >= H) break;
+            if (VEC) {  // W is even: both columns of the pair exist
+                Pair<T>::store(dp + ih * zs3, acc[y][0], acc[y][1]);
+            } else {
+#pragma unroll
+                for (int xx = 0; xx < SW; ++xx)
+                    if (j * SW + xx < W) dp[ih * zs3 + xx * zs4] = Num<T>::from_acc(acc[y][xx]);
+            }
+        }
+    }
+}
