@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import dmlops
-from conftest import assert_close
-from dmlops import DataIndexError, InvalidDescError, TensorDesc
+from conftest import assert_close, backend_params
+from dmlops import AllocationError, DataIndexError, InvalidDescError, TensorDesc
 from dmlops.descs.roi_align import UINT32_MAX, RoiAlignDesc, samples_per_output
 from oracles.roi_align import roi_align_oracle
 
@@ -274,6 +274,22 @@ def test_adaptive_clamped_by_min_and_max(backend: str) -> None:
             )  # fmt: skip
             want = roi_align_oracle(x, rois, batch, (2, 3), reduction=reduction, min_samples=lo, max_samples=hi)
             assert_close(got, want.astype(np.float32))
+
+
+@pytest.mark.parametrize("backend", backend_params("numpy", "cpu"))
+def test_sample_grids_too_large_for_memory_are_refused(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MinimumSamplesPerOutput near 2^31 asks for billions of samples per axis: the NumPy
+    and CPU backends refuse with AllocationError (exit 2 from the CLI) before allocating.
+    Found by the model fuzzer, where NumPy's own MemoryError surfaced as an internal error."""
+    import dmlops.memory
+
+    monkeypatch.setattr(dmlops.memory, "available_memory", lambda: 1 << 30)
+    x = np.ones((1, 1, 4, 4), dtype=np.float32)
+    with pytest.raises(AllocationError, match=r"DML_ROI_ALIGN_OPERATOR_DESC: the \d+ samples"):
+        dmlops.roi_align(
+            x, [[0, 0, 3, 3]], [0], 1, minimum_samples_per_output=2**31 - 1, maximum_samples_per_output=UINT32_MAX,
+            backend=backend,
+        )  # fmt: skip
 
 
 @pytest.mark.parametrize("width", [80, 77])

@@ -49,7 +49,8 @@ from numpy.typing import NDArray
 
 from ..descs.roi_align import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
-from ..reference.roi_align import batch_indices
+from ..memory import check_allocation
+from ..reference.roi_align import SAMPLE_BYTES, batch_indices
 from ._common import call_parallel, kernel_view, load, store
 
 CHANNEL_BLOCK = 16
@@ -81,6 +82,8 @@ def axis_samples(
         lo, hi = desc.minimum_samples_per_output, desc.maximum_samples_per_output
         samples = np.where(finite, np.clip(np.ceil(np.where(finite, ratio, 0.0)), lo, hi), lo).astype(np.int64)
     count = n_out * samples
+    total = float(np.sum(count, dtype=np.float64))  # no int64 overflow for absurd counts
+    check_allocation(int(total) * SAMPLE_BYTES, f"{desc.dml_name}: the {int(total)} samples of the ROIs along one axis")
     offsets = np.zeros(samples.size + 1, np.int64)
     np.cumsum(count, out=offsets[1:])
     roi_of = np.repeat(np.arange(samples.size), count)

@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 
 from ..descs.roi_align import RoiAlignDesc, samples_per_output
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
+from ..memory import check_allocation
 
 BLOCK_ELEMENTS = 1 << 21
 """Float64 values (16 MiB) a block of channels x samples may hold."""
@@ -81,10 +82,17 @@ class _Axis:
         return np.bincount(self.bins()[self.in_bounds], minlength=n_out).astype(np.float64)
 
 
+SAMPLE_BYTES = 64
+"""Bytes per sample of an axis's coordinate, tap and weight arrays and their temporaries (an upper bound)."""
+
+
 def _axis(desc: RoiAlignDesc, start: float, end: float, n_out: int, length: int) -> _Axis:
     """Sample coordinates along one axis (``start``/``end`` already scaled)."""
     size = end - start
     s = samples_per_output(size, n_out, desc.minimum_samples_per_output, desc.maximum_samples_per_output)
+    # Sample counts go up to 2^32 - 1 per output: refuse (AllocationError) rather than fail
+    # inside NumPy when the coordinates and taps of one axis cannot fit in memory.
+    check_allocation(n_out * s * SAMPLE_BYTES, f"{desc.dml_name}: the {n_out * s} samples of one ROI along one axis")
     step = size / (n_out * s)
     # ROI_ALIGN1: xin = (j - OutputPixelOffset)·step + x1s - InputPixelOffset, offsets -0.5 / 0.5.
     with np.errstate(invalid="ignore"):
