@@ -227,6 +227,32 @@ def test_cuda_backend_reports_why_it_cannot_run() -> None:
         load_backend("cuda")
 
 
+class _FakeDeviceArray:
+    """Stands for any DLPack producer that lives on CUDA device ``index``."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, self.index)  # kDLCUDA
+
+
+def test_an_operator_runs_on_the_one_device_of_its_arrays() -> None:
+    """The device is the one holding the device arrays (inputs and out= arrays); host
+    arrays do not count; arrays on two devices are refused, naming both members."""
+    pytest.importorskip("cupy")
+    from dmlops.cuda._runtime import operator_device
+    from dmlops.errors import TensorMismatchError
+
+    desc = _reverse_desc((2, 3))
+    host = np.zeros((2, 3), np.float32)
+    assert operator_device(desc, {"InputTensor": host}, None) is None
+    assert operator_device(desc, {"InputTensor": host}, {"OutputTensor": _FakeDeviceArray(1)}) == 1
+    assert operator_device(desc, {"InputTensor": _FakeDeviceArray(1)}, {"OutputTensor": None}) == 1
+    with pytest.raises(TensorMismatchError, match=r"OutputTensor: on CUDA device 0, but InputTensor is on device 1"):
+        operator_device(desc, {"InputTensor": _FakeDeviceArray(1)}, {"OutputTensor": _FakeDeviceArray(0)})
+
+
 # -- interop on the GPU ---------------------------------------------------------------------------
 
 cuda_only = backend_params("cuda")
@@ -858,3 +884,73 @@ def test_roi_batch_index_checks_from_several_threads_stay_apart(gpu) -> None:
     for t in threads:
         t.join()
     assert outcome == {0: "raised", 1: "ok", 2: "ok", 3: "ok"}
+
+
+def test_operators_run_on_the_device_of_their_inputs(gpu) -> None:
+    """With the inputs on device 1 and device 0 current, every kind of launch (packed copy
+    launches, the ROI side stream and its check, the single-pass max pool) runs on device 1
+    and matches the reference, and the same descs then run on device 0 (plans are per
+    device). NumPy inputs beside device-1 arrays go to device 1; arrays on two devices are
+    refused."""
+    cp = gpu
+    from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+    from dmlops.errors import TensorMismatchError
+
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two CUDA devices")
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 8, 12, 16)).astype(np.float32)
+    table = rng.standard_normal((50, 8)).astype(np.float32)
+    idx = rng.integers(-50, 50, size=(1, 1, 1, 30)).astype(np.int32)
+    boxes = rng.uniform(0, 14, size=(6, 4)).astype(np.float32)
+    batch = rng.integers(0, 2, size=6).astype(np.uint32)
+    dy = rng.standard_normal((2, 8, 6, 8)).astype(np.float32)
+    gather = GatherDesc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 1, 50, 8)),
+        indices_tensor=TensorDesc(data_type="INT32", sizes=(1, 1, 1, 30)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 1, 30, 8)),
+        axis=2,
+        index_dimensions=1,
+    )
+    pool = MaxPoolingGradDesc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
+        input_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=dy.shape),
+        output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
+        strides=(2, 2),
+        window_size=(3, 3),
+        start_padding=(1, 1),
+        end_padding=(1, 1),
+        dilations=(1, 1),
+    )
+    cases = [
+        (_reverse_desc(x.shape), {"InputTensor": x}),
+        (gather, {"InputTensor": table.reshape(1, 1, 50, 8), "IndicesTensor": idx}),
+        (
+            _roi_desc(2, 8, 12, 16, 6, "FLOAT32", sr=2),
+            {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": batch},
+        ),
+        (pool, {"InputTensor": x, "InputGradientTensor": dy}),
+    ]
+    for desc, feeds in cases:
+        want = dmlops.execute(desc, feeds)
+        for device in (1, 0):
+            with cp.cuda.Device(device):
+                on_device = {k: cp.asarray(v) for k, v in feeds.items()}
+            with cp.cuda.Device(0):
+                got = dmlops.execute(desc, on_device, backend="cuda")
+            for member, value in got.items():
+                assert value.device.id == device
+                np.testing.assert_allclose(value.get(), want[member], rtol=1e-6, atol=1e-6)
+    # A NumPy input beside a device-1 array is copied to device 1.
+    with cp.cuda.Device(1):
+        dev_idx = cp.asarray(idx)
+    got = dmlops.execute(gather, {"InputTensor": table.reshape(1, 1, 50, 8), "IndicesTensor": dev_idx}, backend="cuda")
+    assert got["OutputTensor"].device.id == 1
+    np.testing.assert_array_equal(
+        got["OutputTensor"].get(),
+        dmlops.execute(gather, {"InputTensor": table.reshape(1, 1, 50, 8), "IndicesTensor": idx})["OutputTensor"],
+    )
+    with cp.cuda.Device(0):
+        dev0 = cp.asarray(table.reshape(1, 1, 50, 8))
+    with pytest.raises(TensorMismatchError, match="on CUDA device"):
+        dmlops.execute(gather, {"InputTensor": dev0, "IndicesTensor": dev_idx}, backend="cuda")

@@ -13,6 +13,9 @@ disk. Float32 arithmetic keeps subnormals (no flush-to-zero), as the reference d
 * Inputs may be CuPy arrays, PyTorch CUDA tensors or any DLPack /
   ``__cuda_array_interface__`` producer (no copies), or NumPy arrays (copied to the
   device); see :mod:`dmlops.cuda._runtime`.
+* An operator runs on the device that holds its device arrays (inputs and ``out=``
+  arrays; all on one device, else TensorMismatchError), like a PyTorch op; with host
+  arrays only, on CuPy's current device.
 
 Asking for ``backend="cuda"`` where it cannot run raises
 :class:`~dmlops.errors.BackendUnavailableError` with the reason; there is no fallback.
@@ -77,6 +80,22 @@ def execute(
     dict
         Output member name -> array, of the caller's array kind (see module notes).
     """
+    device = _runtime.operator_device(desc, inputs, outputs)
+    if device is not None and device != _runtime.current_device():
+        with _runtime.cupy_module().cuda.Device(device):
+            return _execute(desc, inputs, outputs, feature_level=feature_level, strict=strict)
+    return _execute(desc, inputs, outputs, feature_level=feature_level, strict=strict)
+
+
+def _execute(
+    desc: OperatorDesc,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any] | None,
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> dict[str, Any]:
+    """:func:`execute` on the current device."""
     info = _runtime.desc_info(desc)
     views, kinds, result_kind = _runtime.bind_inputs(desc, info, inputs)
     given = outputs or {}

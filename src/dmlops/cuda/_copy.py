@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ._plan import MAX_OUTER_DIMS, MODE_VECTOR, CopyLayout, choose_vector, grid_for
-from ._runtime import PackedLaunch, get_kernel, padded, params
+from ._runtime import PackedLaunch, current_device, get_kernel, padded, params
 
 BLOCK = 256
 UNROLL = 4  # work items per thread per grid-stride step (DMLOPS_UNROLL in copy.cu)
@@ -155,11 +155,12 @@ class CopyPlan:
 
 
 class PlanCache:
-    """A bounded dict of plans keyed by ``(id(desc), strides...)``.
+    """A bounded dict of plans keyed by ``(id(desc), strides...)`` and the current device.
 
     Keys use the desc's identity (hashing a frozen desc walks all of its fields, which
     costs more than the launch); every plan keeps its desc alive and the caller checks
-    ``plan.desc is desc`` (or ``plan[0] is desc``), so a recycled id never matches.
+    ``plan.desc is desc`` (or ``plan[0] is desc``), so a recycled id never matches. A plan
+    holds kernels loaded on one device, so each device has its own.
     """
 
     def __init__(self, limit: int = 512) -> None:
@@ -167,12 +168,12 @@ class PlanCache:
         self.plans: dict[Any, Any] = {}
 
     def get(self, key: Any) -> Any:
-        """The plan for ``key`` or None."""
-        return self.plans.get(key)
+        """The plan for ``key`` on the current device, or None."""
+        return self.plans.get((current_device(), key))
 
     def put(self, key: Any, plan: Any) -> Any:
-        """Store and return ``plan`` (dropping everything when the cache is full)."""
+        """Store and return ``plan`` for the current device (dropping everything when full)."""
         if len(self.plans) >= self.limit:
             self.plans.clear()
-        self.plans[key] = plan
+        self.plans[(current_device(), key)] = plan
         return plan

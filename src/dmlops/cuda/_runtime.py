@@ -104,6 +104,11 @@ def availability() -> str | None:
 _KERNELS: dict[tuple[int, str, str], Any] = {}
 
 
+def current_device() -> int:
+    """The current CUDA device (CuPy's, which :func:`dmlops.cuda.execute` sets to the inputs')."""
+    return int(cupy_module().cuda.runtime.getDevice())
+
+
 def get_kernel(source: str, name_expression: str) -> Any:
     """The compiled kernel ``name_expression`` of ``kernels/<source>`` on the current device.
 
@@ -123,13 +128,6 @@ def get_kernel(source: str, name_expression: str) -> Any:
         fn = module.get_function(lowered)  # keeps its module alive
         _KERNELS[key] = fn
     return fn
-
-
-@functools.lru_cache(maxsize=1)
-def sm_count() -> int:
-    """Multiprocessors of the current device."""
-    cp = cupy_module()
-    return int(cp.cuda.Device().attributes["MultiProcessorCount"])
 
 
 _THREAD = threading.local()
@@ -250,6 +248,53 @@ def array_kind(obj: Any) -> str:
     if hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__dlpack_device__"):
         return "cuda"
     return "numpy"
+
+
+def array_device(obj: Any, kind: str) -> int | None:
+    """The CUDA device holding ``obj``, or None for a host array."""
+    if kind == "cupy":
+        return int(obj.device.id)
+    if kind == "torch":
+        return int(obj.device.index)
+    if kind == "cuda":
+        if hasattr(obj, "__dlpack_device__"):
+            return int(obj.__dlpack_device__()[1])
+        ptr = obj.__cuda_array_interface__["data"][0]
+        return int(cupy_module().cuda.runtime.pointerGetAttributes(ptr).device)
+    return None
+
+
+def operator_device(desc: OperatorDesc, inputs: Mapping[str, Any], outputs: Mapping[str, Any] | None) -> int | None:
+    """The one CUDA device holding the device arrays among the inputs and ``out=`` arrays.
+
+    None when all are host arrays (None entries are skipped). Raises
+    :class:`TensorMismatchError` when they are on different devices: an operator runs on
+    one device, as a CuPy kernel or a PyTorch op does.
+    """
+    ndarray = cupy_module().ndarray
+    found = -1
+    first = ""
+    for arrays in (inputs, outputs):
+        if not arrays:
+            continue
+        for member, obj in arrays.items():
+            if type(obj) is ndarray:
+                device = obj.data.device_id  # an attribute read: no Device object per call
+            elif obj is None:
+                continue
+            else:
+                where = array_device(obj, array_kind(obj))
+                if where is None:
+                    continue
+                device = where
+            if found < 0:
+                found, first = device, member
+            elif device != found:
+                raise TensorMismatchError(
+                    f"{desc.dml_name}.{member}: on CUDA device {device}, but {first} is on device {found}; "
+                    "an operator runs on one device"
+                )
+    return None if found < 0 else found
 
 
 def to_cupy(obj: Any, kind: str) -> Any:
@@ -389,11 +434,12 @@ def from_cupy(result: Any, kind: str) -> Any:
 
 
 def torch_stream() -> Any:
-    """A context running CuPy work on torch's current CUDA stream."""
+    """A context running CuPy work on torch's current CUDA stream of the current device."""
     import torch
 
     cp = cupy_module()
-    return cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    device = cp.cuda.runtime.getDevice()
+    return cp.cuda.ExternalStream(torch.cuda.current_stream(device).cuda_stream, device)
 
 
 def bind_inputs(desc: OperatorDesc, info: DescInfo, inputs: Mapping[str, Any]) -> tuple[dict[str, Any], set[str], str]:
@@ -437,11 +483,13 @@ __all__ = [
     "DescInfo",
     "OutputBinding",
     "PackedLaunch",
+    "array_device",
     "array_kind",
     "availability",
     "bind_inputs",
     "bind_output",
     "cupy_module",
+    "current_device",
     "desc_info",
     "element_strides",
     "fast_div",
@@ -450,9 +498,9 @@ __all__ = [
     "kernel_source",
     "kernel_sources",
     "logical_view",
+    "operator_device",
     "padded",
     "params",
-    "sm_count",
     "to_cupy",
     "torch_stream",
 ]

@@ -30,7 +30,7 @@ import numpy as np
 from ..descs.roi_align import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ._copy import C_TYPES, PlanCache
-from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params
+from ._runtime import cupy_module, current_device, element_strides, fast_div, get_kernel, params
 from .gather import NO_BAD, first_bad_index_async
 
 _PLANS = PlanCache()
@@ -70,13 +70,16 @@ class _Side:
         self.lock = threading.Lock()
 
 
-_SIDE: list[_Side] = []
+_SIDE: dict[int, _Side] = {}
 
 
 def _side() -> _Side:
-    if not _SIDE:
-        _SIDE.append(_Side())
-    return _SIDE[0]
+    """The current device's side state."""
+    device = current_device()
+    side = _SIDE.get(device)
+    if side is None:
+        side = _SIDE[device] = _Side()
+    return side
 
 
 def _params(desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any) -> np.void:
