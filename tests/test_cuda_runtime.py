@@ -216,6 +216,22 @@ def test_host_params_match_the_kernel_struct(source, struct, build) -> None:
     assert host == _c_struct_members(source, struct)
 
 
+@pytest.mark.parametrize(
+    "module, constant, macro",
+    [("roi_align", "SEPARABLE_MAX_OUT", "ROI_SEP_OUT"), ("roi_align", "REGISTER_TAPS", "ROI_REG_TAPS")],
+)
+def test_host_limits_match_the_kernel_defines(module, constant, macro) -> None:
+    """A host-side limit that decides which kernel path runs equals the kernel's #define."""
+    import importlib
+    import re
+
+    from dmlops.cuda._runtime import kernel_source
+
+    value = getattr(importlib.import_module(f"dmlops.cuda.{module}"), constant)
+    found = re.search(rf"^#define {macro} (\d+)", kernel_source(f"{module}.cu"), re.MULTILINE)
+    assert found is not None and int(found.group(1)) == value
+
+
 def test_cuda_backend_reports_why_it_cannot_run() -> None:
     from dmlops import cuda
 

@@ -41,6 +41,8 @@ SEPARABLE_CHANNELS = 64
 SEPARABLE_CHANNELS_ADAPTIVE = 32
 """Channels per block of ``roi_align_avg`` with adaptive sampling: a block's cost follows its
 ROI's size, and smaller blocks balance the large ROIs better (504 vs 590 µs on the H100)."""
+REGISTER_TAPS = 4
+"""Column taps per output that ``roi_align_avg`` holds in registers (its ROI_REG_TAPS)."""
 STAGE_OUTPUTS = True
 """Whether ``roi_align_avg`` may stage a block's outputs in shared memory and write them as
 one contiguous run on NCHW-strided inputs. It does so for FLOAT32 with a fixed sample
@@ -142,7 +144,11 @@ def _plan(
         h, w = desc.input_tensor.sizes[2:]
         small = min(xs[2], xs[3]) >= 0 and (h - 1) * xs[2] + (w - 1) * xs[3] < 2**31
         off = "u32" if small else "i64"  # 32-bit element offsets inside a plane where they fit
-        vec = "true" if _chunked_rows(desc, xs, np.dtype(dtype).itemsize, aligned) else "false"
+        # The chunk path (and its 16-24 KB of shared-memory tables) serves outputs of more
+        # than ROI_REG_TAPS column taps; a fixed count of at most that many never takes it.
+        taps = (2 if linear == "true" else 1) * desc.maximum_samples_per_output
+        chunks = not (fixed and taps <= REGISTER_TAPS)
+        vec = "true" if chunks and _chunked_rows(desc, xs, np.dtype(dtype).itemsize, aligned) else "false"
         cl = "true" if channels_last else "false"
         staged = channels_last or (STAGE_OUTPUTS and fixed and np.dtype(dtype).itemsize == 4)
         stage = "true" if staged else "false"
