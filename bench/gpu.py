@@ -46,11 +46,11 @@ from dmlops.descs.slice1 import Slice1Desc
 
 ROWS: list[dict[str, Any]] = []
 MAXPOOL_VARIANTS: list[str] = []
+"""2-D max-pool-grad variants also timed as the default (--maxpool-variant)."""
 ROI_VARIANTS: dict[str, dict[str, Any]] = {
     "outputs stored directly, not staged": {"STAGE_OUTPUTS": False},
 }
-"""Other block shapes of the ROI_ALIGN AVERAGE kernel, timed beside the default."""
-"""2-D max-pool-grad variants also timed as the default (--maxpool-variant)."""
+"""Other settings of the ROI_ALIGN AVERAGE kernel (attributes of dmlops.cuda.roi_align), timed beside the default."""
 L2_BYTES = 0
 COPY_BPS = 0.0
 QUICK = False

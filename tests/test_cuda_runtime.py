@@ -513,16 +513,18 @@ def test_roi_align_average_chunked_rows(gpu, dtype, dml, layout, sr) -> None:
 
 @pytest.mark.parametrize("dtype, dml", [(np.float32, "FLOAT32"), (np.float16, "FLOAT16")])
 @pytest.mark.parametrize("layout", ["nchw", "nhwc"])
-@pytest.mark.parametrize("out_size, padded", [((7, 7), False), ((7, 7), True), ((12, 12), False)])
-@pytest.mark.parametrize("sr", [2, 0])
+@pytest.mark.parametrize("out_size, padded", [((7, 7), False), ((7, 7), True), ((8, 8), False), ((12, 12), False)])
+@pytest.mark.parametrize("sr", [2, 3, 0])
 @pytest.mark.parametrize("staged", [True, False])
 def test_roi_align_average_output_staging(gpu, monkeypatch, dtype, dml, layout, out_size, padded, sr, staged) -> None:
     """roi_align_avg stages a block's outputs in shared memory and writes them out
     contiguously where they fit (64 channels x 7 x 7), through the output strides when the
     output is not dense, and stores directly where they do not fit (12 x 12) or where
     staging is off (NCHW inputs with STAGE_OUTPUTS off, FLOAT16 or adaptive sampling); 70
-    channels make a partial channel group. Elements between the addressed ones stay
-    untouched."""
+    channels make a partial channel group (8 x 8 channels-last: staged with an odd channel
+    pitch in the partial group only). Three fixed samples take the 16-byte chunk path in
+    some blocks and the staged register path in others, sharing one buffer. Elements
+    between the addressed ones stay untouched."""
     from dmlops.cuda import roi_align as cuda_roi
     from dmlops.descs.roi_align import RoiAlignDesc
 
@@ -693,21 +695,24 @@ def test_max_pooling_grad_every_variant(gpu, shape, dtype, window, stride, pad, 
      ((3, 3), (3, 3), (0, 0))],
 )  # fmt: skip
 @pytest.mark.parametrize("layout", ["contiguous", "input inner stride 2", "padded output rows"])
-def test_max_pooling_grad_single_pass_layouts(gpu, dtype, window, stride, pad, layout) -> None:
+@pytest.mark.parametrize("width", [45, 46, 3])
+def test_max_pooling_grad_single_pass_layouts(gpu, dtype, window, stride, pad, layout, width) -> None:
     """The single pass (``stream``) against the reference and, bit for bit, against the two
     passes: windows meeting up to 3 x 3 per block, strips of rows over 41 rows, column
-    blocks spanning warps and planes (width 45), strided InputTensor (element loads) and a
-    strided OutputGradient (scalar stores; elements between rows stay untouched)."""
+    blocks spanning warps and planes (width 45, and 46 for paired stores), planes narrower
+    than a warp's helper lanes (width 3: a warp spans many planes),
+    strided InputTensor (element loads) and a strided OutputGradient (scalar stores;
+    elements between rows stay untouched)."""
     cp = gpu
     from dmlops.cuda import max_pooling_grad as mpg
     from dmlops.cuda._runtime import element_strides
     from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
 
     rng = np.random.default_rng(4)
-    shape = (2, 3, 41, 45)
+    shape = (2, 3, 41, width)
     x = rng.integers(-3, 3, size=shape).astype(dtype)  # many ties
     x[0, 1, 3:9, 2:12] = -np.inf
-    x[1, 2, 7, 8] = np.nan
+    x[1, 2, 7, 8 % width] = np.nan
     oh = (shape[2] + 2 * pad[0] - window[0]) // stride[0] + 1
     ow = (shape[3] + 2 * pad[1] - window[1]) // stride[1] + 1
     dy = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
@@ -742,7 +747,10 @@ def test_max_pooling_grad_single_pass_layouts(gpu, dtype, window, stride, pad, l
         plan = mpg._plan(
             desc, shape, dy.shape, element_strides(gx), element_strides(gdy), element_strides(dx), gx.dtype, v
         )
-        assert v != "stream" or plan[1] == "stream"
+        # One pass unless the last column block of a plane needs a window column beyond
+        # ceil(W / SW) + ceil((PW - KW + 1) / SW) (4 x 4 / s2 / p1 at width 46).
+        one_pass = ow <= -(-width // stride[1]) - ((window[1] - 1 - pad[1]) // stride[1])
+        assert v != "stream" or (plan[1] == "stream") == one_pass
         mpg.launch(plan, gx, gdy, dx)
         got[v] = flat_out.get()
     _close(got["stream"], want, dtype)

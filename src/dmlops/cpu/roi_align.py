@@ -81,9 +81,9 @@ def axis_samples(
         finite = np.isfinite(ratio)
         lo, hi = desc.minimum_samples_per_output, desc.maximum_samples_per_output
         samples = np.where(finite, np.clip(np.ceil(np.where(finite, ratio, 0.0)), lo, hi), lo).astype(np.int64)
+    total = int(np.sum(samples, dtype=np.float64) * n_out)  # float64: no int64 wrap for absurd counts
+    check_allocation(total * SAMPLE_BYTES, f"{desc.dml_name}: the {total} samples of the ROIs along one axis")
     count = n_out * samples
-    total = float(np.sum(count, dtype=np.float64))  # no int64 overflow for absurd counts
-    check_allocation(int(total) * SAMPLE_BYTES, f"{desc.dml_name}: the {int(total)} samples of the ROIs along one axis")
     offsets = np.zeros(samples.size + 1, np.int64)
     np.cumsum(count, out=offsets[1:])
     roi_of = np.repeat(np.arange(samples.size), count)

@@ -258,7 +258,9 @@ def array_device(obj: Any, kind: str) -> int | None:
         return int(obj.device.index)
     if kind == "cuda":
         if hasattr(obj, "__dlpack_device__"):
-            return int(obj.__dlpack_device__()[1])
+            device_type, device = obj.__dlpack_device__()
+            # kDLCUDA (2) and kDLCUDAManaged (13) name a device; other types are host memory.
+            return int(device) if int(device_type) in (2, 13) else None
         ptr = obj.__cuda_array_interface__["data"][0]
         return int(cupy_module().cuda.runtime.pointerGetAttributes(ptr).device)
     return None

@@ -54,7 +54,8 @@ or 16-byte row loads with lane shuffles where the layout allows (``two_pass4v``)
 allows (:func:`_row16`); ``stream`` is one pass down column strips where the windows
 allow (:func:`_stream`, else ``two_pass4v_row16``)."""
 STREAM_ROWS = 8
-"""Block rows per warp of ``max_pool_grad_stream2d`` (each strip recomputes one window row)."""
+"""Block rows per warp of ``max_pool_grad_stream2d`` (each strip recomputes the window rows
+its first block row shares with the strip above: one for 3 x 3 / stride 2)."""
 WINDOWS = 4
 """Adjacent windows per thread in pass 1 of ``two_pass4``/``two_pass4v``."""
 VARIANT: str | None = None

@@ -73,14 +73,18 @@ class _Side:
 
 
 _SIDE: dict[int, _Side] = {}
+_SIDE_LOCK = threading.Lock()
 
 
 def _side() -> _Side:
-    """The current device's side state."""
+    """The current device's side state (made once per device, also across threads)."""
     device = current_device()
     side = _SIDE.get(device)
     if side is None:
-        side = _SIDE[device] = _Side()
+        with _SIDE_LOCK:
+            side = _SIDE.get(device)
+            if side is None:
+                side = _SIDE[device] = _Side()
     return side
 
 

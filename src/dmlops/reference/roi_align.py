@@ -82,8 +82,10 @@ class _Axis:
         return np.bincount(self.bins()[self.in_bounds], minlength=n_out).astype(np.float64)
 
 
-SAMPLE_BYTES = 64
-"""Bytes per sample of an axis's coordinate, tap and weight arrays and their temporaries (an upper bound)."""
+SAMPLE_BYTES = 128
+"""Bytes per sample assumed for an axis's coordinate, tap and weight arrays and their
+temporaries: an estimate (the CPU backend's tap merge holds more at its peak). The check
+catches sample grids that miss the memory by far, as absurd sample counts do."""
 
 
 def _axis(desc: RoiAlignDesc, start: float, end: float, n_out: int, length: int) -> _Axis:

@@ -766,7 +766,8 @@ __global__ void __launch_bounds__(256) max_pool_grad_row16(const u8* __restrict_
 // NWH = DHI_H - DLO_H + 1 window rows the current block row needs, and computing one new
 // window row per step; the input rows the new window shares with the previous one stay in
 // registers. InputTensor, InputGradientTensor and OutputGradientTensor are each touched
-// once (plus one window row per strip), and no argmax array goes through memory.
+// once, apart from the NWH - 1 window rows each strip recomputes and the window columns
+// of the EW helper lanes of each warp; no argmax array goes through memory.
 //
 // Same rule as window_argmax (first in-bounds element starts, strictly greater or the
 // first NaN replaces) and the same sums as blk2d_body (ascending (oh, ow), from 0, in
@@ -886,9 +887,10 @@ __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restric
     const int nbh = (H + SH - 1) / SH;
     const int i0 = strip * (int)s.strip_rows;
     const int i1 = i0 + (int)s.strip_rows < nbh ? i0 + (int)s.strip_rows : nbh;
-    // Window rows up to i0 + DHI_H - 1 (at least one, so that every later window finds its
-    // first KEEP rows in v); each step then adds i + DHI_H.
-    constexpr int PRE = NWH > 1 ? NWH - 1 : 1;
+    // Window rows i0 + DLO_H .. i0 + DHI_H - 1 (none when NWH = 1, where K <= S and no
+    // rows are kept); the first window's KEEP shared rows are loaded straight into v. Each
+    // step then adds window row i + DHI_H.
+    constexpr int PRE = NWH - 1;
     const int first = i0 + DHI_H - PRE;
 #pragma unroll
     for (int kh = 0; kh < KEEP; ++kh) load_row(first * SH - PH + kh, v[kh + SH], rok[kh + SH]);

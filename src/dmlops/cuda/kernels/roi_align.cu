@@ -242,22 +242,27 @@ __global__ void __launch_bounds__(256) roi_align(const T* __restrict__ x, const 
     }
 }
 
-// Writes a block's staged outputs: tile[cl * bins + bin] for its n_ch channels from c0
-// of ROI output yr. Where each channel's bins are contiguous and the channels follow one
-// another (NCHW outputs), the tile is one contiguous run; else each element is placed
-// through the output strides.
+// Writes a block's staged outputs: tile[cl * pitch + bin] for its n_ch channels from c0
+// of ROI output yr. With pitch == bins, and where each channel's bins are contiguous and
+// the channels follow one another (NCHW outputs), the tile is one contiguous run; else a
+// warp per channel places its bins through the output strides.
 template <typename T>
-__device__ __forceinline__ void write_tile(const RoiParams& p, const T* tile, T* yr, i64 c0, int n_ch) {
-    const int out_w = (int)p.out_w, bins = (int)p.out_h * out_w, n = n_ch * bins;
-    if (p.y_stride[3] == 1 && p.y_stride[2] == out_w && p.y_stride[1] == bins) {
+__device__ __forceinline__ void write_tile(const RoiParams& p, const T* tile, int pitch, T* yr, i64 c0, int n_ch) {
+    const int out_w = (int)p.out_w, bins = (int)p.out_h * out_w;
+    const bool rows_dense = p.y_stride[3] == 1 && p.y_stride[2] == out_w;
+    if (pitch == bins && rows_dense && p.y_stride[1] == bins) {
         T* dst = yr + c0 * p.y_stride[1];
-        for (int e = threadIdx.x; e < n; e += blockDim.x) dst[e] = tile[e];
+        for (int e = threadIdx.x; e < n_ch * bins; e += blockDim.x) dst[e] = tile[e];
         return;
     }
-    for (int e = threadIdx.x; e < n; e += blockDim.x) {
-        const int cl = e / bins, bin = e - cl * bins;
-        const int oh = bin / out_w, ow = bin - oh * out_w;
-        yr[(c0 + cl) * p.y_stride[1] + oh * p.y_stride[2] + ow * p.y_stride[3]] = tile[e];
+    const int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    for (int cl = threadIdx.x >> 5; cl < n_ch; cl += warps) {
+        const T* src = tile + cl * pitch;
+        T* dst = yr + (c0 + cl) * p.y_stride[1];
+        for (int bin = lane; bin < bins; bin += 32) {
+            const int oh = bin / out_w, ow = bin - oh * out_w;
+            dst[rows_dense ? bin : oh * p.y_stride[2] + ow * p.y_stride[3]] = src[bin];
+        }
     }
 }
 
@@ -297,7 +302,7 @@ __global__ void __launch_bounds__(256) roi_align_cl(const T* __restrict__ x, con
     if (stage) {
         __syncthreads();
         const i64 c0 = (i64)blockIdx.y * 32;
-        write_tile(p, sout, y + r * p.y_stride[0], c0, (int)(p.channels - c0 < 32 ? p.channels - c0 : 32));
+        write_tile(p, sout, bins, y + r * p.y_stride[0], c0, (int)(p.channels - c0 < 32 ? p.channels - c0 : 32));
     }
 }
 
@@ -476,15 +481,18 @@ __device__ __forceinline__ void output_column(const RoiParams& p, int item, int 
 // divergence in the row loop). Neighbouring threads take neighbouring output columns of
 // one channel, so a warp's loads of one row tap fall in a few row segments; with CL
 // (channels-last strides) neighbouring channels of one output column, so each load of a
-// warp is one coalesced run. Outputs go to `tile` (tile[cl * bins + bin]) when it is not
+// warp is one coalesced run. Outputs go to `tile` (tile[cl * pitch + bin]) when it is not
 // null, for the block to write out contiguously: a CL warp's direct stores land a channel
 // apart, a 32-byte sector each (ncu, sr=2 fp32: 12.5 M sector writes against 1.6 M staged,
-// the L2 busy with them; 277 -> 139 us).
+// the L2 busy with them; 277 -> 139 us). A CL tile's channel pitch is odd (bins | 1), so
+// that a warp's stores, a channel apart, fall in different banks (8 x 8 outputs would
+// otherwise be 32-way conflicts).
 template <typename T, typename OFF, typename Acc, bool FEW_COLUMNS, bool CL>
 __device__ __forceinline__ void column_per_thread(const RoiParams& p, const T* base, T* yr, i64 c0, i64 c_end,
                                                   const TapEntry<OFF, Acc>* sy_tab, const int* sy_n, const int* sy_in,
                                                   int y_per_out, const TapEntry<OFF, Acc>* sx_tab, const int* sx_n,
-                                                  const int* sx_in, int x_per_out, double total, T* tile) {
+                                                  const int* sx_in, int x_per_out, double total, T* tile,
+                                                  int pitch) {
     typedef TapEntry<OFF, Acc> Entry;
     const int out_w = (int)p.out_w, out_h = (int)p.out_h, n_ch = (int)(c_end - c0);
     const int items = n_ch * out_w;
@@ -534,7 +542,7 @@ __device__ __forceinline__ void column_per_thread(const RoiParams& p, const T* b
             }
             const T value = Num<T>::from_acc(finish_average(acc, sy_in[oh], x_in, total, p.oob));
             if (tile != nullptr) {
-                tile[(cl * out_h + oh) * out_w + ow] = value;
+                tile[cl * pitch + oh * out_w + ow] = value;
             } else {
                 out[oh * p.y_stride[2]] = value;
             }
@@ -712,11 +720,12 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
     // are fastest as scalar loads from registers (16-byte chunks would read 2-4 times the
     // bytes for the same taps); the dense taps of adaptive sampling fastest in chunks.
     const bool chunked = VEC && most_taps > ROI_REG_TAPS;
-    const bool stage = STAGE && !chunked && (c_end - c0) * out_h * out_w * (i64)sizeof(T) <= ROI_OUT_TILE_BYTES;
+    const int pitch = CL ? (out_h * out_w) | 1 : out_h * out_w;
+    const bool stage = STAGE && !chunked && (c_end - c0) * pitch * (i64)sizeof(T) <= ROI_OUT_TILE_BYTES;
     T* tile = stage ? reinterpret_cast<T*>(scratch) : nullptr;
     if (most_taps <= ROI_REG_TAPS) {
         column_per_thread<T, OFF, Acc, true, CL>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_tab,
-                                                 sx_n, sx_in, (int)x_per_out, total, tile);
+                                                 sx_n, sx_in, (int)x_per_out, total, tile, pitch);
     } else if constexpr (VEC) {
         if (t < out_w) sc_n[t] = column_chunks(sx_tab + t * x_per_out, sx_n[t], sc_tab + t * x_per_out);
         __syncthreads();
@@ -724,10 +733,10 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
                                  (int)x_per_out, total);
     } else {
         column_per_thread<T, OFF, Acc, false, CL>(p, base, yr, c0, c_end, sy_tab, sy_n, sy_in, (int)y_per_out, sx_tab,
-                                                  sx_n, sx_in, (int)x_per_out, total, tile);
+                                                  sx_n, sx_in, (int)x_per_out, total, tile, pitch);
     }
     if (tile != nullptr) {
         __syncthreads();
-        write_tile(p, tile, yr, c0, (int)(c_end - c0));
+        write_tile(p, tile, pitch, yr, c0, (int)(c_end - c0));
     }
 }
