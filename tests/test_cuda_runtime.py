@@ -166,20 +166,28 @@ def _x2_params():
     return x2_params(96, (4, 6, 2), (72, 36, 6, 1), (18, 9, 3, 1), 6, 2, -1)
 
 
-def _pool_params():
-    from dmlops.cuda._pooling import pool_params
+def _pool_grad_desc(shape, name, window, stride, pad, out_strides=None):
+    """A 2-D MAX_POOLING_GRAD desc with symmetric padding (InputGradient sizes follow)."""
     from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
 
-    desc = MaxPoolingGradDesc(
-        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 6, 6)),
-        input_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 3, 3)),
-        output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 6, 6)),
-        strides=(2, 2),
-        window_size=(2, 2),
-        start_padding=(0, 0),
-        end_padding=(0, 0),
+    oh = (shape[2] + 2 * pad[0] - window[0]) // stride[0] + 1
+    ow = (shape[3] + 2 * pad[1] - window[1]) // stride[1] + 1
+    return MaxPoolingGradDesc(
+        input_tensor=TensorDesc(data_type=name, sizes=shape),
+        input_gradient_tensor=TensorDesc(data_type=name, sizes=(shape[0], shape[1], oh, ow)),
+        output_gradient_tensor=TensorDesc(data_type=name, sizes=shape, strides=out_strides),
+        strides=stride,
+        window_size=window,
+        start_padding=pad,
+        end_padding=pad,
         dilations=(1, 1),
     )
+
+
+def _pool_params():
+    from dmlops.cuda._pooling import pool_params
+
+    desc = _pool_grad_desc((1, 2, 6, 6), "FLOAT32", (2, 2), (2, 2), (0, 0))
     return pool_params(desc.window, (1, 2, 6, 6), (1, 2, 3, 3), (72, 36, 6, 1), (18, 9, 3, 1), (72, 36, 6, 1), 72)[0]
 
 
@@ -429,7 +437,10 @@ def _close(got, want, dtype) -> None:
     np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want.astype(np.float64), equal_nan=True, **tol)
 
 
-def _roi_desc(n, c, h, w, r, dtype, *, sr, reduce="AVERAGE", mode="LINEAR", strides=None, oob=0.0):
+def _roi_desc(
+    n, c, h, w, r, dtype, *, sr, reduce="AVERAGE", mode="LINEAR", strides=None, oob=0.0, out=(3, 4),
+    out_strides=None, scale=(0.5, 0.25),
+):  # fmt: skip
     from dmlops.descs.roi_align import RoiAlignDesc
 
     lo, hi = (sr, sr) if sr else (1, 2**32 - 1)
@@ -437,11 +448,11 @@ def _roi_desc(n, c, h, w, r, dtype, *, sr, reduce="AVERAGE", mode="LINEAR", stri
         input_tensor=TensorDesc(data_type=dtype, sizes=(n, c, h, w), strides=strides),
         roi_tensor=TensorDesc(data_type=dtype, sizes=(r, 4)),
         batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(r,)),
-        output_tensor=TensorDesc(data_type=dtype, sizes=(r, c, 3, 4)),
+        output_tensor=TensorDesc(data_type=dtype, sizes=(r, c, *out), strides=out_strides),
         reduction_function=reduce,
         interpolation_mode=mode,
-        spatial_scale_x=0.5,
-        spatial_scale_y=0.25,
+        spatial_scale_x=scale[0],
+        spatial_scale_y=scale[1],
         out_of_bounds_input_value=oob,
         minimum_samples_per_output=lo,
         maximum_samples_per_output=hi,
@@ -526,7 +537,6 @@ def test_roi_align_average_output_staging(gpu, monkeypatch, dtype, dml, layout, 
     some blocks and the staged register path in others, sharing one buffer. Elements
     between the addressed ones stay untouched."""
     from dmlops.cuda import roi_align as cuda_roi
-    from dmlops.descs.roi_align import RoiAlignDesc
 
     cp = gpu
     monkeypatch.setattr(cuda_roi, "STAGE_OUTPUTS", staged)
@@ -537,21 +547,10 @@ def test_roi_align_average_output_staging(gpu, monkeypatch, dtype, dml, layout, 
     x = rng.standard_normal((n, c, h, w)).astype(dtype)
     boxes = rng.uniform(-8, 100, size=(r, 4)).astype(dtype)
     batch = rng.integers(0, n, size=r).astype(np.uint32)
-    lo, hi = (sr, sr) if sr else (1, 2**32 - 1)
     out_strides = (c * oh * (ow + 2) + 5, oh * (ow + 2), ow + 2, 1) if padded else None
-    desc = RoiAlignDesc(
-        input_tensor=TensorDesc(data_type=dml, sizes=(n, c, h, w)),
-        roi_tensor=TensorDesc(data_type=dml, sizes=(r, 4)),
-        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(r,)),
-        output_tensor=TensorDesc(data_type=dml, sizes=(r, c, oh, ow), strides=out_strides),
-        reduction_function="AVERAGE",
-        interpolation_mode="LINEAR",
-        spatial_scale_x=0.25,
-        spatial_scale_y=0.25,
-        out_of_bounds_input_value=0.5,
-        minimum_samples_per_output=lo,
-        maximum_samples_per_output=hi,
-    )
+    desc = _roi_desc(
+        n, c, h, w, r, dml, sr=sr, oob=0.5, out=(oh, ow), out_strides=out_strides, scale=(0.25, 0.25)
+    )  # fmt: skip
     size = desc.output_tensor.total_tensor_size_in_bytes // np.dtype(dtype).itemsize
     feeds = {"ROITensor": boxes, "BatchIndicesTensor": batch}
     want = np.full(size, -7.0, dtype=dtype)
@@ -598,27 +597,16 @@ def test_roi_align_bad_batch_index_raises_on_every_path(gpu) -> None:
 def test_max_pooling_grad_fused_tiles(gpu, shape, dtype, window, stride, pad) -> None:
     """The 2-D fast path: several blocks per plane, odd widths, ties, NaN and -inf windows."""
     cp = gpu
-    from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
 
     rng = np.random.default_rng(2)
     x = rng.integers(-3, 3, size=shape).astype(dtype)  # many ties
     x[0, 0, 3:7, 3:9] = -np.inf
     x[-1, -1, 5, 4] = np.nan
     x[-1, -1, 6, 5] = np.nan
-    oh = (shape[2] + 2 * pad[0] - window[0]) // stride[0] + 1
-    ow = (shape[3] + 2 * pad[1] - window[1]) // stride[1] + 1
-    dy = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
     name = "FLOAT32" if dtype == np.float32 else "FLOAT16"
-    desc = MaxPoolingGradDesc(
-        input_tensor=TensorDesc(data_type=name, sizes=shape),
-        input_gradient_tensor=TensorDesc(data_type=name, sizes=dy.shape),
-        output_gradient_tensor=TensorDesc(data_type=name, sizes=shape),
-        strides=stride,
-        window_size=window,
-        start_padding=pad,
-        end_padding=pad,
-        dilations=(1, 1),
-    )
+    desc = _pool_grad_desc(shape, name, window, stride, pad)
+    oh, ow = desc.input_gradient_tensor.sizes[2:]
+    dy = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
     want = dmlops.execute(desc, {"InputTensor": x, "InputGradientTensor": dy})["OutputGradientTensor"]
     got = dmlops.execute(desc, {"InputTensor": cp.asarray(x), "InputGradientTensor": cp.asarray(dy)}, backend="cuda")[
         "OutputGradientTensor"
@@ -642,7 +630,6 @@ def test_max_pooling_grad_every_variant(gpu, shape, dtype, window, stride, pad, 
     cp = gpu
     from dmlops.cuda import max_pooling_grad as mpg
     from dmlops.cuda._runtime import element_strides
-    from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
 
     rng = np.random.default_rng(3)
     x = rng.integers(-3, 3, size=shape).astype(dtype)  # many ties
@@ -650,20 +637,10 @@ def test_max_pooling_grad_every_variant(gpu, shape, dtype, window, stride, pad, 
     x[-1, -1, 5, 4] = np.nan
     x[-1, -1, 6, 5] = np.nan
     x[-1, -1, 1, 8:10] = np.nan
-    oh = (shape[2] + 2 * pad[0] - window[0]) // stride[0] + 1
-    ow = (shape[3] + 2 * pad[1] - window[1]) // stride[1] + 1
-    dy = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
     name = "FLOAT32" if dtype == np.float32 else "FLOAT16"
-    desc = MaxPoolingGradDesc(
-        input_tensor=TensorDesc(data_type=name, sizes=shape),
-        input_gradient_tensor=TensorDesc(data_type=name, sizes=dy.shape),
-        output_gradient_tensor=TensorDesc(data_type=name, sizes=shape),
-        strides=stride,
-        window_size=window,
-        start_padding=pad,
-        end_padding=pad,
-        dilations=(1, 1),
-    )
+    desc = _pool_grad_desc(shape, name, window, stride, pad)
+    oh, ow = desc.input_gradient_tensor.sizes[2:]
+    dy = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
     want = dmlops.execute(desc, {"InputTensor": x, "InputGradientTensor": dy})["OutputGradientTensor"]
     if misaligned:
         buf = cp.empty(x.size + 1, dtype=dtype)
@@ -706,29 +683,18 @@ def test_max_pooling_grad_single_pass_layouts(gpu, dtype, window, stride, pad, l
     cp = gpu
     from dmlops.cuda import max_pooling_grad as mpg
     from dmlops.cuda._runtime import element_strides
-    from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
 
     rng = np.random.default_rng(4)
     shape = (2, 3, 41, width)
     x = rng.integers(-3, 3, size=shape).astype(dtype)  # many ties
     x[0, 1, 3:9, 2:12] = -np.inf
     x[1, 2, 7, 8 % width] = np.nan
-    oh = (shape[2] + 2 * pad[0] - window[0]) // stride[0] + 1
-    ow = (shape[3] + 2 * pad[1] - window[1]) // stride[1] + 1
-    dy = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
     name = "FLOAT32" if dtype == np.float32 else "FLOAT16"
     n, c, h, w = shape
     out_strides = (c * h * (w + 3), h * (w + 3), w + 3, 1) if layout == "padded output rows" else None
-    desc = MaxPoolingGradDesc(
-        input_tensor=TensorDesc(data_type=name, sizes=shape),
-        input_gradient_tensor=TensorDesc(data_type=name, sizes=dy.shape),
-        output_gradient_tensor=TensorDesc(data_type=name, sizes=shape, strides=out_strides),
-        strides=stride,
-        window_size=window,
-        start_padding=pad,
-        end_padding=pad,
-        dilations=(1, 1),
-    )
+    desc = _pool_grad_desc(shape, name, window, stride, pad, out_strides)
+    oh, ow = desc.input_gradient_tensor.sizes[2:]
+    dy = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
     size = desc.output_gradient_tensor.total_tensor_size_in_bytes // np.dtype(dtype).itemsize
     want = np.full(size, 7.0, dtype=dtype)
     dmlops.execute(desc, {"InputTensor": x, "InputGradientTensor": dy}, outputs={"OutputGradientTensor": want})
@@ -917,7 +883,6 @@ def test_operators_run_on_the_device_of_their_inputs(gpu) -> None:
     device). NumPy inputs beside device-1 arrays go to device 1; arrays on two devices are
     refused."""
     cp = gpu
-    from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
     from dmlops.errors import TensorMismatchError
 
     if cp.cuda.runtime.getDeviceCount() < 2:
@@ -936,16 +901,7 @@ def test_operators_run_on_the_device_of_their_inputs(gpu) -> None:
         axis=2,
         index_dimensions=1,
     )
-    pool = MaxPoolingGradDesc(
-        input_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
-        input_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=dy.shape),
-        output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
-        strides=(2, 2),
-        window_size=(3, 3),
-        start_padding=(1, 1),
-        end_padding=(1, 1),
-        dilations=(1, 1),
-    )
+    pool = _pool_grad_desc(x.shape, "FLOAT32", (3, 3), (2, 2), (1, 1))
     cases = [
         (_reverse_desc(x.shape), {"InputTensor": x}),
         (gather, {"InputTensor": table.reshape(1, 1, 50, 8), "IndicesTensor": idx}),

@@ -82,20 +82,8 @@ def execute(
     """
     device = _runtime.operator_device(desc, inputs, outputs)
     if device is not None and device != _runtime.current_device():
-        with _runtime.cupy_module().cuda.Device(device):
-            return _execute(desc, inputs, outputs, feature_level=feature_level, strict=strict)
-    return _execute(desc, inputs, outputs, feature_level=feature_level, strict=strict)
-
-
-def _execute(
-    desc: OperatorDesc,
-    inputs: Mapping[str, Any],
-    outputs: Mapping[str, Any] | None,
-    *,
-    feature_level: FeatureLevel,
-    strict: bool,
-) -> dict[str, Any]:
-    """:func:`execute` on the current device."""
+        with _runtime.cupy_module().cuda.Device(device):  # then the same call on that device
+            return execute(desc, inputs, outputs, feature_level=feature_level, strict=strict)
     info = _runtime.desc_info(desc)
     views, kinds, result_kind = _runtime.bind_inputs(desc, info, inputs)
     given = outputs or {}

@@ -253,7 +253,7 @@ def array_kind(obj: Any) -> str:
 def array_device(obj: Any, kind: str) -> int | None:
     """The CUDA device holding ``obj``, or None for a host array."""
     if kind == "cupy":
-        return int(obj.device.id)
+        return int(obj.data.device_id)  # an attribute read: no Device object per call
     if kind == "torch":
         return int(obj.device.index)
     if kind == "cuda":
@@ -280,15 +280,11 @@ def operator_device(desc: OperatorDesc, inputs: Mapping[str, Any], outputs: Mapp
         if not arrays:
             continue
         for member, obj in arrays.items():
-            if type(obj) is ndarray:
-                device = obj.data.device_id  # an attribute read: no Device object per call
-            elif obj is None:
+            if obj is None:
                 continue
-            else:
-                where = array_device(obj, array_kind(obj))
-                if where is None:
-                    continue
-                device = where
+            device = array_device(obj, "cupy" if type(obj) is ndarray else array_kind(obj))
+            if device is None:
+                continue
             if found < 0:
                 found, first = device, member
             elif device != found:

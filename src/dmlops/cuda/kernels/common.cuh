@@ -116,7 +116,7 @@ __device__ __forceinline__ u32 fast_div(u32 n, long long m, long long s) {
     return (__umulhi(n, (u32)m) + n) >> (u32)s;
 }
 
-// Floor of a / b for a compile-time b > 0 and any sign of a.
-template <int B> __device__ __forceinline__ int floor_div(int a) {
+// Floor of a / b for a compile-time b > 0 and any sign of a (also in constant expressions).
+template <int B> __host__ __device__ __forceinline__ constexpr int floor_div(int a) {
     return a >= 0 ? a / B : -((-a + B - 1) / B);
 }

@@ -783,8 +783,6 @@ struct StreamParams {
     i64 div[2];      // ceil(W / SW), C
 };
 
-__host__ __device__ constexpr int cfloor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-__host__ __device__ constexpr int cceil_div(int a, int b) { return -cfloor_div(-a, b); }
 
 template <typename T, int KH, int KW, int SH, int SW, int PH, int PW, bool VEC>
 __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restrict__ x, const T* __restrict__ dy,
@@ -792,8 +790,9 @@ __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restric
                                                               const StreamParams s) {
     typedef typename Num<T>::Acc Acc;
     typedef decltype(Num<T>::key(T())) K;
-    constexpr int DLO_H = cceil_div(PH - KH + 1, SH), DHI_H = cfloor_div(SH - 1 + PH, SH);
-    constexpr int DLO_W = cceil_div(PW - KW + 1, SW), DHI_W = cfloor_div(SW - 1 + PW, SW);
+    // ceil((P - K + 1) / S) = -floor((K - 1 - P) / S)
+    constexpr int DLO_H = -floor_div<SH>(KH - 1 - PH), DHI_H = floor_div<SH>(SH - 1 + PH);
+    constexpr int DLO_W = -floor_div<SW>(KW - 1 - PW), DHI_W = floor_div<SW>(SW - 1 + PW);
     constexpr int NWH = DHI_H - DLO_H + 1, EW = DHI_W - DLO_W;
     constexpr int KEEP = KH > SH ? KH - SH : 0;  // input rows a window shares with the previous one
     constexpr int NEWR = KH - KEEP;              // rows it adds
