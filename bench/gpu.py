@@ -526,7 +526,7 @@ def bench_variants() -> None:
             plan = mpg._plan(
                 desc, xs, ys, element_strides(x), element_strides(dy), element_strides(dx), x.dtype, variant=v
             )
-            arg = cp.empty(plan[9], dtype=plan[10])
+            arg = cp.empty(plan.arg_count, dtype=plan.arg_dtype)
             mpg.first_pass(plan, x, arg)
             us1 = timed(lambda i, plan=plan, arg=arg: mpg.first_pass(plan, x, arg))  # noqa: B023
             us2 = timed(lambda i, plan=plan, arg=arg, dx=dx: mpg.second_pass(plan, arg, dy, dx))  # noqa: B023
@@ -558,7 +558,7 @@ def bench_variants() -> None:
             for use in (True, False):
                 out = cp.full(small, np.nan, dtype=cdt)
                 plan = rg._plan(rdesc, gg, out, element_strides(gg), element_strides(out))
-                print(f"  resample x2 applies to {small} {offs}: {plan[5] is not None}", flush=True)
+                print(f"  resample x2 applies to {small} {offs}: {plan.x2 is not None}", flush=True)
                 rg.launch(plan, gg, out, use_x2=use)
                 _check(f"resample {'x2' if use else 'hw'} {dtype} {small} {offs}", out, want, dtype)
         ys, xs = (32, 64, 128, 128), (32, 64, 64, 64)
@@ -587,69 +587,237 @@ def bench_variants() -> None:
         print(f"  resample x2 vs hw {dtype}: max |diff| = {diff:.3g}", flush=True)
 
 
-def bench_latency() -> None:
-    """Host overhead per call on tiny inputs: wall clock of many back-to-back calls."""
-    x = cp.random.standard_normal((16, 16, 32, 32), dtype=cp.float32)  # 1 MiB
-    out = cp.empty_like(x)
-    desc = Slice1Desc(
+def _latency_cases() -> list[tuple[str, Any, dict[str, Any], dict[str, Any], Callable[[], Any], str]]:
+    """Every operator at "inference" size (performance.md workload 6), with its peer.
+
+    Each case is (operator, desc, inputs, preallocated outputs, peer call, peer name).
+    """
+    from dmlops.descs.max_pooling2 import MaxPooling2Desc
+    from dmlops.descs.resample2 import Resample2Desc
+
+    f32 = cp.float32
+    x = cp.random.standard_normal((16, 16, 32, 32), dtype=f32)  # 1 MiB
+    slice_desc = Slice1Desc(
         input_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
         output_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
         input_window_offsets=(0, 0, 0, 0),
         input_window_sizes=x.shape,
         input_window_strides=(1, 1, -1, 1),
     )
-    table = cp.random.standard_normal((4096, 64), dtype=cp.float32)
+    table = cp.random.standard_normal((4096, 64), dtype=f32)
     idx = cp.arange(1000, dtype=cp.int64).reshape(1, 1000)
-    gout = cp.empty((1000, 64), dtype=cp.float32)
-    gdesc = GatherDesc(
+    gather_desc = GatherDesc(
         input_tensor=TensorDesc(data_type="FLOAT32", sizes=(4096, 64)),
         indices_tensor=TensorDesc(data_type="INT64", sizes=(1, 1000)),
         output_tensor=TensorDesc(data_type="FLOAT32", sizes=(1000, 64)),
         axis=0,
         index_dimensions=1,
     )
+    # ROI_ALIGN: 100 ROIs of the benchmark's distribution on a 1 x 256 x 50 x 50 map.
+    roi = roi_desc("FLOAT32", 2)
+    roi = dataclasses.replace(
+        roi,
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 256, 50, 50)),
+        roi_tensor=TensorDesc(data_type="FLOAT32", sizes=(100, 4)),
+        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(100,)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(100, 256, 7, 7)),
+    )
+    fmap = cp.random.standard_normal((1, 256, 50, 50), dtype=f32)
+    boxes = roi_set(100, 0.25) / 4  # the workload's boxes shrunk to the 200 x 200 image of this map
+    rois = cp.asarray(boxes.astype(np.float32))
+    bi = cp.zeros((100,), dtype=cp.uint32)
+    tboxes = torch.cat([torch.zeros(100, 1), torch.from_numpy(boxes.astype(np.float32))], 1).cuda()
+    # The pooling and resampling operators on one 8 x 64 x 28 x 28 activation.
+    act_shape, pooled_shape = (8, 64, 28, 28), (8, 64, 14, 14)
+    act = cp.random.standard_normal(act_shape, dtype=f32)
+    pooled = cp.random.standard_normal(pooled_shape, dtype=f32)
+    big = cp.random.standard_normal((8, 64, 56, 56), dtype=f32)
+    window = dict(strides=(2, 2), window_size=(3, 3), start_padding=(1, 1), end_padding=(0, 0), dilations=(1, 1))
+    pool_desc = MaxPooling2Desc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=act_shape),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=pooled_shape),
+        output_indices_tensor=TensorDesc(data_type="UINT32", sizes=pooled_shape),
+        **window,
+    )
+    pool_grad_desc = MaxPoolingGradDesc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=act_shape),
+        input_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=pooled_shape),
+        output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=act_shape),
+        **window,
+    )
+    bilinear = dict(
+        interpolation_mode="LINEAR",
+        rounding_direction="DECREASING",
+        scales=(1.0, 1.0, 2.0, 2.0),
+        input_pixel_offsets=(0.5,) * 4,
+        output_pixel_offsets=(-0.5,) * 4,
+    )
+    up_desc = Resample2Desc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=act_shape),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=big.shape),
+        **bilinear,
+    )
+    up_grad_desc = ResampleGrad1Desc(
+        input_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=big.shape),
+        output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=act_shape),
+        **bilinear,
+    )
+    tx, tt, ti = torch_of(x), torch_of(table), torch_of(idx.reshape(-1))
+    tmap, tact, tpooled, tbig = torch_of(fmap), torch_of(act), torch_of(pooled), torch_of(big)
+
+    def pool_grad_peer() -> Any:
+        _, ind = F.max_pool2d(tact, 3, 2, 1, return_indices=True)
+        return torch.ops.aten.max_pool2d_with_indices_backward(
+            tpooled, tact, [3, 3], [2, 2], [1, 1], [1, 1], False, ind
+        )
+
+    empty = cp.empty_like
+    return [
+        (
+            "SLICE1 reverse 1 MiB",
+            slice_desc,
+            {"InputTensor": x},
+            {"OutputTensor": empty(x)},
+            lambda: torch.flip(tx, (2,)),
+            "torch.flip",
+        ),
+        (
+            "GATHER 1k rows of 64",
+            gather_desc,
+            {"InputTensor": table, "IndicesTensor": idx},
+            {"OutputTensor": cp.empty((1000, 64), dtype=f32)},
+            lambda: torch.index_select(tt, 0, ti),
+            "torch.index_select",
+        ),
+        (
+            "ROI_ALIGN 100 ROIs sr=2 (checks batch idx)",
+            roi,
+            {"InputTensor": fmap, "ROITensor": rois, "BatchIndicesTensor": bi},
+            {"OutputTensor": cp.empty((100, 256, 7, 7), dtype=f32)},
+            lambda: torchvision.ops.roi_align(tmap, tboxes, (7, 7), 0.25, 2, aligned=True),
+            "torchvision roi_align",
+        ),
+        (
+            "MAX_POOLING2 8x64x28x28 3x3/s2 (+indices)",
+            pool_desc,
+            {"InputTensor": act},
+            {"OutputTensor": empty(pooled), "OutputIndicesTensor": cp.empty(pooled_shape, dtype=cp.uint32)},
+            lambda: F.max_pool2d(tact, 3, 2, 1, return_indices=True),
+            "torch max_pool2d (+indices)",
+        ),
+        (
+            "MAX_POOLING_GRAD 8x64x28x28 3x3/s2",
+            pool_grad_desc,
+            {"InputTensor": act, "InputGradientTensor": pooled},
+            {"OutputGradientTensor": empty(act)},
+            pool_grad_peer,
+            "torch fwd-with-indices + bwd",
+        ),
+        (
+            "RESAMPLE2 bilinear 2x 8x64x28x28",
+            up_desc,
+            {"InputTensor": act},
+            {"OutputTensor": empty(big)},
+            lambda: F.interpolate(tact, scale_factor=2, mode="bilinear", align_corners=False),
+            "torch interpolate",
+        ),
+        (
+            "RESAMPLE_GRAD1 bilinear 2x 8x64x56x56",
+            up_grad_desc,
+            {"InputGradientTensor": big},
+            {"OutputGradientTensor": empty(act)},
+            lambda: torch.ops.aten.upsample_bilinear2d_backward(tbig, [56, 56], list(act_shape), False),
+            "torch upsample_bilinear2d_backward",
+        ),
+    ]
+
+
+def _wall_us(fn: Callable[[], Any]) -> float:
+    """Median wall-clock microseconds per call over 7 runs of 2000 back-to-back calls."""
+    for _ in range(200):
+        fn()
+    cp.cuda.Device().synchronize()
+    torch.cuda.synchronize()
+    runs = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            fn()
+        cp.cuda.Device().synchronize()
+        torch.cuda.synchronize()
+        runs.append((time.perf_counter() - t0) / 2000 * 1e6)
+    return statistics.median(runs)
+
+
+def _host_and_gpu_us(fn: Callable[[], Any]) -> tuple[float, float]:
+    """Median host and GPU microseconds of one call (``cupyx.profiler.benchmark``).
+
+    The host time is the call alone, from entry to return (not waiting for the GPU
+    unless the call itself does); the GPU time spans CUDA events recorded around it.
+    """
+    from cupyx.profiler import benchmark
+
+    result = benchmark(fn, n_repeat=2000, n_warmup=200)
+    return float(np.median(result.cpu_times)) * 1e6, float(np.median(result.gpu_times[0])) * 1e6
+
+
+def bench_latency() -> None:
+    """Host overhead per call on tiny inputs (performance.md workload 6), every operator.
+
+    Per operator and for its peer: the host time of one call (entry to return), the GPU
+    time of one call, and the wall clock per call of 2000 back-to-back calls. The host
+    time is the overhead per call, except for ROI_ALIGN, whose call waits for its kernel
+    (the batch-index check, ruling 3): its overhead is host minus GPU.
+    """
     from dmlops import cuda as cuda_backend
     from dmlops.enums import FeatureLevel
 
     level = FeatureLevel.latest()
-    tx, tt, ti = torch_of(x), torch_of(table), torch_of(idx.reshape(-1))
-    cases = {
-        "slice1 1 MiB: dmlops.execute": lambda: dmlops.execute(
-            desc, {"InputTensor": x}, outputs={"OutputTensor": out}, backend="cuda"
-        ),
-        "slice1 1 MiB: dmlops.cuda.execute (no validation)": lambda: cuda_backend.execute(
-            desc, {"InputTensor": x}, {"OutputTensor": out}, feature_level=level, strict=False
-        ),
-        "slice1 1 MiB: desc.validate() alone": lambda: desc.validate(level),
-        "gather 1k rows: dmlops.cuda.execute (no validation)": lambda: cuda_backend.execute(
-            gdesc,
-            {"InputTensor": table, "IndicesTensor": idx},
-            {"OutputTensor": gout},
-            feature_level=level,
-            strict=False,
-        ),
-        "gather 1k rows: dmlops.execute": lambda: dmlops.execute(
-            gdesc, {"InputTensor": table, "IndicesTensor": idx}, outputs={"OutputTensor": gout}, backend="cuda"
-        ),
-        "slice1 1 MiB: torch.flip (peer)": lambda: torch.flip(tx, (2,)),
-        "gather 1k rows: torch.index_select (peer)": lambda: torch.index_select(tt, 0, ti),
-        "empty cupy kernel launch (cupy.copyto 4 B)": lambda: cp.copyto(out[0, 0, 0, :1], x[0, 0, 0, :1]),
-    }
-    print("\nhost overhead per call (wall clock, median of 7 runs of 2000 calls):", flush=True)
-    for name, fn in cases.items():
-        for _ in range(200):
-            fn()
-        cp.cuda.Device().synchronize()
-        runs = []
-        for _ in range(7):
-            t0 = time.perf_counter()
-            for _ in range(2000):
-                fn()
-            cp.cuda.Device().synchronize()
-            runs.append((time.perf_counter() - t0) / 2000 * 1e6)
-        us = statistics.median(runs)
-        ROWS.append(dict(workload="latency", dtype="fp32", impl=name, us=us, pct_copy=None, speedup=None))
-        print(f"  {name:<55} {us:8.2f} us", flush=True)
+    print("\nper call on tiny inputs, µs (host: entry to return; GPU: CUDA events; wall: back to back):", flush=True)
+    head = (
+        f"  {'operator':<44} {'host':>7} {'host*':>7} {'GPU':>7} {'wall':>7} | {'peer host':>9} {'GPU':>7} {'wall':>7}"
+    )
+    print(head + "  peer   (* the backend's entry point, without desc validation)", flush=True)
+    for name, desc, inputs, outputs, peer, peer_name in _latency_cases():
+
+        def public(desc: Any = desc, inputs: Any = inputs, outputs: Any = outputs) -> Any:
+            return dmlops.execute(desc, inputs, outputs=outputs, backend="cuda")
+
+        def backend(desc: Any = desc, inputs: Any = inputs, outputs: Any = outputs) -> Any:
+            return cuda_backend.execute(desc, inputs, outputs, feature_level=level, strict=False)
+
+        try:
+            host, gpu_us = _host_and_gpu_us(public)
+            host_backend, _ = _host_and_gpu_us(backend)
+            wall = _wall_us(public)
+            peer_host, peer_gpu = _host_and_gpu_us(peer)
+            peer_wall = _wall_us(peer)
+        except Exception as exc:  # one broken case must not hide the others
+            print(f"  {name:<44} failed: {type(exc).__name__}: {exc}", flush=True)
+            continue
+        for impl, value in (
+            ("host", host),
+            ("host, backend entry point", host_backend),
+            ("gpu", gpu_us),
+            ("wall back to back", wall),
+            (f"peer {peer_name} host", peer_host),
+            (f"peer {peer_name} gpu", peer_gpu),
+            (f"peer {peer_name} wall back to back", peer_wall),
+        ):
+            ROWS.append(
+                dict(workload=f"latency {name}", dtype="fp32", impl=impl, us=value, pct_copy=None, speedup=None)
+            )
+        print(
+            f"  {name:<44} {host:7.2f} {host_backend:7.2f} {gpu_us:7.2f} {wall:7.2f} | "
+            f"{peer_host:9.2f} {peer_gpu:7.2f} {peer_wall:7.2f}  {peer_name}",
+            flush=True,
+        )
+    empty_src, empty_dst = cp.zeros(1, dtype=cp.float32), cp.zeros(1, dtype=cp.float32)
+    host, gpu_us = _host_and_gpu_us(lambda: cp.copyto(empty_dst, empty_src))
+    ROWS.append(
+        dict(workload="latency empty cupy launch", dtype="fp32", impl="host", us=host, pct_copy=None, speedup=None)
+    )
+    print(f"  {'an empty CuPy launch (cupy.copyto of 4 B)':<44} {host:7.2f} {'':>7} {gpu_us:7.2f}", flush=True)
 
 
 def main() -> None:

@@ -50,9 +50,9 @@ def main() -> None:
         torchvision.ops.roi_align(tx, tboxes, (7, 7), scale, sampling, aligned=True)
     cp.cuda.Device().synchronize()
     for plan in cuda_roi._PLANS.plans.values():
-        fn = plan[1]
-        attrs = {k: getattr(fn, k, None) for k in ("num_regs", "local_size_bytes", "shared_size_bytes")}
-        print(f"grid {plan[2]} threads {plan[3]}: {attrs}", flush=True)
+        launch = plan[1]
+        attrs = {k: getattr(launch.fn, k, None) for k in ("num_regs", "local_size_bytes", "shared_size_bytes")}
+        print(f"grid {launch.grid} threads {launch.block}: {attrs}", flush=True)
 
 
 if __name__ == "__main__":

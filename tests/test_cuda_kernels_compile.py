@@ -148,7 +148,8 @@ NAMES = {
             ("false", "false", "false"),
             ("false", "true", "true"),
         )
-    ],
+    ]
+    + [f"roi_batch_check<{b}>" for b in ("u32", "u64")],
 }
 
 

@@ -142,6 +142,12 @@ def _roi_params():
     return cuda_roi._params(_roi_desc(1, 2, 5, 6, 3, "FLOAT32", sr=2), 2, (60, 30, 6, 1), (4, 1), (1,), (24, 12, 4, 1))
 
 
+def _roi_check_params():
+    from dmlops.cuda import roi_align as cuda_roi
+
+    return cuda_roi._check_params(3, 1, 2)
+
+
 def _copy_params():
     from dmlops.cuda._copy import copy_params
 
@@ -207,6 +213,7 @@ def _stream_params():
     "source, struct, build",
     [
         ("roi_align.cu", "RoiParams", _roi_params),
+        ("roi_align.cu", "RoiCheckParams", _roi_check_params),
         ("copy.cu", "CopyParams", _copy_params),
         ("copy.cu", "CheckParams", _check_params),
         ("resample.cu", "ResampleParams", _resample_params),
@@ -226,7 +233,11 @@ def test_host_params_match_the_kernel_struct(source, struct, build) -> None:
 
 @pytest.mark.parametrize(
     "module, constant, macro",
-    [("roi_align", "SEPARABLE_MAX_OUT", "ROI_SEP_OUT"), ("roi_align", "REGISTER_TAPS", "ROI_REG_TAPS")],
+    [
+        ("roi_align", "SEPARABLE_MAX_OUT", "ROI_SEP_OUT"),
+        ("roi_align", "REGISTER_TAPS", "ROI_REG_TAPS"),
+        ("roi_align", "CHECK_THREADS", "ROI_CHECK_THREADS"),
+    ],
 )
 def test_host_limits_match_the_kernel_defines(module, constant, macro) -> None:
     """A host-side limit that decides which kernel path runs equals the kernel's #define."""
@@ -568,24 +579,39 @@ def test_roi_align_average_output_staging(gpu, monkeypatch, dtype, dml, layout, 
     _close(got.get(), want, dtype)
 
 
-def test_roi_align_bad_batch_index_raises_on_every_path(gpu) -> None:
+@pytest.mark.parametrize("reduce", ["AVERAGE", "MAX"])
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("index_type", ["UINT32", "UINT64"])
+def test_roi_align_bad_batch_index_raises_on_every_path(gpu, reduce, layout, index_type) -> None:
+    """Every kernel reports the lowest bad ROI, with 40 channels in several channel groups
+    (only one block per ROI reports); indices written by a kernel queued just before the
+    call are the ones checked; the next call with good indices runs normally (the flag is
+    reset)."""
+    import dataclasses
+
     cp = gpu
     from dmlops.errors import DataIndexError
 
     n, c, h, w, r = 2, 40, 9, 11, 64
-    desc = _roi_desc(n, c, h, w, r, "FLOAT32", sr=2)
+    desc = _roi_desc(n, c, h, w, r, "FLOAT32", sr=2, reduce=reduce)
+    desc = dataclasses.replace(desc, batch_indices_tensor=TensorDesc(data_type=index_type, sizes=(r,)))
+    itype = cp.uint32 if index_type == "UINT32" else cp.uint64
     x = cp.ones((n, c, h, w), cp.float32)
+    if layout == "nhwc":
+        x = cp.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     boxes = cp.asarray(np.tile(np.array([[0, 0, 8, 8]], np.float32), (r, 1)))
-    batch = np.zeros(r, np.uint32)
-    batch[17] = 2
-    for xin in (x, cp.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)):
-        with pytest.raises(DataIndexError):
-            dmlops.execute(
-                desc, {"InputTensor": xin, "ROITensor": boxes, "BatchIndicesTensor": cp.asarray(batch)}, backend="cuda"
-            )
-    ok = dmlops.execute(
-        desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": cp.zeros(r, cp.uint32)}, backend="cuda"
-    )["OutputTensor"]
+    batch = cp.zeros(r, itype)
+    huge = 2**32 - 1 if index_type == "UINT32" else 2**40
+    for bad_rois, value in (((63,), 2), ((40, 17, 63), huge)):
+        batch[...] = 0
+        for roi in bad_rois:
+            batch[roi] = value  # a kernel on the current stream, not waited for
+        with pytest.raises(DataIndexError, match=rf"ROI {min(bad_rois)} has batch index {value}, outside"):
+            dmlops.execute(desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": batch}, backend="cuda")
+    batch[...] = 1
+    ok = dmlops.execute(desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": batch}, backend="cuda")[
+        "OutputTensor"
+    ]
     assert bool(cp.all(ok == 1))
 
 
@@ -834,9 +860,9 @@ def test_copies_launched_from_several_threads_keep_their_own_arrays(gpu) -> None
 
 
 def test_roi_batch_index_checks_from_several_threads_stay_apart(gpu) -> None:
-    """The batch-index check's side stream, flag and host word are shared: calls from
-    several threads at once each see their own verdict (one thread's bad index raises
-    there only) and their own results."""
+    """Calls from several threads at once each see their own batch-index verdict (one
+    thread's bad index raises there only: every thread has its own flag) and their own
+    results."""
     import threading
 
     cp = gpu

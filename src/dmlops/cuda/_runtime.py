@@ -29,7 +29,7 @@ import ctypes
 import functools
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -136,15 +136,25 @@ _THREAD = threading.local()
 class PackedLaunch:
     """A kernel launch whose arguments are packed once.
 
-    The arguments are ``n_pointers`` device pointers, then one by-value parameter struct,
-    as cuLaunchKernel's ``void**`` array. A call stores the pointers and launches on
-    CuPy's current stream through the driver, skipping CuPy's per-argument conversion
-    (about 4 µs of the 9 µs a small copy took on the H100's host). The pointer slots are
+    The arguments are ``n_pointers`` device pointers given per call, then the pointers of
+    the ``fixed`` device arrays (a plan's tables, kept alive here), then the by-value
+    parameter structs, as cuLaunchKernel's ``void**`` array. A call stores its pointers
+    and launches on CuPy's current stream through the driver, skipping CuPy's
+    per-argument conversion (about 4 µs of the 9 µs a small copy took on the H100's
+    host). ``grid`` is a block count or a tuple of up to three. The pointer slots are
     shared by the calls of one plan, so a lock keeps a store and its launch together
     across threads (the driver copies the arguments at launch).
     """
 
-    def __init__(self, fn: Any, grid: int, block: int, n_pointers: int, struct: np.void) -> None:
+    def __init__(
+        self,
+        fn: Any,
+        grid: int | tuple[int, ...],
+        block: int,
+        n_pointers: int,
+        *structs: np.void,
+        fixed: Sequence[Any] = (),
+    ) -> None:
         from cupy_backends.cuda.api import driver
 
         cp = cupy_module()
@@ -153,17 +163,27 @@ class PackedLaunch:
         self._runtime = cp.cuda.runtime
         self.fn = fn  # keeps the module loaded
         self._fn = int(fn.ptr)
-        self.grid, self.block = grid, block
-        self._pointers = (ctypes.c_uint64 * n_pointers)()
-        self._struct = ctypes.create_string_buffer(struct.tobytes())
+        dims = (grid,) if isinstance(grid, int) else tuple(grid)
+        if not 1 <= len(dims) <= 3:
+            raise ValueError(f"a grid has 1 to 3 dimensions; got {dims}")
+        self.grid = (*dims, 1, 1)[:3]
+        self.block = block
+        self._empty = 0 in self.grid
+        self._fixed = tuple(fixed)
+        self._pointers = (ctypes.c_uint64 * max(1, n_pointers + len(self._fixed)))()
+        for i, array in enumerate(self._fixed):
+            self._pointers[n_pointers + i] = array.data.ptr
+        self._structs = [ctypes.create_string_buffer(s.tobytes()) for s in structs]
         base = ctypes.addressof(self._pointers)
-        slots = [base + 8 * i for i in range(n_pointers)] + [ctypes.addressof(self._struct)]
+        slots = [base + 8 * i for i in range(n_pointers + len(self._fixed))]
+        slots += [ctypes.addressof(s) for s in self._structs]
         self._argv = (ctypes.c_uint64 * len(slots))(*slots)
         self._argv_ptr = ctypes.addressof(self._argv)
         self._lock = threading.Lock()
 
-    def __call__(self, *pointers: int) -> None:
-        if self.grid == 0:
+    def __call__(self, *pointers: int, stream: int | None = None) -> None:
+        """Launch with these pointers on ``stream`` (a CUDA stream handle; CuPy's current stream if None)."""
+        if self._empty:
             return
         if not getattr(_THREAD, "context", False):
             # The driver API needs a current context; a new thread has none until a
@@ -171,10 +191,12 @@ class PackedLaunch:
             self._runtime.setDevice(self._runtime.getDevice())
             _THREAD.context = True
         slots = self._pointers
+        gx, gy, gz = self.grid
+        handle = self._stream().ptr if stream is None else stream
         with self._lock:
             for i, p in enumerate(pointers):
                 slots[i] = p
-            self._launch_kernel(self._fn, self.grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, self._argv_ptr, 0)
+            self._launch_kernel(self._fn, gx, gy, gz, self.block, 1, 1, 0, handle, self._argv_ptr, 0)
 
 
 # -- parameter structs ---------------------------------------------------------------

@@ -17,7 +17,7 @@ from ..enums import FeatureLevel
 from ..errors import DataIndexError
 from ._copy import INDEX_TYPES, CopyPlan, PlanCache, grid_for
 from ._plan import copy_layout, gather_dimensions
-from ._runtime import cupy_module, element_strides, get_kernel, padded, params
+from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
 
 _PLANS = PlanCache()
 NO_BAD = 2**64 - 1
@@ -58,27 +58,22 @@ def check_params(shape: tuple[int, ...], strides: tuple[int, ...], n: int) -> np
     )
 
 
-def first_bad_index_async(indices: Any, n: int, wrap: bool, flag: Any = None) -> Any:
-    """Queue the check kernel on the current stream; its 1-element result array, not read yet.
+def check_launch(indices: Any, n: int, wrap: bool) -> PackedLaunch:
+    """The ``gather_check`` launch for indices of this shape, strides and type (pointers: indices, flag).
 
-    The result is ``flag`` when given, else a new array. It will hold the row-major
-    position of the first index outside ``[-n, n)`` / ``[0, n)``, or 2**64 - 1.
+    The flag must hold NO_BAD before the launch; afterwards it holds the row-major
+    position of the first index outside ``[-n, n)`` / ``[0, n)``, or still NO_BAD.
     """
-    cp = cupy_module()
-    ctype = INDEX_TYPES[indices.dtype]
-    fn = get_kernel("copy.cu", f"gather_check<{ctype}, {'true' if wrap else 'false'}>")
-    if flag is None:
-        flag = cp.empty((1,), dtype=cp.uint64)
-    # NO_BAD is all ones: a memset, cheaper on the host than a fill kernel.
-    cp.cuda.runtime.memsetAsync(flag.data.ptr, 0xFF, 8, cp.cuda.get_current_stream().ptr)
+    fn = get_kernel("copy.cu", f"gather_check<{INDEX_TYPES[indices.dtype]}, {'true' if wrap else 'false'}>")
     p = check_params(indices.shape, element_strides(indices), n)
-    fn((grid_for(indices.size, 256, 1, 4096),), (256,), (indices, p, flag))
-    return flag
+    return PackedLaunch(fn, grid_for(indices.size, 256, 1, 4096), 256, 2, p)
 
 
 def first_bad_index(indices: Any, n: int, wrap: bool) -> int | None:
     """Row-major position of the first index outside ``[-n, n)`` / ``[0, n)``, or None."""
-    bad = int(first_bad_index_async(indices, n, wrap).get()[0])
+    flag = cupy_module().full((1,), NO_BAD, dtype=np.uint64)
+    check_launch(indices, n, wrap)(indices.data.ptr, flag.data.ptr)
+    bad = int(flag.get()[0])
     return None if bad == NO_BAD else bad
 
 

@@ -9,7 +9,7 @@ from ..descs.max_pooling2 import MaxPooling2Desc
 from ..enums import FeatureLevel
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
 from ._pooling import pool_params
-from ._runtime import element_strides, get_kernel
+from ._runtime import PackedLaunch, element_strides, get_kernel
 
 _PLANS = PlanCache()
 BLOCK = 256
@@ -36,6 +36,5 @@ def run(
         p, use32 = pool_params(desc.window, x.shape, y.shape, xs, ys, zs, count)
         idx_c = "NoIndexOut" if z is None else {"uint32": "u32", "uint64": "u64"}[str(z.dtype)]
         fn = get_kernel("pooling.cu", f"max_pool<{C_TYPES[x.dtype]}, {idx_c}, {index_type(use32)}>")
-        plan = _PLANS.put(key, (desc, fn, grid_for(count, BLOCK), p))
-    _, fn, blocks, p = plan
-    fn((blocks,), (BLOCK,), (x, y, z if z is not None else y, p))
+        plan = _PLANS.put(key, (desc, PackedLaunch(fn, grid_for(count, BLOCK), BLOCK, 3, p)))
+    plan[1](x.data.ptr, y.data.ptr, (z if z is not None else y).data.ptr)

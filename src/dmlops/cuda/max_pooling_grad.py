@@ -35,13 +35,13 @@ those that selected it. Sums are formed in float32 for FLOAT16 and rounded once.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..descs.max_pooling_grad import MaxPoolingGradDesc
 from ..enums import FeatureLevel
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
 from ._pooling import pool_params
-from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params
+from ._runtime import PackedLaunch, cupy_module, element_strides, fast_div, get_kernel, params
 
 _PLANS = PlanCache()
 BLOCK = 256
@@ -90,43 +90,57 @@ def run(
     launch(plan, x, dy, dx)
 
 
-def launch(plan: tuple[Any, ...], x: Any, dy: Any, dx: Any) -> None:
+class PoolGradPlan(NamedTuple):
+    """A MAX_POOLING_GRAD launch plan of :func:`_plan` (its kernels' PackedLaunches)."""
+
+    desc: MaxPoolingGradDesc
+    kind: str
+    """``stream`` (one pass), ``two_pass`` (the 2-D fast path) or ``generic``."""
+    first: Any
+    """stream: (paired-store launch or None, scalar launch); two_pass: (16-byte-load launch
+    or None, scalar launch) of pass 1; generic: the pass 1 launch."""
+    second: Any
+    """two_pass: (paired-store launch, scalar launch, (row16 launch, InputGradient alignment
+    in bytes) or None) of pass 2; generic: the pass 2 launch; stream: None."""
+    arg_count: int
+    """Elements of the argmax array between the passes (0 for one pass)."""
+    arg_dtype: str | None
+
+
+def launch(plan: PoolGradPlan, x: Any, dy: Any, dx: Any) -> None:
     """Run a plan of :func:`_plan` on device views."""
-    if plan[1] == "stream":
-        _, _, (paired, scalar), _, blocks, _, p, sp, *_ = plan
+    if plan.kind == "stream":
+        paired, scalar = plan.first
         fn = paired if paired is not None and dx.data.ptr % (2 * dx.itemsize) == 0 else scalar
-        fn((blocks,), (BLOCK,), (x, dy, dx, p, sp))
+        fn(x.data.ptr, dy.data.ptr, dx.data.ptr)
         return
-    arg = cupy_module().empty(plan[9], dtype=plan[10])
+    arg = cupy_module().empty(plan.arg_count, dtype=plan.arg_dtype)
     first_pass(plan, x, arg)
     second_pass(plan, arg, dy, dx)
 
 
-def first_pass(plan: tuple[Any, ...], x: Any, arg: Any) -> None:
-    """Pass 1 of a plan: every window's argmax into ``arg`` (plan[9] elements of plan[10])."""
-    _, kind, first, _, blocks1, _, p, q1, *_ = plan
-    if kind == "two_pass":
-        # (16-byte-load kernel or None, scalar kernel)
-        fn1 = first[0] if first[0] is not None and x.data.ptr % 16 == 0 else first[1]
-        fn1((blocks1,), (BLOCK,), (x, arg, p, q1))
-        return
-    first((blocks1,), (BLOCK,), (x, arg, p))
+def first_pass(plan: PoolGradPlan, x: Any, arg: Any) -> None:
+    """Pass 1 of a plan: every window's argmax into ``arg`` (``plan.arg_count`` elements)."""
+    fn = plan.first
+    if plan.kind == "two_pass":
+        vec, scalar = plan.first
+        fn = vec if vec is not None and x.data.ptr % 16 == 0 else scalar
+    fn(x.data.ptr, arg.data.ptr)
 
 
-def second_pass(plan: tuple[Any, ...], arg: Any, dy: Any, dx: Any) -> None:
+def second_pass(plan: PoolGradPlan, arg: Any, dy: Any, dx: Any) -> None:
     """Pass 2 of a plan: OutputGradient from pass 1's ``arg`` and InputGradient."""
-    _, kind, _, second, _, blocks2, p, _, q2, *_ = plan
-    if kind == "two_pass":
-        # (paired-store kernel, scalar-store kernel, row16 (kernel, blocks, div params,
-        # InputGradient alignment in bytes) or None)
-        row = second[2]
-        if row is not None and dx.data.ptr % 16 == 0 and dy.data.ptr % row[3] == 0:
-            row[0]((row[1],), (BLOCK,), (arg, dy, dx, p, row[2]))
-            return
-        fn = second[0] if dx.data.ptr % (2 * dx.itemsize) == 0 else second[1]
-        fn((blocks2,), (BLOCK,), (arg, dy, dx, p, q2))
+    pointers = (arg.data.ptr, dy.data.ptr, dx.data.ptr)
+    if plan.kind != "two_pass":
+        plan.second(*pointers)
         return
-    second((blocks2,), (BLOCK,), (arg, dy, dx, p))
+    paired, scalar, row = plan.second
+    if row is not None and dx.data.ptr % 16 == 0 and dy.data.ptr % row[1] == 0:
+        row[0](*pointers)
+    elif dx.data.ptr % (2 * dx.itemsize) == 0:
+        paired(*pointers)
+    else:
+        scalar(*pointers)
 
 
 def _block_offset(block: int, window: int, stride: int, pad: int) -> int:
@@ -259,8 +273,8 @@ def _plan(
     ds: tuple[int, ...],
     dtype: Any,
     variant: str | None = None,
-) -> tuple[Any, ...]:
-    """(desc, kind, kernel 1, kernel 2, blocks 1, blocks 2, params, div params 1 and 2, argmax count and dtype).
+) -> PoolGradPlan:
+    """The launch plan of a desc for these shapes, strides and data type.
 
     ``variant`` overrides :data:`VARIANT` (benchmarks).
     """
@@ -294,7 +308,11 @@ def _plan(
             pads = tuple(int(v) for v in desc.window.start_padding)
             stream = _stream(t, ws, st, pads, (n, c, h, w), ow, xs, ds)
             if stream is not None:
-                return (desc, "stream", stream[0], None, stream[1], 0, p, stream[2], None, 0, None)
+                (paired_fn, scalar_fn), blocks, sp = stream
+                paired = PackedLaunch(paired_fn, blocks, BLOCK, 3, p, sp) if paired_fn is not None else None
+                return PoolGradPlan(
+                    desc, "stream", (paired, PackedLaunch(scalar_fn, blocks, BLOCK, 3, p, sp)), None, 0, None
+                )
             chosen = "two_pass4v_row16"
         dh, dw = (_block_offset(2, k, s, int(pad)) for k, s, pad in zip(ws, st, desc.window.start_padding))
         pair = [get_kernel("pooling.cu", f"max_pool_grad_blk2d<{t}, {kk}, {v}, {dh}, {dw}>") for v in flags]
@@ -320,16 +338,18 @@ def _plan(
         # (89 vs 100 us) and FLOAT32 slower (123 vs 111 us); a named variant always uses it.
         use_row16 = chosen == "two_pass4v_row16" and (variant == chosen or itemsize in ROW16_ITEMSIZES)
         row = _row16(t, ws, st, pw, (n, c, h, w), gs, ds, itemsize) if use_row16 else None
-        return (
+        blocks1, blocks2 = grid_for(threads1, BLOCK), grid_for(threads, BLOCK)
+        return PoolGradPlan(
             desc,
             "two_pass",
-            (fv, scalar),
-            (*pair, row),
-            grid_for(threads1, BLOCK),
-            grid_for(threads, BLOCK),
-            p,
-            q1,
-            q,
+            (
+                PackedLaunch(fv, blocks1, BLOCK, 2, p, q1) if fv is not None else None,
+                PackedLaunch(scalar, blocks1, BLOCK, 2, p, q1),
+            ),
+            (
+                *(PackedLaunch(k, blocks2, BLOCK, 3, p, q) for k in pair),
+                (PackedLaunch(row[0], row[1], BLOCK, 3, p, row[2]), row[3]) if row is not None else None,
+            ),
             -(-n_out // 4) * 4,  # whole 32-bit words: row16 reads the argmax bytes as words
             "uint8",
         )
@@ -347,16 +367,11 @@ def _plan(
         second = get_kernel("pooling.cu", f"max_pool_grad_gather2d<{t}, {arg_c}, {it}, {max(2, max(overlap))}>")
     else:
         second = get_kernel("pooling.cu", f"max_pool_grad_gather<{t}, {arg_c}, {it}>")
-    return (
+    return PoolGradPlan(
         desc,
         "generic",
-        first,
-        second,
-        grid_for(n_out, BLOCK),
-        grid_for(count, BLOCK),
-        p,
-        None,
-        None,
+        PackedLaunch(first, grid_for(n_out, BLOCK), BLOCK, 2, p),
+        PackedLaunch(second, grid_for(count, BLOCK), BLOCK, 3, p),
         n_out,
         arg_dtype,
     )

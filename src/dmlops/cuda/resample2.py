@@ -9,7 +9,7 @@ from ..descs.resample2 import Resample2Desc
 from ..enums import FeatureLevel, InterpolationMode
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
 from ._resample import forward_tables, resample_params
-from ._runtime import element_strides, get_kernel
+from ._runtime import PackedLaunch, element_strides, get_kernel
 
 _PLANS = PlanCache()
 BLOCK = 256
@@ -36,6 +36,5 @@ def run(
         fn = get_kernel(
             "resample.cu", f"resample_fwd<{C_TYPES[x.dtype]}, {'true' if linear else 'false'}, {index_type(use32)}>"
         )
-        plan = _PLANS.put(key, (desc, fn, grid_for(y.size, BLOCK), tables, p))
-    _, fn, blocks, tables, p = plan
-    fn((blocks,), (BLOCK,), (x, y, *tables, p))
+        plan = _PLANS.put(key, (desc, PackedLaunch(fn, grid_for(y.size, BLOCK), BLOCK, 2, p, fixed=tables)))
+    plan[1](x.data.ptr, y.data.ptr)

@@ -15,7 +15,7 @@ terms; the difference is within float32 rounding of the reference).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from ..descs.resample_grad1 import ResampleGrad1Desc
 from ..enums import FeatureLevel
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
 from ._resample import csr_axes, resample_params, transpose_tables
-from ._runtime import cupy_module, element_strides, fast_div, get_kernel, params
+from ._runtime import PackedLaunch, cupy_module, element_strides, fast_div, get_kernel, params
 
 _PLANS = PlanCache()
 BLOCK = 256
@@ -50,19 +50,27 @@ def run(
     launch(plan, dy, dx)
 
 
-def launch(plan: tuple[Any, ...], dy: Any, dx: Any, use_x2: bool | None = None) -> None:
+class ResampleGradPlan(NamedTuple):
+    """A RESAMPLE_GRAD1 launch plan of :func:`_plan`."""
+
+    desc: ResampleGrad1Desc
+    general: PackedLaunch
+    """``resample_grad_hw`` or ``resample_grad`` over the transpose tables."""
+    x2: tuple[PackedLaunch, PackedLaunch] | None
+    """``resample_grad_x2`` (paired-store launch, scalar-store launch), where it applies."""
+
+
+def launch(plan: ResampleGradPlan, dy: Any, dx: Any, use_x2: bool | None = None) -> None:
     """Run a plan of :func:`_plan` on device views."""
-    _, fn, blocks, tables, p, x2 = plan
-    if x2 is not None and (USE_X2 if use_x2 is None else use_x2):
-        vec_fn, scalar_fn, x2_blocks, dense, q = x2
+    if plan.x2 is not None and (USE_X2 if use_x2 is None else use_x2):
         if dy.data.ptr % (4 * dy.itemsize) == 0:  # the 4-element row loads
-            k = vec_fn if dx.data.ptr % (2 * dx.itemsize) == 0 else scalar_fn
-            k((x2_blocks,), (BLOCK,), (dy, dx, *dense, q))
+            paired, scalar = plan.x2
+            (paired if dx.data.ptr % (2 * dx.itemsize) == 0 else scalar)(dy.data.ptr, dx.data.ptr)
             return
-    fn((blocks,), (BLOCK,), (dy, dx, *tables, p))
+    plan.general(dy.data.ptr, dx.data.ptr)
 
 
-def _plan(desc: ResampleGrad1Desc, dy: Any, dx: Any, gs: tuple[int, ...], ds: tuple[int, ...]) -> tuple[Any, ...]:
+def _plan(desc: ResampleGrad1Desc, dy: Any, dx: Any, gs: tuple[int, ...], ds: tuple[int, ...]) -> ResampleGradPlan:
     single = dy.dtype != np.float64  # FLOAT16/FLOAT32 accumulate in float32
     tables, offsets, identity, longest = transpose_tables(desc, np.float32 if single else np.float64)
     p, use32 = resample_params(dx.shape, dy.shape, gs, ds, offsets, identity)
@@ -76,7 +84,7 @@ def _plan(desc: ResampleGrad1Desc, dy: Any, dx: Any, gs: tuple[int, ...], ds: tu
     else:
         fn = get_kernel("resample.cu", f"resample_grad<{t}, {w}, {it}>")
     x2 = _x2_plan(desc, dy, dx, gs, ds, identity) if use32 and single else None
-    return (desc, fn, grid_for(dx.size, BLOCK), tables, p, x2)
+    return ResampleGradPlan(desc, PackedLaunch(fn, grid_for(dx.size, BLOCK), BLOCK, 2, p, fixed=tables), x2)
 
 
 def _band(start: np.ndarray, outs: np.ndarray, weights: np.ndarray, stride: int) -> tuple[int, int, np.ndarray] | None:
@@ -120,8 +128,8 @@ def x2_params(threads: int, div: tuple[int, int, int], gst: Any, dst: Any, w: in
 
 def _x2_plan(
     desc: ResampleGrad1Desc, dy: Any, dx: Any, gs: tuple[int, ...], ds: tuple[int, ...], identity: int
-) -> tuple[Any, ...] | None:
-    """The ``resample_grad_x2`` launch of a desc, or None when it does not apply."""
+) -> tuple[PackedLaunch, PackedLaunch] | None:
+    """The ``resample_grad_x2`` (paired-store, scalar-store) launches of a desc, or None where it does not apply."""
     if identity & 3 != 3 or dx.ndim < 2:
         return None
     _, starts, outs, weights = csr_axes(desc)
@@ -153,8 +161,11 @@ def _x2_plan(
     vec = dst[3] == 1 and w % 2 == 0 and all(s % 2 == 0 for s in dst[:3])
     t = C_TYPES[dy.dtype]
     name = f"resample_grad_x2<{t}, {length}, {off}, " + "{}>"
-    vec_fn = get_kernel("resample.cu", name.format("true" if vec else "false"))
-    scalar_fn = get_kernel("resample.cu", name.format("false"))
     cp = cupy_module()
     dense = (cp.asarray(dense_h), cp.asarray(dense_w))
-    return (vec_fn, scalar_fn, grid_for(threads, BLOCK), dense, q)
+    blocks = grid_for(threads, BLOCK)
+    paired, scalar = (
+        PackedLaunch(get_kernel("resample.cu", name.format(v)), blocks, BLOCK, 2, q, fixed=dense)
+        for v in ("true" if vec else "false", "false")
+    )
+    return paired, scalar

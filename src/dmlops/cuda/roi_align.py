@@ -13,10 +13,14 @@ Three kernels:
   and for larger outputs, on inputs whose channel stride is 1, per sample;
 * ``roi_align`` (threads over channel x bin of one ROI, per sample) otherwise.
 
-Batch indices outside ``[0, BatchCount)`` raise DataIndexError (ruling 3). The check
-kernel runs on a side stream, ordered after the work that produced the indices, and
-only its 8-byte flag is waited for: the main kernels (which clamp, so they never read
-out of bounds) are already queued and keep running while the host reads it.
+Batch indices outside ``[0, BatchCount)`` raise DataIndexError (ruling 3). A one-block
+check kernel runs on a side stream, ordered after the work that produced the indices,
+and writes its verdict straight into a pinned host word; only that kernel is waited
+for: the ROI kernel (which clamps, so it never reads out of bounds) is already queued
+and keeps running while the host reads the word. Waiting for the ROI kernel itself (an
+atomic flag written by it) measured 33-40 µs slower per call on the benchmark workload
+(H100, docs/performance.md), since the host then prepares the next call while the GPU
+is idle.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ import numpy as np
 from ..descs.roi_align import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ._copy import C_TYPES, PlanCache
-from ._runtime import cupy_module, current_device, element_strides, fast_div, get_kernel, params
-from .gather import NO_BAD, first_bad_index_async
+from ._runtime import PackedLaunch, cupy_module, current_device, element_strides, fast_div, get_kernel, params
+from .gather import NO_BAD
 
 _PLANS = PlanCache()
+_INDEX_C = {"uint32": "u32", "uint64": "u64"}
+"""C types of the BatchIndicesTensor data types."""
 SEPARABLE_MAX_OUT = 64
 """Largest OutputHeight / OutputWidth of ``roi_align_avg`` (its ROI_SEP_OUT)."""
 SEPARABLE_CHANNELS = 64
@@ -52,28 +58,35 @@ sampling (500.0 vs 492.6 µs) store directly. Channels-last strides always stage
 direct stores scatter a sector per channel (277 -> 139 µs)."""
 
 
-class _Side:
-    """A side stream, events, a device flag and a pinned host word for the batch-index check.
+CHECK_THREADS = 1024
+"""Threads of ``roi_batch_check``'s one block (its ROI_CHECK_THREADS)."""
 
-    The lock keeps one call's use of them together across threads.
+
+class _Side:
+    """A side stream, events and a pinned host word for the batch-index check, per device.
+
+    The check kernel writes the word through its device (mapped) address. The lock
+    keeps one call's use of them together across threads.
     """
 
     def __init__(self) -> None:
         cp = cupy_module()
         # The highest priority (CUDA clamps a number below the range to its top): the
-        # check's blocks take the first free slots instead of queueing behind every
-        # block of the ROI kernel launched after it.
+        # check's block takes the first free slot instead of queueing behind every block
+        # of the ROI kernel launched after it.
         self.stream = cp.cuda.Stream(non_blocking=True, priority=-(2**20))
         self.ready = cp.cuda.Event(disable_timing=True)
         self.done = cp.cuda.Event(disable_timing=True)
-        self.flag = cp.empty((1,), dtype=cp.uint64)
         self.host = cp.cuda.alloc_pinned_memory(8)
         self.word = np.frombuffer(self.host, dtype=np.uint64, count=1)
+        # Pinned memory is mapped for the device (unified addressing); ask for its address there.
+        self.word_on_device = int(cp.cuda.runtime.pointerGetAttributes(self.host.ptr).devicePointer)
         self.lock = threading.Lock()
 
 
 _SIDE: dict[int, _Side] = {}
 _SIDE_LOCK = threading.Lock()
+_CHECKS = PlanCache()
 
 
 def _side() -> _Side:
@@ -86,6 +99,17 @@ def _side() -> _Side:
             if side is None:
                 side = _SIDE[device] = _Side()
     return side
+
+
+def _check_params(count: int, stride: int, batch_count: int) -> np.void:
+    """The RoiCheckParams struct: ``count`` batch indices ``stride`` elements apart."""
+    return params(("count", "i8", count), ("stride", "i8", stride), ("batch_count", "i8", batch_count))
+
+
+def _check_launch(desc: RoiAlignDesc, bi: Any, bs: tuple[int, ...]) -> PackedLaunch:
+    """``roi_batch_check`` for these batch indices (pointers: indices, the host word's device address)."""
+    fn = get_kernel("roi_align.cu", f"roi_batch_check<{_INDEX_C[str(bi.dtype)]}>")
+    return PackedLaunch(fn, 1, CHECK_THREADS, 2, _check_params(bi.size, bs[-1], desc.batch_count))
 
 
 def _params(desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any) -> np.void:
@@ -130,7 +154,7 @@ def _chunked_rows(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> 
 def _plan(
     desc: RoiAlignDesc, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str, dtype: Any, aligned: bool
 ) -> tuple[Any, ...]:
-    """(desc, kernel, grid, threads, params)."""
+    """(desc, the kernel's PackedLaunch of pointers x, rois, batch indices and y)."""
     c = desc.input_tensor.sizes[1]
     r, _, oh, ow = desc.output_tensor.sizes
     bins = oh * ow
@@ -139,7 +163,7 @@ def _plan(
         f"{'true' if desc.reduction_function is ReduceFunction.MAX else 'false'}, "
         f"{'true' if desc.interpolation_mode is InterpolationMode.LINEAR else 'false'}"
     )
-    bi_c = {"uint32": "u32", "uint64": "u64"}[bi_dtype]
+    bi_c = _INDEX_C[bi_dtype]
     channels_last = xs[1] == 1 and c > 1
     if desc.reduction_function is ReduceFunction.AVERAGE and max(oh, ow) <= SEPARABLE_MAX_OUT:
         linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
@@ -157,14 +181,14 @@ def _plan(
         staged = channels_last or (STAGE_OUTPUTS and fixed and np.dtype(dtype).itemsize == 4)
         stage = "true" if staged else "false"
         fn = get_kernel("roi_align.cu", f"roi_align_avg<{t}, {bi_c}, {linear}, {off}, {vec}, {cl}, {stage}>")
-        return (desc, fn, (r, -(-c // per_block)), 256, _params(desc, per_block, xs, rs, bs, ys))
+        return (desc, PackedLaunch(fn, (r, -(-c // per_block)), 256, 4, _params(desc, per_block, xs, rs, bs, ys)))
     if not channels_last:
         per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
         threads = min(256, -(-per_block * bins // 32) * 32)
         fn = get_kernel("roi_align.cu", f"roi_align<{t}, {bi_c}, {flags}>")
-        return (desc, fn, (r, -(-c // per_block)), threads, _params(desc, per_block, xs, rs, bs, ys))
+        return (desc, PackedLaunch(fn, (r, -(-c // per_block)), threads, 4, _params(desc, per_block, xs, rs, bs, ys)))
     fn = get_kernel("roi_align.cu", f"roi_align_cl<{t}, {bi_c}, {flags}>")
-    return (desc, fn, (r, -(-c // 32)), 256, _params(desc, 32, xs, rs, bs, ys))
+    return (desc, PackedLaunch(fn, (r, -(-c // 32)), 256, 4, _params(desc, 32, xs, rs, bs, ys)))
 
 
 def run(
@@ -178,8 +202,8 @@ def run(
 ) -> None:
     """Launch ROI_ALIGN on device views (see :func:`dmlops.cuda.execute`).
 
-    ``check_batch_indices=False`` skips the DataIndexError check and its device-to-host
-    read (the kernel clamps regardless); only the benchmark uses it, to time the kernel.
+    ``check_batch_indices=False`` skips the DataIndexError check and its wait (the
+    kernel clamps regardless); only the benchmark uses it, to time the kernel.
     """
     x = inputs["InputTensor"]
     rois = inputs["ROITensor"]
@@ -191,21 +215,24 @@ def run(
     plan = _PLANS.get(key)
     if plan is None or plan[0] is not desc:
         plan = _PLANS.put(key, _plan(desc, xs, rs, bs, ys, str(bi.dtype), x.dtype, aligned))
-    _, fn, grid, threads, p = plan
+    launch = plan[1]
     if not check_batch_indices:
-        fn(grid, (threads,), (x, rois, bi, y, p))
+        launch(x.data.ptr, rois.data.ptr, bi.data.ptr, y.data.ptr)
         return
+    check_key = (bi.shape, bs, bi.dtype, desc.batch_count)
+    check = _CHECKS.get(check_key)
+    if check is None:
+        check = _CHECKS.put(check_key, _check_launch(desc, bi, bs))
     side = _side()
     with side.lock:
-        # The check runs on the side stream after everything queued so far (the indices' producers).
-        main = cupy_module().cuda.get_current_stream()
-        side.ready.record(main)
+        # The check runs on the side stream after everything queued so far (the indices'
+        # producers); the ROI kernel, queued meanwhile, keeps running while the host reads
+        # the verdict.
+        side.ready.record()
         side.stream.wait_event(side.ready)
-        with side.stream:
-            flag = first_bad_index_async(bi, desc.batch_count, False, side.flag)
-            flag.data.copy_to_host_async(side.host.ptr, 8, side.stream)
-            side.done.record(side.stream)
-        fn(grid, (threads,), (x, rois, bi, y, p))
+        check(bi.data.ptr, side.word_on_device, stream=side.stream.ptr)
+        side.done.record(side.stream)
+        launch(x.data.ptr, rois.data.ptr, bi.data.ptr, y.data.ptr)
         side.done.synchronize()
         bad = int(side.word[0])
     if bad != NO_BAD:

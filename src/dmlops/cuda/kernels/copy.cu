@@ -145,7 +145,7 @@ template <> __device__ __forceinline__ bool index_ok<u32>(u32 v, i64 n, bool) { 
 template <> __device__ __forceinline__ bool index_ok<u64>(u64 v, i64 n, bool) { return v < (u64)n; }
 
 template <typename IDX, bool WRAP>
-__global__ void gather_check(const IDX* __restrict__ idx, const CheckParams p, u64* __restrict__ first_bad) {
+__global__ void gather_check(const IDX* __restrict__ idx, u64* __restrict__ first_bad, const CheckParams p) {
     const i64 step = (i64)gridDim.x * blockDim.x;
     for (i64 q = (i64)blockIdx.x * blockDim.x + threadIdx.x; q < p.count; q += step) {
         i64 rest = q, off = p.base;

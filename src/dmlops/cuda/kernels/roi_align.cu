@@ -740,3 +740,43 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
         write_tile(p, tile, pitch, yr, c0, (int)(c_end - c0));
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The batch-index check (ruling 3): one block finds the lowest ROI whose BatchIndicesTensor
+// value is outside [0, BatchCount) (all ones when none) and writes it straight into the
+// host's pinned word through its mapped address, so no memset or copy is queued beside it.
+// One block suffices: it reads one index per ROI, next to the ROI kernel's thousands of
+// loads per ROI that it runs beside.
+struct RoiCheckParams {
+    i64 count, stride, batch_count;
+};
+
+#define ROI_CHECK_THREADS 1024
+
+__device__ __forceinline__ u64 warp_min(u64 v) {
+    for (int o = 16; o > 0; o >>= 1) {
+        const u64 other = __shfl_xor_sync(0xffffffffu, v, o);
+        v = other < v ? other : v;
+    }
+    return v;
+}
+
+template <typename BI>
+__global__ void __launch_bounds__(ROI_CHECK_THREADS)
+    roi_batch_check(const BI* __restrict__ batch, u64* __restrict__ first_bad, const RoiCheckParams p) {
+    __shared__ u64 warp_first[ROI_CHECK_THREADS / 32];
+    u64 first = ~0ull;
+    for (i64 r = threadIdx.x; r < p.count; r += blockDim.x) {
+        if ((u64)batch[r * p.stride] >= (u64)p.batch_count) {
+            first = (u64)r;  // a thread's ROIs increase: its first bad one is its lowest
+            break;
+        }
+    }
+    first = warp_min(first);
+    if ((threadIdx.x & 31) == 0) warp_first[threadIdx.x >> 5] = first;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        first = warp_min(threadIdx.x < (blockDim.x >> 5) ? warp_first[threadIdx.x] : ~0ull);
+        if (threadIdx.x == 0) *first_bad = first;
+    }
+}
