@@ -821,6 +821,28 @@ def test_float32_subnormals_are_not_flushed(gpu) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=0)
 
 
+def test_packed_launch_grids_and_fixed_pointers(gpu) -> None:
+    """A packed launch takes 1 to 3 grid dimensions (more raise) and keeps its fixed
+    arrays alive, their pointers in the slots after the per-call ones."""
+    import gc
+
+    from dmlops.cuda._runtime import PackedLaunch, get_kernel, params
+
+    cp = gpu
+    fn = get_kernel("copy.cu", "strided_copy<u32, 1, 0, 0, int, NoIndex, false>")
+    p = params(("count", "i8", 0))
+    with pytest.raises(ValueError, match="1 to 3 dimensions"):
+        PackedLaunch(fn, (1, 1, 1, 1), 32, 2, p)
+    assert PackedLaunch(fn, (2, 3), 32, 2, p).grid == (2, 3, 1)
+    table = cp.arange(5, dtype=cp.float32)
+    launch = PackedLaunch(fn, 4, 32, 2, p, fixed=(table,))
+    ptr = table.data.ptr
+    del table
+    gc.collect()
+    assert launch._fixed[0].data.ptr == ptr  # still alive: the launch holds it
+    assert launch._pointers[2] == ptr
+
+
 def test_copies_launched_from_several_threads_keep_their_own_arrays(gpu) -> None:
     """One SLICE1 plan launched from eight threads at once: each result is its own input
     reversed (the packed launch's pointer slots are shared by the plan's calls)."""

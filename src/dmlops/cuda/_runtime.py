@@ -163,7 +163,7 @@ class PackedLaunch:
         self._runtime = cp.cuda.runtime
         self.fn = fn  # keeps the module loaded
         self._fn = int(fn.ptr)
-        dims = (grid,) if isinstance(grid, int) else tuple(grid)
+        dims = tuple(int(g) for g in grid) if isinstance(grid, tuple) else (int(grid),)
         if not 1 <= len(dims) <= 3:
             raise ValueError(f"a grid has 1 to 3 dimensions; got {dims}")
         self.grid = (*dims, 1, 1)[:3]
