@@ -49,6 +49,7 @@ MAXPOOL_VARIANTS: list[str] = []
 """2-D max-pool-grad variants also timed as the default (--maxpool-variant)."""
 ROI_VARIANTS: dict[str, dict[str, Any]] = {
     "outputs stored directly, not staged": {"STAGE_OUTPUTS": False},
+    "work items not padded (7 per channel)": {"PAD_COLUMNS": False},
 }
 """Other settings of the ROI_ALIGN AVERAGE kernel (attributes of dmlops.cuda.roi_align), timed beside the default."""
 L2_BYTES = 0

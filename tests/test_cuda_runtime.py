@@ -231,6 +231,15 @@ def test_host_params_match_the_kernel_struct(source, struct, build) -> None:
     assert host == _c_struct_members(source, struct)
 
 
+def test_roi_work_items_pad_to_a_power_of_two_idling_at_most_an_eighth(monkeypatch) -> None:
+    from dmlops.cuda import roi_align as cuda_roi
+
+    widths = {1: 1, 3: 3, 4: 4, 5: 5, 6: 6, 7: 8, 8: 8, 12: 12, 14: 16, 15: 16, 27: 27, 28: 32, 31: 32, 33: 33, 64: 64}
+    assert {w: cuda_roi.item_width(w) for w in widths} == widths
+    monkeypatch.setattr(cuda_roi, "PAD_COLUMNS", False)
+    assert cuda_roi.item_width(7) == 7
+
+
 @pytest.mark.parametrize(
     "module, constant, macro",
     [
@@ -535,7 +544,9 @@ def test_roi_align_average_chunked_rows(gpu, dtype, dml, layout, sr) -> None:
 
 @pytest.mark.parametrize("dtype, dml", [(np.float32, "FLOAT32"), (np.float16, "FLOAT16")])
 @pytest.mark.parametrize("layout", ["nchw", "nhwc"])
-@pytest.mark.parametrize("out_size, padded", [((7, 7), False), ((7, 7), True), ((8, 8), False), ((12, 12), False)])
+@pytest.mark.parametrize(
+    "out_size, padded", [((7, 7), False), ((7, 7), True), ((8, 8), False), ((12, 12), False), ((5, 15), False)]
+)
 @pytest.mark.parametrize("sr", [2, 3, 0])
 @pytest.mark.parametrize("staged", [True, False])
 def test_roi_align_average_output_staging(gpu, monkeypatch, dtype, dml, layout, out_size, padded, sr, staged) -> None:
@@ -545,8 +556,9 @@ def test_roi_align_average_output_staging(gpu, monkeypatch, dtype, dml, layout, 
     staging is off (NCHW inputs with STAGE_OUTPUTS off, FLOAT16 or adaptive sampling); 70
     channels make a partial channel group (8 x 8 channels-last: staged with an odd channel
     pitch in the partial group only). Three fixed samples take the 16-byte chunk path in
-    some blocks and the staged register path in others, sharing one buffer. Elements
-    between the addressed ones stay untouched."""
+    some blocks and the staged register path in others, sharing one buffer. On NCHW
+    strides, 7 and 15 outputs per row run as 8 and 16 work items per channel (idle
+    lanes). Elements between the addressed ones stay untouched."""
     from dmlops.cuda import roi_align as cuda_roi
 
     cp = gpu

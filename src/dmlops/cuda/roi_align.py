@@ -47,6 +47,8 @@ SEPARABLE_CHANNELS = 64
 SEPARABLE_CHANNELS_ADAPTIVE = 32
 """Channels per block of ``roi_align_avg`` with adaptive sampling: a block's cost follows its
 ROI's size, and smaller blocks balance the large ROIs better (504 vs 590 µs on the H100)."""
+PAD_COLUMNS = True
+"""Whether ``roi_align_avg`` pads its work items per channel on NCHW-strided inputs (:func:`item_width`)."""
 REGISTER_TAPS = 4
 """Column taps per output that ``roi_align_avg`` holds in registers (its ROI_REG_TAPS)."""
 STAGE_OUTPUTS = True
@@ -112,9 +114,25 @@ def _check_launch(desc: RoiAlignDesc, bi: Any, bs: tuple[int, ...]) -> PackedLau
     return PackedLaunch(fn, 1, CHECK_THREADS, 2, _check_params(bi.size, bs[-1], desc.batch_count))
 
 
-def _params(desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any) -> np.void:
+def item_width(out_w: int) -> int:
+    """Work items per channel of ``roi_align_avg`` on NCHW-strided inputs.
+
+    OutputWidth, or the next power of two where that idles at most an eighth of the lanes
+    (7 -> 8). With 8 items per channel a warp's loads span exactly 4 channel planes instead of 5
+    or 6 (32 / 7 and the straddled ends), so fewer L1 wavefronts per load.
+    """
+    if not PAD_COLUMNS or out_w > 32:
+        return out_w
+    padded = 1 << (out_w - 1).bit_length()
+    return padded if 8 * (padded - out_w) <= padded else out_w
+
+
+def _params(
+    desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any, item_w: int | None = None
+) -> np.void:
     n, c, h, w = desc.input_tensor.sizes
     r, _, oh, ow = desc.output_tensor.sizes
+    item_w = ow if item_w is None else item_w
     return params(
         ("num_rois", "i8", r),
         ("batch_count", "i8", n),
@@ -135,7 +153,8 @@ def _params(desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: A
         ("in_offset", "f8", desc.input_pixel_offset),
         ("out_offset", "f8", desc.output_pixel_offset),
         ("oob", "f8", desc.out_of_bounds_input_value),
-        ("div_w", "i8", list(fast_div(max(1, ow)))),
+        ("item_w", "i8", item_w),
+        ("div_w", "i8", list(fast_div(max(1, item_w)))),
     )
 
 
@@ -181,7 +200,8 @@ def _plan(
         staged = channels_last or (STAGE_OUTPUTS and fixed and np.dtype(dtype).itemsize == 4)
         stage = "true" if staged else "false"
         fn = get_kernel("roi_align.cu", f"roi_align_avg<{t}, {bi_c}, {linear}, {off}, {vec}, {cl}, {stage}>")
-        return (desc, PackedLaunch(fn, (r, -(-c // per_block)), 256, 4, _params(desc, per_block, xs, rs, bs, ys)))
+        p = _params(desc, per_block, xs, rs, bs, ys, ow if channels_last else item_width(ow))
+        return (desc, PackedLaunch(fn, (r, -(-c // per_block)), 256, 4, p))
     if not channels_last:
         per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
         threads = min(256, -(-per_block * bins // 32) * 32)

@@ -30,7 +30,8 @@ struct RoiParams {
     i64 bi_stride;      // BatchIndicesTensor
     i64 min_samples, max_samples;
     double scale_x, scale_y, in_offset, out_offset, oob;
-    i64 div_w[2];  // fast_div magic numbers of OutputWidth
+    i64 item_w;    // work items per channel of roi_align_avg (NCHW): OutputWidth, or more (idle lanes)
+    i64 div_w[2];  // fast_div magic numbers of item_w
 };
 
 struct AxisSetup {
@@ -459,9 +460,18 @@ __device__ __forceinline__ Acc finish_average(Acc sum, int y_in, int x_in, doubl
     return sum;
 }
 
-// The output column (block channel cl, ow) of work item `item` of a block's n_ch x
-// OutputWidth: neighbouring items on neighbouring output columns of one channel, or, for
-// channels-last strides, on neighbouring channels (so each tap load is a coalesced run).
+// The work items of a block of n_ch channels: n_ch x OutputWidth for channels-last
+// strides, n_ch x item_w otherwise, where item_w >= OutputWidth may leave idle lanes so
+// that a warp's loads span fewer channel planes (4 with 7 outputs padded to 8, not 5-6):
+// fewer L1 wavefronts per load.
+template <bool CL> __device__ __forceinline__ int work_items(const RoiParams& p, int n_ch) {
+    return n_ch * (int)(CL ? p.out_w : p.item_w);
+}
+
+// The output column (block channel cl, ow) of work item `item`: neighbouring items on
+// neighbouring output columns of one channel, or, for channels-last strides, on
+// neighbouring channels (so each tap load is a coalesced run). ow >= OutputWidth marks
+// an idle item.
 template <bool CL>
 __device__ __forceinline__ void output_column(const RoiParams& p, int item, int n_ch, int& cl, int& ow) {
     if (CL) {
@@ -469,7 +479,7 @@ __device__ __forceinline__ void output_column(const RoiParams& p, int item, int 
         cl = item - ow * n_ch;
     } else {
         cl = (int)fast_div((u32)item, p.div_w[0], p.div_w[1]);
-        ow = item - cl * (int)p.out_w;
+        ow = item - cl * (int)p.item_w;
     }
 }
 
@@ -495,10 +505,11 @@ __device__ __forceinline__ void column_per_thread(const RoiParams& p, const T* b
                                                   int pitch) {
     typedef TapEntry<OFF, Acc> Entry;
     const int out_w = (int)p.out_w, out_h = (int)p.out_h, n_ch = (int)(c_end - c0);
-    const int items = n_ch * out_w;
+    const int items = work_items<CL>(p, n_ch);
     for (int item = threadIdx.x; item < items; item += blockDim.x) {
         int cl, ow;
         output_column<CL>(p, item, n_ch, cl, ow);
+        if (ow >= out_w) continue;
         const T* plane = base + (c0 + cl) * p.x_stride[1];
         T* out = yr + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
         const Entry* cols = sx_tab + ow * x_per_out;
@@ -610,11 +621,12 @@ __device__ __forceinline__ void chunk_per_thread(const RoiParams& p, const T* ba
                                                  const int* sc_n, const int* sx_in, int x_per_out, double total) {
     typedef TapEntry<OFF, float> Entry;
     constexpr int V = Vec16<T>::V;
-    const int out_w = (int)p.out_w, out_h = (int)p.out_h, n_ch = (int)(c_end - c0);
-    const int items = n_ch * out_w;
+    const int out_h = (int)p.out_h, n_ch = (int)(c_end - c0);
+    const int items = work_items<false>(p, n_ch);
     for (int item = threadIdx.x; item < items; item += blockDim.x) {
         int cl, ow;
         output_column<false>(p, item, n_ch, cl, ow);
+        if (ow >= (int)p.out_w) continue;
         const T* plane = base + (c0 + cl) * p.x_stride[1];
         T* out = yr + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
         const ColumnChunk<OFF, V>* chunks = sc_tab + ow * x_per_out;
