@@ -5,8 +5,9 @@ Three kernels:
 * ``roi_align_avg`` for AVERAGE (outputs up to 64 x 64): the separable tap-list form
   (each output row and column reduced to its distinct taps with summed weights, built
   once per block in shared memory), evaluated by a thread per output column walking
-  the output rows; neighbouring threads take neighbouring output columns (NCHW) or, on
-  inputs whose channel stride is 1 (NHWC-strided), neighbouring channels. A block's
+  the output rows; neighbouring threads take neighbouring output columns (NCHW, with
+  idle lanes padding 7 columns to 8: :func:`item_width`) or, on inputs whose channel
+  stride is 1 (NHWC-strided), neighbouring channels. A block's
   outputs go through shared memory to be written as one run where that measured faster
   (see ``STAGE_OUTPUTS``);
 * ``roi_align_cl`` (channels across the lanes of a warp, coalesced tap loads) for MAX,
