@@ -750,26 +750,30 @@ def _wall_us(fn: Callable[[], Any]) -> float:
     return statistics.median(runs)
 
 
-def _host_us(fn: Callable[[], Any]) -> float:
-    """Median host microseconds per call: 200 calls queued back to back, not waited for.
+def _host_us(fns: dict[str, Callable[[], Any]], rounds: int = 21) -> dict[str, float]:
+    """Median host microseconds per call of each function: 200 calls queued back to back, not waited for.
 
     This is the host overhead per call: the time the caller's thread spends in it. (A
     call that waits for the GPU itself, as ROI_ALIGN's batch-index check does, includes
-    that wait.) 200 tiny launches stay well inside the driver's launch queue.
+    that wait.) 200 tiny launches stay well inside the driver's launch queue. The
+    functions take turns, one batch each per round, so that a stretch of interference
+    from other tenants of the host spreads over all of them instead of one.
     """
-    for _ in range(200):
-        fn()
-    runs = []
-    for _ in range(15):
-        cp.cuda.Device().synchronize()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
+    for fn in fns.values():
         for _ in range(200):
             fn()
-        runs.append((time.perf_counter() - t0) / 200 * 1e6)
+    runs: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            cp.cuda.Device().synchronize()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(200):
+                fn()
+            runs[name].append((time.perf_counter() - t0) / 200 * 1e6)
     cp.cuda.Device().synchronize()
     torch.cuda.synchronize()
-    return statistics.median(runs)
+    return {name: statistics.median(r) for name, r in runs.items()}
 
 
 def _graph_gpu_us(fn: Callable[[], Any], calls: int = 20) -> float:
@@ -799,11 +803,12 @@ def bench_latency() -> None:
 
     Per operator: the host time per call of ``dmlops.execute`` and of the backend's entry
     point (``dmlops.cuda.execute``, no desc validation), queued back to back and not
-    waited for; the GPU time per call (replayed from a CUDA graph, so no host time is in
-    it; ROI_ALIGN's kernel without the batch-index check, which waits for the GPU and
-    cannot be captured); and the wall clock per call of 2000 back-to-back calls. The peer
-    gets the host and wall times. ROI_ALIGN's call waits for its batch-index check
-    (ruling 3), so its host time includes that wait.
+    waited for, every operator's and peer's batches taking turns; the GPU time per call
+    (replayed from a CUDA graph, so no host time is in it; ROI_ALIGN's kernel without the
+    batch-index check, which waits for the GPU and cannot be captured); and the wall
+    clock per call of 2000 back-to-back calls. The peer gets the host and wall times.
+    ROI_ALIGN's call waits for its batch-index check (ruling 3), so its host time
+    includes that wait.
     """
     from dmlops import cuda as cuda_backend
     from dmlops.cuda import roi_align as cuda_roi
@@ -816,7 +821,11 @@ def bench_latency() -> None:
         "peer   (* the backend's entry point, without desc validation)",
         flush=True,
     )
-    for name, desc, inputs, outputs, peer, peer_name in _latency_cases():
+    cases = _latency_cases()
+    calls: dict[str, Callable[[], Any]] = {}
+    gpu_us: dict[str, float] = {}
+    wall: dict[str, float] = {}
+    for name, desc, inputs, outputs, peer, _ in cases:
 
         def public(desc: Any = desc, inputs: Any = inputs, outputs: Any = outputs) -> Any:
             return dmlops.execute(desc, inputs, outputs=outputs, backend="cuda")
@@ -828,37 +837,46 @@ def bench_latency() -> None:
             cuda_roi.run(desc, inputs, outputs, feature_level=level, strict=False, check_batch_indices=False)
 
         try:
-            host = _host_us(public)
-            host_backend = _host_us(backend)
-            gpu_us = _graph_gpu_us(unchecked if name.startswith("ROI_ALIGN") else backend)
-            wall = _wall_us(public)
-            peer_host = _host_us(peer)
-            peer_wall = _wall_us(peer)
+            gpu_us[name] = _graph_gpu_us(unchecked if name.startswith("ROI_ALIGN") else backend)
+            wall[name] = _wall_us(public)
+            wall[f"peer {name}"] = _wall_us(peer)
         except Exception as exc:  # one broken case must not hide the others
             print(f"  {name:<44} failed: {type(exc).__name__}: {exc}", flush=True)
             continue
+        calls.update({name: public, f"backend {name}": backend, f"peer {name}": peer})
+    empty_src, empty_dst = cp.zeros(1, dtype=cp.float32), cp.zeros(1, dtype=cp.float32)
+    calls["empty"] = lambda: cp.copyto(empty_dst, empty_src)
+    host = _host_us(calls)
+    for name, _, _, _, _, peer_name in cases:
+        if name not in gpu_us:
+            continue
         for impl, value in (
-            ("host", host),
-            ("host, backend entry point", host_backend),
-            ("gpu (graph replay)", gpu_us),
-            ("wall back to back", wall),
-            (f"peer {peer_name} host", peer_host),
-            (f"peer {peer_name} wall back to back", peer_wall),
+            ("host", host[name]),
+            ("host, backend entry point", host[f"backend {name}"]),
+            ("gpu (graph replay)", gpu_us[name]),
+            ("wall back to back", wall[name]),
+            (f"peer {peer_name} host", host[f"peer {name}"]),
+            (f"peer {peer_name} wall back to back", wall[f"peer {name}"]),
         ):
             ROWS.append(
                 dict(workload=f"latency {name}", dtype="fp32", impl=impl, us=value, pct_copy=None, speedup=None)
             )
         print(
-            f"  {name:<44} {host:7.2f} {host_backend:7.2f} {gpu_us:7.2f} {wall:7.2f} | "
-            f"{peer_host:9.2f} {peer_wall:7.2f}  {peer_name}",
+            f"  {name:<44} {host[name]:7.2f} {host[f'backend {name}']:7.2f} {gpu_us[name]:7.2f} {wall[name]:7.2f} | "
+            f"{host[f'peer {name}']:9.2f} {wall[f'peer {name}']:7.2f}  {peer_name}",
             flush=True,
         )
-    empty_src, empty_dst = cp.zeros(1, dtype=cp.float32), cp.zeros(1, dtype=cp.float32)
-    host = _host_us(lambda: cp.copyto(empty_dst, empty_src))
     ROWS.append(
-        dict(workload="latency empty cupy launch", dtype="fp32", impl="host", us=host, pct_copy=None, speedup=None)
+        dict(
+            workload="latency empty cupy launch",
+            dtype="fp32",
+            impl="host",
+            us=host["empty"],
+            pct_copy=None,
+            speedup=None,
+        )
     )
-    print(f"  {'an empty CuPy launch (cupy.copyto of 4 B)':<44} {host:7.2f}", flush=True)
+    print(f"  {'an empty CuPy launch (cupy.copyto of 4 B)':<44} {host['empty']:7.2f}", flush=True)
 
 
 def main() -> None:
