@@ -317,6 +317,86 @@ def bench_resample_grad(dtype: str, mode: str) -> None:
     record(w, dtype, "dmlops cuda", mine, floor, peer)
 
 
+def bench_forward(dtype: str) -> None:
+    """The forward operators the gradients are defined by, on the gradient workloads' tensors.
+
+    RESAMPLE2 bilinear 2x half-pixel on workload 5's dX (32x64x64x64 -> 128x128) against
+    torch's interpolate, and MAX_POOLING2 with indices on workload 4's X against torch's
+    max_pool2d with indices (int64 there, UINT32 here). No targets in the issue; the floor
+    is each input read once and each output written once.
+    """
+    from dmlops.descs.max_pooling2 import MaxPooling2Desc
+    from dmlops.descs.resample2 import Resample2Desc
+
+    cdt, _, dml = dt(dtype)
+    small, big = (32, 64, 64, 64), (32, 64, 128, 128)
+    up = Resample2Desc(
+        input_tensor=TensorDesc(data_type=dml, sizes=small),
+        output_tensor=TensorDesc(data_type=dml, sizes=big),
+        interpolation_mode="LINEAR",
+        rounding_direction="DECREASING",
+        scales=(1.0, 1.0, 2.0, 2.0),
+        input_pixel_offsets=(0.5,) * 4,
+        output_pixel_offsets=(-0.5,) * 4,
+    )
+    nbytes = int(np.prod(small)) * cp.dtype(cdt).itemsize
+    sets = copies(lambda: cp.random.standard_normal(small, dtype=cp.float32).astype(cdt), nbytes)
+    out = cp.empty(big, dtype=cdt)
+    tsets = [torch_of(a) for a in sets]
+
+    def torch_up(i: int) -> torch.Tensor:
+        return F.interpolate(tsets[i % len(tsets)], scale_factor=2, mode="bilinear", align_corners=False)
+
+    got = dmlops.execute(up, {"InputTensor": sets[0]}, outputs={"OutputTensor": out}, backend="cuda")["OutputTensor"]
+    want = torch_up(0).float()
+    rel = float(torch.linalg.norm(torch_of(got).float() - want) / torch.linalg.norm(want))
+    print(f"  resample2 bilinear {dtype}: ||dmlops - torch|| / ||torch|| = {rel:.3g}", flush=True)
+    floor = nbytes + out.nbytes
+    peer = timed(torch_up)
+    mine = timed(lambda i: run_cuda(up, {"InputTensor": sets[i % len(sets)]}, {"OutputTensor": out}))
+    w = "Resample2 bilinear 2x 32x64x64x64 -> 128x128"
+    record(w, dtype, "torch interpolate", peer, floor)
+    record(w, dtype, "dmlops cuda", mine, floor, peer)
+
+    xs, ys = (32, 64, 112, 112), (32, 64, 56, 56)
+    pool = MaxPooling2Desc(
+        input_tensor=TensorDesc(data_type=dml, sizes=xs),
+        output_tensor=TensorDesc(data_type=dml, sizes=ys),
+        output_indices_tensor=TensorDesc(data_type="UINT32", sizes=ys),
+        strides=(2, 2),
+        window_size=(3, 3),
+        start_padding=(1, 1),
+        end_padding=(1, 1),
+        dilations=(1, 1),
+    )
+    x = cp.random.standard_normal(xs, dtype=cp.float32).astype(cdt)
+    y, ind = cp.empty(ys, dtype=cdt), cp.empty(ys, dtype=cp.uint32)
+    tx = torch_of(x)
+    got = dmlops.execute(
+        pool, {"InputTensor": x}, outputs={"OutputTensor": y, "OutputIndicesTensor": ind}, backend="cuda"
+    )
+    want_y, _ = F.max_pool2d(tx, 3, 2, 1, return_indices=True)
+    err = float(torch.max(torch.abs(torch_of(got["OutputTensor"]).float() - want_y.float())))
+    print(f"  max-pool2 {dtype}: max |dmlops - torch| = {err:.3g}", flush=True)
+    floor = x.nbytes + y.nbytes + ind.nbytes
+    peer = timed(lambda i: F.max_pool2d(tx, 3, 2, 1, return_indices=True))
+    mine = timed(lambda i: run_cuda(pool, {"InputTensor": x}, {"OutputTensor": y, "OutputIndicesTensor": ind}))
+    w = "MaxPool2 with indices 32x64x112x112 3x3/s2/p1"
+    record(w, dtype, "torch max_pool2d (int64 indices)", peer, floor)
+    record(w, dtype, "dmlops cuda (UINT32 indices)", mine, floor, peer)
+    # The one-thread-per-output kernel that other windows take, on the same desc.
+    from dmlops.cuda import max_pooling2 as mp2
+
+    fast = mp2.FAST_TYPES
+    mp2.FAST_TYPES = ()
+    try:
+        general = dataclasses.replace(pool)  # a new desc: a new plan
+        us = timed(lambda i: run_cuda(general, {"InputTensor": x}, {"OutputTensor": y, "OutputIndicesTensor": ind}))
+        record(w, dtype, "dmlops cuda, general kernel", us, floor, peer)
+    finally:
+        mp2.FAST_TYPES = fast
+
+
 def bench_roi(dtype: str, sampling: int) -> None:
     cdt, tdt, dml = dt(dtype)
     desc = roi_desc(dml, sampling)
@@ -912,6 +992,7 @@ def main() -> None:
         ("slice", lambda: [bench_slice(d) for d in ("fp32", "fp16")]),
         ("maxpool", lambda: [bench_maxpool_grad(d) for d in ("fp32", "fp16")]),
         ("resample", lambda: [bench_resample_grad(d, m) for m in ("bilinear", "nearest") for d in ("fp32", "fp16")]),
+        ("forward", lambda: [bench_forward(d) for d in ("fp32", "fp16")]),
         ("roi", lambda: [bench_roi(d, s) for s in (2, 0) for d in ("fp32", "fp16")]),
         ("latency", bench_latency),
         ("variants", bench_variants),

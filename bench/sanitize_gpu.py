@@ -3,7 +3,7 @@
 GATHER with indices far out of range (both signs, INT64/UINT64/INT32/UINT32 extremes)
 on every index type, small and 8-D strided cases, ROI_ALIGN with batch indices out
 of range (DataIndexError expected, but the kernel must still stay in bounds), and the
-2-D MAX_POOLING_GRAD fast paths and the 2x RESAMPLE_GRAD1 kernel (vector loads and
+2-D MAX_POOLING_GRAD and MAX_POOLING2 fast paths and the 2x RESAMPLE_GRAD1 kernel (vector loads and
 lane shuffles) on small planes with odd sizes, where any overrun leaves the allocation. CuPy's
 memory pool is disabled so every array is its own cudaMalloc allocation and memcheck
 sees any access past it.
@@ -19,6 +19,7 @@ import numpy as np
 import dmlops
 from dmlops import TensorDesc
 from dmlops.descs.gather import GatherDesc
+from dmlops.descs.max_pooling2 import MaxPooling2Desc
 from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
 from dmlops.descs.resample_grad1 import ResampleGrad1Desc
 from dmlops.descs.roi_align import RoiAlignDesc
@@ -142,7 +143,7 @@ for (dtype, dml, width, tol, channels_last), (lo, hi, out), mode in itertools.pr
     ref = dmlops.execute(desc, {k: v.get() for k, v in feeds.items()})["OutputTensor"]
     np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol)
     checked += 1
-# MAX_POOLING_GRAD 2-D fast paths (every variant) and RESAMPLE_GRAD1 2x on tight planes.
+# MAX_POOLING_GRAD 2-D fast paths (every variant), MAX_POOLING2's, and RESAMPLE_GRAD1 2x on tight planes.
 from dmlops.cuda import max_pooling_grad as mpg  # noqa: E402
 from dmlops.cuda._runtime import element_strides  # noqa: E402
 
@@ -180,6 +181,22 @@ for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
             mpg.launch(plan, gx, gdy, out)
             np.testing.assert_allclose(out.get().astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
             checked += 1
+        # MAX_POOLING2's 2-D fast path (4 windows per thread, the last ones past the row).
+        pdesc = MaxPooling2Desc(
+            input_tensor=TensorDesc(data_type=name, sizes=shape),
+            output_tensor=TensorDesc(data_type=name, sizes=dyh.shape),
+            output_indices_tensor=TensorDesc(data_type="UINT32", sizes=dyh.shape),
+            strides=st,
+            window_size=win,
+            start_padding=pad,
+            end_padding=pad,
+            dilations=(1, 1),
+        )
+        want_pool = dmlops.execute(pdesc, {"InputTensor": xh})
+        got_pool = dmlops.execute(pdesc, {"InputTensor": gx}, backend="cuda")
+        for member, value in want_pool.items():
+            np.testing.assert_array_equal(got_pool[member].get(), value)
+        checked += 1
     for small in ((1, 1, 3, 6), (1, 2, 5, 70), (1, 1, 2, 128), (1, 1, 4, 2)):
         big = (small[0], small[1], 2 * small[2], 2 * small[3])
         rdesc = ResampleGrad1Desc(

@@ -73,6 +73,12 @@ NAMES = {
             for v, pw in (("false", 0), ("true", 0), ("true", 1), ("true", 2))
         ),
         *(
+            f"max_pool_k2d_m<{t}, {z}, {k}, 4>"
+            for t in ("float", "half_t")
+            for z in ("NoIndexOut", "u32", "u64")
+            for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")
+        ),
+        *(
             f"max_pool_grad_blk2d<{t}, {k}, {v}, {_block_offsets(k, pad)}>"
             for t in ("float", "half_t", "double")
             for k in ("3, 3, 2, 2", "2, 2, 2, 2", "3, 2, 1, 2", "5, 1, 1, 5")

@@ -198,9 +198,9 @@ def _pool_params():
 
 
 def _pool_div_params():
-    from dmlops.cuda.max_pooling_grad import _div_params
+    from dmlops.cuda._pooling import div_params
 
-    return _div_params(100, 5, 4, 3)
+    return div_params(100, 5, 4, 3)
 
 
 def _stream_params():
@@ -759,6 +759,65 @@ def test_max_pooling_grad_single_pass_layouts(gpu, dtype, window, stride, pad, l
         got[v] = flat_out.get()
     _close(got["stream"], want, dtype)
     np.testing.assert_array_equal(got["stream"], got["two_pass4v"])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize(
+    "window, stride, pad",
+    [((3, 3), (2, 2), (1, 1)), ((2, 2), (2, 2), (0, 0)), ((5, 5), (3, 3), (2, 2)), ((3, 2), (1, 2), (1, 0))],
+)
+@pytest.mark.parametrize("layout", ["contiguous", "strided outputs", "no indices", "UINT64 indices"])
+@pytest.mark.parametrize("width", [45, 8, 3])
+def test_max_pooling2_fast_path_matches_the_reference_bit_for_bit(gpu, dtype, window, stride, pad, layout, width):
+    """The 2-D fast path (max_pool_k2d_m, 4 windows per thread) gives the reference's
+    values and indices exactly: ties (lowest index wins), -inf, NaN (the first wins, its
+    payload kept: FLOAT16 reads the element again), widths that leave a thread's last
+    windows outside the row (45, 3) or fill it (8), strided outputs (elements between
+    stay untouched), no indices, and UINT64 indices."""
+    cp = gpu
+    from dmlops.cuda import max_pooling2 as mp2
+    from dmlops.cuda._runtime import get_kernel
+    from dmlops.descs.max_pooling2 import MaxPooling2Desc
+
+    rng = np.random.default_rng(9)
+    shape = (2, 3, 13, width)
+    x = rng.integers(-3, 3, size=shape).astype(dtype)  # many ties
+    x[0, 0, 2:5, : width // 2 + 1] = -np.inf
+    bits = x.view(np.uint32 if dtype == np.float32 else np.uint16)
+    nan = (0x7FC00001, 0x7FC00002) if dtype == np.float32 else (0x7E01, 0x7E02)  # two NaN payloads
+    bits[1, 2, 6, width // 2] = nan[0]
+    bits[1, 2, 7, (width // 2 + 1) % width] = nan[1]
+    oh = (13 + 2 * pad[0] - window[0]) // stride[0] + 1
+    ow = (width + 2 * pad[1] - window[1]) // stride[1] + 1
+    if ow < 1:
+        pytest.skip("window wider than the padded row")
+    name = "FLOAT32" if dtype == np.float32 else "FLOAT16"
+    out_shape = (2, 3, oh, ow)
+    out_strides = (3 * oh * (ow + 2), oh * (ow + 2), ow + 2, 1) if layout == "strided outputs" else None
+    index_type = {"no indices": None, "UINT64 indices": "UINT64"}.get(layout, "UINT32")
+    desc = MaxPooling2Desc(
+        input_tensor=TensorDesc(data_type=name, sizes=shape),
+        output_tensor=TensorDesc(data_type=name, sizes=out_shape, strides=out_strides),
+        output_indices_tensor=None
+        if index_type is None
+        else TensorDesc(data_type=index_type, sizes=out_shape, strides=out_strides),
+        strides=stride,
+        window_size=window,
+        start_padding=pad,
+        end_padding=pad,
+        dilations=(1, 1),
+    )
+    want = dmlops.execute(desc, {"InputTensor": x})
+    got = dmlops.execute(desc, {"InputTensor": cp.asarray(x)}, backend="cuda")
+    assert got.keys() == want.keys()
+    for member, value in want.items():
+        np.testing.assert_array_equal(cp.asnumpy(got[member]).view(np.uint8), value.view(np.uint8), err_msg=member)
+    # The plan took the fast path.
+    t = "float" if dtype == np.float32 else "half_t"
+    z = {None: "NoIndexOut", "UINT32": "u32", "UINT64": "u64"}[index_type]
+    kk = f"{window[0]}, {window[1]}, {stride[0]}, {stride[1]}"
+    launch = next(plan[1] for plan in mp2._PLANS.plans.values() if plan[0] is desc)
+    assert launch.fn is get_kernel("pooling.cu", f"max_pool_k2d_m<{t}, {z}, {kk}, 4>")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])

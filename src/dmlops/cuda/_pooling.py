@@ -8,7 +8,7 @@ import numpy as np
 
 from ..descs._pooling import PoolingWindow
 from ._plan import max_abs_offset
-from ._runtime import params
+from ._runtime import fast_div, params
 
 
 def _spatial3(values: Sequence[int], fill: int) -> list[int]:
@@ -56,3 +56,11 @@ def pool_params(
         4 * elements,
     )
     return p, biggest < 2**30
+
+
+def div_params(count: int, d0: int, d1: int, c: int) -> np.void:
+    """PoolDivParams: ``count`` threads decomposed by (d0, d1, C), with fast_div magic numbers."""
+    dv: list[int] = []
+    for d in (d0, d1, c):
+        dv.extend(fast_div(d))
+    return params(("count", "i8", count), ("dv", "i8", dv), ("div", "i8", [d0, d1, c]))

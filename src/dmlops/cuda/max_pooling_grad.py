@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 from ..descs.max_pooling_grad import MaxPoolingGradDesc
 from ..enums import FeatureLevel
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
-from ._pooling import pool_params
+from ._pooling import div_params, pool_params
 from ._runtime import PackedLaunch, cupy_module, element_strides, fast_div, get_kernel, params
 
 _PLANS = PlanCache()
@@ -156,14 +156,6 @@ def _block_offset(block: int, window: int, stride: int, pad: int) -> int:
     return pad - stride * ((pad - window + stride) // stride)
 
 
-def _div_params(count: int, d0: int, d1: int, c: int) -> Any:
-    """PoolDivParams: ``count`` threads decomposed by (d0, d1, C)."""
-    dv: list[int] = []
-    for d in (d0, d1, c):
-        dv.extend(fast_div(d))
-    return params(("count", "i8", count), ("dv", "i8", dv), ("div", "i8", [d0, d1, c]))
-
-
 def _row16(
     t: str,
     ws: tuple[int, ...],
@@ -210,7 +202,7 @@ def _row16(
     kk = f"{ws[0]}, {ws[1]}, {st[0]}, {st[1]}"
     fn = get_kernel("pooling.cu", f"max_pool_grad_row16<{t}, {kk}, {dw}, {gv}>")
     threads = n * c * h * (w // cw)
-    return fn, grid_for(threads, BLOCK), _div_params(threads, w // cw, h, c), gv * itemsize
+    return fn, grid_for(threads, BLOCK), div_params(threads, w // cw, h, c), gv * itemsize
 
 
 def _stream(
@@ -294,7 +286,7 @@ def _plan(
         oh, ow = int(dy_shape[2]), int(dy_shape[3])
         bx, by = -(-w // 2), -(-h // 2)
         threads = n * c * by * bx
-        q = _div_params(threads, bx, by, c)
+        q = div_params(threads, bx, by, c)
         # Paired stores: unit inner stride, an even width, even row/plane strides (the
         # pointer's alignment is checked per call).
         vec = ds[3] == 1 and w % 2 == 0 and all(v % 2 == 0 for v in ds[:3])
@@ -319,7 +311,7 @@ def _plan(
         m = WINDOWS
         qw = -(-ow // m)
         threads1 = n * c * oh * qw
-        q1 = _div_params(threads1, qw, oh, c)
+        q1 = div_params(threads1, qw, oh, c)
         scalar = get_kernel("pooling.cu", f"max_pool_argmax_k2d_m<{t}, {kk}, {m}, false, 0>")
         v = m * st[1]
         pw = int(desc.window.start_padding[1])

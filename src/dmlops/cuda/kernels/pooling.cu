@@ -389,6 +389,34 @@ struct PoolDivParams {
     i64 div[3];  // the divisors themselves
 };
 
+// The argmax of each of M horizontally adjacent windows over their loaded keys v (rows
+// rok and columns cok in bounds), scanned row-major with window_argmax's rule (the first
+// in-bounds element starts, strictly greater or the first NaN replaces): the in-window
+// offset kh * KW + kw (255 when no element is in bounds) and its key.
+template <typename K, int KH, int KW, int SW, int M, int XC>
+__device__ __forceinline__ void scan_windows(const K (&v)[KH][XC], const bool (&rok)[KH], const bool (&cok)[XC],
+                                             int (&best)[M], K (&best_key)[M]) {
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+        int b = 255;
+        K bv = K();
+#pragma unroll
+        for (int kh = 0; kh < KH; ++kh) {
+#pragma unroll
+            for (int kw = 0; kw < KW; ++kw) {
+                const int j = m * SW + kw;
+                const K e = v[kh][j];
+                if (rok[kh] && cok[j] && (b == 255 || e > bv || (e != e && !(bv != bv)))) {
+                    bv = e;
+                    b = kh * KW + kw;
+                }
+            }
+        }
+        best[m] = b;
+        best_key[m] = bv;
+    }
+}
+
 // Pass 1 with M horizontally adjacent windows per thread (M = 2 or 4): the windows share
 // input columns (XC = (M - 1) * SW + KW of them per row instead of M * KW), so each row
 // segment is loaded once into registers, as the comparison key (float for FLOAT16).
@@ -473,27 +501,12 @@ __global__ void __launch_bounds__(256) max_pool_argmax_k2d_m(const T* __restrict
         }
     }
     if (!active) return;
-    u32 packed = 0;
     int best[M];
+    K best_key[M];
+    scan_windows<K, KH, KW, SW, M, XC>(v, rok, cok, best, best_key);
+    u32 packed = 0;
 #pragma unroll
-    for (int m = 0; m < M; ++m) {
-        int b = 255;
-        K bv = K();
-#pragma unroll
-        for (int kh = 0; kh < KH; ++kh) {
-#pragma unroll
-            for (int kw = 0; kw < KW; ++kw) {
-                const int j = m * SW + kw;
-                const K e = v[kh][j];
-                if (rok[kh] && cok[j] && (b == 255 || e > bv || (e != e && !(bv != bv)))) {
-                    bv = e;
-                    b = kh * KW + kw;
-                }
-            }
-        }
-        best[m] = b;
-        packed |= (u32)b << (8 * m);
-    }
+    for (int m = 0; m < M; ++m) packed |= (u32)best[m] << (8 * m);
     const int base = ((int)plane * (int)p.out_size[1] + oh) * OW + qw * M;
     if (OW % M == 0) {
         if (M == 4) *reinterpret_cast<u32*>(arg + base) = packed;
@@ -506,6 +519,71 @@ __global__ void __launch_bounds__(256) max_pool_argmax_k2d_m(const T* __restrict
 #pragma unroll
         for (int m = 0; m < M; ++m)
             if (qw * M + m < OW) arg[base + m] = (u8)best[m];
+    }
+}
+
+// MAX_POOLING2 fast path (2-D, dilation 1, the KH x KW window and SH x SW stride known
+// at compile time, 32-bit offsets, FLOAT32 / FLOAT16): M horizontally adjacent windows per
+// thread share their input columns (XC per row instead of M * KW loads), scanned with
+// window_argmax's rule, so the values and indices equal the generic max_pool's. Each
+// window's maximum goes to OutputTensor and, unless IDXOUT is NoIndexOut, the flat index
+// (n * C + c) * H * W + h * W + w of its element to OutputIndicesTensor. FLOAT32 writes
+// the key itself (the loaded bits); FLOAT16 reads the selected element again (a NaN's
+// payload would not survive the float round trip). div = (ceil(OW / M), OH, C).
+template <typename T, typename IDXOUT, int KH, int KW, int SH, int SW, int M>
+__global__ void __launch_bounds__(256) max_pool_k2d_m(const T* __restrict__ x, T* __restrict__ y,
+                                                      IDXOUT* __restrict__ z, const PoolParams p,
+                                                      const PoolDivParams q) {
+    typedef decltype(Num<T>::key(T())) K;
+    constexpr int XC = (M - 1) * SW + KW;
+    const u32 t = blockIdx.x * 256u + threadIdx.x;
+    if (t >= (u32)q.count) return;
+    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
+    const int qw = (int)(t - r * (u32)q.div[0]);
+    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
+    const int oh = (int)(r - plane * (u32)q.div[1]);
+    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
+    const u32 c = plane - n * (u32)q.div[2];
+    const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
+    const int H = (int)p.in_size[1], W = (int)p.in_size[2], OW = (int)p.out_size[2];
+    const int h0 = oh * SH - (int)p.pad[1], w0 = qw * M * SW - (int)p.pad[2];
+    const int xs3 = (int)p.x_stride[3], xs4 = (int)p.x_stride[4];
+    bool cok[XC], rok[KH];
+    K v[KH][XC];
+#pragma unroll
+    for (int j = 0; j < XC; ++j) cok[j] = w0 + j >= 0 && w0 + j < W;
+#pragma unroll
+    for (int kh = 0; kh < KH; ++kh) {
+        const int ih = h0 + kh;
+        rok[kh] = ih >= 0 && ih < H;
+#pragma unroll
+        for (int j = 0; j < XC; ++j) v[kh][j] = (rok[kh] && cok[j]) ? Num<T>::key(xp[ih * xs3 + (w0 + j) * xs4]) : K();
+    }
+    int best[M];
+    K best_key[M];
+    scan_windows<K, KH, KW, SW, M, XC>(v, rok, cok, best, best_key);
+    const i64 image = (i64)plane * H * W;  // plane = n * C + c
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+        const int ow = qw * M + m;
+        if (ow >= OW) break;
+        T value = T();
+        i64 index = image - 1;  // no element in bounds (the desc rules it out): as window_argmax
+        if (best[m] != 255) {
+            const int ih = h0 + best[m] / KW, iw = w0 + m * SW + best[m] % KW;
+            index = image + (i64)ih * W + iw;
+            if constexpr (sizeof(T) == sizeof(K)) {
+                value = best_key[m];
+            } else {
+                value = xp[ih * xs3 + iw * xs4];
+            }
+        }
+        const int y_off = (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1] + oh * (int)p.y_stride[3] +
+                          ow * (int)p.y_stride[4];
+        y[y_off] = value;
+        const int z_off = (int)n * (int)p.z_stride[0] + (int)c * (int)p.z_stride[1] + oh * (int)p.z_stride[3] +
+                          ow * (int)p.z_stride[4];
+        IndexStore<IDXOUT>::store(z, (i64)z_off, index);
     }
 }
 
