@@ -357,6 +357,17 @@ def bench_forward(dtype: str) -> None:
     w = "Resample2 bilinear 2x 32x64x64x64 -> 128x128"
     record(w, dtype, "torch interpolate", peer, floor)
     record(w, dtype, "dmlops cuda", mine, floor, peer)
+    # The kernel over all four axes' taps that other descs take, on the same desc.
+    from dmlops.cuda import resample2 as rs2
+
+    fast_types = rs2.FAST_TYPES
+    rs2.FAST_TYPES = ()
+    try:
+        general_up = dataclasses.replace(up)  # a new desc: a new plan
+        us = timed(lambda i: run_cuda(general_up, {"InputTensor": sets[i % len(sets)]}, {"OutputTensor": out}))
+        record(w, dtype, "dmlops cuda, general kernel", us, floor, peer)
+    finally:
+        rs2.FAST_TYPES = fast_types
 
     xs, ys = (32, 64, 112, 112), (32, 64, 56, 56)
     pool = MaxPooling2Desc(

@@ -2,11 +2,11 @@
 
 GATHER with indices far out of range (both signs, INT64/UINT64/INT32/UINT32 extremes)
 on every index type, small and 8-D strided cases, ROI_ALIGN with batch indices out
-of range (DataIndexError expected, but the kernel must still stay in bounds), and the
-2-D MAX_POOLING_GRAD and MAX_POOLING2 fast paths and the 2x RESAMPLE_GRAD1 kernel (vector loads and
-lane shuffles) on small planes with odd sizes, where any overrun leaves the allocation. CuPy's
-memory pool is disabled so every array is its own cudaMalloc allocation and memcheck
-sees any access past it.
+of range (DataIndexError expected, but the kernel must still stay in bounds), the 2-D
+MAX_POOLING_GRAD and MAX_POOLING2 fast paths, and the 2x RESAMPLE_GRAD1 kernel (vector
+loads and lane shuffles) with its forward on small planes with odd sizes, where any
+overrun leaves the allocation. CuPy's memory pool is disabled so every array is its own
+cudaMalloc allocation and memcheck sees any access past it.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dmlops import TensorDesc
 from dmlops.descs.gather import GatherDesc
 from dmlops.descs.max_pooling2 import MaxPooling2Desc
 from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+from dmlops.descs.resample2 import Resample2Desc
 from dmlops.descs.resample_grad1 import ResampleGrad1Desc
 from dmlops.descs.roi_align import RoiAlignDesc
 from dmlops.errors import DataIndexError
@@ -211,6 +212,21 @@ for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
         g = rng.standard_normal(big).astype(dtype)
         want = dmlops.execute(rdesc, {"InputGradientTensor": g})["OutputGradientTensor"]
         got = dmlops.execute(rdesc, {"InputGradientTensor": cp.asarray(g)}, backend="cuda")["OutputGradientTensor"]
+        np.testing.assert_allclose(got.get().astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
+        checked += 1
+        # Its forward, RESAMPLE2 (the height-width path).
+        fdesc = Resample2Desc(
+            input_tensor=TensorDesc(data_type=name, sizes=small),
+            output_tensor=TensorDesc(data_type=name, sizes=big),
+            interpolation_mode="LINEAR",
+            rounding_direction="DECREASING",
+            scales=(1.0, 1.0, 2.0, 2.0),
+            input_pixel_offsets=(0.5,) * 4,
+            output_pixel_offsets=(-0.5,) * 4,
+        )
+        xs_small = rng.standard_normal(small).astype(dtype)
+        want = dmlops.execute(fdesc, {"InputTensor": xs_small})["OutputTensor"]
+        got = dmlops.execute(fdesc, {"InputTensor": cp.asarray(xs_small)}, backend="cuda")["OutputTensor"]
         np.testing.assert_allclose(got.get().astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
         checked += 1
 cp.cuda.Device().synchronize()

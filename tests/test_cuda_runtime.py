@@ -190,6 +190,12 @@ def _pool_grad_desc(shape, name, window, stride, pad, out_strides=None):
     )
 
 
+def _resample_hw_params():
+    from dmlops.cuda.resample2 import hw_params
+
+    return hw_params((1, 2, 6, 6), (18, 9, 3, 1), (72, 36, 6, 1))
+
+
 def _pool_params():
     from dmlops.cuda._pooling import pool_params
 
@@ -218,6 +224,7 @@ def _stream_params():
         ("copy.cu", "CheckParams", _check_params),
         ("resample.cu", "ResampleParams", _resample_params),
         ("resample.cu", "ResampleX2Params", _x2_params),
+        ("resample.cu", "ResampleHWParams", _resample_hw_params),
         ("pooling.cu", "PoolParams", _pool_params),
         ("pooling.cu", "PoolDivParams", _pool_div_params),
         ("pooling.cu", "StreamParams", _stream_params),
@@ -845,6 +852,70 @@ def test_resample_grad_linear_scales(gpu, dtype, scale, offsets) -> None:
     want = dmlops.execute(desc, {"InputGradientTensor": dy})["OutputGradientTensor"]
     got = dmlops.execute(desc, {"InputGradientTensor": cp.asarray(dy)}, backend="cuda")["OutputGradientTensor"]
     _close(got.get(), want, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize(
+    "mode, scales, offsets",
+    [
+        ("LINEAR", (1.0, 1.0, 2.0, 2.0), (0.5, -0.5)),
+        ("LINEAR", (1.0, 1.0, 1.5, 0.5), (0.5, -0.5)),
+        ("LINEAR", (1.0, 1.0, 3.0, 2.0), (0.0, 0.0)),
+        ("NEAREST_NEIGHBOR", (1.0, 1.0, 2.0, 3.0), (0.0, 0.0)),
+        ("LINEAR", (1.0, 2.0, 2.0, 2.0), (0.5, -0.5)),  # channels resample too: the general kernel
+    ],
+)
+@pytest.mark.parametrize("strided", [False, True])
+def test_resample2_height_width_path_equals_the_general_kernel(gpu, dtype, mode, scales, offsets, strided) -> None:
+    """Where only height and width resample, resample_fwd_hw gives resample_fwd's bits
+    (the same products summed in the same order) and the reference's values, inf and NaN
+    next to taps included; a strided output keeps the elements between untouched; where
+    channels resample too, the general kernel runs."""
+    cp = gpu
+    from dmlops.cuda import resample2 as rs2
+    from dmlops.cuda._runtime import get_kernel
+    from dmlops.descs.resample2 import Resample2Desc
+
+    rng = np.random.default_rng(10)
+    small = (2, 3, 9, 10)
+    x = rng.standard_normal(small).astype(dtype)
+    x[0, 1, 4, 5] = np.inf
+    x[1, 2, 2, 7] = np.nan
+    big = tuple(int(n * s) for n, s in zip(small, scales))
+    name = "FLOAT32" if dtype == np.float32 else "FLOAT16"
+    out_strides = (big[1] * big[2] * (big[3] + 3), big[2] * (big[3] + 3), big[3] + 3, 1) if strided else None
+    desc = Resample2Desc(
+        input_tensor=TensorDesc(data_type=name, sizes=small),
+        output_tensor=TensorDesc(data_type=name, sizes=big, strides=out_strides),
+        interpolation_mode=mode,
+        rounding_direction="DECREASING",
+        scales=scales,
+        input_pixel_offsets=(offsets[0],) * 4,
+        output_pixel_offsets=(offsets[1],) * 4,
+    )
+    size = desc.output_tensor.total_tensor_size_in_bytes // np.dtype(dtype).itemsize
+    want = np.full(size, -3.0, dtype=dtype)
+    dmlops.execute(desc, {"InputTensor": x}, outputs={"OutputTensor": want})
+    got = {}
+    for fast in (True, False):
+        flat = cp.full(size, -3.0, dtype=dtype)
+        rs2._PLANS.plans.clear()
+        if not fast:
+            rs2.FAST_TYPES, saved = (), rs2.FAST_TYPES
+        try:
+            dmlops.execute(desc, {"InputTensor": cp.asarray(x)}, outputs={"OutputTensor": flat}, backend="cuda")
+            launch = next(iter(rs2._PLANS.plans.values()))[1]
+        finally:
+            if not fast:
+                rs2.FAST_TYPES = saved
+        got[fast] = flat.get()
+        hw = launch.fn is get_kernel(
+            "resample.cu",
+            f"resample_fwd_hw<{'float' if dtype == np.float32 else 'half_t'}, {'true' if mode == 'LINEAR' else 'false'}>",
+        )
+        assert hw == (fast and scales[1] == 1.0)
+    np.testing.assert_array_equal(got[True].view(np.uint8), got[False].view(np.uint8))
+    _close(got[True], want, dtype)
 
 
 @pytest.mark.parametrize("width", [64, 128, 256])

@@ -51,7 +51,7 @@ def forward_tables(desc: ResampleDesc) -> tuple[list[Any], list[int]]:
     return arrays, offsets
 
 
-def _identity(axis: list[Any], n_in: int, n_out: int) -> bool:
+def is_identity_axis(axis: list[Any], n_in: int, n_out: int) -> bool:
     """True when an axis maps every index to itself with weight 1 (no table needed)."""
     if n_in != n_out:
         return False
@@ -73,7 +73,7 @@ def csr_axes(desc: ResampleDesc) -> tuple[int, list[np.ndarray], list[np.ndarray
     pad = AXES - len(taps)
     mask = (1 << pad) - 1
     for d, axis in enumerate(taps):
-        if _identity(axis, n_in[d], n_out[d]):
+        if is_identity_axis(axis, n_in[d], n_out[d]):
             mask |= 1 << (pad + d)
     starts: list[np.ndarray] = [np.array([0, 1], np.int64)] * pad
     outs: list[np.ndarray] = [np.zeros(1, np.int64)] * pad

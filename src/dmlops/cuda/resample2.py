@@ -1,18 +1,76 @@
-"""RESAMPLE2 on the GPU: one thread per output element over host-built per-axis taps."""
+"""RESAMPLE2 on the GPU over host-built per-axis taps.
+
+Four-dimensional FLOAT32 / FLOAT16 tensors whose first two axes map every index to
+itself (only height and width resample, the common case) take ``resample_fwd_hw``: a
+thread per output element, its coordinates by fast division, the row's and column's taps
+from two small tables. Everything else takes ``resample_fwd``, which walks the taps of
+all four axes. Both sum the same products in the same order: identical bits.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..descs.resample2 import Resample2Desc
 from ..enums import FeatureLevel, InterpolationMode
+from ..reference._resample import desc_taps
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
-from ._resample import forward_tables, resample_params
-from ._runtime import PackedLaunch, element_strides, get_kernel
+from ._resample import forward_tables, is_identity_axis, resample_params
+from ._runtime import PackedLaunch, cupy_module, element_strides, fast_div, get_kernel, params
 
 _PLANS = PlanCache()
 BLOCK = 256
+FAST_TYPES = (np.dtype(np.float32), np.dtype(np.float16))
+"""Data types of ``resample_fwd_hw``."""
+
+
+def hw_params(out_shape: tuple[int, ...], xs: tuple[int, ...], ys: tuple[int, ...]) -> np.void:
+    """The ResampleHWParams struct for an output of ``out_shape`` (N, C, OH, OW)."""
+    n, c, oh, ow = out_shape
+    dv: list[int] = []
+    for d in (ow, oh, c):
+        dv.extend(fast_div(d))
+    return params(
+        ("count", "i8", n * c * oh * ow),
+        ("dv", "i8", dv),
+        ("div", "i8", [ow, oh, c]),
+        ("x_stride", "i8", list(xs)),
+        ("y_stride", "i8", list(ys)),
+    )
+
+
+def _axis_tables(axis: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """One axis's taps as (index pairs int32 [n, 2], weight pairs float32 [n, 2])."""
+    first, weight = axis[0]
+    if len(axis) == 1:  # nearest: one tap of weight 1
+        second, w0, w1 = first, np.ones(first.size), np.zeros(first.size)
+    else:
+        second, w1 = axis[1]
+        w0 = weight
+    idx = np.stack([first, second], axis=1).astype(np.int32)
+    # float64 -> float32 rounds as resample_fwd's (Acc)w conversion does.
+    w = np.stack([np.asarray(w0, np.float64), np.asarray(w1, np.float64)], axis=1).astype(np.float32)
+    return idx, w
+
+
+def _hw_launch(desc: Resample2Desc, x: Any, y: Any, xs: tuple[int, ...], ys: tuple[int, ...]) -> PackedLaunch | None:
+    """``resample_fwd_hw`` for this desc and these strides, or None where it does not apply."""
+    if x.ndim != 4 or x.dtype not in FAST_TYPES:
+        return None
+    taps = desc_taps(desc)
+    if not all(is_identity_axis(taps[a], x.shape[a], y.shape[a]) for a in (0, 1)):
+        return None
+    _, use32 = resample_params(y.shape, x.shape, xs, ys, [0, 0, 0, 0])
+    if not use32:
+        return None
+    cp = cupy_module()
+    tables = [cp.asarray(t) for a in (2, 3) for t in _axis_tables(taps[a])]  # rows idx, w; columns idx, w
+    linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
+    fn = get_kernel("resample.cu", f"resample_fwd_hw<{C_TYPES[x.dtype]}, {linear}>")
+    return PackedLaunch(fn, grid_for(y.size, BLOCK), BLOCK, 2, hw_params(y.shape, xs, ys), fixed=tables)
 
 
 def run(
@@ -30,11 +88,12 @@ def run(
     key = (id(desc), xs, ys)
     plan = _PLANS.get(key)
     if plan is None or plan[0] is not desc:
-        tables, offsets = forward_tables(desc)
-        p, use32 = resample_params(y.shape, x.shape, xs, ys, offsets)
-        linear = desc.interpolation_mode is InterpolationMode.LINEAR
-        fn = get_kernel(
-            "resample.cu", f"resample_fwd<{C_TYPES[x.dtype]}, {'true' if linear else 'false'}, {index_type(use32)}>"
-        )
-        plan = _PLANS.put(key, (desc, PackedLaunch(fn, grid_for(y.size, BLOCK), BLOCK, 2, p, fixed=tables)))
+        launch = _hw_launch(desc, x, y, xs, ys)
+        if launch is None:
+            tables, offsets = forward_tables(desc)
+            p, use32 = resample_params(y.shape, x.shape, xs, ys, offsets)
+            linear = desc.interpolation_mode is InterpolationMode.LINEAR
+            name = f"resample_fwd<{C_TYPES[x.dtype]}, {'true' if linear else 'false'}, {index_type(use32)}>"
+            launch = PackedLaunch(get_kernel("resample.cu", name), grid_for(y.size, BLOCK), BLOCK, 2, p, fixed=tables)
+        plan = _PLANS.put(key, (desc, launch))
     plan[1](x.data.ptr, y.data.ptr)

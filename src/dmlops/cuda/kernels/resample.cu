@@ -82,6 +82,61 @@ __global__ void __launch_bounds__(256) resample_fwd(const T* __restrict__ x, T* 
     }
 }
 
+// RESAMPLE2 fast path, FLOAT32 / FLOAT16, when only the last two of four axes resample
+// (the first two map every index to itself with weight 1) and 32-bit offsets are exact:
+// a thread per output element, its coordinates by fast division, the taps of its output
+// row and column as one int2 (indices) and one float2 (weights) each. The sum runs in
+// resample_fwd's order with its rounding (its weight product 1 * 1 * wh * ww is wh * ww,
+// zero weights skipped), so the bits equal resample_fwd's.
+struct ResampleHWParams {
+    i64 count;
+    i64 dv[6];        // fast_div magic numbers of div[0..2]
+    i64 div[3];       // OutputWidth, OutputHeight, channels
+    i64 x_stride[4];  // InputTensor
+    i64 y_stride[4];  // OutputTensor
+};
+
+template <typename T, bool LINEAR>
+__global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, T* __restrict__ y,
+                                                       const int2* __restrict__ row_idx,
+                                                       const float2* __restrict__ row_w,
+                                                       const int2* __restrict__ col_idx,
+                                                       const float2* __restrict__ col_w, const ResampleHWParams p) {
+    typedef typename Num<T>::Acc Acc;
+    const u32 t = blockIdx.x * 256u + threadIdx.x;
+    if (t >= (u32)p.count) return;
+    const u32 r = fast_div(t, p.dv[0], p.dv[1]);
+    const int ow = (int)(t - r * (u32)p.div[0]);
+    const u32 plane = fast_div(r, p.dv[2], p.dv[3]);
+    const int oh = (int)(r - plane * (u32)p.div[1]);
+    const u32 n = fast_div(plane, p.dv[4], p.dv[5]);
+    const u32 c = plane - n * (u32)p.div[2];
+    const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
+    const int xs2 = (int)p.x_stride[2], xs3 = (int)p.x_stride[3];
+    const int2 hi = row_idx[oh], wi = col_idx[ow];
+    T out;
+    if (!LINEAR) {
+        out = xp[hi.x * xs2 + wi.x * xs3];  // nearest neighbour: data movement, bit-exact
+    } else {
+        const float2 hw = row_w[oh], ww = col_w[ow];
+        const int rows[2] = {hi.x * xs2, hi.y * xs2}, cols[2] = {wi.x * xs3, wi.y * xs3};
+        const Acc wh[2] = {hw.x, hw.y}, wc[2] = {ww.x, ww.y};
+        Acc acc = Acc(0);
+#pragma unroll
+        for (int a = 0; a < 2; ++a) {
+            if (wh[a] == Acc(0)) continue;
+#pragma unroll
+            for (int b = 0; b < 2; ++b) {
+                if (wc[b] == Acc(0)) continue;
+                acc += (wh[a] * wc[b]) * Num<T>::to_acc(xp[rows[a] + cols[b]]);
+            }
+        }
+        out = Num<T>::from_acc(acc);
+    }
+    y[(int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1] + oh * (int)p.y_stride[2] + ow * (int)p.y_stride[3]] =
+        out;
+}
+
 // One (output index, weight) entry of axis a's CSR list; identity axes have exactly one
 // entry (i, 1) and read no table.
 template <typename W, typename I>
