@@ -193,7 +193,7 @@ def _pool_grad_desc(shape, name, window, stride, pad, out_strides=None):
 def _resample_hw_params():
     from dmlops.cuda.resample2 import hw_params
 
-    return hw_params((1, 2, 6, 6), (18, 9, 3, 1), (72, 36, 6, 1))
+    return hw_params((1, 2, 6, 8), (18, 9, 3, 1), (96, 48, 8, 1), True)
 
 
 def _pool_params():
@@ -911,7 +911,7 @@ def test_resample2_height_width_path_equals_the_general_kernel(gpu, dtype, mode,
         got[fast] = flat.get()
         hw = launch.fn is get_kernel(
             "resample.cu",
-            f"resample_fwd_hw<{'float' if dtype == np.float32 else 'half_t'}, {'true' if mode == 'LINEAR' else 'false'}>",
+            f"resample_fwd_hw<{'float' if dtype == np.float32 else 'half_t'}, {'true' if mode == 'LINEAR' else 'false'}, 4>",
         )
         assert hw == (fast and scales[1] == 1.0)
     np.testing.assert_array_equal(got[True].view(np.uint8), got[False].view(np.uint8))

@@ -2,8 +2,8 @@
 
 Four-dimensional FLOAT32 / FLOAT16 tensors whose first two axes map every index to
 itself (only height and width resample, the common case) take ``resample_fwd_hw``: a
-thread per output element, its coordinates by fast division, the row's and column's taps
-from two small tables. Everything else takes ``resample_fwd``, which walks the taps of
+thread per ``HW_OUTPUTS`` adjacent outputs of a row, its coordinates by fast division,
+the row's and columns' taps from two small tables. Everything else takes ``resample_fwd``, which walks the taps of
 all four axes. Both sum the same products in the same order: identical bits.
 """
 
@@ -25,18 +25,23 @@ _PLANS = PlanCache()
 BLOCK = 256
 FAST_TYPES = (np.dtype(np.float32), np.dtype(np.float16))
 """Data types of ``resample_fwd_hw``."""
+HW_OUTPUTS = 4
+"""Adjacent outputs of one row per thread of ``resample_fwd_hw`` (they share its decomposition and row taps)."""
 
 
-def hw_params(out_shape: tuple[int, ...], xs: tuple[int, ...], ys: tuple[int, ...]) -> np.void:
-    """The ResampleHWParams struct for an output of ``out_shape`` (N, C, OH, OW)."""
+def hw_params(out_shape: tuple[int, ...], xs: tuple[int, ...], ys: tuple[int, ...], vec_store: bool = False) -> np.void:
+    """The ResampleHWParams struct for an output of ``out_shape`` (N, C, OH, OW), HW_OUTPUTS per thread."""
     n, c, oh, ow = out_shape
+    groups = -(-ow // HW_OUTPUTS)
     dv: list[int] = []
-    for d in (ow, oh, c):
+    for d in (groups, oh, c):
         dv.extend(fast_div(d))
     return params(
-        ("count", "i8", n * c * oh * ow),
+        ("count", "i8", n * c * oh * groups),
         ("dv", "i8", dv),
-        ("div", "i8", [ow, oh, c]),
+        ("div", "i8", [groups, oh, c]),
+        ("out_w", "i8", ow),
+        ("vec_store", "i8", int(vec_store)),
         ("x_stride", "i8", list(xs)),
         ("y_stride", "i8", list(ys)),
     )
@@ -69,8 +74,13 @@ def _hw_launch(desc: Resample2Desc, x: Any, y: Any, xs: tuple[int, ...], ys: tup
     cp = cupy_module()
     tables = [cp.asarray(t) for a in (2, 3) for t in _axis_tables(taps[a])]  # rows idx, w; columns idx, w
     linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
-    fn = get_kernel("resample.cu", f"resample_fwd_hw<{C_TYPES[x.dtype]}, {linear}>")
-    return PackedLaunch(fn, grid_for(y.size, BLOCK), BLOCK, 2, hw_params(y.shape, xs, ys), fixed=tables)
+    fn = get_kernel("resample.cu", f"resample_fwd_hw<{C_TYPES[x.dtype]}, {linear}, {HW_OUTPUTS}>")
+    # One vector store per thread: unit column stride, whole groups per row, every row
+    # start a whole number of groups from a base aligned to a group (part of the plan key).
+    vec = ys[3] == 1 and y.shape[3] % HW_OUTPUTS == 0 and all(s % HW_OUTPUTS == 0 for s in ys[:3])
+    vec = vec and y.data.ptr % (HW_OUTPUTS * y.itemsize) == 0
+    p = hw_params(y.shape, xs, ys, vec)
+    return PackedLaunch(fn, grid_for(int(p["count"]), BLOCK), BLOCK, 2, p, fixed=tables)
 
 
 def run(
@@ -85,7 +95,7 @@ def run(
     x = inputs["InputTensor"]
     y = outputs["OutputTensor"]
     xs, ys = element_strides(x), element_strides(y)
-    key = (id(desc), xs, ys)
+    key = (id(desc), xs, ys, y.data.ptr % (HW_OUTPUTS * y.itemsize) == 0)  # the vector stores' alignment
     plan = _PLANS.get(key)
     if plan is None or plan[0] is not desc:
         launch = _hw_launch(desc, x, y, xs, ys)

@@ -84,19 +84,42 @@ __global__ void __launch_bounds__(256) resample_fwd(const T* __restrict__ x, T* 
 
 // RESAMPLE2 fast path, FLOAT32 / FLOAT16, when only the last two of four axes resample
 // (the first two map every index to itself with weight 1) and 32-bit offsets are exact:
-// a thread per output element, its coordinates by fast division, the taps of its output
-// row and column as one int2 (indices) and one float2 (weights) each. The sum runs in
-// resample_fwd's order with its rounding (its weight product 1 * 1 * wh * ww is wh * ww,
-// zero weights skipped), so the bits equal resample_fwd's.
+// a thread per M adjacent outputs of one row, its coordinates by fast division once, the
+// row's taps once and each column's as one int2 (indices) and one float2 (weights). The
+// sum runs in resample_fwd's order with its rounding (its weight product 1 * 1 * wh * ww
+// is wh * ww, zero weights skipped), so the bits equal resample_fwd's.
+// M adjacent elements stored as one vector (M * sizeof(T) bytes, aligned by the host).
+template <typename T, int M> struct VecStore {
+    static __device__ __forceinline__ void store(T* p, const T (&v)[M]) {
+#pragma unroll
+        for (int m = 0; m < M; ++m) p[m] = v[m];
+    }
+};
+template <> struct VecStore<float, 4> {
+    static __device__ __forceinline__ void store(float* p, const float (&v)[4]) {
+        *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    }
+};
+template <> struct VecStore<half_t, 4> {
+    static __device__ __forceinline__ void store(half_t* p, const half_t (&v)[4]) {
+        uint2 u;
+        u.x = (u32)v[0].bits | ((u32)v[1].bits << 16);
+        u.y = (u32)v[2].bits | ((u32)v[3].bits << 16);
+        *reinterpret_cast<uint2*>(p) = u;
+    }
+};
+
 struct ResampleHWParams {
-    i64 count;
+    i64 count;        // threads
     i64 dv[6];        // fast_div magic numbers of div[0..2]
-    i64 div[3];       // OutputWidth, OutputHeight, channels
+    i64 div[3];       // ceil(OutputWidth / M), OutputHeight, channels
+    i64 out_w;        // OutputWidth
+    i64 vec_store;    // 1: a thread's M outputs are one aligned vector (unit stride, host-checked)
     i64 x_stride[4];  // InputTensor
     i64 y_stride[4];  // OutputTensor
 };
 
-template <typename T, bool LINEAR>
+template <typename T, bool LINEAR, int M>
 __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, T* __restrict__ y,
                                                        const int2* __restrict__ row_idx,
                                                        const float2* __restrict__ row_w,
@@ -106,35 +129,56 @@ __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, 
     const u32 t = blockIdx.x * 256u + threadIdx.x;
     if (t >= (u32)p.count) return;
     const u32 r = fast_div(t, p.dv[0], p.dv[1]);
-    const int ow = (int)(t - r * (u32)p.div[0]);
+    const int q = (int)(t - r * (u32)p.div[0]);
     const u32 plane = fast_div(r, p.dv[2], p.dv[3]);
     const int oh = (int)(r - plane * (u32)p.div[1]);
     const u32 n = fast_div(plane, p.dv[4], p.dv[5]);
     const u32 c = plane - n * (u32)p.div[2];
     const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
-    const int xs2 = (int)p.x_stride[2], xs3 = (int)p.x_stride[3];
-    const int2 hi = row_idx[oh], wi = col_idx[ow];
-    T out;
-    if (!LINEAR) {
-        out = xp[hi.x * xs2 + wi.x * xs3];  // nearest neighbour: data movement, bit-exact
-    } else {
-        const float2 hw = row_w[oh], ww = col_w[ow];
-        const int rows[2] = {hi.x * xs2, hi.y * xs2}, cols[2] = {wi.x * xs3, wi.y * xs3};
-        const Acc wh[2] = {hw.x, hw.y}, wc[2] = {ww.x, ww.y};
-        Acc acc = Acc(0);
+    T* yp = y + (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1] + oh * (int)p.y_stride[2];
+    const int xs2 = (int)p.x_stride[2], xs3 = (int)p.x_stride[3], ys3 = (int)p.y_stride[3];
+    const int out_w = (int)p.out_w;
+    const int2 hi = row_idx[oh];
+    const float2 hw = row_w[oh];
+    const int rows[2] = {hi.x * xs2, hi.y * xs2};
+    const Acc wh[2] = {hw.x, hw.y};
+    T outs[M];
 #pragma unroll
-        for (int a = 0; a < 2; ++a) {
-            if (wh[a] == Acc(0)) continue;
+    for (int m = 0; m < M; ++m) {
+        const int ow = q * M + m;
+        if (ow >= out_w) break;
+        const int2 wi = col_idx[ow];
+        T& out = outs[m];
+        if (!LINEAR) {
+            out = xp[rows[0] + wi.x * xs3];  // nearest neighbour: data movement, bit-exact
+        } else {
+            const float2 ww = col_w[ow];
+            const int cols[2] = {wi.x * xs3, wi.y * xs3};
+            const Acc wc[2] = {ww.x, ww.y};
+            Acc acc = Acc(0);
 #pragma unroll
-            for (int b = 0; b < 2; ++b) {
-                if (wc[b] == Acc(0)) continue;
-                acc += (wh[a] * wc[b]) * Num<T>::to_acc(xp[rows[a] + cols[b]]);
+            for (int a = 0; a < 2; ++a) {
+                if (wh[a] == Acc(0)) continue;
+#pragma unroll
+                for (int b = 0; b < 2; ++b) {
+                    if (wc[b] == Acc(0)) continue;
+                    acc += (wh[a] * wc[b]) * Num<T>::to_acc(xp[rows[a] + cols[b]]);
+                }
             }
+            out = Num<T>::from_acc(acc);
         }
-        out = Num<T>::from_acc(acc);
     }
-    y[(int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1] + oh * (int)p.y_stride[2] + ow * (int)p.y_stride[3]] =
-        out;
+    // One vector store where the host found every row's M-output groups aligned; else
+    // one store per output (the last group of a row may be partial).
+    if (p.vec_store) {
+        VecStore<T, M>::store(yp + q * M, outs);
+        return;
+    }
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+        if (q * M + m >= out_w) break;
+        yp[(q * M + m) * ys3] = outs[m];
+    }
 }
 
 // One (output index, weight) entry of axis a's CSR list; identity axes have exactly one
