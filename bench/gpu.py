@@ -52,6 +52,14 @@ ROI_VARIANTS: dict[str, dict[str, Any]] = {
     "work items not padded (7 per channel)": {"PAD_COLUMNS": False},
 }
 """Other settings of the ROI_ALIGN AVERAGE kernel (attributes of dmlops.cuda.roi_align), timed beside the default."""
+BILINEAR_2X = dict(
+    interpolation_mode="LINEAR",
+    rounding_direction="DECREASING",
+    scales=(1.0, 1.0, 2.0, 2.0),
+    input_pixel_offsets=(0.5,) * 4,
+    output_pixel_offsets=(-0.5,) * 4,
+)
+"""RESAMPLE2 / RESAMPLE_GRAD1 attributes of torch's bilinear 2x upsampling (half-pixel, align_corners=False)."""
 L2_BYTES = 0
 COPY_BPS = 0.0
 QUICK = False
@@ -333,11 +341,7 @@ def bench_forward(dtype: str) -> None:
     up = Resample2Desc(
         input_tensor=TensorDesc(data_type=dml, sizes=small),
         output_tensor=TensorDesc(data_type=dml, sizes=big),
-        interpolation_mode="LINEAR",
-        rounding_direction="DECREASING",
-        scales=(1.0, 1.0, 2.0, 2.0),
-        input_pixel_offsets=(0.5,) * 4,
-        output_pixel_offsets=(-0.5,) * 4,
+        **BILINEAR_2X,
     )
     nbytes = int(np.prod(small)) * cp.dtype(cdt).itemsize
     sets = copies(lambda: cp.random.standard_normal(small, dtype=cp.float32).astype(cdt), nbytes)
@@ -737,22 +741,15 @@ def _latency_cases() -> list[tuple[str, Any, dict[str, Any], dict[str, Any], Cal
         output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=act_shape),
         **window,
     )
-    bilinear = dict(
-        interpolation_mode="LINEAR",
-        rounding_direction="DECREASING",
-        scales=(1.0, 1.0, 2.0, 2.0),
-        input_pixel_offsets=(0.5,) * 4,
-        output_pixel_offsets=(-0.5,) * 4,
-    )
     up_desc = Resample2Desc(
         input_tensor=TensorDesc(data_type="FLOAT32", sizes=act_shape),
         output_tensor=TensorDesc(data_type="FLOAT32", sizes=big.shape),
-        **bilinear,
+        **BILINEAR_2X,
     )
     up_grad_desc = ResampleGrad1Desc(
         input_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=big.shape),
         output_gradient_tensor=TensorDesc(data_type="FLOAT32", sizes=act_shape),
-        **bilinear,
+        **BILINEAR_2X,
     )
     tx, tt, ti = torch_of(x), torch_of(table), torch_of(idx.reshape(-1))
     tmap, tact, tpooled, tbig = torch_of(fmap), torch_of(act), torch_of(pooled), torch_of(big)

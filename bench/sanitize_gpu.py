@@ -198,36 +198,41 @@ for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
         for member, value in want_pool.items():
             np.testing.assert_array_equal(got_pool[member].get(), value)
         checked += 1
+    bilinear_2x = dict(
+        interpolation_mode="LINEAR",
+        rounding_direction="DECREASING",
+        scales=(1.0, 1.0, 2.0, 2.0),
+        input_pixel_offsets=(0.5,) * 4,
+        output_pixel_offsets=(-0.5,) * 4,
+    )
     for small in ((1, 1, 3, 6), (1, 2, 5, 70), (1, 1, 2, 128), (1, 1, 4, 2)):
         big = (small[0], small[1], 2 * small[2], 2 * small[3])
-        rdesc = ResampleGrad1Desc(
-            input_gradient_tensor=TensorDesc(data_type=name, sizes=big),
-            output_gradient_tensor=TensorDesc(data_type=name, sizes=small),
-            interpolation_mode="LINEAR",
-            rounding_direction="DECREASING",
-            scales=(1.0, 1.0, 2.0, 2.0),
-            input_pixel_offsets=(0.5,) * 4,
-            output_pixel_offsets=(-0.5,) * 4,
+        # RESAMPLE_GRAD1 2x, and its forward RESAMPLE2 (the height-width path).
+        resamples = (
+            (
+                ResampleGrad1Desc(
+                    input_gradient_tensor=TensorDesc(data_type=name, sizes=big),
+                    output_gradient_tensor=TensorDesc(data_type=name, sizes=small),
+                    **bilinear_2x,
+                ),
+                "InputGradientTensor",
+                big,
+            ),
+            (
+                Resample2Desc(
+                    input_tensor=TensorDesc(data_type=name, sizes=small),
+                    output_tensor=TensorDesc(data_type=name, sizes=big),
+                    **bilinear_2x,
+                ),
+                "InputTensor",
+                small,
+            ),
         )
-        g = rng.standard_normal(big).astype(dtype)
-        want = dmlops.execute(rdesc, {"InputGradientTensor": g})["OutputGradientTensor"]
-        got = dmlops.execute(rdesc, {"InputGradientTensor": cp.asarray(g)}, backend="cuda")["OutputGradientTensor"]
-        np.testing.assert_allclose(got.get().astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
-        checked += 1
-        # Its forward, RESAMPLE2 (the height-width path).
-        fdesc = Resample2Desc(
-            input_tensor=TensorDesc(data_type=name, sizes=small),
-            output_tensor=TensorDesc(data_type=name, sizes=big),
-            interpolation_mode="LINEAR",
-            rounding_direction="DECREASING",
-            scales=(1.0, 1.0, 2.0, 2.0),
-            input_pixel_offsets=(0.5,) * 4,
-            output_pixel_offsets=(-0.5,) * 4,
-        )
-        xs_small = rng.standard_normal(small).astype(dtype)
-        want = dmlops.execute(fdesc, {"InputTensor": xs_small})["OutputTensor"]
-        got = dmlops.execute(fdesc, {"InputTensor": cp.asarray(xs_small)}, backend="cuda")["OutputTensor"]
-        np.testing.assert_allclose(got.get().astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
-        checked += 1
+        for rdesc, member, shape in resamples:
+            g = rng.standard_normal(shape).astype(dtype)
+            (want,) = dmlops.execute(rdesc, {member: g}).values()
+            (got,) = dmlops.execute(rdesc, {member: cp.asarray(g)}, backend="cuda").values()
+            np.testing.assert_allclose(got.get().astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
+            checked += 1
 cp.cuda.Device().synchronize()
 print(f"sanitize cases passed: {checked}")

@@ -89,7 +89,6 @@ class _Side:
 
 _SIDE: dict[int, _Side] = {}
 _SIDE_LOCK = threading.Lock()
-_CHECKS = PlanCache()
 
 
 def _side() -> _Side:
@@ -235,15 +234,13 @@ def run(
     key = (id(desc), xs, rs, bs, ys, aligned)
     plan = _PLANS.get(key)
     if plan is None or plan[0] is not desc:
-        plan = _PLANS.put(key, _plan(desc, xs, rs, bs, ys, str(bi.dtype), x.dtype, aligned))
-    launch = plan[1]
+        plan = _PLANS.put(
+            key, (*_plan(desc, xs, rs, bs, ys, str(bi.dtype), x.dtype, aligned), _check_launch(desc, bi, bs))
+        )
+    _, launch, check = plan
     if not check_batch_indices:
         launch(x.data.ptr, rois.data.ptr, bi.data.ptr, y.data.ptr)
         return
-    check_key = (bi.shape, bs, bi.dtype, desc.batch_count)
-    check = _CHECKS.get(check_key)
-    if check is None:
-        check = _CHECKS.put(check_key, _check_launch(desc, bi, bs))
     side = _side()
     with side.lock:
         # The check runs on the side stream after everything queued so far (the indices'

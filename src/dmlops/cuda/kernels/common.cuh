@@ -116,6 +116,24 @@ __device__ __forceinline__ u32 fast_div(u32 n, long long m, long long s) {
     return (__umulhi(n, (u32)m) + n) >> (u32)s;
 }
 
+// Work item t of a grid over N x C planes x rows x groups per row (a group: whatever a
+// thread owns along the row), decomposed with fast_div by div = (groups per row, rows, C)
+// and their magic numbers dv (two per divisor).
+struct PlaneItem {
+    int group, row;
+    u32 plane, n, c;  // plane = n * C + c
+};
+__device__ __forceinline__ PlaneItem plane_item(u32 t, const long long (&dv)[6], const long long (&div)[3]) {
+    PlaneItem it;
+    const u32 r = fast_div(t, dv[0], dv[1]);
+    it.group = (int)(t - r * (u32)div[0]);
+    it.plane = fast_div(r, dv[2], dv[3]);
+    it.row = (int)(r - it.plane * (u32)div[1]);
+    it.n = fast_div(it.plane, dv[4], dv[5]);
+    it.c = it.plane - it.n * (u32)div[2];
+    return it;
+}
+
 // Floor of a / b for a compile-time b > 0 and any sign of a (also in constant expressions).
 template <int B> __host__ __device__ __forceinline__ constexpr int floor_div(int a) {
     return a >= 0 ? a / B : -((-a + B - 1) / B);

@@ -443,12 +443,9 @@ __global__ void __launch_bounds__(256) max_pool_argmax_k2d_m(const T* __restrict
     if (!VEC && t0 >= count) return;
     const bool active = t0 < count;
     const u32 t = active ? t0 : count - 1;  // VEC: inactive lanes still take part in the shuffles
-    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
-    const int qw = (int)(t - r * (u32)q.div[0]);
-    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
-    const int oh = (int)(r - plane * (u32)q.div[1]);
-    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
-    const u32 c = plane - n * (u32)q.div[2];
+    const PlaneItem item = plane_item(t, q.dv, q.div);
+    const int qw = item.group, oh = item.row;
+    const u32 plane = item.plane, n = item.n, c = item.c;
     const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
     const int H = (int)p.in_size[1], W = (int)p.in_size[2];
     const int OW = (int)p.out_size[2];
@@ -538,12 +535,9 @@ __global__ void __launch_bounds__(256) max_pool_k2d_m(const T* __restrict__ x, T
     constexpr int XC = (M - 1) * SW + KW;
     const u32 t = blockIdx.x * 256u + threadIdx.x;
     if (t >= (u32)q.count) return;
-    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
-    const int qw = (int)(t - r * (u32)q.div[0]);
-    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
-    const int oh = (int)(r - plane * (u32)q.div[1]);
-    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
-    const u32 c = plane - n * (u32)q.div[2];
+    const PlaneItem item = plane_item(t, q.dv, q.div);
+    const int qw = item.group, oh = item.row;
+    const u32 plane = item.plane, n = item.n, c = item.c;
     const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
     const int H = (int)p.in_size[1], W = (int)p.in_size[2], OW = (int)p.out_size[2];
     const int h0 = oh * SH - (int)p.pad[1], w0 = qw * M * SW - (int)p.pad[2];
@@ -626,12 +620,9 @@ __device__ __forceinline__ void blk2d_body(const u8* __restrict__ arg,
     constexpr int NWX = (BW + KW - 2) / SW + 1;  // windows touching BW columns
     const u32 t = blockIdx.x * 256u + threadIdx.x;
     if (t >= (u32)q.count) return;
-    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
-    const int bx = (int)(t - r * (u32)q.div[0]);
-    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
-    const int by = (int)(r - plane * (u32)q.div[1]);
-    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
-    const u32 c = plane - n * (u32)q.div[2];
+    const PlaneItem item = plane_item(t, q.dv, q.div);
+    const int bx = item.group, by = item.row;
+    const u32 plane = item.plane, n = item.n, c = item.c;
     const int H = (int)p.in_size[1], W = (int)p.in_size[2];
     const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
     const int ph = (int)p.pad[1], pw = (int)p.pad[2];
@@ -781,12 +772,9 @@ __global__ void __launch_bounds__(256) max_pool_grad_row16(const u8* __restrict_
     constexpr int NWX = (CW + KW - 2) / SW + 1;  // window columns touching CW columns
     const u32 t = blockIdx.x * 256u + threadIdx.x;
     if (t >= (u32)q.count) return;
-    const u32 r = fast_div(t, q.dv[0], q.dv[1]);
-    const int cx = (int)(t - r * (u32)q.div[0]);
-    const u32 plane = fast_div(r, q.dv[2], q.dv[3]);
-    const int ih = (int)(r - plane * (u32)q.div[1]);
-    const u32 n = fast_div(plane, q.dv[4], q.dv[5]);
-    const u32 c = plane - n * (u32)q.div[2];
+    const PlaneItem item = plane_item(t, q.dv, q.div);
+    const int cx = item.group, ih = item.row;
+    const u32 plane = item.plane, n = item.n, c = item.c;
     const int OH = (int)p.out_size[1], OW = (int)p.out_size[2];
     const int ph = (int)p.pad[1];
     const int oh0 = floor_div<SH>(ih + ph - KH + SH);  // ceil((ih + ph - KH + 1) / SH)

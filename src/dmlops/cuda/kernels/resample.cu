@@ -128,12 +128,9 @@ __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, 
     typedef typename Num<T>::Acc Acc;
     const u32 t = blockIdx.x * 256u + threadIdx.x;
     if (t >= (u32)p.count) return;
-    const u32 r = fast_div(t, p.dv[0], p.dv[1]);
-    const int q = (int)(t - r * (u32)p.div[0]);
-    const u32 plane = fast_div(r, p.dv[2], p.dv[3]);
-    const int oh = (int)(r - plane * (u32)p.div[1]);
-    const u32 n = fast_div(plane, p.dv[4], p.dv[5]);
-    const u32 c = plane - n * (u32)p.div[2];
+    const PlaneItem item = plane_item(t, p.dv, p.div);
+    const int q = item.group, oh = item.row;
+    const u32 plane = item.plane, n = item.n, c = item.c;
     const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
     T* yp = y + (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1] + oh * (int)p.y_stride[2];
     const int xs2 = (int)p.x_stride[2], xs3 = (int)p.x_stride[3], ys3 = (int)p.y_stride[3];
@@ -382,12 +379,9 @@ __global__ void __launch_bounds__(256) resample_grad_x2(const T* __restrict__ dy
     const bool active = t < (u32)p.count;  // inactive lanes still take part in the shuffles
     const int lane = threadIdx.x & 31;
     const u32 tt = active ? t : 0u;
-    const u32 r = fast_div(tt, p.dv[0], p.dv[1]);
-    const int l = (int)(tt - r * (u32)p.div[0]);
-    const u32 plane = fast_div(r, p.dv[2], p.dv[3]);
-    const int ih = (int)(r - plane * (u32)p.div[1]);
-    const u32 n = fast_div(plane, p.dv[4], p.dv[5]);
-    const u32 c = plane - n * (u32)p.div[2];
+    const PlaneItem item = plane_item(tt, p.dv, p.div);
+    const int l = item.group, ih = item.row;
+    const u32 plane = item.plane, n = item.n, c = item.c;
     const int W = (int)p.w;
     const int iw0 = 2 * l;
     const bool left_ok = lane > 0 && l > 0;  // lane - 1 holds columns 4l - 4 .. 4l - 1 of the same row
