@@ -864,6 +864,27 @@ def _host_us(fns: dict[str, Callable[[], Any]], rounds: int = 21) -> dict[str, f
     return {name: statistics.median(r) for name, r in runs.items()}
 
 
+def _idle_host_us(fns: dict[str, Callable[[], Any]], rounds: int = 21, calls: int = 20) -> dict[str, float]:
+    """Median host microseconds of one call made with the GPU idle (synchronized before it).
+
+    The call's own cost with nothing queued ahead of it: for a call that waits for the GPU
+    (ROI_ALIGN's batch-index check) that is its host work plus one round trip to the GPU,
+    not the GPU time of earlier calls. Functions take turns, one batch of ``calls`` each per round.
+    """
+    runs: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            for _ in range(calls):
+                cp.cuda.Device().synchronize()
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                fn()
+                runs[name].append((time.perf_counter() - t0) * 1e6)
+    cp.cuda.Device().synchronize()
+    torch.cuda.synchronize()
+    return {name: statistics.median(r) for name, r in runs.items()}
+
+
 def _graph_gpu_us(fn: Callable[[], Any], calls: int = 20) -> float:
     """GPU microseconds per call with no host in the way: ``calls`` calls captured in a
     CUDA graph on a CuPy stream, the graph replayed between CUDA events."""
@@ -891,7 +912,9 @@ def bench_latency() -> None:
 
     Per operator: the host time per call of ``dmlops.execute`` and of the backend's entry
     point (``dmlops.cuda.execute``, no desc validation), queued back to back and not
-    waited for, every operator's and peer's batches taking turns; the GPU time per call
+    waited for, every operator's and peer's batches taking turns; the host time of one
+    call made with the GPU idle (the call's own cost, where a queued call that waits for
+    the GPU also waits for the calls queued before it); the GPU time per call
     (replayed from a CUDA graph, so no host time is in it; ROI_ALIGN's kernel without the
     batch-index check, which waits for the GPU and cannot be captured); and the wall
     clock per call of 2000 back-to-back calls. The peer gets the host and wall times.
@@ -903,9 +926,13 @@ def bench_latency() -> None:
     from dmlops.enums import FeatureLevel
 
     level = FeatureLevel.latest()
-    print("\nper call on tiny inputs, µs (host: queued back to back; GPU: CUDA graph replay; wall: back to back):")
     print(
-        f"  {'operator':<44} {'host':>7} {'host*':>7} {'GPU':>7} {'wall':>7} | {'peer host':>9} {'wall':>7}  "
+        "\nper call on tiny inputs, µs (host: queued back to back; idle: one call, the GPU idle before it; "
+        "GPU: CUDA graph replay; wall: back to back):"
+    )
+    print(
+        f"  {'operator':<44} {'host':>7} {'idle':>7} {'host*':>7} {'GPU':>7} {'wall':>7} | {'peer host':>9} "
+        f"{'idle':>7} {'wall':>7}  "
         "peer   (* the backend's entry point, without desc validation)",
         flush=True,
     )
@@ -935,23 +962,27 @@ def bench_latency() -> None:
     empty_src, empty_dst = cp.zeros(1, dtype=cp.float32), cp.zeros(1, dtype=cp.float32)
     calls["empty"] = lambda: cp.copyto(empty_dst, empty_src)
     host = _host_us(calls)
+    idle = _idle_host_us(calls)
     for name, _, _, _, _, peer_name in cases:
         if name not in gpu_us:
             continue
         for impl, value in (
             ("host", host[name]),
+            ("host, GPU idle before the call", idle[name]),
             ("host, backend entry point", host[f"backend {name}"]),
             ("gpu (graph replay)", gpu_us[name]),
             ("wall back to back", wall[name]),
             (f"peer {peer_name} host", host[f"peer {name}"]),
+            (f"peer {peer_name} host, GPU idle before the call", idle[f"peer {name}"]),
             (f"peer {peer_name} wall back to back", wall[f"peer {name}"]),
         ):
             ROWS.append(
                 dict(workload=f"latency {name}", dtype="fp32", impl=impl, us=value, pct_copy=None, speedup=None)
             )
         print(
-            f"  {name:<44} {host[name]:7.2f} {host[f'backend {name}']:7.2f} {gpu_us[name]:7.2f} {wall[name]:7.2f} | "
-            f"{host[f'peer {name}']:9.2f} {wall[f'peer {name}']:7.2f}  {peer_name}",
+            f"  {name:<44} {host[name]:7.2f} {idle[name]:7.2f} {host[f'backend {name}']:7.2f} {gpu_us[name]:7.2f} "
+            f"{wall[name]:7.2f} | {host[f'peer {name}']:9.2f} {idle[f'peer {name}']:7.2f} {wall[f'peer {name}']:7.2f}  "
+            f"{peer_name}",
             flush=True,
         )
     ROWS.append(

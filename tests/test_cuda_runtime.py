@@ -634,6 +634,34 @@ def test_roi_align_bad_batch_index_raises_on_every_path(gpu, reduce, layout, ind
     assert bool(cp.all(ok == 1))
 
 
+@pytest.mark.parametrize("poll, spins", [(True, 20000), (True, 0), (False, 0)])
+def test_roi_align_verdict_wait(gpu, monkeypatch, poll, spins) -> None:
+    """The host gets the check's verdict by polling the pinned word, by the fall-back
+    (stream synchronized when no spin saw it; 0 spins forces it) or by an event: the
+    same errors and results either way, behind a slow kernel queued before the call."""
+    from dmlops.cuda import roi_align as cuda_roi
+    from dmlops.errors import DataIndexError
+
+    cp = gpu
+    monkeypatch.setattr(cuda_roi, "POLL_VERDICT", poll)
+    monkeypatch.setattr(cuda_roi, "POLL_SPINS", spins)
+    n, c, h, w, r = 2, 3, 9, 11, 5
+    desc = _roi_desc(n, c, h, w, r, "FLOAT32", sr=2)
+    x = cp.full((n, c, h, w), 2.0, cp.float32)
+    boxes = cp.asarray(np.tile(np.array([[0, 0, 8, 8]], np.float32), (r, 1)))
+    feeds = {"InputTensor": x, "ROITensor": boxes}
+    for bad in (3, None, 0):
+        batch = cp.zeros(r, cp.uint32)
+        cp.matmul(cp.ones((1024, 1024), cp.float32), cp.ones((1024, 1024), cp.float32))  # keeps the GPU busy
+        if bad is not None:
+            batch[bad] = n
+            with pytest.raises(DataIndexError, match=rf"ROI {bad} has batch index {n}, outside"):
+                dmlops.execute(desc, {**feeds, "BatchIndicesTensor": batch}, backend="cuda")
+        else:
+            y = dmlops.execute(desc, {**feeds, "BatchIndicesTensor": batch}, backend="cuda")["OutputTensor"]
+            assert bool(cp.all(y == 2.0))
+
+
 @pytest.mark.parametrize("shape", [(2, 3, 45, 70), (1, 2, 9, 71)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize(

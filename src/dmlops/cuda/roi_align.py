@@ -63,6 +63,9 @@ direct stores scatter a sector per channel (277 -> 139 µs)."""
 
 CHECK_THREADS = 1024
 """Threads of ``roi_batch_check``'s one block (its ROI_CHECK_THREADS)."""
+POLL_VERDICT = True
+"""Whether the host polls the pinned verdict word (True) or synchronizes an event recorded
+after the check kernel (False)."""
 
 
 class _Side:
@@ -101,6 +104,33 @@ def _side() -> _Side:
             if side is None:
                 side = _SIDE[device] = _Side()
     return side
+
+
+PENDING = 2**64 - 2
+"""The host word's value until the check kernel writes its verdict (no ROI index reaches it)."""
+POLL_SPINS = 20000
+"""Reads of the host word before the wait falls back to synchronizing the side stream
+(which raises the check kernel's error, if it failed, instead of spinning forever)."""
+
+
+def _verdict(side: _Side) -> int:
+    """The check kernel's verdict: the lowest bad ROI, or NO_BAD.
+
+    With POLL_VERDICT the host reads the pinned word until the kernel has written it: no
+    event is recorded or synchronized, two runtime calls fewer per ROI_ALIGN call.
+    """
+    if not POLL_VERDICT:
+        side.done.synchronize()
+        return int(side.word[0])
+    word = side.word
+    for _ in range(POLL_SPINS):
+        if word[0] != PENDING:
+            return int(word[0])
+    side.stream.synchronize()
+    bad = int(word[0])
+    if bad == PENDING:  # the kernel finished without writing: a broken invariant, never data
+        raise RuntimeError("ROI_ALIGN's batch-index check did not report")
+    return bad
 
 
 def _check_params(count: int, stride: int, batch_count: int) -> np.void:
@@ -248,11 +278,13 @@ def run(
         # the verdict.
         side.ready.record()
         side.stream.wait_event(side.ready)
+        if POLL_VERDICT:
+            side.word[0] = PENDING  # the launch below orders this store before the kernel's
         check(bi.data.ptr, side.word_on_device, stream=side.stream.ptr)
-        side.done.record(side.stream)
+        if not POLL_VERDICT:
+            side.done.record(side.stream)
         launch(x.data.ptr, rois.data.ptr, bi.data.ptr, y.data.ptr)
-        side.done.synchronize()
-        bad = int(side.word[0])
+        bad = _verdict(side)
     if bad != NO_BAD:
         flat = bi.reshape(-1) if bi.flags.c_contiguous else bi.ravel()
         raise desc.batch_index_error(bad, int(flat[bad].get()))
