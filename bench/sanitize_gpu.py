@@ -110,7 +110,8 @@ for bad in (np.uint32(2**32 - 1), np.uint64(2**64 - 1)):
 # output (column taps in registers), adaptive sampling (more taps than registers: rows
 # read element by element at width 9, in 16-byte chunks at width 8 (FLOAT32) or 16
 # (FLOAT16), the last chunk ending at the buffer's end), and tables too small (per
-# sample), on NCHW and channels-last strides; ROIs reach past every edge.
+# sample), on NCHW and channels-last strides; ROIs reach past every edge, and one spans a
+# million pixels (adaptive sampling: only its in-bounds samples are visited).
 roi_cases = [
     (cp.float32, "FLOAT32", 9, 1e-5, False),
     (cp.float32, "FLOAT32", 8, 1e-5, False),
@@ -124,13 +125,16 @@ for (dtype, dml, width, tol, channels_last), (lo, hi, out), mode in itertools.pr
     x = cp.random.standard_normal((2, 3, 7, width), dtype=cp.float32).astype(dtype)
     if channels_last:
         x = cp.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-    rois = cp.asarray([[-3, -2, 12, 9], [0, 0, 8.5, 6.5], [2.2, 1.1, 2.4, 1.3], [-40, -40, -20, -20]], dtype=dtype)
-    bi = cp.asarray(np.array([0, 1, 1, 0], dtype=np.uint32))
+    rois = cp.asarray(
+        [[-3, -2, 12, 9], [0, 0, 8.5, 6.5], [2.2, 1.1, 2.4, 1.3], [-40, -40, -20, -20], [-5e5, -5e5, 5e5, 5e5]],
+        dtype=cp.float32,
+    ).astype(dtype)
+    bi = cp.asarray(np.array([0, 1, 1, 0, 1], dtype=np.uint32))
     desc = RoiAlignDesc(
         input_tensor=TensorDesc(data_type=dml, sizes=(2, 3, 7, width)),
-        roi_tensor=TensorDesc(data_type=dml, sizes=(4, 4)),
-        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(4,)),
-        output_tensor=TensorDesc(data_type=dml, sizes=(4, 3, *out)),
+        roi_tensor=TensorDesc(data_type=dml, sizes=(5, 4)),
+        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(5,)),
+        output_tensor=TensorDesc(data_type=dml, sizes=(5, 3, *out)),
         reduction_function="AVERAGE",
         interpolation_mode=mode,
         spatial_scale_x=1.0,
@@ -143,6 +147,34 @@ for (dtype, dml, width, tol, channels_last), (lo, hi, out), mode in itertools.pr
     got = dmlops.execute(desc, feeds, backend="cuda")["OutputTensor"].get()
     ref = dmlops.execute(desc, {k: v.get() for k, v in feeds.items()})["OutputTensor"]
     np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol)
+    checked += 1
+# ROI_ALIGN MAX per sample with more samples than the tables hold (300 per output, against
+# the reference) and adaptive sampling of a region a million pixels across (no reference:
+# it would evaluate 10^12 samples per output), NCHW and channels last.
+for channels_last, (lo, hi) in itertools.product((False, True), ((300, 300), (1, 2**32 - 1))):
+    x = cp.random.standard_normal((1, 3, 7, 9), dtype=cp.float32)
+    if channels_last:
+        x = cp.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    rois = cp.asarray([[-3, -2, 12, 9], [2.2, 1.1, 2.4, 1.3], [-5e5, -5e5, 5e5, 5e5]], dtype=cp.float32)
+    bi = cp.zeros(3, dtype=cp.uint32)
+    desc = RoiAlignDesc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 3, 7, 9)),
+        roi_tensor=TensorDesc(data_type="FLOAT32", sizes=(3, 4)),
+        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(3,)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(3, 3, 4, 4)),
+        reduction_function="MAX",
+        interpolation_mode="LINEAR",
+        spatial_scale_x=1.0,
+        spatial_scale_y=1.0,
+        out_of_bounds_input_value=-1.5,
+        minimum_samples_per_output=lo,
+        maximum_samples_per_output=hi,
+    )
+    feeds = {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": bi}
+    got = dmlops.execute(desc, feeds, backend="cuda")["OutputTensor"].get()
+    if lo == 300:
+        ref = dmlops.execute(desc, {k: v.get() for k, v in feeds.items()})["OutputTensor"]
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
     checked += 1
 # MAX_POOLING_GRAD 2-D fast paths (every variant), MAX_POOLING2's, and RESAMPLE_GRAD1 2x on tight planes.
 from dmlops.cuda import max_pooling_grad as mpg  # noqa: E402

@@ -634,6 +634,81 @@ def test_roi_align_bad_batch_index_raises_on_every_path(gpu, reduce, layout, ind
     assert bool(cp.all(ok == 1))
 
 
+def _layout(cp, x, layout):
+    xd = cp.asarray(x)
+    return cp.ascontiguousarray(xd.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2) if layout == "nhwc" else xd
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("reduce, out", [("MAX", (4, 4)), ("MAX", (5, 3)), ("AVERAGE", (4, 4)), ("AVERAGE", (70, 3))])
+@pytest.mark.parametrize("oob", [0.25, float("nan")])
+def test_roi_align_untabled_axes_visit_the_in_bounds_run(gpu, layout, reduce, out, oob) -> None:
+    """More samples per axis than the kernels' tables hold (300 per output; 5 x 3 MAX on
+    NCHW keeps its column table): only the run of in-bounds samples is visited. ROIs overhang the input on each side, or lie wholly
+    outside it, with a NaN in the input and a NaN or finite OutOfBoundsInputValue (MAX
+    folds OutOfBoundsInputValue in at the first skipped sample's place)."""
+    import dataclasses
+
+    cp = gpu
+    rng = np.random.default_rng(41)
+    n, c, h, w = 1, 2, 9, 12
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    x.view(np.uint32)[0, 1, 4, 5] = 0x7FC00002
+    boxes = np.array(
+        [[-6, -5, 8, 7], [3, 2, 20, 15], [-30, 4, 5, 8], [2, -40, 10, 5], [4, 3, 30, 40], [20, 20, 30, 30], [9, 8, -3, -4]],
+        np.float32,
+    )  # fmt: skip
+    r = len(boxes)
+    desc = _roi_desc(n, c, h, w, r, "FLOAT32", sr=300, reduce=reduce, out=out, scale=(1.0, 1.0))
+    oob_value = np.uint32(0x7FC00001).view(np.float32) if np.isnan(oob) else oob
+    desc = dataclasses.replace(desc, out_of_bounds_input_value=float(oob_value))
+    batch = np.zeros(r, np.uint32)
+    want = dmlops.execute(desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": batch})["OutputTensor"]
+    got = dmlops.execute(
+        desc,
+        {
+            "InputTensor": _layout(cp, x, layout),
+            "ROITensor": cp.asarray(boxes),
+            "BatchIndicesTensor": cp.asarray(batch),
+        },
+        backend="cuda",
+    )["OutputTensor"].get()
+    _close(got, want, np.float32)  # the interpolation runs in float32 on the GPU; NaN matches NaN
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("reduce", ["MAX", "AVERAGE"])
+def test_roi_align_huge_regions_finish(gpu, layout, reduce) -> None:
+    """Adaptive sampling of regions a million pixels across (10^6 samples per output
+    along each axis, 10^12 per output) over a 9 x 12 input finishes at once: the kernels
+    visit only the in-bounds samples. AVERAGE agrees with the reference (separable there);
+    MAX of a constant input is that constant where a sample reads the input, else
+    OutOfBoundsInputValue."""
+    cp = gpu
+    n, c, h, w = 1, 3, 9, 12
+    boxes = np.array([[-5e5, -5e5, 5e5, 5e5], [0, 0, 1e6, 1e6], [-1e6, 2, 0, 6]], np.float32)
+    r = len(boxes)
+    desc = _roi_desc(n, c, h, w, r, "FLOAT32", sr=0, reduce=reduce, out=(2, 3), scale=(1.0, 1.0), oob=-1.0)
+    x = np.full((n, c, h, w), 2.0, np.float32)
+    batch = np.zeros(r, np.uint32)
+    got = dmlops.execute(
+        desc,
+        {
+            "InputTensor": _layout(cp, x, layout),
+            "ROITensor": cp.asarray(boxes),
+            "BatchIndicesTensor": cp.asarray(batch),
+        },
+        backend="cuda",
+    )["OutputTensor"].get()
+    if reduce == "AVERAGE":
+        want = dmlops.execute(desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": batch})["OutputTensor"]
+        _close(got, want, np.float32)
+    else:
+        # Every output of these regions has out-of-bounds samples; those whose bin meets the input read 2.
+        assert set(np.unique(got).tolist()) <= {2.0, -1.0}
+        assert got[0, :, 0, 0].tolist() == [-1.0] * c and got[0, :, 1, 1].tolist() == [2.0] * c
+
+
 @pytest.mark.parametrize("poll, spins", [(True, 20000), (True, 0), (False, 0)])
 def test_roi_align_verdict_wait(gpu, monkeypatch, poll, spins) -> None:
     """The host gets the check's verdict by polling the pinned word, by the fall-back

@@ -14,6 +14,15 @@ Three kernels:
   and for larger outputs, on inputs whose channel stride is 1, per sample;
 * ``roi_align`` (threads over channel x bin of one ROI, per sample) otherwise.
 
+Per-sample evaluation (MAX, larger outputs, and AVERAGE regions with more samples than the
+tables hold) visits, along an axis without a table, only the run of in-bounds samples
+(found by bisection; the rest read OutOfBoundsInputValue), so a region far larger than the
+input costs the samples that read the input: adaptive sampling of a million-pixel region
+would otherwise loop 10^12 times per output and never return. A huge fixed sample count
+whose samples do read the input still costs them all (the reference refuses counts whose
+arrays would not fit in memory with AllocationError; this backend allocates nothing per
+sample).
+
 Batch indices outside ``[0, BatchCount)`` raise DataIndexError (ruling 3). A one-block
 check kernel runs on a side stream, ordered after the work that produced the indices,
 and writes its verdict straight into a pinned host word; only that kernel is waited

@@ -63,10 +63,14 @@ struct Tap {
     bool in_bounds;
 };
 
+// coord = ((j - OutputPixelOffset) * step + start) - InputPixelOffset, rounded per op.
+__device__ __forceinline__ double sample_coord(const AxisSetup& a, i64 j, double out_offset, double in_offset) {
+    return __dadd_rn(__dadd_rn(__dmul_rn(__dadd_rn((double)j, -out_offset), a.step), a.start), -in_offset);
+}
+
 template <bool LINEAR>
 __device__ __forceinline__ Tap make_tap(const AxisSetup& a, i64 j, double out_offset, double in_offset, i64 length) {
-    // coord = ((j - OutputPixelOffset) * step + start) - InputPixelOffset, rounded per op.
-    const double coord = __dadd_rn(__dadd_rn(__dmul_rn(__dadd_rn((double)j, -out_offset), a.step), a.start), -in_offset);
+    const double coord = sample_coord(a, j, out_offset, in_offset);
     Tap t;
     t.in_bounds = coord >= -1.0 && coord <= (double)length;
     double c = t.in_bounds ? coord : 0.0;
@@ -82,6 +86,11 @@ __device__ __forceinline__ Tap make_tap(const AxisSetup& a, i64 j, double out_of
         t.weight = 0.0;
     }
     return t;
+}
+
+// MAX's fold: the larger value; a NaN propagates and stays (the first NaN is kept).
+template <typename Acc> __device__ __forceinline__ Acc max_step(Acc acc, Acc v) {
+    return (!(acc != acc) && !(v <= acc)) ? v : acc;
 }
 
 template <typename Acc> __device__ __forceinline__ Acc lerp(Acc a, Acc b, Acc w) {
@@ -143,9 +152,45 @@ __device__ __forceinline__ Tap fetch(const TapTable& t, const AxisSetup& a, i64 
     return s;
 }
 
+// The in-bounds samples [lo, hi) of the samples [j0, j1) of one axis. A sample's coordinate
+// is monotonic in j (every rounded operation of sample_coord is), so the in-bounds test
+// -1 <= coord <= length holds on one run of j, found by bisection: O(log) coordinates
+// instead of one per sample. Non-finite start or step put every sample out of bounds.
+__device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1, double out_offset, double in_offset,
+                                              i64 length, i64& lo, i64& hi) {
+    lo = hi = j0;
+    if (!isfinite(a.start) || !isfinite(a.step) || j0 >= j1) return;
+    const bool rising = a.step >= 0.0;
+    const double len = (double)length;
+    // First j whose coordinate is no longer before the run (below -1 rising, above length falling).
+    i64 l = j0, h = j1;
+    while (l < h) {
+        const i64 m = l + (h - l) / 2;
+        const double c = sample_coord(a, m, out_offset, in_offset);
+        if (rising ? c < -1.0 : c > len) l = m + 1; else h = m;
+    }
+    lo = l;
+    // First j from lo whose coordinate is past the run.
+    h = j1;
+    while (l < h) {
+        const i64 m = l + (h - l) / 2;
+        const double c = sample_coord(a, m, out_offset, in_offset);
+        if (rising ? c > len : c < -1.0) h = m; else l = m + 1;
+    }
+    hi = l;
+}
+
 // One output element evaluated sample by sample, in the reference's order: rows are
 // interpolated first, then columns; MAX starts from -inf and keeps the first NaN;
 // AVERAGE counts out-of-bounds samples with OutOfBoundsInputValue.
+//
+// Along an axis without a table (more samples than the tables hold: adaptive sampling
+// of a region far larger than the input, or a huge sample count) only the in-bounds run
+// of samples is visited, so the work follows the samples that read the input, not the
+// region's size (a region of 10^6 pixels would otherwise loop ~10^12 times per output).
+// The skipped samples are out of bounds: AVERAGE counts them through the total, MAX
+// folds OutOfBoundsInputValue in once, at the first skipped sample's place in the order
+// (later folds of the same value change nothing), so a NaN value keeps its order.
 template <typename T, bool MAX, bool LINEAR>
 __device__ typename Num<T>::Acc per_sample_output(const T* plane, const RoiParams& p, const AxisSetup& ax,
                                                   const AxisSetup& ay, const TapTable& tx, const TapTable& ty, int oh,
@@ -155,11 +200,18 @@ __device__ typename Num<T>::Acc per_sample_output(const T* plane, const RoiParam
     Acc acc = -Acc(1) / Acc(0);  // MAX: from -inf
     double sum = 0.0;            // AVERAGE
     i64 inside = 0;
-    for (i64 jy = oh * ay.samples; jy < (oh + 1) * ay.samples; ++jy) {
+    const i64 y0 = oh * ay.samples, y1 = y0 + ay.samples, x0 = ow * ax.samples, x1 = x0 + ax.samples;
+    i64 ylo = y0, yhi = y1, xlo = x0, xhi = x1;
+    if (!ty.tabled) in_bounds_run(ay, y0, y1, p.out_offset, p.in_offset, p.in_h, ylo, yhi);
+    if (!tx.tabled) in_bounds_run(ax, x0, x1, p.out_offset, p.in_offset, p.in_w, xlo, xhi);
+    if (MAX && (ylo > y0 || xlo > x0 || ylo >= yhi || xlo >= xhi)) {
+        acc = oob;  // the first sample is skipped (or all are): out of bounds comes first
+    }
+    for (i64 jy = ylo; jy < yhi; ++jy) {
         const Tap sy = fetch<LINEAR>(ty, ay, jy, p.out_offset, p.in_offset, p.in_h);
         const T* row0 = plane + sy.first * p.x_stride[2];
         const T* row1 = plane + sy.second * p.x_stride[2];
-        for (i64 jx = ow * ax.samples; jx < (ow + 1) * ax.samples; ++jx) {
+        for (i64 jx = xlo; jx < xhi; ++jx) {
             const Tap sx = fetch<LINEAR>(tx, ax, jx, p.out_offset, p.in_offset, p.in_w);
             Acc v;
             const bool ok = sy.in_bounds && sx.in_bounds;
@@ -175,13 +227,15 @@ __device__ typename Num<T>::Acc per_sample_output(const T* plane, const RoiParam
                 v = Num<T>::to_acc(row0[sx.first * p.x_stride[3]]);
             }
             if (MAX) {
-                if (!(acc != acc) && !(v <= acc)) acc = v;  // NaN propagates and stays
+                acc = max_step(acc, v);
             } else if (ok) {
                 sum += (double)v;
                 ++inside;
             }
         }
+        if (MAX && xhi < x1) acc = max_step(acc, oob);  // the first skipped column follows the first row's run
     }
+    if (MAX && yhi < y1) acc = max_step(acc, oob);  // skipped rows follow every visited one
     if (MAX) return acc;
     return (Acc)average(sum, inside, ay.samples * ax.samples, p.oob);
 }
