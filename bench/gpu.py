@@ -34,6 +34,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import torchvision
+from attributes import BILINEAR_2X
 from roi_workload import roi_desc, roi_set
 
 import dmlops
@@ -52,14 +53,6 @@ ROI_VARIANTS: dict[str, dict[str, Any]] = {
     "work items not padded (7 per channel)": {"PAD_COLUMNS": False},
 }
 """Other settings of the ROI_ALIGN AVERAGE kernel (attributes of dmlops.cuda.roi_align), timed beside the default."""
-BILINEAR_2X = dict(
-    interpolation_mode="LINEAR",
-    rounding_direction="DECREASING",
-    scales=(1.0, 1.0, 2.0, 2.0),
-    input_pixel_offsets=(0.5,) * 4,
-    output_pixel_offsets=(-0.5,) * 4,
-)
-"""RESAMPLE2 / RESAMPLE_GRAD1 attributes of torch's bilinear 2x upsampling (half-pixel, align_corners=False)."""
 L2_BYTES = 0
 COPY_BPS = 0.0
 QUICK = False
@@ -325,6 +318,19 @@ def bench_resample_grad(dtype: str, mode: str) -> None:
     record(w, dtype, "dmlops cuda", mine, floor, peer)
 
 
+def _general_kernel_us(module: Any, desc: Any, call: Callable[[Any, int], Any]) -> float:
+    """Median µs of ``call(copy of desc, i)`` with ``module``'s fast path off (its FAST_TYPES
+    emptied): the general kernel that other descs take, on the same workload. The copy is a
+    new desc, so it gets a new plan."""
+    fast = module.FAST_TYPES
+    module.FAST_TYPES = ()
+    try:
+        general = dataclasses.replace(desc)
+        return timed(lambda i: call(general, i))
+    finally:
+        module.FAST_TYPES = fast
+
+
 def bench_forward(dtype: str) -> None:
     """The forward operators the gradients are defined by, on the gradient workloads' tensors.
 
@@ -364,14 +370,10 @@ def bench_forward(dtype: str) -> None:
     # The kernel over all four axes' taps that other descs take, on the same desc.
     from dmlops.cuda import resample2 as rs2
 
-    fast_types = rs2.FAST_TYPES
-    rs2.FAST_TYPES = ()
-    try:
-        general_up = dataclasses.replace(up)  # a new desc: a new plan
-        us = timed(lambda i: run_cuda(general_up, {"InputTensor": sets[i % len(sets)]}, {"OutputTensor": out}))
-        record(w, dtype, "dmlops cuda, general kernel", us, floor, peer)
-    finally:
-        rs2.FAST_TYPES = fast_types
+    us = _general_kernel_us(
+        rs2, up, lambda d, i: run_cuda(d, {"InputTensor": sets[i % len(sets)]}, {"OutputTensor": out})
+    )
+    record(w, dtype, "dmlops cuda, general kernel", us, floor, peer)
 
     xs, ys = (32, 64, 112, 112), (32, 64, 56, 56)
     pool = MaxPooling2Desc(
@@ -402,14 +404,10 @@ def bench_forward(dtype: str) -> None:
     # The one-thread-per-output kernel that other windows take, on the same desc.
     from dmlops.cuda import max_pooling2 as mp2
 
-    fast = mp2.FAST_TYPES
-    mp2.FAST_TYPES = ()
-    try:
-        general = dataclasses.replace(pool)  # a new desc: a new plan
-        us = timed(lambda i: run_cuda(general, {"InputTensor": x}, {"OutputTensor": y, "OutputIndicesTensor": ind}))
-        record(w, dtype, "dmlops cuda, general kernel", us, floor, peer)
-    finally:
-        mp2.FAST_TYPES = fast
+    us = _general_kernel_us(
+        mp2, pool, lambda d, i: run_cuda(d, {"InputTensor": x}, {"OutputTensor": y, "OutputIndicesTensor": ind})
+    )
+    record(w, dtype, "dmlops cuda, general kernel", us, floor, peer)
 
 
 def bench_roi(dtype: str, sampling: int) -> None:

@@ -15,6 +15,7 @@ import itertools
 
 import cupy as cp
 import numpy as np
+from attributes import BILINEAR_2X
 
 import dmlops
 from dmlops import TensorDesc
@@ -83,24 +84,34 @@ for idx_dtype in (np.int64, np.uint64, np.int32, np.uint32):
     except dmlops.InvalidDescError as exc:
         print("skip 8-D case:", exc)
 
+
+def roi_desc(
+    dml: str, x_shape: tuple[int, ...], n_rois: int, out: tuple[int, ...], *, reduce: str = "AVERAGE",
+    mode: str = "LINEAR", lo: int, hi: int, oob: float = -1.5, index_type: str = "UINT32",
+) -> RoiAlignDesc:  # fmt: skip
+    """A ROI_ALIGN desc at scale 1 over an NCHW input of ``x_shape``."""
+    return RoiAlignDesc(
+        input_tensor=TensorDesc(data_type=dml, sizes=x_shape),
+        roi_tensor=TensorDesc(data_type=dml, sizes=(n_rois, 4)),
+        batch_indices_tensor=TensorDesc(data_type=index_type, sizes=(n_rois,)),
+        output_tensor=TensorDesc(data_type=dml, sizes=(n_rois, x_shape[1], *out)),
+        reduction_function=reduce,
+        interpolation_mode=mode,
+        spatial_scale_x=1.0,
+        spatial_scale_y=1.0,
+        out_of_bounds_input_value=oob,
+        minimum_samples_per_output=lo,
+        maximum_samples_per_output=hi,
+    )
+
+
 # ROI_ALIGN with a batch index far out of range: DataIndexError, no out-of-bounds read.
 x = cp.random.standard_normal((2, 3, 8, 8), dtype=cp.float32)
 rois = cp.asarray([[0, 0, 4, 4], [1, 1, 7, 7]], dtype=cp.float32)
 for bad in (np.uint32(2**32 - 1), np.uint64(2**64 - 1)):
     bi = cp.asarray(np.array([0, bad], dtype=bad.dtype))
-    desc = RoiAlignDesc(
-        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(2, 3, 8, 8)),
-        roi_tensor=TensorDesc(data_type="FLOAT32", sizes=(2, 4)),
-        batch_indices_tensor=TensorDesc(data_type=dmlops.enums.TensorDataType.from_numpy(bad.dtype), sizes=(2,)),
-        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(2, 3, 2, 2)),
-        reduction_function="AVERAGE",
-        interpolation_mode="LINEAR",
-        spatial_scale_x=1.0,
-        spatial_scale_y=1.0,
-        out_of_bounds_input_value=0.0,
-        minimum_samples_per_output=1,
-        maximum_samples_per_output=4,
-    )
+    index_type = dmlops.enums.TensorDataType.from_numpy(bad.dtype).name
+    desc = roi_desc("FLOAT32", (2, 3, 8, 8), 2, (2, 2), lo=1, hi=4, oob=0.0, index_type=index_type)
     try:
         dmlops.execute(desc, {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": bi}, backend="cuda")
         raise AssertionError("bad batch index did not raise")
@@ -130,19 +141,7 @@ for (dtype, dml, width, tol, channels_last), (lo, hi, out), mode in itertools.pr
         dtype=cp.float32,
     ).astype(dtype)
     bi = cp.asarray(np.array([0, 1, 1, 0, 1], dtype=np.uint32))
-    desc = RoiAlignDesc(
-        input_tensor=TensorDesc(data_type=dml, sizes=(2, 3, 7, width)),
-        roi_tensor=TensorDesc(data_type=dml, sizes=(5, 4)),
-        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(5,)),
-        output_tensor=TensorDesc(data_type=dml, sizes=(5, 3, *out)),
-        reduction_function="AVERAGE",
-        interpolation_mode=mode,
-        spatial_scale_x=1.0,
-        spatial_scale_y=1.0,
-        out_of_bounds_input_value=-1.5,
-        minimum_samples_per_output=lo,
-        maximum_samples_per_output=hi,
-    )
+    desc = roi_desc(dml, (2, 3, 7, width), 5, out, mode=mode, lo=lo, hi=hi)
     feeds = {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": bi}
     got = dmlops.execute(desc, feeds, backend="cuda")["OutputTensor"].get()
     ref = dmlops.execute(desc, {k: v.get() for k, v in feeds.items()})["OutputTensor"]
@@ -157,19 +156,7 @@ for channels_last, (lo, hi) in itertools.product((False, True), ((300, 300), (1,
         x = cp.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     rois = cp.asarray([[-3, -2, 12, 9], [2.2, 1.1, 2.4, 1.3], [-5e5, -5e5, 5e5, 5e5]], dtype=cp.float32)
     bi = cp.zeros(3, dtype=cp.uint32)
-    desc = RoiAlignDesc(
-        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 3, 7, 9)),
-        roi_tensor=TensorDesc(data_type="FLOAT32", sizes=(3, 4)),
-        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(3,)),
-        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(3, 3, 4, 4)),
-        reduction_function="MAX",
-        interpolation_mode="LINEAR",
-        spatial_scale_x=1.0,
-        spatial_scale_y=1.0,
-        out_of_bounds_input_value=-1.5,
-        minimum_samples_per_output=lo,
-        maximum_samples_per_output=hi,
-    )
+    desc = roi_desc("FLOAT32", (1, 3, 7, 9), 3, (4, 4), reduce="MAX", lo=lo, hi=hi)
     feeds = {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": bi}
     got = dmlops.execute(desc, feeds, backend="cuda")["OutputTensor"].get()
     if lo == 300:
@@ -230,13 +217,6 @@ for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
         for member, value in want_pool.items():
             np.testing.assert_array_equal(got_pool[member].get(), value)
         checked += 1
-    bilinear_2x = dict(
-        interpolation_mode="LINEAR",
-        rounding_direction="DECREASING",
-        scales=(1.0, 1.0, 2.0, 2.0),
-        input_pixel_offsets=(0.5,) * 4,
-        output_pixel_offsets=(-0.5,) * 4,
-    )
     for small in ((1, 1, 3, 6), (1, 2, 5, 70), (1, 1, 2, 128), (1, 1, 4, 2)):
         big = (small[0], small[1], 2 * small[2], 2 * small[3])
         # RESAMPLE_GRAD1 2x, and its forward RESAMPLE2 (the height-width path).
@@ -245,7 +225,7 @@ for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
                 ResampleGrad1Desc(
                     input_gradient_tensor=TensorDesc(data_type=name, sizes=big),
                     output_gradient_tensor=TensorDesc(data_type=name, sizes=small),
-                    **bilinear_2x,
+                    **BILINEAR_2X,
                 ),
                 "InputGradientTensor",
                 big,
@@ -254,7 +234,7 @@ for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
                 Resample2Desc(
                     input_tensor=TensorDesc(data_type=name, sizes=small),
                     output_tensor=TensorDesc(data_type=name, sizes=big),
-                    **bilinear_2x,
+                    **BILINEAR_2X,
                 ),
                 "InputTensor",
                 small,

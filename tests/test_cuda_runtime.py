@@ -634,9 +634,13 @@ def test_roi_align_bad_batch_index_raises_on_every_path(gpu, reduce, layout, ind
     assert bool(cp.all(ok == 1))
 
 
-def _layout(cp, x, layout):
+def _roi_on_gpu(cp, desc, x, boxes, batch, layout):
+    """The CUDA backend's ROI_ALIGN output (NumPy) for host inputs, the input NCHW or NHWC-strided."""
     xd = cp.asarray(x)
-    return cp.ascontiguousarray(xd.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2) if layout == "nhwc" else xd
+    if layout == "nhwc":
+        xd = cp.ascontiguousarray(xd.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    feeds = {"InputTensor": xd, "ROITensor": cp.asarray(boxes), "BatchIndicesTensor": cp.asarray(batch)}
+    return dmlops.execute(desc, feeds, backend="cuda")["OutputTensor"].get()
 
 
 @pytest.mark.parametrize("layout", ["nchw", "nhwc"])
@@ -664,15 +668,7 @@ def test_roi_align_untabled_axes_visit_the_in_bounds_run(gpu, layout, reduce, ou
     desc = dataclasses.replace(desc, out_of_bounds_input_value=float(oob_value))
     batch = np.zeros(r, np.uint32)
     want = dmlops.execute(desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": batch})["OutputTensor"]
-    got = dmlops.execute(
-        desc,
-        {
-            "InputTensor": _layout(cp, x, layout),
-            "ROITensor": cp.asarray(boxes),
-            "BatchIndicesTensor": cp.asarray(batch),
-        },
-        backend="cuda",
-    )["OutputTensor"].get()
+    got = _roi_on_gpu(cp, desc, x, boxes, batch, layout)
     _close(got, want, np.float32)  # the interpolation runs in float32 on the GPU; NaN matches NaN
 
 
@@ -691,15 +687,7 @@ def test_roi_align_huge_regions_finish(gpu, layout, reduce) -> None:
     desc = _roi_desc(n, c, h, w, r, "FLOAT32", sr=0, reduce=reduce, out=(2, 3), scale=(1.0, 1.0), oob=-1.0)
     x = np.full((n, c, h, w), 2.0, np.float32)
     batch = np.zeros(r, np.uint32)
-    got = dmlops.execute(
-        desc,
-        {
-            "InputTensor": _layout(cp, x, layout),
-            "ROITensor": cp.asarray(boxes),
-            "BatchIndicesTensor": cp.asarray(batch),
-        },
-        backend="cuda",
-    )["OutputTensor"].get()
+    got = _roi_on_gpu(cp, desc, x, boxes, batch, layout)
     if reduce == "AVERAGE":
         want = dmlops.execute(desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": batch})["OutputTensor"]
         _close(got, want, np.float32)
@@ -709,16 +697,15 @@ def test_roi_align_huge_regions_finish(gpu, layout, reduce) -> None:
         assert got[0, :, 0, 0].tolist() == [-1.0] * c and got[0, :, 1, 1].tolist() == [2.0] * c
 
 
-@pytest.mark.parametrize("poll, spins", [(True, 20000), (True, 0), (False, 0)])
-def test_roi_align_verdict_wait(gpu, monkeypatch, poll, spins) -> None:
-    """The host gets the check's verdict by polling the pinned word, by the fall-back
-    (stream synchronized when no spin saw it; 0 spins forces it) or by an event: the
-    same errors and results either way, behind a slow kernel queued before the call."""
+@pytest.mark.parametrize("spins", [20000, 0])
+def test_roi_align_verdict_wait(gpu, monkeypatch, spins) -> None:
+    """The host gets the check's verdict by polling the pinned word or by the fall-back
+    (stream synchronized when no spin saw it; 0 spins forces it): the same errors and
+    results either way, behind a slow kernel queued before the call."""
     from dmlops.cuda import roi_align as cuda_roi
     from dmlops.errors import DataIndexError
 
     cp = gpu
-    monkeypatch.setattr(cuda_roi, "POLL_VERDICT", poll)
     monkeypatch.setattr(cuda_roi, "POLL_SPINS", spins)
     n, c, h, w, r = 2, 3, 9, 11, 5
     desc = _roi_desc(n, c, h, w, r, "FLOAT32", sr=2)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..descs._pooling import PoolingWindow
 from ._plan import max_abs_offset
-from ._runtime import fast_div, params
+from ._runtime import params, plane_item_fields
 
 
 def _spatial3(values: Sequence[int], fill: int) -> list[int]:
@@ -60,7 +60,4 @@ def pool_params(
 
 def div_params(count: int, d0: int, d1: int, c: int) -> np.void:
     """PoolDivParams: ``count`` threads decomposed by (d0, d1, C), with fast_div magic numbers."""
-    dv: list[int] = []
-    for d in (d0, d1, c):
-        dv.extend(fast_div(d))
-    return params(("count", "i8", count), ("dv", "i8", dv), ("div", "i8", [d0, d1, c]))
+    return params(*plane_item_fields(count, d0, d1, c))

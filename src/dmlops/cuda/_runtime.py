@@ -486,6 +486,18 @@ def bind_inputs(desc: OperatorDesc, info: DescInfo, inputs: Mapping[str, Any]) -
     return views, kinds, first_kind or "cupy"
 
 
+def plane_item_fields(count: int, groups: int, rows: int, channels: int) -> list[tuple[str, str, Any]]:
+    """The ``count``, ``dv`` and ``div`` struct members that ``plane_item`` reads.
+
+    ``count`` threads decomposed into (group, row, plane) with fast_div magic numbers for
+    groups, rows and channels (kernels/common.cuh).
+    """
+    dv: list[int] = []
+    for d in (groups, rows, channels):
+        dv.extend(fast_div(d))
+    return [("count", "i8", count), ("dv", "i8", dv), ("div", "i8", [groups, rows, channels])]
+
+
 def fast_div(d: int) -> tuple[int, int]:
     """Magic number and shift of ``fast_div`` (kernels/common.cuh) for the divisor ``d``.
 
@@ -521,6 +533,7 @@ __all__ = [
     "operator_device",
     "padded",
     "params",
+    "plane_item_fields",
     "to_cupy",
     "torch_stream",
 ]

@@ -19,7 +19,7 @@ from ..enums import FeatureLevel, InterpolationMode
 from ..reference._resample import desc_taps
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
 from ._resample import forward_tables, is_identity_axis, resample_params
-from ._runtime import PackedLaunch, cupy_module, element_strides, fast_div, get_kernel, params
+from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, params, plane_item_fields
 
 _PLANS = PlanCache()
 BLOCK = 256
@@ -33,13 +33,8 @@ def hw_params(out_shape: tuple[int, ...], xs: tuple[int, ...], ys: tuple[int, ..
     """The ResampleHWParams struct for an output of ``out_shape`` (N, C, OH, OW), HW_OUTPUTS per thread."""
     n, c, oh, ow = out_shape
     groups = -(-ow // HW_OUTPUTS)
-    dv: list[int] = []
-    for d in (groups, oh, c):
-        dv.extend(fast_div(d))
     return params(
-        ("count", "i8", n * c * oh * groups),
-        ("dv", "i8", dv),
-        ("div", "i8", [groups, oh, c]),
+        *plane_item_fields(n * c * oh * groups, groups, oh, c),
         ("out_w", "i8", ow),
         ("vec_store", "i8", int(vec_store)),
         ("x_stride", "i8", list(xs)),

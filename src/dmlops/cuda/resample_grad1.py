@@ -23,7 +23,7 @@ from ..descs.resample_grad1 import ResampleGrad1Desc
 from ..enums import FeatureLevel
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
 from ._resample import csr_axes, resample_params, transpose_tables
-from ._runtime import PackedLaunch, cupy_module, element_strides, fast_div, get_kernel, params
+from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, params, plane_item_fields
 
 _PLANS = PlanCache()
 BLOCK = 256
@@ -111,13 +111,8 @@ def _band(start: np.ndarray, outs: np.ndarray, weights: np.ndarray, stride: int)
 
 def x2_params(threads: int, div: tuple[int, int, int], gst: Any, dst: Any, w: int, sh: int, offh: int) -> np.void:
     """The ResampleX2Params struct: ``div`` = (pairs per row, H, C) with their fast_div magic numbers."""
-    dv: list[int] = []
-    for d in div:
-        dv.extend(fast_div(d))
     return params(
-        ("count", "i8", threads),
-        ("dv", "i8", dv),
-        ("div", "i8", list(div)),
+        *plane_item_fields(threads, *div),
         ("x_stride", "i8", list(gst)),
         ("y_stride", "i8", list(dst)),
         ("w", "i8", w),

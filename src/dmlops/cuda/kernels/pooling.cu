@@ -919,7 +919,7 @@ __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restric
         g[a] = Acc(0);
     }
     // Window row oh from the previous window's last KEEP rows and `fr`: the argmax, in
-    // window_argmax's order and rule, branch-free.
+    // window_argmax's order and rule (scan_windows over one window).
     auto absorb = [&](int oh, const Fresh& fr) {
 #pragma unroll
         for (int kh = 0; kh < KH; ++kh) {
@@ -927,19 +927,10 @@ __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restric
             for (int kw = 0; kw < KW; ++kw) v[kh][kw] = kh < KEEP ? v[kh < KEEP ? kh + SH : 0][kw] : fr.v[kh < KEEP ? 0 : kh - KEEP][kw];
             rok[kh] = kh < KEEP ? rok[kh < KEEP ? kh + SH : 0] : fr.rok[kh < KEEP ? 0 : kh - KEEP];
         }
-        int b = 255;
-        K bv = K();
-#pragma unroll
-        for (int kh = 0; kh < KH; ++kh) {
-#pragma unroll
-            for (int kw = 0; kw < KW; ++kw) {
-                const K e = v[kh][kw];
-                const bool better = (b == 255) | (e > bv) | ((e != e) & (bv == bv));
-                const bool take = rok[kh] & cok[kw] & better;
-                bv = take ? e : bv;
-                b = take ? kh * KW + kw : b;
-            }
-        }
+        int best[1];
+        K best_key[1];
+        scan_windows<K, KH, KW, 1, 1, KW>(v, rok, cok, best, best_key);
+        const int b = best[0];
 #pragma unroll
         for (int a = 0; a + 1 < NWH; ++a) {
             sel[a] = sel[a + 1];
