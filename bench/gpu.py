@@ -374,6 +374,14 @@ def bench_forward(dtype: str) -> None:
         rs2, up, lambda d, i: run_cuda(d, {"InputTensor": sets[i % len(sets)]}, {"OutputTensor": out})
     )
     record(w, dtype, "dmlops cuda, general kernel", us, floor, peer)
+    # The fast path with a thread's outputs adjacent (one vector store) instead of strided.
+    rs2.STRIDED_OUTPUTS = False
+    try:
+        adjacent = dataclasses.replace(up)
+        us = timed(lambda i: run_cuda(adjacent, {"InputTensor": sets[i % len(sets)]}, {"OutputTensor": out}))
+    finally:
+        rs2.STRIDED_OUTPUTS = True
+    record(w, dtype, "dmlops cuda, adjacent outputs per thread", us, floor, peer)
 
     xs, ys = (32, 64, 112, 112), (32, 64, 56, 56)
     pool = MaxPooling2Desc(

@@ -115,7 +115,12 @@ NAMES = {
             for lin in ("true", "false")
             for i in ("int", "long long")
         ),
-        *(f"resample_fwd_hw<{t}, {lin}, 4>" for t in ("float", "half_t") for lin in ("true", "false")),
+        *(
+            f"resample_fwd_hw<{t}, {lin}, 4, {strided}>"
+            for t in ("float", "half_t")
+            for lin in ("true", "false")
+            for strided in ("true", "false")
+        ),
         *(
             f"resample_grad<{t}, {w}, {i}>"
             for t, w in (("float", "float"), ("half_t", "float"), ("double", "double"))

@@ -956,18 +956,23 @@ def test_resample_grad_linear_scales(gpu, dtype, scale, offsets) -> None:
     ],
 )
 @pytest.mark.parametrize("strided", [False, True])
-def test_resample2_height_width_path_equals_the_general_kernel(gpu, dtype, mode, scales, offsets, strided) -> None:
+@pytest.mark.parametrize("width", [10, 70])
+def test_resample2_height_width_path_equals_the_general_kernel(
+    gpu, dtype, mode, scales, offsets, strided, width
+) -> None:
     """Where only height and width resample, resample_fwd_hw gives resample_fwd's bits
     (the same products summed in the same order) and the reference's values, inf and NaN
     next to taps included; a strided output keeps the elements between untouched; where
-    channels resample too, the general kernel runs."""
+    channels resample too, the general kernel runs. Output rows of 128 outputs or more
+    (input width 70 scaled by 2 or 3) take a thread's outputs strided across its warp,
+    with a partial last run of 128; shorter rows adjacent outputs."""
     cp = gpu
     from dmlops.cuda import resample2 as rs2
     from dmlops.cuda._runtime import get_kernel
     from dmlops.descs.resample2 import Resample2Desc
 
     rng = np.random.default_rng(10)
-    small = (2, 3, 9, 10)
+    small = (2, 3, 9, width)
     x = rng.standard_normal(small).astype(dtype)
     x[0, 1, 4, 5] = np.inf
     x[1, 2, 2, 7] = np.nan
@@ -999,10 +1004,10 @@ def test_resample2_height_width_path_equals_the_general_kernel(gpu, dtype, mode,
             if not fast:
                 rs2.FAST_TYPES = saved
         got[fast] = flat.get()
-        hw = launch.fn is get_kernel(
-            "resample.cu",
-            f"resample_fwd_hw<{'float' if dtype == np.float32 else 'half_t'}, {'true' if mode == 'LINEAR' else 'false'}, 4>",
-        )
+        t, lin = ("float" if dtype == np.float32 else "half_t"), ("true" if mode == "LINEAR" else "false")
+        lanes = "true" if big[3] >= 128 else "false"
+        assert rs2.strided_outputs(big[3]) == (big[3] >= 128)
+        hw = launch.fn is get_kernel("resample.cu", f"resample_fwd_hw<{t}, {lin}, 4, {lanes}>")
         assert hw == (fast and scales[1] == 1.0)
     np.testing.assert_array_equal(got[True].view(np.uint8), got[False].view(np.uint8))
     _close(got[True], want, dtype)

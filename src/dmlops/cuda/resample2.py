@@ -2,9 +2,12 @@
 
 Four-dimensional FLOAT32 / FLOAT16 tensors whose first two axes map every index to
 itself (only height and width resample, the common case) take ``resample_fwd_hw``: a
-thread per ``HW_OUTPUTS`` adjacent outputs of a row, its coordinates by fast division,
-the row's and columns' taps from two small tables. Everything else takes ``resample_fwd``, which walks the taps of
-all four axes. Both sum the same products in the same order: identical bits.
+thread per ``HW_OUTPUTS`` outputs of a row, its coordinates by fast division, the row's
+and columns' taps from two small tables. On rows of at least 32 x ``HW_OUTPUTS`` outputs
+a thread takes every 32nd output of its warp's run (coalesced table loads and stores,
+see :func:`strided_outputs`), on shorter rows adjacent ones. Everything else takes
+``resample_fwd``, which walks the taps of all four axes. All sum the same products in the
+same order: identical bits.
 """
 
 from __future__ import annotations
@@ -29,12 +32,34 @@ HW_OUTPUTS = 4
 """Adjacent outputs of one row per thread of ``resample_fwd_hw`` (they share its decomposition and row taps)."""
 
 
+STRIDED_OUTPUTS = True
+"""Whether ``resample_fwd_hw`` may give a thread every 32nd output of its warp's run (:func:`strided_outputs`)."""
+
+
+def strided_outputs(out_w: int) -> bool:
+    """Whether ``resample_fwd_hw`` takes a row's outputs strided across a warp.
+
+    A warp then covers 32 x HW_OUTPUTS consecutive outputs and each of its loads of the
+    column tables, the input and each store is one coalesced run. With adjacent outputs
+    per thread (one vector store each), the lanes' column-table entries lie HW_OUTPUTS
+    entries apart, so each table load of a warp spans 8 cache lines: on the H100 that
+    bounded the 2x upsample of the benchmark (docs/performance.md). Rows shorter than
+    32 x HW_OUTPUTS keep adjacent outputs, so no lanes idle.
+    """
+    return STRIDED_OUTPUTS and out_w >= 32 * HW_OUTPUTS
+
+
 def hw_params(out_shape: tuple[int, ...], xs: tuple[int, ...], ys: tuple[int, ...], vec_store: bool = False) -> np.void:
     """The ResampleHWParams struct for an output of ``out_shape`` (N, C, OH, OW), HW_OUTPUTS per thread."""
     n, c, oh, ow = out_shape
-    groups = -(-ow // HW_OUTPUTS)
+    if strided_outputs(ow):
+        groups = -(-ow // (32 * HW_OUTPUTS))
+        count = n * c * oh * groups * 32
+    else:
+        groups = -(-ow // HW_OUTPUTS)
+        count = n * c * oh * groups
     return params(
-        *plane_item_fields(n * c * oh * groups, groups, oh, c),
+        *plane_item_fields(count, groups, oh, c),
         ("out_w", "i8", ow),
         ("vec_store", "i8", int(vec_store)),
         ("x_stride", "i8", list(xs)),
@@ -69,7 +94,8 @@ def _hw_launch(desc: Resample2Desc, x: Any, y: Any, xs: tuple[int, ...], ys: tup
     cp = cupy_module()
     tables = [cp.asarray(t) for a in (2, 3) for t in _axis_tables(taps[a])]  # rows idx, w; columns idx, w
     linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
-    fn = get_kernel("resample.cu", f"resample_fwd_hw<{C_TYPES[x.dtype]}, {linear}, {HW_OUTPUTS}>")
+    strided = "true" if strided_outputs(y.shape[3]) else "false"
+    fn = get_kernel("resample.cu", f"resample_fwd_hw<{C_TYPES[x.dtype]}, {linear}, {HW_OUTPUTS}, {strided}>")
     # One vector store per thread: unit column stride, whole groups per row, every row
     # start a whole number of groups from a base aligned to a group (part of the plan key).
     vec = ys[3] == 1 and y.shape[3] % HW_OUTPUTS == 0 and all(s % HW_OUTPUTS == 0 for s in ys[:3])

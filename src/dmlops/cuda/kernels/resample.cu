@@ -84,10 +84,16 @@ __global__ void __launch_bounds__(256) resample_fwd(const T* __restrict__ x, T* 
 
 // RESAMPLE2 fast path, FLOAT32 / FLOAT16, when only the last two of four axes resample
 // (the first two map every index to itself with weight 1) and 32-bit offsets are exact:
-// a thread per M adjacent outputs of one row, its coordinates by fast division once, the
-// row's taps once and each column's as one int2 (indices) and one float2 (weights). The
-// sum runs in resample_fwd's order with its rounding (its weight product 1 * 1 * wh * ww
-// is wh * ww, zero weights skipped), so the bits equal resample_fwd's.
+// a thread per M outputs of one row, its coordinates by fast division once, the row's
+// taps once and each column's as one int2 (indices) and one float2 (weights). The sum
+// runs in resample_fwd's order with its rounding (its weight product 1 * 1 * wh * ww is
+// wh * ww, zero weights skipped), so the bits equal resample_fwd's.
+//
+// STRIDED: a warp takes 32 x M consecutive outputs of a row and a thread every 32nd of
+// them, so each of its column-table loads, input loads and stores is one coalesced run
+// across the warp (rows of at least 32 x M outputs). Otherwise a thread takes M adjacent
+// outputs and stores them as one vector; its table loads are then 8 bytes from every
+// 32-byte stretch (lanes M entries apart), so a warp's load spans 8 cache lines.
 // M adjacent elements stored as one vector (M * sizeof(T) bytes, aligned by the host).
 template <typename T, int M> struct VecStore {
     static __device__ __forceinline__ void store(T* p, const T (&v)[M]) {
@@ -112,14 +118,14 @@ template <> struct VecStore<half_t, 4> {
 struct ResampleHWParams {
     i64 count;        // threads
     i64 dv[6];        // fast_div magic numbers of div[0..2]
-    i64 div[3];       // ceil(OutputWidth / M), OutputHeight, channels
+    i64 div[3];       // output groups per row (of M outputs, or STRIDED of 32 x M), OutputHeight, channels
     i64 out_w;        // OutputWidth
     i64 vec_store;    // 1: a thread's M outputs are one aligned vector (unit stride, host-checked)
     i64 x_stride[4];  // InputTensor
     i64 y_stride[4];  // OutputTensor
 };
 
-template <typename T, bool LINEAR, int M>
+template <typename T, bool LINEAR, int M, bool STRIDED>
 __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, T* __restrict__ y,
                                                        const int2* __restrict__ row_idx,
                                                        const float2* __restrict__ row_w,
@@ -128,8 +134,10 @@ __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, 
     typedef typename Num<T>::Acc Acc;
     const u32 t = blockIdx.x * 256u + threadIdx.x;
     if (t >= (u32)p.count) return;
-    const PlaneItem item = plane_item(t, p.dv, p.div);
+    const PlaneItem item = plane_item(STRIDED ? t >> 5 : t, p.dv, p.div);
     const int q = item.group, oh = item.row;
+    // Output m of this thread: first + m * step.
+    const int first = STRIDED ? q * 32 * M + (int)(t & 31u) : q * M, step = STRIDED ? 32 : 1;
     const u32 plane = item.plane, n = item.n, c = item.c;
     const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
     T* yp = y + (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1] + oh * (int)p.y_stride[2];
@@ -137,29 +145,32 @@ __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, 
     const int out_w = (int)p.out_w;
     const int2 hi = row_idx[oh];
     const float2 hw = row_w[oh];
-    const int rows[2] = {hi.x * xs2, hi.y * xs2};
+    const T* row[2] = {xp + hi.x * xs2, xp + hi.y * xs2};
     const Acc wh[2] = {hw.x, hw.y};
     T outs[M];
 #pragma unroll
     for (int m = 0; m < M; ++m) {
-        const int ow = q * M + m;
+        const int ow = first + m * step;
         if (ow >= out_w) break;
         const int2 wi = col_idx[ow];
         T& out = outs[m];
         if (!LINEAR) {
-            out = xp[rows[0] + wi.x * xs3];  // nearest neighbour: data movement, bit-exact
+            out = row[0][wi.x * xs3];  // nearest neighbour: data movement, bit-exact
         } else {
             const float2 ww = col_w[ow];
             const int cols[2] = {wi.x * xs3, wi.y * xs3};
             const Acc wc[2] = {ww.x, ww.y};
+            // Branch-free: all four taps are loaded (their indices are clamped into the
+            // input) and a tap of weight 0 keeps the sum as it was, as skipping it does.
+            // One fused multiply-add per tap, as resample_fwd's contracted acc += w * x,
+            // so the bits stay resample_fwd's.
             Acc acc = Acc(0);
 #pragma unroll
             for (int a = 0; a < 2; ++a) {
-                if (wh[a] == Acc(0)) continue;
 #pragma unroll
                 for (int b = 0; b < 2; ++b) {
-                    if (wc[b] == Acc(0)) continue;
-                    acc += (wh[a] * wc[b]) * Num<T>::to_acc(xp[rows[a] + cols[b]]);
+                    const Acc sum = fmaf(wh[a] * wc[b], Num<T>::to_acc(row[a][cols[b]]), acc);
+                    acc = (wh[a] == Acc(0) || wc[b] == Acc(0)) ? acc : sum;
                 }
             }
             out = Num<T>::from_acc(acc);
@@ -167,14 +178,15 @@ __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, 
     }
     // One vector store where the host found every row's M-output groups aligned; else
     // one store per output (the last group of a row may be partial).
-    if (p.vec_store) {
-        VecStore<T, M>::store(yp + q * M, outs);
+    if (!STRIDED && p.vec_store) {
+        VecStore<T, M>::store(yp + first, outs);
         return;
     }
 #pragma unroll
     for (int m = 0; m < M; ++m) {
-        if (q * M + m >= out_w) break;
-        yp[(q * M + m) * ys3] = outs[m];
+        const int ow = first + m * step;
+        if (ow >= out_w) break;
+        yp[ow * ys3] = outs[m];
     }
 }
 
