@@ -318,17 +318,22 @@ def bench_resample_grad(dtype: str, mode: str) -> None:
     record(w, dtype, "dmlops cuda", mine, floor, peer)
 
 
+def _setting_us(module: Any, name: str, value: Any, desc: Any, call: Callable[[Any, int], Any]) -> float:
+    """Median µs of ``call(copy of desc, i)`` with ``module.<name>`` set to ``value`` (the
+    copy is a new desc, so it gets a new plan under that setting)."""
+    saved = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        other = dataclasses.replace(desc)
+        return timed(lambda i: call(other, i))
+    finally:
+        setattr(module, name, saved)
+
+
 def _general_kernel_us(module: Any, desc: Any, call: Callable[[Any, int], Any]) -> float:
     """Median µs of ``call(copy of desc, i)`` with ``module``'s fast path off (its FAST_TYPES
-    emptied): the general kernel that other descs take, on the same workload. The copy is a
-    new desc, so it gets a new plan."""
-    fast = module.FAST_TYPES
-    module.FAST_TYPES = ()
-    try:
-        general = dataclasses.replace(desc)
-        return timed(lambda i: call(general, i))
-    finally:
-        module.FAST_TYPES = fast
+    emptied): the general kernel that other descs take, on the same workload."""
+    return _setting_us(module, "FAST_TYPES", (), desc, call)
 
 
 def bench_forward(dtype: str) -> None:
@@ -375,12 +380,13 @@ def bench_forward(dtype: str) -> None:
     )
     record(w, dtype, "dmlops cuda, general kernel", us, floor, peer)
     # The fast path with a thread's outputs adjacent (one vector store) instead of strided.
-    rs2.STRIDED_OUTPUTS = False
-    try:
-        adjacent = dataclasses.replace(up)
-        us = timed(lambda i: run_cuda(adjacent, {"InputTensor": sets[i % len(sets)]}, {"OutputTensor": out}))
-    finally:
-        rs2.STRIDED_OUTPUTS = True
+    us = _setting_us(
+        rs2,
+        "STRIDED_OUTPUTS",
+        False,
+        up,
+        lambda d, i: run_cuda(d, {"InputTensor": sets[i % len(sets)]}, {"OutputTensor": out}),
+    )
     record(w, dtype, "dmlops cuda, adjacent outputs per thread", us, floor, peer)
 
     xs, ys = (32, 64, 112, 112), (32, 64, 56, 56)
@@ -412,10 +418,10 @@ def bench_forward(dtype: str) -> None:
     # The one-thread-per-output kernel that other windows take, on the same desc.
     from dmlops.cuda import max_pooling2 as mp2
 
-    us = _general_kernel_us(
-        mp2, pool, lambda d, i: run_cuda(d, {"InputTensor": x}, {"OutputTensor": y, "OutputIndicesTensor": ind})
-    )
-    record(w, dtype, "dmlops cuda, general kernel", us, floor, peer)
+    def pool_call(d: Any, i: int) -> Any:
+        return run_cuda(d, {"InputTensor": x}, {"OutputTensor": y, "OutputIndicesTensor": ind})
+
+    record(w, dtype, "dmlops cuda, general kernel", _general_kernel_us(mp2, pool, pool_call), floor, peer)
 
 
 def bench_roi(dtype: str, sampling: int) -> None:
