@@ -808,6 +808,281 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
 }
 
 // ---------------------------------------------------------------------------------------
+// AVERAGE, plane-major: a block per input plane (batch item, channel) copies the plane
+// into shared memory and evaluates every ROI of that batch item from there, so the input
+// crosses the L2 once instead of once per ROI and channel (the bound of roi_align_avg on
+// NCHW inputs: docs/performance.md). For FLOAT32 / FLOAT16 NCHW-strided inputs whose
+// planes fit shared memory, with a fixed sample count whose taps fit a warp: OutputWidth
+// x LP column-tap slots in 32 lanes, at most ROI_PLANE_ROWS row taps per output row and
+// ROI_PLANE_OUT output rows.
+//
+// roi_plane_tables (a warp per ROI) first writes each ROI's taps once, as in
+// roi_align_avg: merged row taps per output row, as offsets into the plane's copy, and
+// per output column LP column-tap slots (a sample's two linear taps each, unmerged;
+// weight 0 for out-of-bounds samples, zero-weight taps and padding, so their lanes add
+// nothing), plus the in-bounds sample counts. Then roi_align_plane: a warp per (ROI,
+// plane), lane = column slot. Each lane sums its column's row taps for every output row
+// (one shared-memory load per row tap: the warp's load reads the ROI's column taps of one
+// row), weights the sums by its column tap, and the LP lanes of an output column add up
+// their rows' sums by a transposing butterfly (log2 LP shuffle steps, each halving the
+// rows a lane holds), so each lane ends with ROI_PLANE_OUT / LP finished outputs. The
+// additions run in a fixed order, so results repeat run to run; the weights are the
+// separable form's (see roi_align_avg).
+#define ROI_PLANE_SLOTS 32      // table entries per ROI: column slots, row taps, meta words
+#define ROI_PLANE_OUT 8         // output rows a warp holds (OutputHeight <= 8)
+#define ROI_PLANE_ROWS 4        // row taps per output row (two linear samples)
+#define ROI_PLANE_META_X 10     // meta word of output column 0's in-bounds count
+#define ROI_PLANE_THREADS 1024  // one block per multiprocessor: its shared memory holds one plane
+#define ROI_PLANE_WARPS (ROI_PLANE_THREADS / 32)
+
+typedef TapEntry<u32, float> PlaneTap;
+
+struct PlaneParams {
+    i64 planes;       // BatchCount x Channels
+    i64 prefetch;     // the next plane is dense (its bytes contiguous): prefetch it into L2
+    i64 vec_copy;     // the planes are dense and 16-byte aligned: copied in 16-byte pieces
+    i64 plane_bytes;  // InputHeight x InputWidth elements, in bytes (the shared copy, dense)
+    double total;     // samples per output
+};
+
+// Fills an output row's ROI_PLANE_ROWS row-tap entries from its n merged taps, so that
+// the kernel reads all of them unconditionally: a tap is split into two or four entries
+// of half or a quarter of its weight (exact: a power-of-two scaling), whose products sum
+// to the tap's own, infinities and NaN included. No tap (n == 0) means no in-bounds
+// sample: that row's outputs are OutOfBoundsInputValue whatever the sum, so the entries
+// read row 0 with weight 0.
+__device__ __forceinline__ void fill_row_taps(PlaneTap* e, int n) {
+    if (n == 0) {
+        for (int f = 0; f < ROI_PLANE_ROWS; ++f) e[f] = PlaneTap{0u, 0.0f};
+    } else if (n == 1) {
+        const PlaneTap a = {e[0].off, e[0].weight * 0.25f};
+        for (int f = 0; f < ROI_PLANE_ROWS; ++f) e[f] = a;
+    } else if (n == 2) {
+        const PlaneTap a = {e[0].off, e[0].weight * 0.5f}, b = {e[1].off, e[1].weight * 0.5f};
+        e[0] = a, e[1] = b, e[2] = a, e[3] = b;
+    } else if (n == 3) {
+        const PlaneTap a = {e[0].off, e[0].weight * 0.5f};
+        e[0] = a, e[3] = a;
+    }
+}
+
+// A ROI's tables (offsets into the plane's dense copy): cols[r][slot], slot = ow x LP +
+// sample x taps + tap; rows[r][oh x ROI_PLANE_ROWS + f], merged and split to fill
+// (fill_row_taps); meta[r]: [0] batch item,
+// [1] unused, [2 + oh] output row oh's in-bounds samples, [ROI_PLANE_META_X + ow] output column
+// ow's.
+template <typename T, typename BI, bool LINEAR, int LP>
+__global__ void __launch_bounds__(32) roi_plane_tables(const T* __restrict__ rois, const BI* __restrict__ batch,
+                                                       u32* __restrict__ meta, PlaneTap* __restrict__ rows,
+                                                       PlaneTap* __restrict__ cols, const RoiParams p,
+                                                       const PlaneParams q) {
+    constexpr int taps = LINEAR ? 2 : 1;
+    const i64 r = blockIdx.x;
+    const int lane = threadIdx.x, out_h = (int)p.out_h, out_w = (int)p.out_w;
+    const RoiSetup s = roi_setup(rois, batch, r, p);
+    u32* m = meta + r * ROI_PLANE_SLOTS;
+    if (lane >= out_h * ROI_PLANE_ROWS) rows[r * ROI_PLANE_SLOTS + lane] = PlaneTap{0u, 0.0f};  // never read
+    u32 word = 0;
+    if (lane == 0) word = (u32)s.batch;
+    if (lane < out_h) {
+        int inside;
+        PlaneTap* e = rows + r * ROI_PLANE_SLOTS + lane * ROI_PLANE_ROWS;
+        const int n = axis_taps<LINEAR>(s.ay, lane, p.out_offset, p.in_offset, p.in_h, p.in_w, 1.0, e, inside);
+        fill_row_taps(e, n);
+    }
+    if (lane >= 2 && lane - 2 < out_h) {
+        int inside = 0;
+        for (i64 j = (lane - 2) * s.ay.samples; j < (lane - 1) * s.ay.samples; ++j) {
+            inside += make_tap<LINEAR>(s.ay, j, p.out_offset, p.in_offset, p.in_h).in_bounds ? 1 : 0;
+        }
+        word = (u32)inside;
+    }
+    const int ox = lane - ROI_PLANE_META_X;
+    if (ox >= 0 && ox < out_w) {
+        int inside = 0;
+        for (i64 j = ox * s.ax.samples; j < (ox + 1) * s.ax.samples; ++j) {
+            inside += make_tap<LINEAR>(s.ax, j, p.out_offset, p.in_offset, p.in_w).in_bounds ? 1 : 0;
+        }
+        word = (u32)inside;
+    }
+    m[lane] = word;
+    const int ow = lane / LP, k = lane % LP;
+    PlaneTap e = {0u, 0.0f};
+    if (ow < out_w && k < taps * s.ax.samples) {
+        const Tap t = make_tap<LINEAR>(s.ax, ow * s.ax.samples + k / taps, p.out_offset, p.in_offset, p.in_w);
+        if (t.in_bounds) {
+            const bool second = LINEAR && k % taps == 1;
+            const double w = LINEAR ? (second ? t.weight : 1.0 - t.weight) : 1.0;
+            e.off = (u32)(second ? t.second : t.first);  // a column of the dense copy
+            e.weight = (float)(w / q.total);
+        }
+    }
+    cols[r * ROI_PLANE_SLOTS + lane] = e;
+}
+
+// Table reads that bypass L1 (read once per ROI and plane: they would evict plane lines).
+__device__ __forceinline__ u32 load_stream(const u32* q) {
+    u32 v;
+    asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(q));
+    return v;
+}
+__device__ __forceinline__ PlaneTap load_stream(const PlaneTap* q) {
+    u32 a, b;
+    asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(a), "=r"(b) : "l"(q));
+    PlaneTap e;
+    e.off = a;
+    e.weight = __uint_as_float(b);
+    return e;
+}
+
+// One lane's share of a ROI's tables.
+struct PlaneLane {
+    PlaneTap col, row;
+    u32 meta;
+};
+
+__device__ __forceinline__ PlaneLane plane_lane(const u32* meta, const PlaneTap* rows, const PlaneTap* cols, i64 r,
+                                                int lane) {
+    const i64 at_lane = r * ROI_PLANE_SLOTS + lane;
+    return PlaneLane{load_stream(cols + at_lane), load_stream(rows + at_lane), load_stream(meta + at_lane)};
+}
+
+// Sums v[0 .. ROI_PLANE_OUT) over the LP lanes of an output column: each step halves the
+// values a lane holds, keeping the upper half where its lane bit is set. Lane k of the
+// group ends with the sums of output rows k * (ROI_PLANE_OUT / LP) + i in v[i].
+template <int LP> __device__ __forceinline__ void transpose_sum(float v[ROI_PLANE_OUT], int lane) {
+    int n = ROI_PLANE_OUT;
+#pragma unroll
+    for (int s = LP / 2; s >= 1; s >>= 1) {
+        n /= 2;
+        const bool upper = (lane & s) != 0;
+#pragma unroll
+        for (int i = 0; i < ROI_PLANE_OUT / 2; ++i) {
+            if (i < n) {
+                const float send = upper ? v[i] : v[i + n];
+                const float keep = upper ? v[i + n] : v[i];
+                v[i] = keep + __shfl_xor_sync(0xffffffffu, send, s);
+            }
+        }
+    }
+}
+
+// Copies plane `base` (InputHeight x InputWidth through the input strides) into the
+// dense shared copy `dst`.
+template <typename T>
+__device__ __forceinline__ void copy_plane(const T* base, T* dst, const RoiParams& p, const PlaneParams& q) {
+    if (q.vec_copy) {
+        const uint4* src = reinterpret_cast<const uint4*>(base);
+        uint4* out = reinterpret_cast<uint4*>(dst);
+        const int n = (int)(q.plane_bytes / 16);
+        for (int i = threadIdx.x; i < n; i += ROI_PLANE_THREADS) {
+            uint4 v;
+            asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                : "l"(src + i));
+            out[i] = v;
+        }
+        return;
+    }
+    const int w = (int)p.in_w, n = (int)p.in_h * w;
+    for (int i = threadIdx.x; i < n; i += ROI_PLANE_THREADS) {
+        const int r = i / w, c = i - r * w;
+        dst[i] = base[r * p.x_stride[2] + c * p.x_stride[3]];
+    }
+}
+
+template <typename T, int LP>
+__global__ void __launch_bounds__(ROI_PLANE_THREADS, 1)
+    roi_align_plane(const T* __restrict__ x, const u32* __restrict__ meta, const PlaneTap* __restrict__ rows,
+                    const PlaneTap* __restrict__ cols, T* __restrict__ y, const RoiParams p, const PlaneParams q) {
+    constexpr int per_lane = ROI_PLANE_OUT / LP;  // finished outputs per lane
+    extern __shared__ __align__(16) unsigned char s_dynamic[];
+    T* const s_plane = reinterpret_cast<T*>(s_dynamic);
+    __shared__ PlaneTap s_rows[ROI_PLANE_WARPS][ROI_PLANE_SLOTS];
+    __shared__ u16 s_list[ROI_PLANE_THREADS];
+    __shared__ int s_count;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int out_h = (int)p.out_h, out_w = (int)p.out_w, ow = lane / LP, first_oh = (lane % LP) * per_lane;
+    const int x_lane = ROI_PLANE_META_X + (ow < out_w ? ow : 0);
+    for (i64 plane = blockIdx.x; plane < q.planes; plane += gridDim.x) {
+        const i64 n = plane / p.channels, c = plane - n * p.channels;
+        __syncthreads();  // every warp is done with the previous plane's copy
+        copy_plane(x + n * p.x_stride[0] + c * p.x_stride[1], s_plane, p, q);
+        const i64 next = plane + gridDim.x;
+        if (q.prefetch && next < q.planes) {
+            // Into L2 while this plane is evaluated: its first touches then miss L1 only.
+            const i64 nn = next / p.channels;
+            const char* nb =
+                reinterpret_cast<const char*>(x + nn * p.x_stride[0] + (next - nn * p.channels) * p.x_stride[1]);
+            for (i64 b = (i64)threadIdx.x * 128; b < q.plane_bytes; b += ROI_PLANE_THREADS * 128) {
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(nb + b));
+            }
+        }
+        for (i64 r0 = 0; r0 < p.num_rois; r0 += ROI_PLANE_THREADS) {
+            // This chunk's ROIs of batch item n, in any order (each output is computed alike).
+            if (threadIdx.x == 0) s_count = 0;
+            __syncthreads();
+            const i64 rt = r0 + threadIdx.x;
+            const bool mine = rt < p.num_rois && (i64)load_stream(meta + rt * ROI_PLANE_SLOTS) == n;
+            const u32 ballot = __ballot_sync(0xffffffffu, mine);
+            int first = 0;
+            if (lane == 0 && ballot != 0u) first = atomicAdd(&s_count, __popc(ballot));
+            first = __shfl_sync(0xffffffffu, first, 0);
+            if (mine) s_list[first + __popc(ballot & ((1u << lane) - 1u))] = (u16)threadIdx.x;
+            __syncthreads();
+            const int count = s_count;
+            PlaneLane next_lane = {};
+            if (warp < count) next_lane = plane_lane(meta, rows, cols, r0 + s_list[warp], lane);
+            for (int i = warp; i < count; i += ROI_PLANE_WARPS) {
+                const i64 r = r0 + s_list[i];
+                const PlaneLane t = next_lane;
+                // The next ROI's tables load while this one is evaluated.
+                if (i + ROI_PLANE_WARPS < count) {
+                    next_lane = plane_lane(meta, rows, cols, r0 + s_list[i + ROI_PLANE_WARPS], lane);
+                }
+                s_rows[warp][lane] = t.row;
+                __syncwarp();
+                const int x_in = (int)__shfl_sync(0xffffffffu, t.meta, x_lane);
+                int y_in[per_lane];
+#pragma unroll
+                for (int j = 0; j < per_lane; ++j) {
+                    y_in[j] = (int)__shfl_sync(0xffffffffu, t.meta, 2 + (first_oh + j < out_h ? first_oh + j : 0));
+                }
+                const T* qc = s_plane + t.col.off;
+                const bool live = t.col.weight != 0.0f;  // else this lane adds nothing
+                float v[ROI_PLANE_OUT];
+#pragma unroll
+                for (int oh = 0; oh < ROI_PLANE_OUT; ++oh) {
+                    float acc = 0.0f;
+                    if (oh < out_h) {
+#pragma unroll
+                        for (int f = 0; f < ROI_PLANE_ROWS; ++f) {
+                            const PlaneTap e = s_rows[warp][oh * ROI_PLANE_ROWS + f];
+                            acc = fmaf(e.weight, Num<T>::to_acc(qc[e.off]), acc);
+                        }
+                    }
+                    v[oh] = live ? t.col.weight * acc : 0.0f;  // no 0 x inf from a column never read
+                }
+                transpose_sum<LP>(v, lane);
+                if (ow < out_w) {
+                    T* out = y + r * p.y_stride[0] + c * p.y_stride[1] + ow * p.y_stride[3];
+#pragma unroll
+                    for (int j = 0; j < per_lane; ++j) {
+                        const int oh = first_oh + j;
+                        if (oh < out_h) {
+                            out[oh * p.y_stride[2]] =
+                                Num<T>::from_acc(finish_average(v[j], y_in[j], x_in, q.total, p.oob));
+                        }
+                    }
+                }
+                __syncwarp();  // s_rows is rewritten for the warp's next ROI
+            }
+            __syncthreads();  // s_list and s_count are rewritten for the next chunk
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // The batch-index check (ruling 3): one block finds the lowest ROI whose BatchIndicesTensor
 // value is outside [0, BatchCount) (all ones when none) and writes it straight into the
 // host's pinned word through its mapped address, so no memset or copy is queued beside it.
