@@ -51,8 +51,6 @@ def main() -> None:
     cp.cuda.Device().synchronize()
     for plan in cuda_roi._PLANS.plans.values():
         launch = plan[1]
-        if isinstance(launch, cuda_roi.PlaneLaunch):
-            launch = launch._plane
         attrs = {k: getattr(launch.fn, k, None) for k in ("num_regs", "local_size_bytes", "shared_size_bytes")}
         print(f"grid {launch.grid} threads {launch.block}: {attrs}", flush=True)
 

@@ -161,14 +161,6 @@ NAMES = {
             ("false", "true", "true"),
         )
     ]
-    + [
-        f"roi_plane_tables<{t}, {b}, {lin}, {lanes}>"
-        for t in ("float", "half_t")
-        for b in ("u32", "u64")
-        for lin in ("true", "false")
-        for lanes in (1, 2, 4)
-    ]
-    + [f"roi_align_plane<{t}, {lanes}>" for t in ("float", "half_t") for lanes in (1, 2, 4)]
     + [f"roi_batch_check<{b}>" for b in ("u32", "u64")],
 }
 

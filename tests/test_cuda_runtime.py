@@ -142,12 +142,6 @@ def _roi_params():
     return cuda_roi._params(_roi_desc(1, 2, 5, 6, 3, "FLOAT32", sr=2), 2, (60, 30, 6, 1), (4, 1), (1,), (24, 12, 4, 1))
 
 
-def _roi_plane_params():
-    from dmlops.cuda import roi_align as cuda_roi
-
-    return cuda_roi._plane_params(_roi_desc(1, 2, 5, 6, 3, "FLOAT32", sr=2), (60, 30, 6, 1), 4, True)
-
-
 def _roi_check_params():
     from dmlops.cuda import roi_align as cuda_roi
 
@@ -226,7 +220,6 @@ def _stream_params():
     [
         ("roi_align.cu", "RoiParams", _roi_params),
         ("roi_align.cu", "RoiCheckParams", _roi_check_params),
-        ("roi_align.cu", "PlaneParams", _roi_plane_params),
         ("copy.cu", "CopyParams", _copy_params),
         ("copy.cu", "CheckParams", _check_params),
         ("resample.cu", "ResampleParams", _resample_params),
@@ -260,10 +253,6 @@ def test_roi_work_items_pad_to_a_power_of_two_idling_at_most_an_eighth(monkeypat
         ("roi_align", "SEPARABLE_MAX_OUT", "ROI_SEP_OUT"),
         ("roi_align", "REGISTER_TAPS", "ROI_REG_TAPS"),
         ("roi_align", "CHECK_THREADS", "ROI_CHECK_THREADS"),
-        ("roi_align", "PLANE_SLOTS", "ROI_PLANE_SLOTS"),
-        ("roi_align", "PLANE_MAX_ROWS", "ROI_PLANE_ROWS"),
-        ("roi_align", "PLANE_MAX_OUT", "ROI_PLANE_OUT"),
-        ("roi_align", "PLANE_META_X", "ROI_PLANE_META_X"),
     ],
 )
 def test_host_limits_match_the_kernel_defines(module, constant, macro) -> None:
@@ -643,108 +632,6 @@ def test_roi_align_bad_batch_index_raises_on_every_path(gpu, reduce, layout, ind
         "OutputTensor"
     ]
     assert bool(cp.all(ok == 1))
-
-
-def _force_plane_major(monkeypatch, multiprocessors: int):
-    """Make roi_align_plane take every desc it can serve (any ROI count, any plane count)."""
-    from dmlops.cuda import roi_align as cuda_roi
-
-    shared = cuda_roi._device_limits()[1]
-    monkeypatch.setattr(cuda_roi, "PLANE_MIN_ROIS", 0)
-    monkeypatch.setattr(cuda_roi, "_device_limits", lambda: (multiprocessors, shared))
-    monkeypatch.setattr(cuda_roi, "_PLANS", type(cuda_roi._PLANS)())
-    return cuda_roi
-
-
-@pytest.mark.parametrize("dtype, dml", [(np.float32, "FLOAT32"), (np.float16, "FLOAT16")])
-@pytest.mark.parametrize(
-    "mode, sr, out",
-    [("LINEAR", 2, (7, 7)), ("LINEAR", 2, (8, 8)), ("LINEAR", 1, (5, 16)), ("NEAREST_NEIGHBOR", 2, (3, 16)),
-     ("NEAREST_NEIGHBOR", 1, (4, 20))],
-)  # fmt: skip
-@pytest.mark.parametrize(
-    "layout", ["contiguous", "prefetch", "misaligned base", "padded rows", "channel slices", "strided output"]
-)
-def test_roi_align_plane_major_kernel(gpu, monkeypatch, dtype, dml, mode, sr, out, layout) -> None:
-    """roi_align_plane (a block per input plane copied to shared memory, every ROI of its
-    batch item) matches the reference: more ROIs than a block's list holds (1100 > 1024),
-    more planes than blocks (each block walks several), ROIs overhanging each edge,
-    outside, reversed and sub-pixel, NaN and infinities in the input,
-    OutOfBoundsInputValue 0.5, and strided outputs whose gaps stay untouched. Planes copy in
-    16-byte pieces where dense and aligned (contiguous, with or without the next plane
-    prefetched into L2), else element by element (a misaligned base, padded rows, every
-    other channel of a larger tensor)."""
-    cp = gpu
-    cuda_roi = _force_plane_major(monkeypatch, 4)
-    monkeypatch.setattr(cuda_roi, "PLANE_PREFETCH", layout == "prefetch")
-    rng = np.random.default_rng(21)
-    n, c, h, w, r = 3, 5, 21, 28, 1100  # 28 x 28 FLOAT16 elements: whole 16-byte pieces per plane
-    oh, ow = out
-    x = rng.standard_normal((n, c, h, w)).astype(dtype)
-    x[0, 1, 5, 9] = np.inf
-    x[1, 2, 7, 20] = np.nan
-    x[2, 4, 10, 0] = -np.inf
-    boxes = rng.uniform(-10, 60, size=(r, 4)).astype(dtype)
-    boxes[:5] = [[0, 0, 52, 42], [17.5, 19.5, 18.5, 20.5], [-40, -40, -20, -20], [30, 30, 4, 6], [-8, 3, 60, 9]]
-    batch = rng.integers(0, n, size=r).astype(np.uint32)
-    out_strides = (c * oh * (ow + 3) + 2, oh * (ow + 3), ow + 3, 1) if layout == "strided output" else None
-    desc = _roi_desc(n, c, h, w, r, dml, sr=sr, mode=mode, oob=0.5, out=out, out_strides=out_strides)
-    assert cuda_roi.plane_lanes(desc, dtype, True) is not None
-    size = desc.output_tensor.total_tensor_size_in_bytes // np.dtype(dtype).itemsize
-    feeds = {"ROITensor": boxes, "BatchIndicesTensor": batch}
-    want = np.full(size, -7.0, dtype=dtype)
-    dmlops.execute(desc, {"InputTensor": x, **feeds}, outputs={"OutputTensor": want})
-    if layout == "padded rows":
-        xd = cp.zeros((n, c, h, w + 6), dtype=dtype)[..., 2 : 2 + w]
-        xd[...] = cp.asarray(x)
-    elif layout == "misaligned base":
-        xd = cp.zeros(x.size + 1, dtype=dtype)[1:].reshape(x.shape)
-        xd[...] = cp.asarray(x)
-    elif layout == "channel slices":
-        xd = cp.zeros((n, 2 * c, h, w), dtype=dtype)[:, ::2]
-        xd[...] = cp.asarray(x)
-    else:
-        xd = cp.asarray(x)
-    got = cp.full(size, -7.0, dtype=dtype)
-    dmlops.execute(
-        desc,
-        {"InputTensor": xd, **{k: cp.asarray(v) for k, v in feeds.items()}},
-        outputs={"OutputTensor": got},
-        backend="cuda",
-    )
-    assert any(isinstance(plan[1], cuda_roi.PlaneLaunch) for plan in cuda_roi._PLANS.plans.values())
-    _close(got.get(), want, dtype)
-
-
-def test_roi_align_plane_major_selection(monkeypatch) -> None:
-    """roi_align_plane serves the benchmark's workload (AVERAGE, two samples, 7 x 7, 1000
-    ROIs over 2 x 256 planes of 200 x 200) and leaves what it cannot serve to the others."""
-    import dataclasses
-
-    from dmlops.cuda import roi_align as cuda_roi
-
-    monkeypatch.setattr(cuda_roi, "_device_limits", lambda: (132, 227 * 1024))  # an H100
-    n, c, h, w, r = 2, 256, 200, 200, 1000
-
-    def shape(dtype=np.float32, small=True, size=(h, w), rois=r, **changes):
-        desc = dataclasses.replace(_roi_desc(n, c, *size, rois, "FLOAT32", sr=2, out=(7, 7)), **changes)
-        return cuda_roi.plane_lanes(desc, dtype, small)
-
-    assert shape() == 4
-    assert shape(np.float16) == 4
-    assert shape(interpolation_mode="NEAREST_NEIGHBOR") == 2
-    assert shape(np.float64) is None
-    assert shape(reduction_function="MAX") is None
-    assert shape(maximum_samples_per_output=3) is None  # adaptive: samples vary per ROI
-    assert shape(minimum_samples_per_output=3, maximum_samples_per_output=3) is None  # 6 row taps per output row
-    assert shape(small=False) is None  # offsets beyond 32 bits
-    nine_rows = _roi_desc(n, c, h, w, r, "FLOAT32", sr=2, out=(9, 7))
-    assert cuda_roi.plane_lanes(nine_rows, np.float32, True) is None  # more output rows than a warp holds
-    assert shape(size=(200, 280)) is None  # 219 KB and the tables: beyond 227 KB of shared memory
-    assert shape(np.float16, size=(200, 280)) == 4  # 109 KB
-    assert shape(rois=63) is None  # fewer than 32 ROIs per batch item
-    monkeypatch.setattr(cuda_roi, "PLANE_MAJOR", False)
-    assert shape() is None
 
 
 def _roi_on_gpu(cp, desc, x, boxes, batch, layout):

@@ -35,7 +35,6 @@ is idle.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -70,26 +69,6 @@ count, where it measured faster on the H100 (sr=2 181.9 vs 190.6 µs); FLOAT16 (
 sampling (500.0 vs 492.6 µs) store directly. Channels-last strides always stage: their
 direct stores scatter a sector per channel (277 -> 139 µs)."""
 
-
-PLANE_MAJOR = True
-"""Whether ``roi_align_plane`` (a block per input plane, see :func:`plane_lanes`) serves the
-descs it can."""
-PLANE_PREFETCH = False
-"""Whether ``roi_align_plane`` prefetches a block's next plane into L2 (dense planes only)."""
-PLANE_STATIC_BYTES = 12 * 1024
-"""Shared memory of ``roi_align_plane`` besides the plane's copy (its tables and ROI list,
-10.3 KB, rounded up): a plane fits where its copy and this fit the device's per-block limit
-(227 KB on the H100 and H200)."""
-PLANE_MIN_ROIS = 32
-"""ROIs per batch item (on average) below which a block per plane would idle most warps."""
-PLANE_SLOTS = 32
-"""Table entries per ROI of ``roi_align_plane`` (its ROI_PLANE_SLOTS)."""
-PLANE_MAX_ROWS = 4
-"""Row taps per output row that ``roi_align_plane`` holds (its ROI_PLANE_ROWS)."""
-PLANE_MAX_OUT = 8
-"""Output rows that ``roi_align_plane`` holds (its ROI_PLANE_OUT)."""
-PLANE_META_X = 10
-"""Meta word of output column 0's in-bounds count in ``roi_align_plane``'s tables (its ROI_PLANE_META_X)."""
 
 CHECK_THREADS = 1024
 """Threads of ``roi_batch_check``'s one block (its ROI_CHECK_THREADS)."""
@@ -212,102 +191,6 @@ def _params(
     )
 
 
-def plane_lanes(desc: RoiAlignDesc, dtype: Any, small: bool) -> int | None:
-    """Lanes per output column of ``roi_align_plane`` for this desc, or None where it cannot serve it.
-
-    The plane-major kernel takes AVERAGE over FLOAT32 / FLOAT16 NCHW-strided inputs with
-    a fixed sample count whose taps fit a warp: an output row's column-tap slots
-    (OutputWidth x lanes, lanes = taps x samples rounded up to a power of two) in 32
-    lanes, at most PLANE_MAX_ROWS row taps per output row and PLANE_MAX_OUT output rows,
-    a plane's copy in shared memory, offsets in 32 bits, and enough ROIs per batch item
-    and planes to fill the GPU.
-    """
-    n, c, h, w = desc.input_tensor.sizes
-    r, _, oh, ow = desc.output_tensor.sizes
-    samples = desc.minimum_samples_per_output
-    taps = 2 if desc.interpolation_mode is InterpolationMode.LINEAR else 1
-    lanes = 1 << (taps * samples - 1).bit_length()
-    fits = (
-        PLANE_MAJOR
-        and small
-        and desc.reduction_function is ReduceFunction.AVERAGE
-        and samples == desc.maximum_samples_per_output
-        and np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.float16))
-        and ow * lanes <= PLANE_SLOTS
-        and PLANE_META_X + ow <= PLANE_SLOTS
-        and taps * samples <= PLANE_MAX_ROWS
-        and oh <= PLANE_MAX_OUT
-        and r >= PLANE_MIN_ROIS * n
-        and h * w * np.dtype(dtype).itemsize + PLANE_STATIC_BYTES <= _device_limits()[1]
-        and n * c >= _device_limits()[0]
-    )
-    return lanes if fits else None
-
-
-def _plane_params(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> np.void:
-    """The PlaneParams struct of ``roi_align_plane`` (``aligned``: the input's base is 16-byte aligned)."""
-    n, c, h, w = desc.input_tensor.sizes
-    samples = desc.minimum_samples_per_output
-    dense = xs[3] == 1 and xs[2] == w
-    plane_bytes = h * w * itemsize
-    # The planes copy in 16-byte pieces where each is one aligned run of whole pieces.
-    vec = dense and aligned and plane_bytes % 16 == 0 and all(s * itemsize % 16 == 0 for s in xs[:2])
-    return params(
-        ("planes", "i8", n * c),
-        ("prefetch", "i8", int(PLANE_PREFETCH and dense)),
-        ("vec_copy", "i8", int(vec)),
-        ("plane_bytes", "i8", plane_bytes),
-        ("total", "f8", float(samples * samples)),
-    )
-
-
-@functools.cache
-def _device_limits_of(device: int) -> tuple[int, int]:
-    attributes = cupy_module().cuda.Device(device).attributes
-    return int(attributes["MultiProcessorCount"]), int(attributes["MaxSharedMemoryPerBlockOptin"])
-
-
-def _device_limits() -> tuple[int, int]:
-    """The current device's multiprocessor count and shared memory per block (opt-in)."""
-    return _device_limits_of(current_device())
-
-
-class PlaneLaunch:
-    """``roi_plane_tables`` then ``roi_align_plane``, with per-call tables from CuPy's pool.
-
-    Called with the pointers of the input, ROIs, batch indices and output, like a
-    PackedLaunch of the other kernels.
-    """
-
-    def __init__(self, desc: RoiAlignDesc, t: str, bi_c: str, lanes: int, p: np.void, xs: Any, aligned: bool) -> None:
-        n, c, h, w = desc.input_tensor.sizes
-        r = desc.output_tensor.sizes[0]
-        linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
-        itemsize = 2 if t == "half_t" else 4
-        q = _plane_params(desc, xs, itemsize, aligned)
-        tables = get_kernel("roi_align.cu", f"roi_plane_tables<{t}, {bi_c}, {linear}, {lanes}>")
-        plane = get_kernel("roi_align.cu", f"roi_align_plane<{t}, {lanes}>")
-        from cupy_backends.cuda.api import driver
-
-        # The plane's copy is dynamic shared memory beyond the default 48 KB per block.
-        shared = h * w * itemsize
-        driver.funcSetAttribute(int(plane.ptr), driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-        self._tables = PackedLaunch(tables, r, 32, 5, p, q)
-        self._plane = PackedLaunch(plane, min(n * c, _device_limits()[0]), 1024, 5, p, q, shared=shared)
-        self._rois = r
-        self._cp = cupy_module()
-
-    def __call__(self, x: int, rois: int, bi: int, y: int) -> None:
-        """Launch both kernels on CuPy's current stream."""
-        r = self._rois
-        scratch = self._cp.empty(r * PLANE_SLOTS * 20, dtype=np.uint8)  # meta u32, rows and cols 8 bytes each
-        meta = scratch.data.ptr
-        rows = meta + r * PLANE_SLOTS * 4
-        cols = rows + r * PLANE_SLOTS * 8
-        self._tables(rois, bi, meta, rows, cols)
-        self._plane(x, meta, rows, cols, y)
-
-
 def _chunked_rows(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> bool:
     """Whether ``roi_align_avg`` may read the input in aligned 16-byte chunks of a row.
 
@@ -349,9 +232,6 @@ def _plan(
         cl = "true" if channels_last else "false"
         staged = channels_last or (STAGE_OUTPUTS and fixed and np.dtype(dtype).itemsize == 4)
         stage = "true" if staged else "false"
-        lanes = None if channels_last else plane_lanes(desc, dtype, small)
-        if lanes is not None:
-            return (desc, PlaneLaunch(desc, t, bi_c, lanes, _params(desc, 1, xs, rs, bs, ys), xs, aligned))
         fn = get_kernel("roi_align.cu", f"roi_align_avg<{t}, {bi_c}, {linear}, {off}, {vec}, {cl}, {stage}>")
         p = _params(desc, per_block, xs, rs, bs, ys, ow if channels_last else item_width(ow))
         return (desc, PackedLaunch(fn, (r, -(-c // per_block)), 256, 4, p))
