@@ -3,11 +3,11 @@
 Four-dimensional FLOAT32 / FLOAT16 tensors whose first two axes map every index to
 itself (only height and width resample, the common case) take ``resample_fwd_hw``: a
 thread per ``HW_OUTPUTS`` outputs of a row, its coordinates by fast division, the row's
-and columns' taps from two small tables. On rows of at least 32 x ``HW_OUTPUTS`` outputs
-a thread takes every 32nd output of its warp's run (coalesced table loads and stores,
-see :func:`strided_outputs`), on shorter rows adjacent ones. Everything else takes
-``resample_fwd``, which walks the taps of all four axes. All sum the same products in the
-same order: identical bits.
+and columns' taps (offsets and weights, one 16-byte record each) from two small tables.
+On rows of at least 32 x ``HW_OUTPUTS`` outputs a thread takes every 32nd output of its
+warp's run (coalesced table loads and stores, see :func:`strided_outputs`), on shorter
+rows adjacent ones. Everything else takes ``resample_fwd``, which walks the taps of all
+four axes. All sum the same products in the same order: identical bits.
 """
 
 from __future__ import annotations
@@ -67,18 +67,25 @@ def hw_params(out_shape: tuple[int, ...], xs: tuple[int, ...], ys: tuple[int, ..
     )
 
 
-def _axis_tables(axis: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """One axis's taps as (index pairs int32 [n, 2], weight pairs float32 [n, 2])."""
+def _axis_taps(axis: list[Any], stride: int) -> np.ndarray:
+    """One axis's taps as ``resample_fwd_hw``'s HWTaps records.
+
+    int32 [n, 4]: the two element offsets (index x ``stride``), then the bits of the two
+    float32 weights.
+    """
     first, weight = axis[0]
     if len(axis) == 1:  # nearest: one tap of weight 1
         second, w0, w1 = first, np.ones(first.size), np.zeros(first.size)
     else:
         second, w1 = axis[1]
         w0 = weight
-    idx = np.stack([first, second], axis=1).astype(np.int32)
+    out = np.empty((first.size, 4), dtype=np.int32)
+    out[:, 0] = np.asarray(first, np.int64) * stride
+    out[:, 1] = np.asarray(second, np.int64) * stride
     # float64 -> float32 rounds as resample_fwd's (Acc)w conversion does.
     w = np.stack([np.asarray(w0, np.float64), np.asarray(w1, np.float64)], axis=1).astype(np.float32)
-    return idx, w
+    out[:, 2:] = w.view(np.int32)
+    return out
 
 
 def _hw_launch(desc: Resample2Desc, x: Any, y: Any, xs: tuple[int, ...], ys: tuple[int, ...]) -> PackedLaunch | None:
@@ -92,7 +99,7 @@ def _hw_launch(desc: Resample2Desc, x: Any, y: Any, xs: tuple[int, ...], ys: tup
     if not use32:
         return None
     cp = cupy_module()
-    tables = [cp.asarray(t) for a in (2, 3) for t in _axis_tables(taps[a])]  # rows idx, w; columns idx, w
+    tables = [cp.asarray(_axis_taps(taps[a], xs[a])) for a in (2, 3)]  # rows, columns (offsets fit 32 bits)
     linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
     strided = "true" if strided_outputs(y.shape[3]) else "false"
     fn = get_kernel("resample.cu", f"resample_fwd_hw<{C_TYPES[x.dtype]}, {linear}, {HW_OUTPUTS}, {strided}>")

@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(256) resample_fwd(const T* __restrict__ x, T* 
 // RESAMPLE2 fast path, FLOAT32 / FLOAT16, when only the last two of four axes resample
 // (the first two map every index to itself with weight 1) and 32-bit offsets are exact:
 // a thread per M outputs of one row, its coordinates by fast division once, the row's
-// taps once and each column's as one int2 (indices) and one float2 (weights). The sum
+// taps once and each column's as one 16-byte HWTaps (offsets and weights). The sum
 // runs in resample_fwd's order with its rounding (its weight product 1 * 1 * wh * ww is
 // wh * ww, zero weights skipped), so the bits equal resample_fwd's.
 //
@@ -125,12 +125,23 @@ struct ResampleHWParams {
     i64 y_stride[4];  // OutputTensor
 };
 
+// One output index's two taps along an axis: element offsets (index x the input stride)
+// and weights, loaded as one 16-byte piece.
+struct __align__(16) HWTaps {
+    int off0, off1;
+    float w0, w1;
+};
+
+__device__ __forceinline__ HWTaps load_taps(const HWTaps* t) {
+    const int4 v = __ldg(reinterpret_cast<const int4*>(t));
+    return HWTaps{v.x, v.y, __int_as_float(v.z), __int_as_float(v.w)};
+}
+
 template <typename T, bool LINEAR, int M, bool STRIDED>
 __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, T* __restrict__ y,
-                                                       const int2* __restrict__ row_idx,
-                                                       const float2* __restrict__ row_w,
-                                                       const int2* __restrict__ col_idx,
-                                                       const float2* __restrict__ col_w, const ResampleHWParams p) {
+                                                       const HWTaps* __restrict__ row_taps,
+                                                       const HWTaps* __restrict__ col_taps,
+                                                       const ResampleHWParams p) {
     typedef typename Num<T>::Acc Acc;
     const u32 t = blockIdx.x * 256u + threadIdx.x;
     if (t >= (u32)p.count) return;
@@ -141,25 +152,23 @@ __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, 
     const u32 plane = item.plane, n = item.n, c = item.c;
     const T* xp = x + (int)n * (int)p.x_stride[0] + (int)c * (int)p.x_stride[1];
     T* yp = y + (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1] + oh * (int)p.y_stride[2];
-    const int xs2 = (int)p.x_stride[2], xs3 = (int)p.x_stride[3], ys3 = (int)p.y_stride[3];
+    const int ys3 = (int)p.y_stride[3];
     const int out_w = (int)p.out_w;
-    const int2 hi = row_idx[oh];
-    const float2 hw = row_w[oh];
-    const T* row[2] = {xp + hi.x * xs2, xp + hi.y * xs2};
-    const Acc wh[2] = {hw.x, hw.y};
+    const HWTaps hr = load_taps(row_taps + oh);
+    const T* row[2] = {xp + hr.off0, xp + hr.off1};
+    const Acc wh[2] = {hr.w0, hr.w1};
     T outs[M];
 #pragma unroll
     for (int m = 0; m < M; ++m) {
         const int ow = first + m * step;
         if (ow >= out_w) break;
-        const int2 wi = col_idx[ow];
+        const HWTaps hc = load_taps(col_taps + ow);
         T& out = outs[m];
         if (!LINEAR) {
-            out = row[0][wi.x * xs3];  // nearest neighbour: data movement, bit-exact
+            out = row[0][hc.off0];  // nearest neighbour: data movement, bit-exact
         } else {
-            const float2 ww = col_w[ow];
-            const int cols[2] = {wi.x * xs3, wi.y * xs3};
-            const Acc wc[2] = {ww.x, ww.y};
+            const int cols[2] = {hc.off0, hc.off1};
+            const Acc wc[2] = {hc.w0, hc.w1};
             // Branch-free: all four taps are loaded (their indices are clamped into the
             // input) and a tap of weight 0 keeps the sum as it was, as skipping it does.
             // One fused multiply-add per tap, as resample_fwd's contracted acc += w * x,
