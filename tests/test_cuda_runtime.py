@@ -1005,9 +1005,9 @@ def test_resample2_height_width_path_equals_the_general_kernel(
                 rs2.FAST_TYPES = saved
         got[fast] = flat.get()
         t, lin = ("float" if dtype == np.float32 else "half_t"), ("true" if mode == "LINEAR" else "false")
-        lanes = "true" if big[3] >= 128 else "false"
+        across_warp = "true" if big[3] >= 128 else "false"
         assert rs2.strided_outputs(big[3]) == (big[3] >= 128)
-        hw = launch.fn is get_kernel("resample.cu", f"resample_fwd_hw<{t}, {lin}, 4, {lanes}>")
+        hw = launch.fn is get_kernel("resample.cu", f"resample_fwd_hw<{t}, {lin}, 4, {across_warp}>")
         assert hw == (fast and scales[1] == 1.0)
     np.testing.assert_array_equal(got[True].view(np.uint8), got[False].view(np.uint8))
     _close(got[True], want, dtype)

@@ -29,7 +29,8 @@ BLOCK = 256
 FAST_TYPES = (np.dtype(np.float32), np.dtype(np.float16))
 """Data types of ``resample_fwd_hw``."""
 HW_OUTPUTS = 4
-"""Adjacent outputs of one row per thread of ``resample_fwd_hw`` (they share its decomposition and row taps)."""
+"""Outputs of one row per thread of ``resample_fwd_hw``, adjacent or 32 apart (:func:`strided_outputs`);
+they share the thread's decomposition and row taps."""
 
 
 STRIDED_OUTPUTS = True
@@ -41,8 +42,8 @@ def strided_outputs(out_w: int) -> bool:
 
     A warp then covers 32 x HW_OUTPUTS consecutive outputs and each of its loads of the
     column tables, the input and each store is one coalesced run. With adjacent outputs
-    per thread (one vector store each), the lanes' column-table entries lie HW_OUTPUTS
-    entries apart, so each table load of a warp spans 8 cache lines: on the H100 that
+    per thread (one vector store each), the lanes' column-table records lie HW_OUTPUTS
+    apart, so each table load of a warp spans several cache lines: on the H100 that
     bounded the 2x upsample of the benchmark (docs/performance.md). Rows shorter than
     32 x HW_OUTPUTS keep adjacent outputs, so no lanes idle.
     """

@@ -92,8 +92,8 @@ __global__ void __launch_bounds__(256) resample_fwd(const T* __restrict__ x, T* 
 // STRIDED: a warp takes 32 x M consecutive outputs of a row and a thread every 32nd of
 // them, so each of its column-table loads, input loads and stores is one coalesced run
 // across the warp (rows of at least 32 x M outputs). Otherwise a thread takes M adjacent
-// outputs and stores them as one vector; its table loads are then 8 bytes from every
-// 32-byte stretch (lanes M entries apart), so a warp's load spans 8 cache lines.
+// outputs and stores them as one vector; the lanes' column records are then M apart, so
+// a warp's table load spans M x 4 cache lines.
 // M adjacent elements stored as one vector (M * sizeof(T) bytes, aligned by the host).
 template <typename T, int M> struct VecStore {
     static __device__ __forceinline__ void store(T* p, const T (&v)[M]) {
