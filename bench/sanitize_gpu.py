@@ -181,15 +181,12 @@ for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
         oh = (shape[2] + 2 * pad[0] - win[0]) // st[0] + 1
         ow = (shape[3] + 2 * pad[1] - win[1]) // st[1] + 1
         dyh = rng.standard_normal((shape[0], shape[1], oh, ow)).astype(dtype)
+        window = dict(strides=st, window_size=win, start_padding=pad, end_padding=pad, dilations=(1, 1))
         desc = MaxPoolingGradDesc(
             input_tensor=TensorDesc(data_type=name, sizes=shape),
             input_gradient_tensor=TensorDesc(data_type=name, sizes=dyh.shape),
             output_gradient_tensor=TensorDesc(data_type=name, sizes=shape),
-            strides=st,
-            window_size=win,
-            start_padding=pad,
-            end_padding=pad,
-            dilations=(1, 1),
+            **window,
         )
         want = dmlops.execute(desc, {"InputTensor": xh, "InputGradientTensor": dyh})["OutputGradientTensor"]
         gx, gdy = cp.asarray(xh), cp.asarray(dyh)
@@ -206,11 +203,7 @@ for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
             input_tensor=TensorDesc(data_type=name, sizes=shape),
             output_tensor=TensorDesc(data_type=name, sizes=dyh.shape),
             output_indices_tensor=TensorDesc(data_type="UINT32", sizes=dyh.shape),
-            strides=st,
-            window_size=win,
-            start_padding=pad,
-            end_padding=pad,
-            dilations=(1, 1),
+            **window,
         )
         want_pool = dmlops.execute(pdesc, {"InputTensor": xh})
         got_pool = dmlops.execute(pdesc, {"InputTensor": gx}, backend="cuda")
