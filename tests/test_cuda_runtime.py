@@ -697,6 +697,112 @@ def test_roi_align_huge_regions_finish(gpu, layout, reduce) -> None:
         assert got[0, :, 0, 0].tolist() == [-1.0] * c and got[0, :, 1, 1].tolist() == [2.0] * c
 
 
+def _plane_path_used(cuda_roi) -> bool:
+    return any(isinstance(plan[1], cuda_roi.PlaneLaunch) for plan in cuda_roi._PLANS.plans.values())
+
+
+@pytest.mark.parametrize("dtype, dml", [(np.float32, "FLOAT32"), (np.float16, "FLOAT16")])
+@pytest.mark.parametrize("mode", ["LINEAR", "NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("sr", [1, 2, 3, 0])
+@pytest.mark.parametrize("layout", ["contiguous", "padded rows", "misaligned base"])
+@pytest.mark.parametrize("oob, out", [(0.0, (7, 7)), (0.5, (5, 9)), (float("nan"), (3, 2))])
+def test_roi_align_plane_major(gpu, monkeypatch, dtype, dml, mode, sr, layout, oob, out) -> None:
+    """AVERAGE with many ROIs per batch item takes the plane-major kernel (a block per input
+    plane in shared memory) and matches the reference: ROIs overhanging each side, outside
+    the input, reversed, point-sized and wider than the input; non-finite inputs; NaN and
+    finite OutOfBoundsInputValue; dense, padded-row (element copy) and misaligned inputs;
+    strided outputs whose other elements stay untouched; blocks of 16 ROIs (several per
+    plane, some without a ROI of their batch item)."""
+    from dmlops.cuda import roi_align as cuda_roi
+
+    cp = gpu
+    monkeypatch.setattr(cuda_roi, "_PLANS", type(cuda_roi._PLANS)())
+    monkeypatch.setattr(cuda_roi, "PLANE_MAX_CHUNK", 16)
+    rng = np.random.default_rng(17)
+    n, c, h, w, r = 3, 4, 21, 26, 100
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    x[0, 1, 5, 9] = np.inf
+    x[1, 2, 7, 20] = np.nan
+    x[2, 3, 10, 0] = -np.inf
+    boxes = rng.uniform(-20, 120, size=(r, 4)).astype(dtype)
+    boxes[:6] = [[-30, -30, 140, 120], [17.5, 19.5, 17.5, 19.5], [90, 8, 10, 70], [200, 200, 260, 230],
+                 [0, 0, 104, 84], [-10, 40, 30, -8]]  # fmt: skip
+    batch = rng.integers(0, n - 1, size=r).astype(np.uint32)  # batch item 2 has no ROI
+    oh, ow = out
+    out_strides = (c * oh * (ow + 3) + 2, oh * (ow + 3), ow + 3, 1)
+    desc = _roi_desc(n, c, h, w, r, dml, sr=sr, mode=mode, oob=oob, out=out, out_strides=out_strides)
+    size = desc.output_tensor.total_tensor_size_in_bytes // np.dtype(dtype).itemsize
+    feeds = {"ROITensor": boxes, "BatchIndicesTensor": batch}
+    want = np.full(size, -7.0, dtype=dtype)
+    dmlops.execute(desc, {"InputTensor": x, **feeds}, outputs={"OutputTensor": want})
+    if layout == "misaligned base":
+        xd = cp.zeros(x.size + 1, dtype=dtype)[1:].reshape(x.shape)
+        xd[...] = cp.asarray(x)
+    elif layout == "padded rows":
+        xd = cp.zeros((n, c, h, w + 6), dtype=dtype)[..., 3 : 3 + w]
+        xd[...] = cp.asarray(x)
+    else:
+        xd = cp.asarray(x)
+    got = cp.full(size, -7.0, dtype=dtype)
+    dmlops.execute(
+        desc,
+        {"InputTensor": xd, **{k: cp.asarray(v) for k, v in feeds.items()}},
+        outputs={"OutputTensor": got},
+        backend="cuda",
+    )
+    assert _plane_path_used(cuda_roi)
+    _close(got.get(), want, dtype)
+
+
+@pytest.mark.parametrize("dtype, dml", [(np.float32, "FLOAT32"), (np.float16, "FLOAT16")])
+def test_roi_align_plane_major_wide_columns(gpu, monkeypatch, dtype, dml) -> None:
+    """Adaptive sampling of regions as wide as a 250-pixel input in 3 output columns: an
+    output column has about 90 column taps, more than a warp's 32 lanes, so its taps span
+    four 32-lane segments of the plane-major kernel; repeated calls give identical bits."""
+    from dmlops.cuda import roi_align as cuda_roi
+
+    cp = gpu
+    monkeypatch.setattr(cuda_roi, "_PLANS", type(cuda_roi._PLANS)())
+    rng = np.random.default_rng(23)
+    n, c, h, w, r = 1, 3, 40, 250, 40
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    boxes = np.stack(
+        [rng.uniform(-20, 10, r), rng.uniform(0, 10, r), rng.uniform(240, 270, r), rng.uniform(20, 45, r)], 1
+    ).astype(dtype)
+    batch = np.zeros(r, np.uint32)
+    desc = _roi_desc(n, c, h, w, r, dml, sr=0, out=(4, 3), scale=(1.0, 1.0), oob=0.25)
+    want = dmlops.execute(desc, {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": batch})["OutputTensor"]
+    feeds = {"InputTensor": cp.asarray(x), "ROITensor": cp.asarray(boxes), "BatchIndicesTensor": cp.asarray(batch)}
+    got = dmlops.execute(desc, feeds, backend="cuda")["OutputTensor"]
+    assert _plane_path_used(cuda_roi)
+    _close(got.get(), want, dtype)
+    again = dmlops.execute(desc, feeds, backend="cuda")["OutputTensor"]
+    assert cp.array_equal(got, again)
+
+
+def test_roi_align_plane_major_is_chosen_where_it_pays(gpu) -> None:
+    """The plane-major kernel serves AVERAGE over FLOAT32/FLOAT16 non-channels-last inputs
+    with at least PLANE_MIN_ROIS ROIs per batch item, planes that fit in shared memory and
+    at most PLANE_MAX_LANES column taps per output column; other descs keep roi_align_avg."""
+    import dataclasses
+
+    from dmlops.cuda import roi_align as cuda_roi
+
+    desc = _roi_desc(2, 8, 200, 200, 1000, "FLOAT32", sr=2, out=(7, 7))
+    dense = (8 * 200 * 200, 200 * 200, 200, 1)
+    assert cuda_roi.plane_caps(desc, np.float32, dense) == (4 + 6, 4 + 6)
+    assert cuda_roi.plane_caps(_roi_desc(2, 8, 200, 200, 1000, "FLOAT32", sr=0), np.float32, dense) == (206, 206)
+    assert cuda_roi.plane_caps(desc, np.float32, (8 * 200 * 200, 1, 200 * 8, 8)) is None  # channels last
+    assert cuda_roi.plane_caps(dataclasses.replace(desc, reduction_function="MAX"), np.float32, dense) is None
+    few = _roi_desc(64, 8, 200, 200, 1000, "FLOAT32", sr=2)
+    assert cuda_roi.plane_caps(few, np.float32, (8 * 200 * 200, 200 * 200, 200, 1)) is None  # 15.6 ROIs per item
+    big = _roi_desc(1, 2, 300, 300, 1000, "FLOAT32", sr=2)
+    assert cuda_roi.plane_caps(big, np.float32, (2 * 90000, 90000, 300, 1)) is None  # 360 KB plane
+    assert cuda_roi.plane_caps(_roi_desc(1, 2, 300, 300, 1000, "FLOAT16", sr=2), np.float16, (0, 90000, 300, 1))
+    wide = _roi_desc(1, 2, 20, 2000, 1000, "FLOAT32", sr=0)
+    assert cuda_roi.plane_caps(wide, np.float32, (0, 40000, 2000, 1)) is None  # up to 2000 column taps
+
+
 @pytest.mark.parametrize("spins", [20000, 0])
 def test_roi_align_verdict_wait(gpu, monkeypatch, spins) -> None:
     """The host gets the check's verdict by polling the pinned word or by the fall-back

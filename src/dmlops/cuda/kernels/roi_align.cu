@@ -808,6 +808,328 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
 }
 
 // ---------------------------------------------------------------------------------------
+// AVERAGE, plane-major: roi_plane_tables, then roi_align_planes.
+//
+// roi_align_avg runs a block per (ROI, channel group), so every ROI fetches the 32-byte
+// sectors of its taps from the L2 once per channel: 23.3 M sectors (0.75 GB) for the
+// benchmark's 1000 ROIs at sr=2 and 43.3 M (1.38 GB) with adaptive sampling, which bound
+// it (docs/performance.md). Here a block copies one input plane (batch item, channel)
+// into shared memory and evaluates every ROI of that batch item from there, so the input
+// crosses the L2 once. It serves AVERAGE over FLOAT32 / FLOAT16 planes that fit in shared
+// memory.
+//
+// roi_plane_tables (a block per ROI) first writes each ROI's separable form once, as
+// roi_align_avg builds it (merged taps with summed weights, axis_taps): per output row
+// its row taps (offsets into the plane's dense copy, weights), per output column its
+// column taps (columns, weights divided by the samples per output), the in-bounds sample
+// counts, and the lanes per output column (a power of two). Only the run of in-bounds
+// samples of each output is visited (in_bounds_run), so a region far larger than the
+// input costs what reads the input.
+//
+// roi_align_planes: a warp per (ROI, plane) at a time. Each lane takes one column tap:
+// output column ow's taps go to `lanes` neighbouring lanes (a power of two; more than 32
+// means several 32-lane segments per column). For each output row the lane sums its
+// column's row taps (one shared-memory load per row tap: the warp's load reads the row's
+// taps of every output column at once), multiplies by its column weight, and the lanes
+// of an output column add up by xor shuffles; the first lane writes the output. The
+// additions run in a fixed order, so results repeat run to run.
+#define ROI_PLANE_THREADS 1024
+#define ROI_PLANE_SEGMENTS 8  // 32-lane segments per output column at most: 256 column taps
+#define ROI_PLANE_ROWS 128    // row taps of one ROI in a warp's shared copy (more are read from global memory)
+#define ROI_PLANE_OUT 64      // output rows of one ROI in a warp's shared copy (OutputHeight <= 64)
+
+typedef TapEntry<u32, float> PlaneTap;
+
+struct PlaneParams {
+    i64 chunk;        // ROIs (by index) per block along gridDim.y
+    i64 x_cap, y_cap; // table entries per output column / row
+    i64 meta;         // ints per ROI in `meta`: batch, lanes, then per row n, inside, per column n, inside
+    i64 vec_copy;     // dense, 16-byte aligned planes: copied in 16-byte pieces
+    i64 plane_elems;  // InputHeight x InputWidth
+};
+
+// Merged taps of output o along one axis, visiting only its in-bounds samples (their
+// count to `inside`); at most `cap` entries are written.
+template <bool LINEAR>
+__device__ int plane_axis_taps(const AxisSetup& a, int o, double out_offset, double in_offset, i64 length,
+                               i64 stride, double scale, PlaneTap* out, int cap, int& inside) {
+    i64 lo, hi;
+    in_bounds_run(a, (i64)o * a.samples, (i64)(o + 1) * a.samples, out_offset, in_offset, length, lo, hi);
+    inside = (int)(hi - lo);
+    TapMerger<u32, float> m(stride, scale, out);
+    // The merger holds up to 3 entries back and flushes up to 2 per sample: stopping 5
+    // short of `cap` keeps every write inside the table (the host's cap leaves that room).
+    for (i64 j = lo; j < hi && m.n < cap - 5; ++j) {
+        const Tap s = make_tap<LINEAR>(a, j, out_offset, in_offset, length);
+        if (LINEAR) {
+            m.add(s.first, 1.0 - s.weight);
+            m.add(s.second, s.weight);
+        } else {
+            m.add(s.first, 1.0);
+        }
+    }
+    return m.finish();
+}
+
+template <typename T, typename BI, bool LINEAR>
+__global__ void __launch_bounds__(128) roi_plane_tables(const T* __restrict__ rois, const BI* __restrict__ batch,
+                                                        int* __restrict__ meta, double* __restrict__ totals,
+                                                        PlaneTap* __restrict__ xe, PlaneTap* __restrict__ ye,
+                                                        const RoiParams p, const PlaneParams q) {
+    __shared__ int most;
+    const i64 r = blockIdx.x;
+    const int t = threadIdx.x, out_h = (int)p.out_h, out_w = (int)p.out_w;
+    const RoiSetup s = roi_setup(rois, batch, r, p);
+    const double total = (double)s.ay.samples * (double)s.ax.samples;
+    int* m = meta + r * q.meta;
+    if (t == 0) most = 1;
+    __syncthreads();
+    if (t < out_w) {
+        int inside;
+        // Offsets in bytes of the plane's dense copy.
+        const int n = plane_axis_taps<LINEAR>(s.ax, t, p.out_offset, p.in_offset, p.in_w, sizeof(T), 1.0 / total,
+                                              xe + (r * out_w + t) * q.x_cap, (int)q.x_cap, inside);
+        m[2 + 2 * out_h + 2 * t] = n;
+        m[3 + 2 * out_h + 2 * t] = inside;
+        atomicMax(&most, n);
+    } else if (t >= 64 && t - 64 < out_h) {
+        int inside;
+        const int n = plane_axis_taps<LINEAR>(s.ay, t - 64, p.out_offset, p.in_offset, p.in_h, p.in_w * sizeof(T), 1.0,
+                                              ye + (r * out_h + t - 64) * q.y_cap, (int)q.y_cap, inside);
+        m[2 + 2 * (t - 64)] = n;
+        m[3 + 2 * (t - 64)] = inside;
+    }
+    __syncthreads();
+    if (t == 0) {
+        int lanes = 1;
+        while (lanes < most) lanes <<= 1;
+        m[0] = (int)s.batch;
+        m[1] = lanes;
+        totals[r] = total;
+    }
+}
+
+// Copies plane `base` (InputHeight x InputWidth through the input strides) into the
+// dense shared copy `dst`.
+template <typename T>
+__device__ __forceinline__ void copy_plane(const T* base, T* dst, const RoiParams& p, const PlaneParams& q) {
+    if (q.vec_copy) {
+        const uint4* src = reinterpret_cast<const uint4*>(base);
+        uint4* out = reinterpret_cast<uint4*>(dst);
+        const int n = (int)(q.plane_elems * (i64)sizeof(T) / 16);
+        for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = __ldg(src + i);
+        return;
+    }
+    const int w = (int)p.in_w, n = (int)q.plane_elems;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const int row = i / w, col = i - row * w;
+        dst[i] = base[row * p.x_stride[2] + col * p.x_stride[3]];
+    }
+}
+
+// An asynchronous 8-byte copy from global to shared memory (cp.async: no register is
+// tied up waiting for it; cp_async_wait_all waits for the thread's copies).
+__device__ __forceinline__ void cp_async8(void* dst, const void* src) {
+    const u32 at = (u32)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(at), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// A warp-wide exclusive prefix sum.
+__device__ __forceinline__ int warp_exclusive_sum(int v, int lane) {
+    int sum = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int other = __shfl_up_sync(0xffffffffu, sum, o);
+        if (lane >= o) sum += other;
+    }
+    return sum - v;
+}
+
+// Shared-memory loads through 32-bit shared addresses (the generic pointers the compiler
+// would otherwise form cost a conversion and 64-bit arithmetic per load).
+__device__ __forceinline__ uint2 lds_u2(u32 at) {
+    uint2 v;
+    asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(at));
+    return v;
+}
+template <typename T> __device__ __forceinline__ float lds_acc(u32 at);
+template <> __device__ __forceinline__ float lds_acc<float>(u32 at) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(at));
+    return v;
+}
+template <> __device__ __forceinline__ float lds_acc<half_t>(u32 at) {
+    unsigned short b;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(b) : "r"(at));
+    return h2f(half_t{b});
+}
+
+// The sum over one output row's taps (row byte offsets and weights) of the lane's
+// column (byte offset `col`), the row taps read from shared memory at `rows`.
+template <typename T>
+__device__ __forceinline__ float column_sum(u32 plane, u32 rows, int ny, u32 col) {
+    float acc = 0.0f;
+#pragma unroll 4
+    for (int f = 0; f < ny; ++f) {
+        const uint2 e = lds_u2(rows + 8u * (u32)f);
+        acc = fmaf(__uint_as_float(e.y), lds_acc<T>(plane + e.x + col), acc);
+    }
+    return acc;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(ROI_PLANE_THREADS, 1)
+    roi_align_planes(const T* __restrict__ x, const int* __restrict__ meta, const double* __restrict__ totals,
+                     const PlaneTap* __restrict__ xe, const PlaneTap* __restrict__ ye, T* __restrict__ y,
+                     const RoiParams p, const PlaneParams q) {
+    extern __shared__ __align__(16) unsigned char s_dynamic[];
+    const int warps = blockDim.x >> 5;
+    const i64 plane_bytes = (q.plane_elems * (i64)sizeof(T) + 15) & ~(i64)15;
+    T* const s_plane = reinterpret_cast<T*>(s_dynamic);
+    PlaneTap* const s_rows_all = reinterpret_cast<PlaneTap*>(s_dynamic + plane_bytes);
+    int2* const s_meta_all = reinterpret_cast<int2*>(s_rows_all + warps * ROI_PLANE_ROWS);
+    u16* const s_list = reinterpret_cast<u16*>(s_meta_all + warps * ROI_PLANE_OUT);
+    __shared__ int s_count, s_next;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, out_h = (int)p.out_h, out_w = (int)p.out_w;
+    PlaneTap* const s_rows = s_rows_all + warp * ROI_PLANE_ROWS;
+    int2* const s_meta = s_meta_all + warp * ROI_PLANE_OUT;
+    const u32 plane_at = (u32)__cvta_generic_to_shared(s_plane);
+    const u32 rows_at = (u32)__cvta_generic_to_shared(s_rows);
+    const i64 plane = blockIdx.x, n = plane / p.channels, c = plane - n * p.channels;
+    const i64 r0 = (i64)blockIdx.y * q.chunk;
+    const i64 r1 = r0 + q.chunk < p.num_rois ? r0 + q.chunk : p.num_rois;
+    // This block's ROIs of batch item n (any order: each output is computed alike).
+    if (threadIdx.x == 0) s_count = 0, s_next = 0;
+    __syncthreads();
+    for (i64 base = r0; base < r1; base += blockDim.x) {
+        const i64 r = base + threadIdx.x;
+        const bool mine = r < r1 && (i64)meta[r * q.meta] == n;
+        const u32 ballot = __ballot_sync(0xffffffffu, mine);
+        int first = 0;
+        if (lane == 0 && ballot != 0u) first = atomicAdd(&s_count, __popc(ballot));
+        first = __shfl_sync(0xffffffffu, first, 0);
+        if (mine) s_list[first + __popc(ballot & ((1u << lane) - 1u))] = (u16)(r - r0);
+    }
+    __syncthreads();
+    const int count = s_count;
+    if (count == 0) return;
+    copy_plane(x + n * p.x_stride[0] + c * p.x_stride[1], s_plane, p, q);
+    __syncthreads();
+
+    for (;;) {
+        int i = 0;
+        if (lane == 0) i = atomicAdd(&s_next, 1);
+        i = __shfl_sync(0xffffffffu, i, 0);
+        if (i >= count) break;
+        const i64 r = r0 + s_list[i];
+        const int* m = meta + r * q.meta;
+        const int* my = m + 2;              // per output row: taps, in-bounds samples
+        const int* mx = m + 2 + 2 * out_h;  // per output column
+        const PlaneTap* rows_r = ye + r * out_h * q.y_cap;
+        // Output rows lane and lane + 32: their taps go to the warp's shared copy, packed
+        // (every copy in flight at once), with (taps | first tap << 16, in-bounds samples).
+        int at = 0;
+#pragma unroll
+        for (int h2 = 0; h2 < 2; ++h2) {
+            const int oh = lane + 32 * h2;
+            const int ny = oh < out_h ? my[2 * oh] : 0;
+            const int in = oh < out_h ? my[2 * oh + 1] : 0;
+            const int first = at + warp_exclusive_sum(ny, lane);
+            at = __shfl_sync(0xffffffffu, first + ny, 31);
+            if (oh < out_h) s_meta[oh] = make_int2(ny | (first << 16), in);
+        }
+        // All of the ROI's row taps fit in the warp's copy (else it is evaluated from
+        // global memory, below).
+        const bool staged = at <= ROI_PLANE_ROWS;
+        __syncwarp();
+        if (staged) {
+            for (int oh = 0; oh < out_h; ++oh) {
+                const int2 mo = s_meta[oh];
+                const int ny = mo.x & 0xffff, first = mo.x >> 16;
+                for (int f = lane; f < ny; f += 32) cp_async8(s_rows + first + f, rows_r + oh * q.y_cap + f);
+            }
+        }
+        const int lanes = m[1];
+        const double total = totals[r];
+        const int group = lanes < 32 ? lanes : 32;  // lanes of a column in one segment
+        const int log_group = __ffs(group) - 1;
+        const int per_seg = 32 >> log_group;           // columns per segment
+        const int segs = lanes > 32 ? lanes >> 5 : 1;  // segments per column
+        bool waited = false;
+        for (int ow0 = 0; ow0 < out_w; ow0 += per_seg) {
+            const int ow = ow0 + (lane >> log_group), k0 = lane & (group - 1);
+            const bool col_ok = ow < out_w;
+            const int nx = col_ok ? mx[2 * ow] : 0;
+            const int x_in = col_ok ? mx[2 * ow + 1] : 0;
+            const PlaneTap* cols = xe + (r * out_w + (col_ok ? ow : 0)) * q.x_cap;
+            T* out = y + r * p.y_stride[0] + c * p.y_stride[1] + (col_ok ? ow : 0) * p.y_stride[3];
+            if (segs == 1 && staged) {
+                // One segment per output column (every fixed sampling of a few samples).
+                const PlaneTap e = k0 < nx ? cols[k0] : PlaneTap{0u, 0.0f};
+                const u32 col = e.off;
+                const float wx = e.weight;
+                if (!waited) {
+                    cp_async_wait_all();
+                    __syncwarp();
+                    waited = true;
+                }
+                for (int oh = 0; oh < out_h; ++oh) {
+                    const int2 mo = s_meta[oh];
+                    const float acc = column_sum<T>(plane_at, rows_at + 8u * (u32)(mo.x >> 16), mo.x & 0xffff, col);
+                    float v = wx != 0.0f ? wx * acc : 0.0f;  // a lane without a tap adds nothing (no 0 x inf)
+                    for (int o = group >> 1; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+                    if (col_ok && k0 == 0) *out = Num<T>::from_acc(finish_average(v, mo.y, x_in, total, p.oob));
+                    out += p.y_stride[2];
+                }
+                continue;
+            }
+            // Several segments per output column, or row taps read from global memory.
+            u32 col[ROI_PLANE_SEGMENTS];
+            float wx[ROI_PLANE_SEGMENTS];
+#pragma unroll
+            for (int sg = 0; sg < ROI_PLANE_SEGMENTS; ++sg) {
+                const int k = k0 + 32 * sg;
+                const PlaneTap e = sg < segs && k < nx ? cols[k] : PlaneTap{0u, 0.0f};
+                col[sg] = e.off;
+                wx[sg] = e.weight;
+            }
+            if (!waited) {
+                cp_async_wait_all();
+                __syncwarp();
+                waited = true;
+            }
+            for (int oh = 0; oh < out_h; ++oh) {
+                const int2 mo = s_meta[oh];
+                const int ny = mo.x & 0xffff;
+                float v = 0.0f;
+#pragma unroll
+                for (int sg = 0; sg < ROI_PLANE_SEGMENTS; ++sg) {
+                    if (sg < segs) {
+                        float acc;
+                        if (staged) {
+                            acc = column_sum<T>(plane_at, rows_at + 8u * (u32)(mo.x >> 16), ny, col[sg]);
+                        } else {
+                            acc = 0.0f;
+                            const PlaneTap* rows = rows_r + oh * q.y_cap;
+                            for (int f = 0; f < ny; ++f) {
+                                const PlaneTap e = rows[f];
+                                acc = fmaf(e.weight, lds_acc<T>(plane_at + e.off + col[sg]), acc);
+                            }
+                        }
+                        if (wx[sg] != 0.0f) v = fmaf(wx[sg], acc, v);  // no 0 x inf from a lane without a tap
+                    }
+                }
+                for (int o = group >> 1; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+                if (col_ok && k0 == 0) *out = Num<T>::from_acc(finish_average(v, mo.y, x_in, total, p.oob));
+                out += p.y_stride[2];
+            }
+        }
+        __syncwarp();  // the warp's shared copies are rewritten for its next ROI
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // The batch-index check (ruling 3): one block finds the lowest ROI whose BatchIndicesTensor
 // value is outside [0, BatchCount) (all ones when none) and writes it straight into the
 // host's pinned word through its mapped address, so no memset or copy is queued beside it.
