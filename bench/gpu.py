@@ -49,7 +49,6 @@ ROWS: list[dict[str, Any]] = []
 MAXPOOL_VARIANTS: list[str] = []
 """2-D max-pool-grad variants also timed as the default (--maxpool-variant)."""
 ROI_VARIANTS: dict[str, dict[str, Any]] = {
-    "roi_align_avg (plane-major kernel off)": {"PLANE_MAJOR": False},
     "outputs stored directly, not staged": {"STAGE_OUTPUTS": False},
     "work items not padded (7 per channel)": {"PAD_COLUMNS": False},
 }

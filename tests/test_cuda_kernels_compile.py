@@ -161,13 +161,6 @@ NAMES = {
             ("false", "true", "true"),
         )
     ]
-    + [
-        f"roi_plane_tables<{t}, {b}, {lin}>"
-        for t in ("float", "half_t")
-        for b in ("u32", "u64")
-        for lin in ("true", "false")
-    ]
-    + [f"roi_align_planes<{t}>" for t in ("float", "half_t")]
     + [f"roi_batch_check<{b}>" for b in ("u32", "u64")],
 }
 

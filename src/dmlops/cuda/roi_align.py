@@ -35,7 +35,6 @@ is idle.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -70,24 +69,6 @@ count, where it measured faster on the H100 (sr=2 181.9 vs 190.6 µs); FLOAT16 (
 sampling (500.0 vs 492.6 µs) store directly. Channels-last strides always stage: their
 direct stores scatter a sector per channel (277 -> 139 µs)."""
 
-
-PLANE_MAJOR = True
-"""Whether ``roi_align_planes`` (a block per input plane, :class:`PlaneLaunch`) serves the
-AVERAGE descs it can (:func:`plane_caps`)."""
-PLANE_MIN_ROIS = 32
-"""ROIs per batch item (on average) from which a block per plane pays for copying the plane."""
-PLANE_MAX_LANES = 256
-"""Column taps per output column that ``roi_align_planes`` holds (32 x its ROI_PLANE_SEGMENTS)."""
-PLANE_MAX_CHUNK = 8192
-"""ROIs per block of ``roi_align_planes`` at most (its shared ROI list holds 16-bit entries)."""
-PLANE_MAX_TABLE_BYTES = 256 * 2**20
-"""Largest per-call table scratch of ``roi_plane_tables``; larger tables take ``roi_align_avg``."""
-PLANE_ROWS = 128
-"""Row taps of one ROI that a warp of ``roi_align_planes`` copies to shared memory (its ROI_PLANE_ROWS)."""
-PLANE_WARP_BYTES = 8 * PLANE_ROWS + 8 * SEPARABLE_MAX_OUT
-"""Shared memory per warp of ``roi_align_planes`` besides the plane: its ROI's row taps and row counts."""
-PLANE_TABLE_SLACK = 6
-"""Table entries per output beyond the most it can hold (``plane_axis_taps`` stops 5 short)."""
 
 CHECK_THREADS = 1024
 """Threads of ``roi_batch_check``'s one block (its ROI_CHECK_THREADS)."""
@@ -210,107 +191,6 @@ def _params(
     )
 
 
-@functools.cache
-def _device_limits_of(device: int) -> tuple[int, int, int]:
-    attributes = cupy_module().cuda.Device(device).attributes
-    return (
-        int(attributes["MultiProcessorCount"]),
-        int(attributes["MaxSharedMemoryPerBlockOptin"]),
-        int(attributes["MaxSharedMemoryPerMultiprocessor"]),
-    )
-
-
-def _device_limits() -> tuple[int, int, int]:
-    """The current device's multiprocessors, shared memory per block (opt-in) and per multiprocessor."""
-    return _device_limits_of(current_device())
-
-
-def plane_caps(desc: RoiAlignDesc, dtype: Any, xs: Any) -> tuple[int, int] | None:
-    """Table entries per output column and row of ``roi_align_planes``, or None where it cannot serve ``desc``.
-
-    The plane-major path takes AVERAGE over FLOAT32 / FLOAT16 inputs whose channel stride
-    is not 1 (a channels-last plane would be copied element by element, a sector each),
-    with enough ROIs per batch item, a plane that fits in shared memory, at most
-    PLANE_MAX_LANES column taps per output column and tables within PLANE_MAX_TABLE_BYTES.
-    An output's merged taps are at most taps x samples, and at most the axis's extent
-    (the taps of consecutive samples are monotonic, so each index is merged once).
-    """
-    n, c, h, w = desc.input_tensor.sizes
-    r, _, oh, ow = desc.output_tensor.sizes
-    if not PLANE_MAJOR or desc.reduction_function is not ReduceFunction.AVERAGE or (xs[1] == 1 and c > 1):
-        return None
-    if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float16)) or r < PLANE_MIN_ROIS * n:
-        return None
-    taps = (2 if desc.interpolation_mode is InterpolationMode.LINEAR else 1) * desc.maximum_samples_per_output
-    x_most, y_most = min(taps, w), min(taps, h)
-    x_cap, y_cap = x_most + PLANE_TABLE_SLACK, y_most + PLANE_TABLE_SLACK
-    table_bytes = 8 * r * (ow * x_cap + oh * y_cap)
-    plane_bytes = h * w * np.dtype(dtype).itemsize
-    limit = _device_limits()[1]
-    if x_most > PLANE_MAX_LANES or table_bytes > PLANE_MAX_TABLE_BYTES or plane_bytes + 32 * PLANE_WARP_BYTES + 64 + 2 * 1024 > limit:
-        return None
-    return x_cap, y_cap
-
-
-class PlaneLaunch:
-    """``roi_plane_tables`` then ``roi_align_planes``, with per-call tables from CuPy's pool.
-
-    Called with the pointers of the input, ROIs, batch indices and output, like the
-    PackedLaunch of the other kernels.
-    """
-
-    def __init__(
-        self, desc: RoiAlignDesc, t: str, bi_c: str, p: np.void, xs: Any, aligned: bool, caps: tuple[int, int]
-    ) -> None:
-        n, c, h, w = desc.input_tensor.sizes
-        r, _, oh, ow = desc.output_tensor.sizes
-        itemsize = 2 if t == "half_t" else 4
-        sms, per_block, per_sm = _device_limits()
-        plane_bytes = h * w * itemsize
-        planes = n * c
-        # ROIs split by index range along the grid's y: enough blocks for the device, and
-        # no more ROIs per block than the shared list (after the plane's copy) holds.
-        # Two blocks of 512 threads share a multiprocessor where two planes fit.
-        threads = 512 if 2 * (plane_bytes + 16 * PLANE_WARP_BYTES + 2 * 1024 + 64) <= per_sm else 1024
-        list_at = -(-plane_bytes // 16) * 16 + threads // 32 * PLANE_WARP_BYTES
-        most = min(PLANE_MAX_CHUNK, (per_block - 64 - list_at) // 2)
-        chunks = max(1, -(-2 * sms // planes), -(-r // most))
-        chunk = -(-r // chunks)
-        shared = list_at + 2 * chunk
-        dense = xs[3] == 1 and xs[2] == w
-        vec = dense and aligned and plane_bytes % 16 == 0 and all(s * itemsize % 16 == 0 for s in xs[:2])
-        self._meta = 2 + 2 * oh + 2 * ow
-        q = params(
-            ("chunk", "i8", chunk),
-            ("x_cap", "i8", caps[0]),
-            ("y_cap", "i8", caps[1]),
-            ("meta", "i8", self._meta),
-            ("vec_copy", "i8", int(vec)),
-            ("plane_elems", "i8", h * w),
-        )
-        linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
-        tables = get_kernel("roi_align.cu", f"roi_plane_tables<{t}, {bi_c}, {linear}>")
-        kernel = get_kernel("roi_align.cu", f"roi_align_planes<{t}>")
-        from cupy_backends.cuda.api import driver
-
-        # The plane's copy is dynamic shared memory beyond the default 48 KB per block.
-        driver.funcSetAttribute(int(kernel.ptr), driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-        self._tables = PackedLaunch(tables, r, 128, 6, p, q)
-        self._planes = PackedLaunch(kernel, (planes, chunks), threads, 6, p, q, shared=shared)
-        self._sizes = (r * self._meta * 4, r * 8, r * ow * caps[0] * 8, r * oh * caps[1] * 8)
-        self._cp = cupy_module()
-
-    def __call__(self, x: int, rois: int, bi: int, y: int) -> None:
-        """Launch both kernels on CuPy's current stream."""
-        offsets = [0]
-        for size in self._sizes:
-            offsets.append(offsets[-1] + -(-size // 256) * 256)
-        scratch = self._cp.empty(offsets[-1], dtype=np.uint8)
-        meta, totals, xe, ye = (scratch.data.ptr + o for o in offsets[:4])
-        self._tables(rois, bi, meta, totals, xe, ye)
-        self._planes(x, meta, totals, xe, ye, y)
-
-
 def _chunked_rows(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> bool:
     """Whether ``roi_align_avg`` may read the input in aligned 16-byte chunks of a row.
 
@@ -352,9 +232,6 @@ def _plan(
         cl = "true" if channels_last else "false"
         staged = channels_last or (STAGE_OUTPUTS and fixed and np.dtype(dtype).itemsize == 4)
         stage = "true" if staged else "false"
-        caps = plane_caps(desc, dtype, xs)
-        if caps is not None:
-            return (desc, PlaneLaunch(desc, t, bi_c, _params(desc, 1, xs, rs, bs, ys), xs, aligned, caps))
         fn = get_kernel("roi_align.cu", f"roi_align_avg<{t}, {bi_c}, {linear}, {off}, {vec}, {cl}, {stage}>")
         p = _params(desc, per_block, xs, rs, bs, ys, ow if channels_last else item_width(ow))
         return (desc, PackedLaunch(fn, (r, -(-c // per_block)), 256, 4, p))
