@@ -380,7 +380,7 @@ def test_unreadable_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str
     model = slice1_model()
     model["resources"]["in"]["initialValues"] = {"sourcePath": "data.dat"}
     code, _, err = run_cli(capsys, "run", write_model(tmp_path, model))
-    assert code == 2 and "'" + str(tmp_path / "data.dat") + "' is a directory, not a file" in err
+    assert code == 2 and "'" + str(tmp_path / "data.dat") + "' is a directory, not a regular file" in err
 
 
 def test_corrupt_npy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

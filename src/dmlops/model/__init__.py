@@ -1,8 +1,8 @@
 """Reading and running DxDispatch JSON models (``dmlops run``).
 
-``from dmlops.model import load_model, Executor``. Needs the ``json5`` package
-(the ``cli`` extra) for models with comments or trailing commas; ``import dmlops``
-does not import this package.
+``from dmlops.model import load_model, Executor``. Models are parsed by rapidjson
+(python-rapidjson), DxDispatch's own parser, with its comment and trailing-comma
+flags; ``import dmlops`` does not import this package.
 """
 
 from __future__ import annotations

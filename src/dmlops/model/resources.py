@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +24,7 @@ from ..dml_json import as_float
 from ..enums import TensorDataType
 from ..errors import AllocationError, UnknownFieldWarning
 from .errors import ModelError, field_error
+from .files import check_path_text, open_regular, readinto_exactly
 
 
 def _max_buffer_bytes() -> int:
@@ -50,9 +51,17 @@ RESOURCE_FIELDS = (
 )
 
 
+Fill = Callable[[memoryview], None]
+"""Writes an initializer's bytes into a view of exactly that many bytes of the buffer."""
+
+
 @dataclass(frozen=True)
 class ResourceSpec:
     """One buffer of a model, as read from its JSON.
+
+    The initializer is kept as a recipe (``fill``), not as bytes: a buffer is
+    allocated once and its initial values are written straight into it, so a
+    4 GiB constant or file costs 4 GiB, not twice that.
 
     Attributes
     ----------
@@ -60,22 +69,25 @@ class ResourceSpec:
         The resource's key in ``resources``.
     data_type : TensorDataType
         ``initialValuesDataType`` (UNKNOWN for the typed-list form).
-    initial_values : bytes
-        The initializer's bytes.
+    initial_byte_count : int
+        Bytes of the initializer.
     size_in_bytes : int
         The buffer size: ``sizeInBytes``, else the initializer's size rounded up to 4.
     offset_in_bytes : int
         ``initialValuesOffsetInBytes``, where the initial bytes are placed.
     kind : str
         ``array``, ``constant``, ``sequence``, ``file`` or ``list``.
+    fill : callable
+        Writes the initializer into a ``memoryview`` of ``initial_byte_count`` bytes.
     """
 
     name: str
     data_type: TensorDataType
-    initial_values: bytes
+    initial_byte_count: int
     size_in_bytes: int
     offset_in_bytes: int
     kind: str
+    fill: Fill = field(repr=False, compare=False)
 
     @property
     def element_size(self) -> int:
@@ -85,14 +97,28 @@ class ResourceSpec:
     @property
     def element_count(self) -> int:
         """Elements in the initializer: what ``print`` shows (DxDispatch trims the padding)."""
-        return len(self.initial_values) // self.element_size if self.element_size else 0
+        return self.initial_byte_count // self.element_size if self.element_size else 0
+
+    @property
+    def initial_values(self) -> bytes:
+        """The initializer's bytes (made on each call)."""
+        data = bytearray(self.initial_byte_count)
+        self.fill(memoryview(data))
+        return bytes(data)
 
     def allocate(self) -> bytearray:
         """A zeroed buffer of ``size_in_bytes`` holding the initial values at their offset."""
         buffer = bytearray(self.size_in_bytes)
         start = self.offset_in_bytes
-        buffer[start : start + len(self.initial_values)] = self.initial_values
+        self.fill(memoryview(buffer)[start : start + self.initial_byte_count])
         return buffer
+
+
+def _copy_fill(data: bytes) -> Fill:
+    def fill(view: memoryview) -> None:
+        view[:] = data
+
+    return fill
 
 
 def check_allocation(nbytes: int, what: str) -> None:
@@ -224,7 +250,7 @@ def _count(obj: Mapping[str, Any], dt: TensorDataType, what: str) -> int:
     return count
 
 
-def _constant(obj: Mapping[str, Any], dt: TensorDataType) -> NDArray[Any]:
+def _constant(obj: Mapping[str, Any], dt: TensorDataType) -> tuple[int, Fill]:
     _require_type(dt)
     count = _count(obj, dt, "the constant initializer")
     if "value" not in obj:
@@ -233,10 +259,14 @@ def _constant(obj: Mapping[str, Any], dt: TensorDataType) -> NDArray[Any]:
         value = parse_scalar(obj["value"], dt)
     except ModelError as exc:
         raise exc.within("Error parsing field 'value'") from None
-    return np.full(count, value[0], dtype=dt.numpy_dtype)
+
+    def fill(view: memoryview) -> None:
+        np.frombuffer(view, dtype=dt.numpy_dtype).fill(value[0])
+
+    return count * dt.numpy_dtype.itemsize, fill
 
 
-def _sequence(obj: Mapping[str, Any], dt: TensorDataType) -> NDArray[Any]:
+def _sequence(obj: Mapping[str, Any], dt: TensorDataType) -> tuple[int, Fill]:
     _require_type(dt)
     count = _count(obj, dt, "the sequence initializer")
     parsed = {}
@@ -247,58 +277,121 @@ def _sequence(obj: Mapping[str, Any], dt: TensorDataType) -> NDArray[Any]:
             parsed[name] = parse_scalar(obj[name], dt)[0]
         except ModelError as exc:
             raise exc.within(f"Error parsing field '{name}'") from None
-    values = np.full(count, parsed["valueDelta"], dtype=dt.numpy_dtype)
-    if count:
-        values[0] = parsed["valueStart"]
-        # DxDispatch does `value += valueDelta` in the element type: a running sum
-        # rounded (floats) or wrapped (integers) at every step, which accumulate does.
-        with np.errstate(over="ignore", invalid="ignore"):
-            np.add.accumulate(values, out=values)
-    return values
+
+    def fill(view: memoryview) -> None:
+        values = np.frombuffer(view, dtype=dt.numpy_dtype)
+        if values.size:
+            values.fill(parsed["valueDelta"])
+            values[0] = parsed["valueStart"]
+            # DxDispatch does `value += valueDelta` in the element type: a running sum
+            # rounded (floats) or wrapped (integers) at every step, which accumulate does.
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.add.accumulate(values, out=values)
+
+    return count * dt.numpy_dtype.itemsize, fill
 
 
 def resolve_input_file(source: str, base_dir: Path) -> Path:
     """DxDispatch's ResolveInputFilePath: ``base_dir/source`` if it exists, else the current directory."""
     first = base_dir / source
-    if first.exists():
+    if os.path.lexists(first):
         return first
     second = Path(source)
-    if second.exists():
+    if os.path.lexists(second):
         return second
     raise ModelError(f"file '{source}' not found (looked in '{base_dir}' and in the current directory)")
 
 
-def _read_file(obj: Mapping[str, Any], dt: TensorDataType, base_dir: Path) -> tuple[bytes, TensorDataType]:
+@dataclass(frozen=True)
+class _NpyLayout:
+    """What a .npy header says: where the data starts and how it is laid out."""
+
+    data_offset: int
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...]
+    fortran_order: bool
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+
+def _npy_layout(file: BinaryIO, source: str) -> _NpyLayout:
+    """Read only the header of a .npy file (NumPy's format, versions 1 to 3)."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(file)
+        header = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
+        if header is None:
+            raise ValueError(f"unsupported .npy format version {version}")
+        shape, fortran_order, dtype = header(file, max_header_size=2**16)
+    except (ValueError, EOFError, OSError, SyntaxError, TypeError) as exc:
+        raise ModelError(f"'{source}' is not a valid .npy file: {exc}") from None
+    if dtype.hasobject:
+        raise ModelError(f"'{source}' holds Python objects, which dmlops never reads")
+    return _NpyLayout(file.tell(), dtype, tuple(int(d) for d in shape), bool(fortran_order))
+
+
+def _npy_fill(path: Path, layout: _NpyLayout) -> Fill:
+    """Read the array's bytes straight into the buffer, then fix byte order and axis order in place."""
+
+    def fill(view: memoryview) -> None:
+        with open_regular(path, "initializer file") as (file, _):
+            file.seek(layout.data_offset)
+            readinto_exactly(file, view)
+        values = np.frombuffer(view, dtype=layout.dtype)
+        if layout.dtype.byteorder == ">":
+            values.byteswap(inplace=True)
+        if layout.fortran_order and len(layout.shape) > 1:
+            native = values.view(layout.dtype.newbyteorder("="))
+            c_order = np.ascontiguousarray(native.reshape(layout.shape[::-1]).T)
+            native[:] = c_order.reshape(-1)
+
+    return fill
+
+
+def _raw_fill(path: Path) -> Fill:
+    def fill(view: memoryview) -> None:
+        with open_regular(path, "initializer file") as (file, _):
+            readinto_exactly(file, view)
+
+    return fill
+
+
+def _read_file(obj: Mapping[str, Any], dt: TensorDataType, base_dir: Path) -> tuple[int, Fill, TensorDataType]:
+    """A ``sourcePath`` initializer: checked now (a regular file, its size, a .npy header), read at allocation."""
     source = obj.get("sourcePath")
     if not isinstance(source, str):
         raise field_error("sourcePath", "Expected a string.")
+    check_path_text(source, "sourcePath")
     suffix = Path(source).suffix.lower()
     if suffix in IMAGE_EXTENSIONS:
         raise ModelError(f"image initializers ('{source}') are not supported by dmlops")
     path = resolve_input_file(source, base_dir)
-    if path.is_dir():
-        raise ModelError(f"'{path}' is a directory, not a file")
-    try:
-        check_allocation(path.stat().st_size, f"file '{source}'")
-        with open(path, "rb") as f:
-            if suffix != ".npy":
-                _require_type(dt)
-                return f.read(), dt
-            try:
-                array = np.load(f, allow_pickle=False)
-            except (ValueError, EOFError, OSError) as exc:
-                raise ModelError(f"'{source}' is not a valid .npy file: {exc}") from None
-    except OSError as exc:
-        raise ModelError(f"Given filename '{path}' could not be opened: {exc.strerror or exc}") from None
-    if array.dtype.byteorder == ">":
-        array = array.astype(array.dtype.newbyteorder("<"))
-    try:
-        file_type = TensorDataType.from_numpy(array.dtype)
-    except (ValueError, TypeError):
-        raise ModelError(f"'{source}' holds NumPy dtype {array.dtype}, which has no DML_TENSOR_DATA_TYPE") from None
+    with open_regular(path, "initializer file") as (file, size):
+        if suffix != ".npy":
+            _require_type(dt)
+            check_allocation(size, f"file '{source}'")
+            return size, _raw_fill(path), dt
+        layout = _npy_layout(file, source)
+    file_type = _data_type_of(layout.dtype, source)
+    available = size - layout.data_offset
+    if layout.nbytes > available:
+        raise ModelError(
+            f"'{source}' is not a valid .npy file: its header says shape {layout.shape} of {layout.dtype} "
+            f"({layout.nbytes} bytes) but only {available} bytes follow the header"
+        )
     if dt is not TensorDataType.UNKNOWN and dt is not file_type:
         raise ModelError(f"Data type from file '{source}' does not match field 'initialValuesDataType'.")
-    return np.ascontiguousarray(array).tobytes(), file_type
+    check_allocation(layout.nbytes, f"file '{source}'")
+    return layout.nbytes, _npy_fill(path, layout), file_type
+
+
+def _data_type_of(dtype: np.dtype[Any], source: str) -> TensorDataType:
+    try:
+        return TensorDataType.from_numpy(dtype.newbyteorder("<") if dtype.byteorder == ">" else dtype)
+    except (ValueError, TypeError):
+        raise ModelError(f"'{source}' holds NumPy dtype {dtype}, which has no DML_TENSOR_DATA_TYPE") from None
 
 
 def _typed_list(values: list[Any]) -> bytes:
@@ -357,6 +450,7 @@ def parse_resource(name: str, obj: Any, base_dir: Path) -> ResourceSpec:
                 data, kind = _typed_list(init), "list"
             else:
                 data, kind = parse_typed_array(init, dt).tobytes(), "array"
+            count, fill = len(data), _copy_fill(data)
         elif isinstance(init, Mapping):
             generators = [k for k in ("value", "valueStart", "sourcePath") if k in init]
             if len(generators) > 1:
@@ -373,25 +467,25 @@ def parse_resource(name: str, obj: Any, base_dir: Path) -> ResourceSpec:
             }[kind]
             warn_unknown(init, known, f"resource '{name}' initialValues")
             if kind == "constant":
-                data = _constant(init, dt).tobytes()
+                count, fill = _constant(init, dt)
             elif kind == "sequence":
-                data = _sequence(init, dt).tobytes()
+                count, fill = _sequence(init, dt)
             else:
-                data, dt = _read_file(init, dt, base_dir)
+                count, fill, dt = _read_file(init, dt, base_dir)
         else:
             raise ModelError("Field 'initialValues' must be an array of numbers, an object, or deferred.")
     except ModelError as exc:
         raise exc.within("Error parsing field 'initialValues'") from None
-    if not data:
+    if not count:
         raise ModelError("'initialValues' must be non-empty.")
-    size = _uint_field(obj, "sizeInBytes", required=False, default=len(data))
+    size = _uint_field(obj, "sizeInBytes", required=False, default=count)
     if "sizeInBytes" not in obj:
         size = (size + 3) & ~3  # unless set explicitly, round up to a multiple of 4 bytes
     offset = _uint_field(obj, "initialValuesOffsetInBytes", required=False)
     check_allocation(size, "the buffer (sizeInBytes)" if "sizeInBytes" in obj else "the buffer")
-    if len(data) + offset > size:
+    if count + offset > size:
         raise ModelError(
-            f"The buffer size ({size} bytes) is too small for the initialValues ({len(data)} bytes) "
+            f"The buffer size ({size} bytes) is too small for the initialValues ({count} bytes) "
             f"at offset {offset} bytes."
         )
-    return ResourceSpec(name, dt, data, size, offset, kind)
+    return ResourceSpec(name, dt, count, size, offset, kind, fill)
