@@ -157,7 +157,7 @@ def test_model_option_and_input_path(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 @pytest.mark.parametrize(
-    "flags", [["-d"], ["-a", "NVIDIA"], ["-q", "direct"], ["-r", "4"], ["-t", "100"], ["-w", "2"], ["-v", "1"],
+    "flags", [["-d"], ["-a", "NVIDIA"], ["-q", "direct"], ["-r", "4"], ["-I", "5"], ["-w", "2"], ["-v", "1"],
               ["--pix_capture_type", "gpu"], ["--pix-capture-name", "x"], ["--disable_agility_sdk"], ["-s"]],
 )  # fmt: skip
 def test_dxdispatch_flags_accepted_with_a_warning(flags: list[str], capsys: pytest.CaptureFixture[str]) -> None:

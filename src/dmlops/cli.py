@@ -2,8 +2,9 @@
 
 ::
 
-    dmlops run MODEL [--backend NAME] [--dml_feature_level 6_4] [-i N]
+    dmlops run MODEL [--backend NAME] [--dml_feature_level 6_4] [-i N] [-t MS]
                      [--input_path DIR] [--output_path DIR] [--print_commands]
+                     [--allow-writes-outside-output-path] [--max_memory BYTES]
     dmlops validate MODEL [--dml_feature_level 6_4] [--input_path DIR]
     dmlops list
 
@@ -34,7 +35,6 @@ _IGNORED_OPTIONS: list[tuple[tuple[str, ...], bool]] = [
     (("-S", "--show_dependencies"), False),
     (("-q", "--queue_type"), True),
     (("-r", "--dispatch_repeat"), True),
-    (("-t", "--milliseconds_to_run"), True),
     (("-I", "--dispatch_interval"), True),
     (("-w", "--warmup_samples"), True),
     (("-v", "--timing_verbosity"), True),
@@ -84,6 +84,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number; got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number; got {text}")
+    return value
+
+
 def _add_common(p: argparse.ArgumentParser, *, running: bool) -> None:
     p.add_argument("model", nargs="?", metavar="MODEL", help="the DxDispatch .json model")
     p.add_argument("-m", "--model", dest="model_option", metavar="MODEL", help="the model (DxDispatch's -m)")
@@ -106,6 +116,29 @@ def _add_common(p: argparse.ArgumentParser, *, running: bool) -> None:
         default=None,
         metavar="N",
         help="dispatch each dispatch command N times and print its median CPU time",
+    )
+    p.add_argument(
+        "-t",
+        *_spellings("--milliseconds_to_run"),
+        dest="milliseconds_to_run",
+        type=_positive_float,
+        default=None,
+        metavar="MS",
+        help="repeat each dispatch command until MS milliseconds have passed (or -i N iterations ran, if sooner)",
+    )
+    p.add_argument(
+        "--allow-writes-outside-output-path",
+        "--allow_writes_outside_output_path",
+        dest="allow_writes_outside",
+        action="store_true",
+        help="let writeFile targets leave --output_path (absolute paths, '..', symlinks), as DxDispatch does",
+    )
+    p.add_argument(
+        *_spellings("--max_memory"),
+        dest="max_memory",
+        metavar="BYTES",
+        help="refuse models whose peak memory exceeds this (e.g. 4G; default: $DMLOPS_MAX_MEMORY, "
+        "else 80%% of the available memory)",
     )
     p.add_argument(*_spellings("--print_commands"), dest="print_commands", action="store_true", help="log each command")
     ignored = p.add_argument_group("DxDispatch options accepted and ignored (with a warning)")
@@ -178,10 +211,14 @@ def _cmd_run(args: argparse.Namespace, reporter: _Reporter, out: TextIO) -> int:
         model,
         backend=backend,
         output_path=args.output_path,
-        iterations=args.iterations or 1,
-        report_timing=args.iterations is not None,
+        allow_writes_outside_output_path=args.allow_writes_outside,
+        iterations=args.iterations,
+        milliseconds_to_run=args.milliseconds_to_run,
+        report_timing=args.iterations is not None or args.milliseconds_to_run is not None,
         print_commands=args.print_commands,
+        max_memory=args.max_memory,
         out=out,
+        progress=reporter.err,
     )
     executor.run()
     return EXIT_OK
@@ -261,6 +298,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = getattr(args, "model_option", None) or getattr(args, "model", None)
         prefix = f"{where}: " if where and isinstance(exc, ModelError) and "model file" not in str(exc) else ""
         print(f"dmlops: error: {prefix}{exc}", file=err, flush=True)
+        return EXIT_INVALID
+    except MemoryError:
+        # Every allocation dmlops can foresee is checked first; this is the machine running
+        # out anyway (other processes, overcommit): still one line, still exit 2.
+        print("dmlops: error: out of memory (try --max_memory, or a smaller model)", file=err, flush=True)
         return EXIT_INVALID
     except KeyboardInterrupt:
         print("dmlops: interrupted", file=err)

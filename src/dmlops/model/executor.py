@@ -8,9 +8,10 @@ does not address are left untouched (ruling 16).
 
 from __future__ import annotations
 
-import statistics
+import math
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,9 +22,16 @@ from .. import strided
 from ..backends import DEFAULT_BACKEND, execute, load_backend
 from ..errors import DmlError
 from .errors import ModelError
-from .formatting import format_print
-from .reader import DispatchCommand, Model, PrintCommand, WriteFileCommand
+from .files import open_for_write, resolve_write_target
+from .formatting import iter_print
+from .peak_memory import aliases, check_peak
+from .reader import BoundTensor, DispatchCommand, Model, PrintCommand, WriteFileCommand
 from .resources import ResourceSpec
+from .timing import MedianTimer, Progress
+
+
+class SlowDispatchWarning(UserWarning):
+    """A dispatch ran slowly on the numpy reference; another backend would be faster."""
 
 
 def to_numpy(array: Any) -> NDArray[Any]:
@@ -36,8 +44,16 @@ def to_numpy(array: Any) -> NDArray[Any]:
     return np.asarray(array)
 
 
+SLOW_REFERENCE_DISPATCH_S = 2.0
+"""A dispatch slower than this on the numpy reference gets a hint about faster backends."""
+
+
 class Executor:
     """Runs the commands of a validated :class:`~dmlops.model.reader.Model` in order.
+
+    Before anything is allocated, the run's peak memory is checked against the limit
+    and every ``writeFile`` target against the output folder, so a model that cannot
+    finish is refused before its first command.
 
     Parameters
     ----------
@@ -46,15 +62,26 @@ class Executor:
     backend : str
         ``numpy`` (default), ``cpu`` or ``cuda``; checked before any command runs.
     output_path : str or Path, optional
-        Folder ``writeFile`` targets are resolved against (``--output_path``).
-    iterations : int
-        Dispatches per dispatch command (``-i``).
+        Folder ``writeFile`` targets are resolved against (``--output_path``; the
+        current folder when None). Targets must stay inside it.
+    allow_writes_outside_output_path : bool
+        Let targets go anywhere, as in DxDispatch (absolute paths, ``..``).
+    iterations : int, optional
+        Dispatches per dispatch command (``-i``; default 1, or unbounded with
+        ``milliseconds_to_run``).
+    milliseconds_to_run : float, optional
+        Stop repeating a dispatch command once this much time has passed (``-t``).
     report_timing : bool
         Print DxDispatch's ``Dispatch 'name': N iterations, X ms median (CPU)`` line.
     print_commands : bool
         Log each command before and after it runs (``--print_commands``).
+    max_memory : str, optional
+        Peak memory limit (``--max_memory``, e.g. ``4G``; else ``$DMLOPS_MAX_MEMORY``,
+        else a share of the available memory).
     out : TextIO
         Where command output goes (stdout).
+    progress : TextIO, optional
+        Where the progress line of long dispatch loops goes when it is a terminal (stderr).
     """
 
     def __init__(
@@ -63,20 +90,35 @@ class Executor:
         *,
         backend: str = DEFAULT_BACKEND,
         output_path: str | Path | None = None,
-        iterations: int = 1,
+        allow_writes_outside_output_path: bool = False,
+        iterations: int | None = None,
+        milliseconds_to_run: float | None = None,
         report_timing: bool = False,
         print_commands: bool = False,
+        max_memory: str | None = None,
         out: TextIO | None = None,
+        progress: TextIO | None = None,
     ) -> None:
         load_backend(backend)  # BackendUnavailableError now, not after half the commands ran
         self.model = model
         self.backend = backend
         self.output_path = None if output_path is None else Path(output_path)
-        self.iterations = iterations
+        self.iterations = iterations if iterations is not None else (None if milliseconds_to_run else 1)
+        self.milliseconds_to_run = milliseconds_to_run
         self.report_timing = report_timing
         self.print_commands = print_commands
         self.out = out if out is not None else sys.stdout
+        self.progress = progress
+        self.targets = {
+            c.index: resolve_write_target(
+                c.target_path, self.output_path, allow_outside=allow_writes_outside_output_path
+            )
+            for c in model.commands
+            if isinstance(c, WriteFileCommand)
+        }
+        self.peak = check_peak(model, backend, max_memory)
         self.buffers: dict[str, bytearray] = {name: res.allocate() for name, res in model.resources.items()}
+        self._hinted: set[str] = set()
 
     def _emit(self, line: str) -> None:
         print(line, file=self.out, flush=True)
@@ -108,32 +150,76 @@ class Executor:
 
     # -- dispatch -----------------------------------------------------------------------------
 
+    def _inputs(self, command: DispatchCommand, outputs: set[str]) -> dict[str, NDArray[Any]]:
+        """Each input as the flat buffer span its TensorDesc addresses, read in place.
+
+        Only an input that shares bytes with an output of the same dispatch is copied
+        (the output is written while the operator may still read it), and then only the
+        span it addresses: a broadcast input is never expanded to its logical size.
+        """
+        written = [b for b in command.bindings if b.member in outputs]
+        inputs = {}
+        for b in command.bindings:
+            if b.member in outputs:
+                continue
+            span = flat_span(self.buffers[b.resource], b)
+            inputs[b.member] = span.copy() if any(aliases(b, w) for w in written) else span
+        return inputs
+
     def dispatch(self, command: DispatchCommand) -> None:
-        """Bind, run the operator ``iterations`` times and write the outputs back."""
+        """Bind, run the operator ``iterations`` times (or for ``milliseconds_to_run``), write the outputs back."""
         spec = self.model.dispatchables[command.dispatchable]
         outputs = set(spec.desc.tensor_members("output"))
-        samples = []
-        for _ in range(self.iterations):
-            start = time.perf_counter()
-            inputs = {}
-            for b in command.bindings:
-                if b.member not in outputs:
-                    view = strided.byte_view(self.buffers[b.resource], b.tensor, byte_offset=b.byte_offset)
-                    # A copy: an input may share its buffer with an output.
-                    inputs[b.member] = np.array(view)
-            results = execute(spec.desc, inputs, backend=self.backend, feature_level=self.model.feature_level)
-            for b in command.bindings:
-                if b.member in outputs:
-                    target = strided.byte_view(
-                        self.buffers[b.resource], b.tensor, byte_offset=b.byte_offset, writeable=True
-                    )
-                    np.copyto(target, to_numpy(results[b.member]), casting="no")
-            samples.append((time.perf_counter() - start) * 1000.0)
+        timer = MedianTimer()
+        limit_s = None if self.milliseconds_to_run is None else self.milliseconds_to_run / 1000.0
+        progress = Progress(f"dispatch '{command.dispatchable}'", self.iterations, limit_s, stream=self.progress)
+        begin = time.perf_counter()
+        done = 0
+        try:
+            while self.iterations is None or done < self.iterations:
+                start = time.perf_counter()
+                results = execute(
+                    spec.desc,
+                    self._inputs(command, outputs),
+                    backend=self.backend,
+                    feature_level=self.model.feature_level,
+                )
+                for b in command.bindings:
+                    if b.member in outputs:
+                        target = strided.byte_view(
+                            self.buffers[b.resource], b.tensor, byte_offset=b.byte_offset, writeable=True
+                        )
+                        np.copyto(target, to_numpy(results[b.member]), casting="no")
+                del results
+                now = time.perf_counter()
+                if done == 0:
+                    self._hint_if_slow(command.dispatchable, now - start)
+                # DxDispatch: the first sample is warm-up when there are more.
+                if done == 0:
+                    first = (now - start) * 1000.0
+                else:
+                    timer.add((now - start) * 1000.0)
+                done += 1
+                progress.update(done)
+                if limit_s is not None and now - begin >= limit_s:
+                    break
+        finally:
+            progress.close()
+        if timer.count == 0:
+            timer.add(first)
         if self.report_timing:
-            # DxDispatch: the first sample is warm-up when there are more; median = sorted[n // 2].
-            hot = sorted(samples[1:] if len(samples) > 1 else samples)
-            median = hot[len(hot) // 2] if hot else statistics.fmean(samples)
-            self._emit(f"Dispatch '{command.dispatchable}': {len(samples)} iterations, {median:.4f} ms median (CPU)")
+            self._emit(f"Dispatch '{command.dispatchable}': {done} iterations, {timer.median():.4f} ms median (CPU)")
+
+    def _hint_if_slow(self, name: str, seconds: float) -> None:
+        if self.backend != "numpy" or seconds < SLOW_REFERENCE_DISPATCH_S or name in self._hinted:
+            return
+        self._hinted.add(name)
+        warnings.warn(
+            f"dispatch '{name}' took {seconds:.1f} s on the numpy reference; the 'cpu' backend computes the same "
+            "results much faster (--backend cpu, from pip install 'dmlops[cpu]')",
+            SlowDispatchWarning,
+            stacklevel=2,
+        )
 
     # -- print / writeFile -------------------------------------------------------------------
 
@@ -141,41 +227,45 @@ class Executor:
         """The buffer as ``initialValuesDataType`` elements, trimmed to the initializer's count.
 
         As DxDispatch: from byte 0 of the buffer, ``len(initialValues)`` bytes (the
-        4-byte padding is not shown), whatever ``initialValuesOffsetInBytes`` is.
+        4-byte padding is not shown), whatever ``initialValuesOffsetInBytes`` is. A
+        read-only view of the buffer, not a copy.
         """
-        dtype = res.data_type.numpy_dtype
-        raw = self.buffers[res.name]
-        return np.frombuffer(bytes(raw[: res.element_count * dtype.itemsize]), dtype=dtype)
+        view: NDArray[Any] = np.frombuffer(
+            self.buffers[res.name], dtype=res.data_type.numpy_dtype, count=res.element_count
+        )
+        return view
 
     def print_resource(self, command: PrintCommand) -> None:
-        """``Resource 'name': v0, v1, ...`` (or the verbose form)."""
+        """``Resource 'name': v0, v1, ...`` (or the verbose form), streamed in pieces."""
         res = self.model.resources[command.resource]
-        self._emit(format_print(command.resource, self.values(res), verbose=command.verbose))
-
-    def resolve_output(self, target: str) -> Path:
-        """``targetPath`` under ``--output_path`` (as given when there is none)."""
-        return Path(target) if self.output_path is None else self.output_path / target
+        for piece in iter_print(command.resource, self.values(res), verbose=command.verbose):
+            self.out.write(piece)
+        self.out.write("\n")
+        self.out.flush()
 
     def write_file(self, command: WriteFileCommand) -> None:
         """Write ``.npy`` (shape from ``dimensions``, dtype from the resource) or raw bytes."""
         res = self.model.resources[command.resource]
-        path = self.resolve_output(command.target_path)
+        path = self.targets[command.index]
         raw = self.buffers[command.resource]
-        if path.suffix.lower() == ".npy":
-            dtype = res.data_type.numpy_dtype
-            if command.dimensions is None:
-                values = self.values(res)
-            else:
-                count = int(np.prod(command.dimensions, dtype=np.int64)) if command.dimensions else 1
-                flat = np.frombuffer(bytes(raw[: count * dtype.itemsize]), dtype=dtype)
-                values = flat.reshape(command.dimensions)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "wb") as f:
-                if path.suffix.lower() == ".npy":
-                    np.save(f, values, allow_pickle=False)
+        with open_for_write(path) as f:
+            if path.suffix.lower() == ".npy":
+                dtype = res.data_type.numpy_dtype
+                if command.dimensions is None:
+                    values = self.values(res)
                 else:
-                    f.write(bytes(raw))  # raw .dat/.bin: the whole buffer, as DxDispatch
-        except OSError as exc:
-            raise ModelError(f"could not write '{path}': {exc.strerror or exc}") from None
+                    count = math.prod(command.dimensions)
+                    values = np.frombuffer(raw, dtype=dtype, count=count).reshape(command.dimensions)
+                np.save(f, values, allow_pickle=False)
+            else:
+                f.write(memoryview(raw))  # raw .dat/.bin: the whole buffer, as DxDispatch
         self._emit(f"Resource '{command.resource}' written to '{path}'")
+
+
+def flat_span(buffer: bytearray, b: BoundTensor) -> NDArray[Any]:
+    """The 1-D element span of ``buffer`` that a bound tensor addresses (a read-only view)."""
+    dtype = b.tensor.dtype
+    count = b.tensor.addressed_element_span
+    span: NDArray[Any] = np.frombuffer(buffer, dtype=dtype, count=count, offset=b.byte_offset)
+    span.flags.writeable = False
+    return span

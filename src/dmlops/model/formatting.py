@@ -13,6 +13,7 @@ conversion. Deviations from DxDispatch, on purpose:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,10 @@ def format_value(value: Any) -> str:
     return str(int(value))
 
 
+CHUNK_ELEMENTS = 1 << 14
+"""Elements formatted at a time by :func:`iter_print`: its memory does not grow with the buffer."""
+
+
 def format_values(values: NDArray[Any]) -> str:
     """``1, 2, 3``: the elements of a 1-D array joined by ``", "``."""
     flat = values.reshape(-1)
@@ -37,20 +42,32 @@ def format_values(values: NDArray[Any]) -> str:
     return ", ".join(str(v) for v in flat.tolist())
 
 
-def format_print(name: str, values: NDArray[Any], *, verbose: bool = False) -> str:
-    """The output of DxDispatch's ``print`` command for one resource.
+def iter_print(name: str, values: NDArray[Any], *, verbose: bool = False) -> Iterator[str]:
+    """The output of DxDispatch's ``print`` command for one resource, in pieces (no final newline).
 
     ``Resource 'name': 1, 2, 3``; verbose: a ``Resource 'name':`` line, then one
     ``[i] value (0xBITS)`` line per element, the index right-aligned and the bits in
-    upper-case hex, two digits per byte.
+    upper-case hex, two digits per byte. Pieces cover :data:`CHUNK_ELEMENTS` elements
+    each, so printing a 4 GiB buffer takes constant memory.
     """
-    if not verbose:
-        return f"Resource '{name}': {format_values(values)}"
     flat = values.reshape(-1)
+    if not verbose:
+        yield f"Resource '{name}': "
+        for start in range(0, flat.size, CHUNK_ELEMENTS):
+            yield (", " if start else "") + format_values(flat[start : start + CHUNK_ELEMENTS])
+        return
     width = len(str(max(flat.size - 1, 0)))
     bits = flat.view(np.dtype(f"<u{flat.dtype.itemsize}")) if flat.size else flat
     digits = 2 * flat.dtype.itemsize
-    lines = [f"Resource '{name}':"]
-    for i, (v, b) in enumerate(zip(flat.tolist(), bits.tolist())):
-        lines.append(f"[{i:>{width}}] {format_value(v)} (0x{int(b):0{digits}X})")
-    return "\n".join(lines)
+    yield f"Resource '{name}':"
+    for start in range(0, flat.size, CHUNK_ELEMENTS):
+        stop = start + CHUNK_ELEMENTS
+        yield "".join(
+            f"\n[{i:>{width}}] {format_value(v)} (0x{int(b):0{digits}X})"
+            for i, v, b in zip(range(start, stop), flat[start:stop].tolist(), bits[start:stop].tolist())
+        )
+
+
+def format_print(name: str, values: NDArray[Any], *, verbose: bool = False) -> str:
+    """The whole output of DxDispatch's ``print`` command, as one string (see :func:`iter_print`)."""
+    return "".join(iter_print(name, values, verbose=verbose))
