@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .dml_json import parse_enum, parse_flags, parse_uint, parse_uint_array, warn_unknown_fields
 from .enums import TensorDataType, TensorFlags, TensorType
 from .errors import DescParseError, InvalidDescError
+from .memory import check_allocation
 
 BUFFER_TENSOR_DESC = "DML_BUFFER_TENSOR_DESC"
 MAX_ELEMENTS = 2**32 - 1
@@ -44,6 +46,184 @@ def calc_buffer_tensor_size(data_type: TensorDataType, sizes: Sequence[int], str
         count = sum((s - 1) * st for s, st in zip(sizes, strides)) + 1
     size_bytes = (count * bits + 7) // 8
     return (size_bytes + 3) & ~3
+
+
+OVERLAP_SEARCH_LIMIT = 1 << 22
+"""Candidates (step vectors or offsets) the exact overlap search enumerates at once."""
+
+Overlap = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def overlapping_elements(sizes: Sequence[int], strides: Sequence[int]) -> Overlap | None:
+    """Two element indices of a strided tensor at the same address, or None if there are none.
+
+    Exact for any sizes and (non-negative, element) strides. Elements ``p != q`` share an
+    address when ``sum(d[i] * strides[i]) == 0`` for ``d = p - q``, a non-zero step
+    vector with ``|d[i]| < sizes[i]``. A dimension of size 1 has no step, so its stride
+    never matters; a stride of 0 on a larger dimension overlaps at once. Then:
+
+    1. **Sufficient test.** With the dimensions sorted by stride, if every stride exceeds
+       the extent ``sum((size - 1) * stride)`` of the smaller ones, offsets are mixed-radix
+       numbers and all distinct (packed, padded and permuted layouts). This is the common
+       case and costs a sort of at most 8 dimensions.
+    2. **Reduction.** A dimension whose stride exceeds the extent of *all* the others
+       cannot take part in a collision (a step along it is never undone by the others),
+       so it is dropped, largest stride first; what remains is the "core".
+    3. **Exact search on the core**, the cheapest of:
+       a. enumerate the step vectors of every core dimension but the one with most
+          elements, ``L``: their sums ``v`` collide when ``v == 0`` for a non-zero step,
+          or when ``v`` is a multiple ``k * strides[L]`` with ``0 < |k| < sizes[L]``
+          (then ``d[L] = -k``); cost ``prod(2 * size - 1)`` over the others;
+       b. enumerate the core's offsets and sort them; cost its element count;
+       c. beyond ``OVERLAP_SEARCH_LIMIT`` candidates for both, mark the offsets in a
+          byte map of the addressed span, ``OVERLAP_SEARCH_LIMIT`` offsets at a time
+          (memory: one byte per addressed element, at most the output buffer's own
+          element count, checked with :func:`dmlops.memory.check_allocation`).
+
+    Returns
+    -------
+    (p, q) or None
+        Two distinct indices (full rank, size-1 dimensions at 0) at the same offset.
+    """
+    dims = [i for i, n in enumerate(sizes) if n > 1]
+    for i in dims:
+        if strides[i] == 0:
+            p = [0] * len(sizes)
+            p[i] = 1
+            return tuple(p), (0,) * len(sizes)
+    # 1. Sufficient test, dimensions by increasing stride.
+    dims.sort(key=lambda i: strides[i])
+    extent = 0
+    for i in dims:
+        if strides[i] <= extent:
+            break
+        extent += (sizes[i] - 1) * strides[i]
+    else:
+        return None
+    # 2. Drop dimensions that out-stride all the others, largest stride first.
+    core = list(dims)
+    rest = sum((sizes[i] - 1) * strides[i] for i in core)
+    while core:
+        top = core[-1]
+        rest -= (sizes[top] - 1) * strides[top]
+        if strides[top] <= rest:
+            rest += (sizes[top] - 1) * strides[top]
+            break
+        core.pop()
+    # 3. Exact search on the core (at least two dimensions: one alone never collides).
+    longest = max(core, key=lambda i: sizes[i])
+    others = [i for i in core if i != longest]
+    steps = math.prod(2 * sizes[i] - 1 for i in others)
+    elements = math.prod(sizes[i] for i in core)
+    if steps <= OVERLAP_SEARCH_LIMIT and (steps <= elements or elements > OVERLAP_SEARCH_LIMIT):
+        d = _colliding_step(sizes, strides, others, longest)
+    elif elements <= OVERLAP_SEARCH_LIMIT:
+        d = _colliding_offsets(sizes, strides, core)
+    else:
+        d = _colliding_offsets_mapped(sizes, strides, core)
+    if d is None:
+        return None
+    # p - q = d with both in range: p takes the positive steps, q the negative ones.
+    return tuple(max(v, 0) for v in d), tuple(max(-v, 0) for v in d)
+
+
+def _colliding_step(sizes: Sequence[int], strides: Sequence[int], others: list[int], longest: int) -> list[int] | None:
+    """3a: a non-zero step vector whose offsets cancel, searched over ``others``, solving ``longest``."""
+    grids = np.meshgrid(*(np.arange(1 - sizes[i], sizes[i], dtype=np.int64) for i in others), indexing="ij")
+    sums = sum((g * strides[i] for g, i in zip(grids, others)), np.zeros_like(grids[0])).reshape(-1)
+    n, s = sizes[longest], strides[longest]
+    origin = np.ravel_multi_index(tuple(sizes[i] - 1 for i in others), grids[0].shape)
+    hits = (sums % s == 0) & (np.abs(sums) < n * s)
+    hits[origin] = False  # the zero step of ``others`` needs d[longest] = 0: no step at all
+    found = np.flatnonzero(hits)
+    if not found.size:
+        return None
+    d = [0] * len(sizes)
+    for g, i in zip(grids, others):
+        d[i] = int(g.reshape(-1)[found[0]])
+    d[longest] = -int(sums[found[0]]) // s
+    return d
+
+
+def _offsets(sizes: Sequence[int], strides: Sequence[int], dims: list[int]) -> NDArray[np.int64]:
+    """Element offsets of the sub-tensor spanned by ``dims`` (C order over ``dims``)."""
+    grid = np.zeros((1,) * len(dims), dtype=np.int64)
+    for k, i in enumerate(dims):
+        shape = [1] * len(dims)
+        shape[k] = sizes[i]
+        grid = grid + np.arange(sizes[i], dtype=np.int64).reshape(shape) * strides[i]
+    return grid.reshape(-1)
+
+
+def _step_between(sizes: Sequence[int], dims: list[int], a: int, b: int) -> list[int]:
+    """The step vector from flat index ``b`` to ``a`` of the sub-tensor spanned by ``dims``."""
+    shape = tuple(sizes[i] for i in dims)
+    d = [0] * len(sizes)
+    for i, x, y in zip(dims, np.unravel_index(a, shape), np.unravel_index(b, shape)):
+        d[i] = int(x) - int(y)
+    return d
+
+
+def _colliding_offsets(sizes: Sequence[int], strides: Sequence[int], core: list[int]) -> list[int] | None:
+    """3b: sort the core's offsets and look for a repeat."""
+    offsets = _offsets(sizes, strides, core)
+    order = np.argsort(offsets, kind="stable")
+    repeats = np.flatnonzero(offsets[order][1:] == offsets[order][:-1])
+    if not repeats.size:
+        return None
+    return _step_between(sizes, core, int(order[repeats[0] + 1]), int(order[repeats[0]]))
+
+
+def _colliding_offsets_mapped(sizes: Sequence[int], strides: Sequence[int], core: list[int]) -> list[int] | None:
+    """3c: mark every offset in a byte map, a block of inner dimensions at a time."""
+    span = sum((sizes[i] - 1) * strides[i] for i in core) + 1
+    check_allocation(span, f"the overlap check of an output of {math.prod(sizes[i] for i in core)} elements")
+    inner: list[int] = []
+    for i in core:  # increasing stride: the innermost block holds the smallest strides
+        if math.prod(sizes[j] for j in inner) * sizes[i] > OVERLAP_SEARCH_LIMIT:
+            break
+        inner.append(i)
+    outer = [i for i in core if i not in inner]
+    block = _offsets(sizes, strides, inner)
+    within = _colliding_offsets(sizes, strides, inner) if inner else None
+    if within is not None:
+        return within
+    seen = np.zeros(span, dtype=np.bool_)
+    for index in np.ndindex(*(sizes[i] for i in outer)):
+        base = sum(k * strides[i] for k, i in zip(index, outer))
+        offsets = block + base
+        taken = np.flatnonzero(seen[offsets])
+        if taken.size:
+            return _first_step_to(sizes, strides, core, inner, outer, index, int(offsets[taken[0]]), int(taken[0]))
+        seen[offsets] = True
+    return None
+
+
+def _first_step_to(
+    sizes: Sequence[int],
+    strides: Sequence[int],
+    core: list[int],
+    inner: list[int],
+    outer: list[int],
+    index: tuple[int, ...],
+    offset: int,
+    position: int,
+) -> list[int]:
+    """The step from the first element at ``offset`` to element (``index``, ``position``)."""
+    block = _offsets(sizes, strides, inner)
+    shape = tuple(sizes[i] for i in inner)
+    later = dict(zip(outer, index)) | dict(zip(inner, (int(v) for v in np.unravel_index(position, shape))))
+    for earlier_index in np.ndindex(*(sizes[i] for i in outer)):
+        base = sum(k * strides[i] for k, i in zip(earlier_index, outer))
+        hit = np.flatnonzero(block + base == offset)
+        if hit.size:
+            earlier = dict(zip(outer, earlier_index))
+            earlier |= dict(zip(inner, (int(v) for v in np.unravel_index(int(hit[0]), shape))))
+            d = [0] * len(sizes)
+            for i in core:
+                d[i] = later[i] - earlier[i]
+            return d
+    raise AssertionError("unreachable: the offset was marked by an earlier block")
 
 
 def _as_uint(value: Any, where: str, *, struct: str = BUFFER_TENSOR_DESC) -> int:

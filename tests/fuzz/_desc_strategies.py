@@ -66,8 +66,11 @@ def shape(draw: Draw, rank: int, lo: int = 1, hi: int = 5, max_elements: int = 2
 
 
 def maybe_strides(draw: Draw, t: dict[str, Any], *, output: bool) -> None:
-    """Sometimes give a tensor explicit Strides (padded, permuted or broadcast)."""
-    kind = draw(st.sampled_from(["none", "none", "packed", "padded", "permuted", "broadcast"]))
+    """Sometimes give a tensor explicit Strides (padded, permuted; inputs also broadcast or overlapping).
+
+    Output layouts never overlap (ruling 11); ``mutate``'s "overlap" action makes them.
+    """
+    kind = draw(st.sampled_from(["none", "none", "packed", "padded", "permuted", "broadcast", "overlapping"]))
     sizes = t["Sizes"]
     if kind == "none":
         return
@@ -84,8 +87,10 @@ def maybe_strides(draw: Draw, t: dict[str, Any], *, output: bool) -> None:
             strides[i] = step
             step *= sizes[i]
         t["Strides"] = strides
-    elif not output:
+    elif kind == "broadcast" and not output:
         t["Strides"] = [0 if draw(st.booleans()) else s for s in packed]
+    elif kind == "overlapping" and not output:
+        t["Strides"] = [1] * len(sizes)  # neighbours along every dimension share elements
 
 
 # -- valid builders, one per operator -------------------------------------------------------------------
@@ -269,9 +274,14 @@ def mutate(draw: Draw, desc: dict[str, Any], count: int) -> dict[str, Any]:
             continue
         key = draw(st.sampled_from(sorted(desc)))
         value = desc[key]
-        action = draw(st.sampled_from(["junk", "delete", "type", "rank", "resize", "array", "tensor_junk"]))
-        if isinstance(value, dict) and action in ("type", "rank", "resize", "tensor_junk"):
-            if action == "type":
+        action = draw(st.sampled_from(["junk", "delete", "type", "rank", "resize", "array", "tensor_junk", "overlap"]))
+        if isinstance(value, dict) and action in ("type", "rank", "resize", "tensor_junk", "overlap"):
+            if action == "overlap":
+                # Strides that make elements share an address (ruling 11: invalid on an
+                # output with two elements or more; fine on an input).
+                sizes = value["Sizes"] if isinstance(value.get("Sizes"), list) else []
+                value["Strides"] = [draw(st.integers(0, 1)) for _ in sizes]
+            elif action == "type":
                 value["DataType"] = draw(st.sampled_from(ALL_TYPES))
             elif action == "rank":
                 value["Sizes"] = [draw(st.integers(1, 3)) for _ in range(draw(st.integers(0, 9)))]

@@ -21,7 +21,7 @@ import numpy as np
 from .. import dml_json
 from ..enums import DmlEnum, FeatureLevel, OperatorType, TensorDataType, TensorFlags
 from ..errors import DescParseError, InvalidDescError
-from ..tensor import MAX_ELEMENTS, TensorDesc
+from ..tensor import MAX_ELEMENTS, TensorDesc, overlapping_elements
 
 FieldKind = Literal["input", "output", "uint", "int", "float", "bool", "enum", "uint_array", "int_array", "float_array"]
 TENSOR_KINDS = ("input", "output")
@@ -321,6 +321,20 @@ class OperatorDesc:
             raise self.invalid(
                 f"{member}.TotalTensorSizeInBytes", "may not exceed 2^32 - 1 elements", t.total_tensor_size_in_bytes
             )
+        if kind == "output" and t.strides is not None:
+            # Ruling 11 (a dmlops ruling): no two output elements may share an address, or the
+            # result would depend on the write order. Beside the stride-0 rule above, it runs
+            # after the size checks, which bound the addressed span to 2^32 - 1 elements.
+            overlap = overlapping_elements(t.sizes, t.strides)
+            if overlap is not None:
+                p, q = overlap
+                offset = sum(i * s for i, s in zip(p, t.strides))
+                raise self.invalid(
+                    f"{member}.Strides",
+                    f"output elements may not overlap: elements {dims_text(p)} and {dims_text(q)} "
+                    f"are both at element offset {offset}",
+                    t.strides,
+                )
         align = t.guaranteed_base_offset_alignment
         if align and (align & (align - 1) or align < element_bytes):
             raise self.invalid(
