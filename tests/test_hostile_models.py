@@ -124,7 +124,7 @@ def test_default_output_path_is_the_current_folder(
     monkeypatch.chdir(work)
     code, _, err = run_cli(capsys, "run", write_model(tmp_path, with_write("../up.npy")))
     assert "outside the output folder" in one_error_line(code, err)
-    code, out, err = run_cli(capsys, "run", write_model(tmp_path, with_write("sub/dir/in.npy")))
+    code, _out, err = run_cli(capsys, "run", write_model(tmp_path, with_write("sub/dir/in.npy")))
     assert (code, err) == (0, "")
     np.testing.assert_array_equal(np.load(work / "sub" / "dir" / "in.npy"), [14, 16, 6, 8])  # folders created inside
 
@@ -132,7 +132,7 @@ def test_default_output_path_is_the_current_folder(
 def test_allow_flag_restores_dxdispatch_behaviour(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_dir = tmp_path / "out"
     model = write_model(tmp_path, with_write("../escape.npy"))
-    code, out, err = run_cli(capsys, "run", model, "--output_path", out_dir, "--allow-writes-outside-output-path")
+    code, _out, err = run_cli(capsys, "run", model, "--output_path", out_dir, "--allow-writes-outside-output-path")
     assert (code, err) == (0, "")
     np.testing.assert_array_equal(np.load(tmp_path / "escape.npy"), [14, 16, 6, 8])
 
@@ -460,6 +460,6 @@ def test_slow_reference_dispatch_suggests_the_cpu_backend(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(executor_module, "SLOW_REFERENCE_DISPATCH_S", 0.0)
-    code, out, err = run_cli(capsys, "run", EXAMPLE, "-i", "3")
+    code, _out, err = run_cli(capsys, "run", EXAMPLE, "-i", "3")
     assert code == 0
     assert err.count("dmlops: warning: dispatch 'slice1' took") == 1 and "--backend cpu" in err
