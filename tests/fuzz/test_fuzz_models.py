@@ -21,12 +21,14 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from _desc_strategies import BUILDERS, JUNK, mutate
 from hypothesis import HealthCheck, Phase, event, given, settings
@@ -82,7 +84,9 @@ def model_for(op: str, desc: dict[str, Any]) -> dict[str, Any]:
 
 def mutate_model(draw: Any, model: dict[str, Any]) -> Any:
     """One structural edit of a model dict."""
-    where = draw(st.sampled_from(["top", "resource", "dispatchable", "desc", "command", "binding", "absurd"]))
+    where = draw(
+        st.sampled_from(["top", "resource", "dispatchable", "desc", "command", "binding", "absurd", "hostile"])
+    )
     model = json.loads(json.dumps(model))
     if where == "top":
         key = draw(st.sampled_from(["resources", "dispatchables", "commands"]))
@@ -144,6 +148,8 @@ def mutate_model(draw: Any, model: dict[str, Any]) -> Any:
                     st.lists(st.just(bindings[member]), min_size=2, max_size=2),
                 )
             )
+    elif where == "hostile":
+        hostile_edit(draw, model)
     elif model["resources"]:
         name = draw(st.sampled_from(sorted(model["resources"])))
         resource = model["resources"][name]
@@ -152,6 +158,50 @@ def mutate_model(draw: Any, model: dict[str, Any]) -> Any:
         else:
             resource["sizeInBytes"] = draw(st.sampled_from(ABSURD))
     return model
+
+
+# Files of the sandbox every fuzzed model runs in (see ``sandbox``): special files to read,
+# and write targets that lead out of the output folder ({outside} is filled in per run).
+HOSTILE_SOURCES = [
+    "fifo.bin", "fifo.npy", "dir", "link_outside.bin", "header_bomb.npy", "/dev/zero", "/dev/urandom",
+    "/dev/null", "/proc/self/mem", "{outside}/secret.bin", "nul\u0000byte.bin",
+]  # fmt: skip
+HOSTILE_TARGETS = [
+    "../escape.npy", "../../../../escape/deep.dat", "{outside}/abs.npy", "link/into_outside.npy",
+    "link_file.dat", "fifo_out.dat", "sub/../../escape.bin", "sub/deeper/fine.npy", "nul\u0000byte.npy", ".",
+]  # fmt: skip
+
+
+def hostile_edit(draw: Any, model: dict[str, Any]) -> None:
+    """Special files as sources, path escapes as targets, broadcast bombs, huge counts."""
+    kind = draw(st.sampled_from(["source", "target", "broadcast", "count"]))
+    names = sorted(model["resources"])
+    if kind == "source" and names:
+        resource = model["resources"][draw(st.sampled_from(names))]
+        resource["initialValues"] = {"sourcePath": draw(st.sampled_from(HOSTILE_SOURCES))}
+    elif kind == "target" and names:
+        command = {"type": "writeFile", "resource": draw(st.sampled_from(names))}
+        command["targetPath"] = draw(st.sampled_from(HOSTILE_TARGETS))
+        model["commands"].insert(draw(st.integers(0, len(model["commands"]))), command)
+    elif kind == "broadcast":
+        # Input tensors of huge logical size over a tiny buffer (all strides 0).
+        desc = model["dispatchables"]["op"]["desc"]
+        tensors = [k for k, v in desc.items() if isinstance(v, dict) and isinstance(v.get("Sizes"), list)]
+        if tensors:
+            tensor = desc[draw(st.sampled_from(sorted(tensors)))]
+            tensor["Sizes"] = [draw(st.sampled_from([1, 65536, 2**20, 2**31])) for _ in tensor["Sizes"]]
+            tensor["Strides"] = [0] * len(tensor["Sizes"])
+            tensor.pop("TotalTensorSizeInBytes", None)
+    elif names:
+        resource = model["resources"][draw(st.sampled_from(names))]
+        dtype = draw(st.sampled_from(["UINT8", "FLOAT32", "UINT64"]))
+        count = draw(st.sampled_from([2**26, 2**30, 2**32, 2**40]))
+        if draw(st.booleans()):
+            resource.update(initialValuesDataType=dtype, initialValues={"valueCount": count, "value": 1})
+        else:
+            resource.update(
+                initialValuesDataType=dtype, initialValues={"valueCount": count, "valueStart": 0, "valueDelta": 1}
+            )
 
 
 def mutate_text(draw: Any, text: str) -> bytes:
@@ -176,14 +226,71 @@ def mutate_text(draw: Any, text: str) -> bytes:
     return b""
 
 
+HANG_GUARD_S = 60
+
+
+class Hang(Exception):
+    """A fuzzed run outlived HANG_GUARD_S (the alarm fired)."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise Hang(f"a fuzzed run took over {HANG_GUARD_S} s")
+
+
+def sandbox(root: Path) -> tuple[Path, Path]:
+    """Files for the hostile mutations: (output folder, folder outside it that must stay untouched)."""
+    out, outside = root / "out", root / "outside"
+    out.mkdir()
+    outside.mkdir()
+    (outside / "secret.bin").write_bytes(b"do not touch")
+    os.mkfifo(root / "fifo.bin")
+    os.mkfifo(root / "fifo.npy")
+    (root / "dir").mkdir()
+    (root / "link_outside.bin").symlink_to(outside / "secret.bin")
+    with open(root / "header_bomb.npy", "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False, "shape": (10**12,)})
+    (out / "link").symlink_to(outside, target_is_directory=True)
+    (out / "link_file.dat").symlink_to(outside / "secret.bin")
+    os.mkfifo(out / "fifo_out.dat")
+    return out, outside
+
+
+def snapshot(root: Path, out: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` but inside ``out`` (links not followed), with regular files' bytes."""
+    found: dict[str, bytes | None] = {}
+    for folder, dirs, files in os.walk(root):
+        if Path(folder) == out:
+            dirs.clear()
+            continue
+        for name in [*dirs, *files]:
+            path = Path(folder, name)
+            found[str(path)] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    return found
+
+
 def run_cli(content: bytes) -> tuple[int, str, str]:
-    """``dmlops run`` on a model file holding ``content``: (exit code, stdout, stderr)."""
+    """``dmlops run`` on a model file holding ``content``: (exit code, stdout, stderr).
+
+    The run happens in a sandbox folder whose output folder is ``out/``; afterwards
+    nothing outside ``out/`` may have been created or changed, and an alarm turns a
+    hang into a failure.
+    """
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, "model.json")
-        path.write_bytes(content)
+        root = Path(tmp)
+        out_dir, outside = sandbox(root)
+        path = root / "model.json"
+        path.write_bytes(content.replace(b"{outside}", str(outside).encode()))
+        before = snapshot(root, out_dir)
         out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["run", str(path), "--output_path", tmp])
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.alarm(HANG_GUARD_S)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(["run", str(path), "--output_path", str(out_dir)])
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        assert snapshot(root, out_dir) == before, f"a write outside the output folder: {err.getvalue()}"
         return code, out.getvalue(), err.getvalue()
 
 
