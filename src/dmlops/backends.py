@@ -25,6 +25,7 @@ BACKENDS: dict[str, str] = {
     "numpy": "dmlops.reference",
     "cpu": "dmlops.cpu",
     "cuda": "dmlops.cuda",
+    "directml": "dmlops.directml",
 }
 """Backend name -> module. ``numpy`` is the reference (the default)."""
 ALIASES = {"reference": "numpy"}
@@ -45,8 +46,8 @@ def _import_backend(canonical: str) -> tuple[ModuleType | None, str | None]:
     try:
         module = importlib.import_module(BACKENDS[canonical])
     except ImportError as exc:
-        extra = {"cpu": "dmlops[cpu]", "cuda": "dmlops[cuda]"}.get(canonical, "dmlops")
-        return None, f"{exc} (install {extra})"
+        hint = {"cpu": "install dmlops[cpu]", "cuda": "install dmlops[cuda]", "directml": "run `dmlops directml setup`"}
+        return None, f"{exc} ({hint.get(canonical, 'install dmlops')})"
     reason: str | None = module.availability()
     return (module, None) if reason is None else (None, reason)
 
@@ -93,7 +94,7 @@ def execute(
         array. An array is either the logical tensor (shape == Sizes) or the flat
         1-D buffer that the TensorDesc's Strides address.
     backend : str
-        ``"numpy"`` (reference, default), ``"cpu"`` or ``"cuda"``.
+        ``"numpy"`` (reference, default), ``"cpu"``, ``"cuda"`` or ``"directml"``.
     feature_level : FeatureLevel or str, optional
         Validation level (default: latest). Some semantics depend on it too
         (GATHER negative indices exist from 3_0).

@@ -64,3 +64,36 @@ class BackendUnavailableError(DmlError, RuntimeError):
 
 class UnknownFieldWarning(UserWarning):
     """A DxDispatch desc or model carries a field that dmlops does not read."""
+
+
+class DirectMLError(DmlError, RuntimeError):
+    """A call into the real DirectML (the ``directml`` backend) failed.
+
+    ``call`` names the failed call (``IDMLDevice::CompileOperator``...) and ``hresult``
+    holds its HRESULT as an unsigned 32-bit integer.
+    """
+
+    def __init__(self, message: str, *, call: str = "", hresult: int = 0) -> None:
+        super().__init__(message)
+        self.call = call
+        self.hresult = hresult
+
+
+class DirectMLRejectedDescError(InvalidDescError):
+    """dmlops validated a desc but DirectML's ``IDMLDevice::CreateOperator`` returned E_INVALIDARG.
+
+    Each occurrence is a validation divergence between dmlops and DirectML.
+    """
+
+
+class DirectMLStackLimitError(UnsupportedError):
+    """DirectML accepted the desc but this stack cannot run it.
+
+    Seen when ``IDMLDevice::CompileOperator`` fails after ``CreateOperator`` succeeded:
+    DirectML chose a DXIL shader, which the Wine/vkd3d translation cannot run.
+    """
+
+    def __init__(self, message: str, *, call: str = "", hresult: int = 0) -> None:
+        super().__init__(message)
+        self.call = call
+        self.hresult = hresult
