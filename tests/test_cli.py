@@ -194,7 +194,7 @@ def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
 def test_unknown_backend(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "run", EXAMPLES / "slice1_example2.json", "--backend", "tpu")
     assert (code, out) == (2, "")
-    assert err == "dmlops: error: unknown backend 'tpu' (known: cpu, cuda, numpy, reference)\n"
+    assert err == "dmlops: error: unknown backend 'tpu' (known: cpu, cuda, directml, numpy, reference)\n"
 
 
 # -- errors: exit 2, one line that says where and what, never a traceback -----------------------

@@ -244,9 +244,14 @@ def _cmd_validate(args: argparse.Namespace, reporter: _Reporter, out: TextIO) ->
     model = load_model(path, input_path=args.input_path, feature_level=_level(args))
     for message in model.warnings:
         reporter.warn(message)
+    from .backends import DEFAULT_BACKEND
+    from .model.peak_memory import estimate_peak
+
+    peak = estimate_peak(model, DEFAULT_BACKEND)
     print(
         f"Model '{path}' is valid at {model.feature_level}: {len(model.resources)} resources, "
-        f"{len(model.dispatchables)} dispatchables, {len(model.commands)} commands",
+        f"{len(model.dispatchables)} dispatchables, {len(model.commands)} commands; "
+        f"running it needs about {peak.describe()} on the {DEFAULT_BACKEND} backend",
         file=out,
     )
     return EXIT_OK
