@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from .. import strided
 from ..backends import DEFAULT_BACKEND, execute, load_backend
+from ..descs._base import OperatorDesc
 from ..errors import DmlError
 from .errors import ModelError
 from .files import open_for_write, resolve_write_target
@@ -174,41 +175,34 @@ class Executor:
         limit_s = None if self.milliseconds_to_run is None else self.milliseconds_to_run / 1000.0
         progress = Progress(f"dispatch '{command.dispatchable}'", self.iterations, limit_s, stream=self.progress)
         begin = time.perf_counter()
-        done = 0
         try:
-            while self.iterations is None or done < self.iterations:
+            while self.iterations is None or timer.count < self.iterations:
                 start = time.perf_counter()
-                results = execute(
-                    spec.desc,
-                    self._inputs(command, outputs),
-                    backend=self.backend,
-                    feature_level=self.model.feature_level,
-                )
-                for b in command.bindings:
-                    if b.member in outputs:
-                        target = strided.byte_view(
-                            self.buffers[b.resource], b.tensor, byte_offset=b.byte_offset, writeable=True
-                        )
-                        np.copyto(target, to_numpy(results[b.member]), casting="no")
-                del results
+                self._dispatch_once(spec.desc, command, outputs)
                 now = time.perf_counter()
-                if done == 0:
+                if timer.count == 0:
                     self._hint_if_slow(command.dispatchable, now - start)
-                # DxDispatch: the first sample is warm-up when there are more.
-                if done == 0:
-                    first = (now - start) * 1000.0
-                else:
-                    timer.add((now - start) * 1000.0)
-                done += 1
-                progress.update(done)
+                timer.add((now - start) * 1000.0)
+                progress.update(timer.count)
                 if limit_s is not None and now - begin >= limit_s:
                     break
         finally:
             progress.close()
-        if timer.count == 0:
-            timer.add(first)
         if self.report_timing:
-            self._emit(f"Dispatch '{command.dispatchable}': {done} iterations, {timer.median():.4f} ms median (CPU)")
+            self._emit(
+                f"Dispatch '{command.dispatchable}': {timer.count} iterations, {timer.median():.4f} ms median (CPU)"
+            )
+
+    def _dispatch_once(self, desc: OperatorDesc, command: DispatchCommand, outputs: set[str]) -> None:
+        results = execute(
+            desc, self._inputs(command, outputs), backend=self.backend, feature_level=self.model.feature_level
+        )
+        for b in command.bindings:
+            if b.member in outputs:
+                target = strided.byte_view(
+                    self.buffers[b.resource], b.tensor, byte_offset=b.byte_offset, writeable=True
+                )
+                np.copyto(target, to_numpy(results[b.member]), casting="no")
 
     def _hint_if_slow(self, name: str, seconds: float) -> None:
         if self.backend != "numpy" or seconds < SLOW_REFERENCE_DISPATCH_S or name in self._hinted:

@@ -26,17 +26,23 @@ RELATIVE_RESOLUTION = math.expm1(_BIN_WIDTH / 2)
 
 
 class MedianTimer:
-    """Median of millisecond samples in O(1) memory (a fixed histogram past EXACT_SAMPLES)."""
+    """DxDispatch's dispatch median in O(1) memory (a fixed histogram past EXACT_SAMPLES).
+
+    As DxDispatch, the first sample is warm-up: left out of the median when there are more.
+    """
 
     def __init__(self) -> None:
         self.count = 0
+        self._first: float | None = None
         self._samples: list[float] = []
         self._histogram: np.ndarray | None = None
 
     def add(self, ms: float) -> None:
         """Record one sample."""
         self.count += 1
-        if self._histogram is None:
+        if self._first is None:
+            self._first = ms
+        elif self._histogram is None:
             self._samples.append(ms)
             if len(self._samples) > EXACT_SAMPLES:
                 self._histogram = np.zeros(_BINS, dtype=np.int64)
@@ -46,12 +52,12 @@ class MedianTimer:
             self._histogram[_bin(np.asarray([ms]))[0]] += 1
 
     def median(self) -> float:
-        """DxDispatch's median, ``sorted(samples)[n // 2]`` (NaN when there are none)."""
+        """``sorted(samples)[n // 2]`` over the samples after the first (the first alone if it is all; NaN if none)."""
         if self._histogram is None:
             if not self._samples:
-                return math.nan
+                return math.nan if self._first is None else self._first
             return sorted(self._samples)[len(self._samples) // 2]
-        rank = self.count // 2
+        rank = (self.count - 1) // 2
         index = int(np.searchsorted(np.cumsum(self._histogram), rank, side="right"))
         return math.exp(_LOG_LOW + (index + 0.5) * _BIN_WIDTH)  # the bin's geometric centre
 
