@@ -467,3 +467,24 @@ def test_slow_reference_dispatch_suggests_the_cpu_backend(
     code, _out, err = run_cli(capsys, "run", EXAMPLE, "-i", "3")
     assert code == 0
     assert err.count("dmlops: warning: dispatch 'slice1' took") == 1 and "--backend cpu" in err
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_broadcast_beyond_what_numpy_addresses_is_exit_2(
+    backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Valid for DirectML (the buffer is 4 bytes), but 2^64 logical elements: no NumPy view spans that.
+    if backend == "cpu":
+        pytest.importorskip("numba")
+    model = broadcast_bomb()
+    desc = model["dispatchables"]["s"]["desc"]
+    desc.update(
+        InputTensor={"DataType": "FLOAT32", "Sizes": [65536] * 4, "Strides": [0] * 4},
+        OutputTensor={"DataType": "FLOAT32", "Sizes": [1, 1, 1, 1]},
+        DimensionCount=4,
+        InputWindowOffsets=[0] * 4,
+        InputWindowSizes=[65536] * 4,
+        InputWindowStrides=[65536] * 4,
+    )
+    code, out, err = run_cli(capsys, "run", write_model(tmp_path, model), "--backend", backend)
+    assert "larger than NumPy can address" in one_error_line(code, err)

@@ -13,8 +13,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import TensorMismatchError
+from .errors import TensorMismatchError, UnsupportedError
 from .tensor import TensorDesc
+
+
+MAX_VIEW_BYTES = int(np.iinfo(np.intp).max)
+"""The most bytes a NumPy array may span (its logical size, whatever its strides)."""
 
 
 def view(buffer: NDArray[Any], tensor: TensorDesc, *, element_offset: int = 0, writeable: bool = False) -> NDArray[Any]:
@@ -32,6 +36,13 @@ def view(buffer: NDArray[Any], tensor: TensorDesc, *, element_offset: int = 0, w
             f"(needs {needed})"
         )
     item = flat.itemsize
+    if tensor.element_count * item > MAX_VIEW_BYTES:
+        # Broadcast strides let a valid desc describe more logical bytes than a NumPy
+        # array may span (2^63), e.g. Sizes [65536] * 4 with Strides [0] * 4.
+        raise UnsupportedError(
+            f"a tensor of {tensor.element_count} logical elements (Sizes {list(tensor.sizes)}) is larger "
+            f"than NumPy can address ({MAX_VIEW_BYTES} bytes); dmlops cannot run this desc"
+        )
     return np.lib.stride_tricks.as_strided(
         flat[element_offset:],
         shape=tensor.sizes,
