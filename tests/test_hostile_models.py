@@ -486,5 +486,5 @@ def test_broadcast_beyond_what_numpy_addresses_is_exit_2(
         InputWindowSizes=[65536] * 4,
         InputWindowStrides=[65536] * 4,
     )
-    code, out, err = run_cli(capsys, "run", write_model(tmp_path, model), "--backend", backend)
+    code, _out, err = run_cli(capsys, "run", write_model(tmp_path, model), "--backend", backend)
     assert "larger than NumPy can address" in one_error_line(code, err)

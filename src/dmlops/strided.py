@@ -16,7 +16,6 @@ from numpy.typing import NDArray
 from .errors import TensorMismatchError, UnsupportedError
 from .tensor import TensorDesc
 
-
 MAX_VIEW_BYTES = int(np.iinfo(np.intp).max)
 """The most bytes a NumPy array may span (its logical size, whatever its strides)."""
 
