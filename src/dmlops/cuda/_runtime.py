@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import strided
 from ..descs._base import OperatorDesc
-from ..errors import BackendUnavailableError, TensorMismatchError
+from ..errors import BackendUnavailableError, TensorMismatchError, UnsupportedError
 from ..tensor import TensorDesc
 from ._compile import COMPILE_OPTIONS, cached_binary, target_arch
 
@@ -346,6 +346,11 @@ def logical_view(desc: OperatorDesc, member: str, arr: Any) -> Any:
     if tuple(arr.shape) == tensor.sizes:
         return arr
     if strided.is_flat_buffer_for(arr, tensor):
+        if tensor.element_count * arr.itemsize > strided.MAX_VIEW_BYTES:
+            raise UnsupportedError(
+                f"{desc.dml_name}.{member}: {tensor.element_count} logical elements (Sizes {list(tensor.sizes)}) "
+                f"are more than a CuPy array can span ({strided.MAX_VIEW_BYTES} bytes); dmlops cannot run this desc"
+            )
         needed = tensor.addressed_element_span
         if arr.size < needed:
             raise TensorMismatchError(
