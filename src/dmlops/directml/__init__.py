@@ -60,6 +60,8 @@ def info() -> protocol.Info:
 
 def availability() -> str | None:
     """None when the stack is set up and passed its self-test in this process, else why not."""
+    if _SESSION.checked:  # the self-test ran in this process: its verdict stands
+        return _SESSION.verdict
     state = stack.read_state()
     if state is None:
         return f"not set up: {SETUP_HINT}"

@@ -240,7 +240,10 @@ def _self_test(p: stack.Paths) -> str:
     from .host import MANAGER
     from .selftest import run_self_test
 
+    from . import _SESSION
+
     MANAGER.shutdown()  # a host started before this set-up may be an older build
+    _SESSION.checked, _SESSION.verdict, _SESSION.info = False, None, None
     try:
         failure = run_self_test()
         support = info()
