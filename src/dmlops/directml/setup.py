@@ -236,11 +236,9 @@ def _mesa_version() -> str:
 
 
 def _self_test(p: stack.Paths) -> str:
-    from . import info
+    from . import _SESSION, info
     from .host import MANAGER
     from .selftest import run_self_test
-
-    from . import _SESSION
 
     MANAGER.shutdown()  # a host started before this set-up may be an older build
     _SESSION.checked, _SESSION.verdict, _SESSION.info = False, None, None
