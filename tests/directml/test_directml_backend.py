@@ -122,3 +122,22 @@ def test_every_feature_level_runs() -> None:
             continue
         got = dmlops.slice1(x, offsets=[0, 0, 1, 1], sizes=[1, 1, 2, 2], strides=[1, 1, 1, 1], backend="directml")
         np.testing.assert_array_equal(got[0, 0], [[5, 6], [9, 10]])
+
+
+@pytest.mark.parametrize("owned", [(True, False), (False, True), (True, True)], ids=["input", "indices", "both"])
+def test_owned_by_dml_inputs_are_bound_at_initialization(owned) -> None:
+    x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
+    idx = np.array([2, 0, 3], np.int32).reshape(1, 1, 1, 3)
+    flag = {True: "OWNED_BY_DML", False: "NONE"}
+    desc = dmlops.desc_from_json(
+        "DML_OPERATOR_GATHER",
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 3, 4], "Flags": flag[owned[0]]},
+            "IndicesTensor": {"DataType": "INT32", "Sizes": [1, 1, 1, 3], "Flags": flag[owned[1]]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 3, 3]},
+            "Axis": 3,
+            "IndexDimensions": 1,
+        },
+    )
+    got = dmlops.execute(desc, {"InputTensor": x, "IndicesTensor": idx}, backend="directml")["OutputTensor"]
+    np.testing.assert_array_equal(got, x[..., [2, 0, 3]])
