@@ -153,3 +153,21 @@ def test_directml_rejects_what_dmlops_rejects(vector) -> None:
     desc = dmlops.desc_from_json(vector.operator, vector.desc)
     with pytest.raises(DirectMLRejectedDescError):
         backend.create_operator(desc, vector.feature_level)
+
+
+def test_aliased_logical_input_without_a_buffer_is_refused() -> None:
+    # Stride 0 makes the three rows one row in memory: a logical array whose rows differ
+    # has no buffer DirectML could read, so it is refused rather than silently merged.
+    desc = Slice1Desc(
+        input_tensor=TensorDesc(data_type=F32, sizes=(1, 1, 3, 4), strides=(0, 0, 0, 1)),
+        output_tensor=TensorDesc(data_type=F32, sizes=(1, 1, 3, 4)),
+        input_window_offsets=(0, 0, 0, 0),
+        input_window_sizes=(1, 1, 3, 4),
+        input_window_strides=(1, 1, 1, 1),
+    )
+    differing = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
+    with pytest.raises(dmlops.TensorMismatchError, match=r"InputTensor: its Strides make elements share memory"):
+        dmlops.execute(desc, {"InputTensor": differing}, backend="directml")
+    consistent = np.broadcast_to(np.arange(4, dtype=np.float32), (1, 1, 3, 4))
+    got = dmlops.execute(desc, {"InputTensor": consistent}, backend="directml")["OutputTensor"]
+    np.testing.assert_array_equal(got, consistent)

@@ -201,7 +201,8 @@ def run(
     for member in in_members:
         tensor = tensors.get(member)
         kind = _input_kind(tensor)
-        data = b"" if tensor is None else buffers.pack_input(tensor, inputs[member], ins[member])
+        where = f"{desc.dml_name}.{member}"
+        data = b"" if tensor is None else buffers.pack_input(where, tensor, inputs[member], ins[member])
         in_buffers.append((kind, data))
     out_sizes = [
         (protocol.OUTPUT_UNBOUND, 0) if m not in tensors else (protocol.OUTPUT_BOUND, buffers.buffer_size(tensors[m]))

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import strided
+from ..errors import TensorMismatchError
 from ..tensor import TensorDesc
 
 
@@ -22,7 +23,7 @@ def buffer_size(tensor: TensorDesc) -> int:
     return (max(tensor.total_tensor_size_in_bytes, span) + 3) & ~3
 
 
-def pack_input(tensor: TensorDesc, array: Any, logical: NDArray[Any]) -> bytes:
+def pack_input(member: str, tensor: TensorDesc, array: Any, logical: NDArray[Any]) -> bytes:
     """The buffer of one input.
 
     ``array`` is what the caller passed: a flat buffer is sent as it is (so elements
@@ -36,7 +37,16 @@ def pack_input(tensor: TensorDesc, array: Any, logical: NDArray[Any]) -> bytes:
         data = np.ascontiguousarray(given).view(np.uint8)[:size]
         raw[: data.size] = data
     else:
-        np.copyto(strided.byte_view(raw, tensor, writeable=True), logical)
+        view = strided.byte_view(raw, tensor, writeable=True)
+        np.copyto(view, logical)
+        # Strides that alias elements (0, or overlapping) store one value per address:
+        # a logical array that gives aliased elements different values has no buffer.
+        stored = np.ascontiguousarray(view).view(np.uint8)
+        if not np.array_equal(stored, np.ascontiguousarray(logical).view(np.uint8)):
+            raise TensorMismatchError(
+                f"{member}: its Strides make elements share memory, and the logical array gives them different "
+                "values, which no buffer can hold; pass the flat buffer the Strides address instead"
+            )
     return raw.tobytes()
 
 
