@@ -562,6 +562,56 @@ def test_blocked_evaluation_matches(monkeypatch: pytest.MonkeyPatch) -> None:
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
+def _many_rois(seed: int, n_rois: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Many ROIs of few crop shapes and sample counts, some partly or wholly outside, some inverted."""
+    rng = np.random.RandomState(seed)
+    x = rng.standard_normal((2, 3, 9, 11)).astype(np.float32)
+    size = rng.choice([0.0, 1.5, 3.0, 6.5], size=(n_rois, 2)) * rng.choice([1, 1, 1, -1], size=(n_rois, 2))
+    corner = rng.uniform(-4, 13, size=(n_rois, 2))
+    rois = np.concatenate([corner, corner + size], axis=1).astype(np.float32)
+    return x, rois, rng.randint(0, 2, n_rois).astype(np.uint32)
+
+
+@pytest.mark.parametrize("reduction", ["AVERAGE", "MAX"])
+@pytest.mark.parametrize("mode", ["LINEAR", "NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("non_finite", [False, True], ids=["finite", "inf-nan"])
+def test_vectorised_reference_is_bit_identical_to_one_roi_at_a_time(
+    reduction: str, mode: str, non_finite: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The reference stacks ROIs by crop shape (AVERAGE) or sample counts (MAX) and takes them
+    # in chunks and blocks; none of that may change a bit: each ROI alone, and tiny chunks and
+    # stacks, give the very same float64 results (before rounding) as one call over all ROIs.
+    import dmlops.reference.roi_align as ref
+    from dmlops.enums import FeatureLevel
+
+    x, rois, batch = _many_rois(3, 60)
+    if non_finite:
+        x[0, 1, 4, 5], x[1, 2, 0, 0], x[1, 0, 8, 10] = np.inf, np.nan, -np.inf
+    kw = dict(reduction_function=reduction, interpolation_mode=mode, minimum_samples_per_output=1)
+
+    def run(r: np.ndarray, b: np.ndarray) -> np.ndarray:
+        desc = RoiAlignDesc(
+            input_tensor=TensorDesc(data_type="FLOAT32", sizes=x.shape),
+            roi_tensor=TensorDesc(data_type="FLOAT32", sizes=r.shape),
+            batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=b.shape),
+            output_tensor=TensorDesc(data_type="FLOAT32", sizes=(r.shape[0], 3, 2, 3)),
+            spatial_scale_x=1.0,
+            spatial_scale_y=0.5,
+            out_of_bounds_input_value=-0.25,
+            maximum_samples_per_output=UINT32_MAX,
+            **kw,
+        )
+        inputs = {"InputTensor": x, "ROITensor": r, "BatchIndicesTensor": b}
+        return ref.compute(desc, inputs, feature_level=FeatureLevel.latest(), strict=False)["OutputTensor"]
+
+    everything = run(rois, batch)
+    one_at_a_time = np.concatenate([run(rois[i : i + 1], batch[i : i + 1]) for i in range(len(rois))])
+    np.testing.assert_array_equal(everything.view(np.uint64), one_at_a_time.view(np.uint64))
+    monkeypatch.setattr(ref, "CHUNK_ELEMENTS", 600)
+    monkeypatch.setattr(ref, "STACK_ELEMENTS", 50)
+    np.testing.assert_array_equal(run(rois, batch).view(np.uint64), everything.view(np.uint64))
+
+
 # -- ONNX Runtime CPU RoiAlign-16 half_pixel parity ----------------------------------------------
 
 

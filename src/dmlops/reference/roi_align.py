@@ -1,27 +1,42 @@
-"""ROI_ALIGN in NumPy, one ROI at a time, in float64.
+"""ROI_ALIGN in NumPy, vectorised across ROIs, in float64.
 
 Every axis of every ROI is reduced to a list of samples (two taps and a weight each,
 plus an in-bounds flag); see :class:`~dmlops.descs.roi_align.RoiAlignDesc` for the
-formulas. Two formulations share those lists:
+formulas. The lists of a chunk of ROIs are computed together, flat, ROI after ROI
+(:class:`_Axes`), with exactly the operations of one ROI's (:func:`_axis`). Two
+formulations share them:
 
 * **AVERAGE, finite input (separable)**. A bilinear (or nearest) sample is a product
   of a row weight and a column weight, so the mean of the in-bounds samples of
   output ``(oy, ox)`` is ``(Ay @ X[c] @ Ax.T)[oy, ox]`` with banded matrices ``Ay``
   (OutputHeight x crop rows) and ``Ax`` (OutputWidth x crop columns) that sum the
   tap weights of each output's samples. Out-of-bounds samples add
-  ``OutOfBoundsInputValue`` times their count, ``sY·sX - inY[oy]·inX[ox]``.
-* **MAX, or an input crop with inf/nan (per sample)**. Samples are evaluated
-  explicitly: rows are interpolated first, then columns, for a block of sample rows
-  of one output row at a time, and reduced. (A dense matmul would turn a far-away
-  ``inf`` into ``0·inf = nan``, so non-finite crops take this path.)
+  ``OutOfBoundsInputValue`` times their count, ``sY·sX - inY[oy]·inX[ox]``. ROIs whose
+  crops have the same shape are stacked, so one ``matmul`` serves them all; each ROI
+  and channel is still its own small product, the very BLAS call a one-ROI-at-a-time
+  evaluation makes, so the sums round exactly as they would one ROI at a time (a first
+  pass finds the crop shapes; ROIs are then taken in order of shape).
+* **MAX (per sample)**. Every sample is evaluated, rows interpolated first, then
+  columns, for ROIs stacked by sample counts, and reduced with a NaN-propagating max.
+* **AVERAGE over a crop with inf/nan (per sample, one ROI at a time)**. A dense matmul
+  would turn a far-away ``inf`` into ``0·inf = nan``, so such ROIs (rare: the crops
+  are checked only when the input holds a non-finite value) are evaluated per sample,
+  blocks of sample rows of one output row at a time.
 
-Memory: ROIs are processed one at a time, and within a ROI channels and sample rows
-are processed in blocks of at most ``BLOCK_ELEMENTS`` float64 values. Besides the
-float64 result (NumROIs x ChannelCount x OutputHeight x OutputWidth, rounded once
-by the caller) the extra memory is ``O(BLOCK_ELEMENTS + crop + NX + NY)`` where the
-crop is at most one channel of one input plane (``InputHeight x InputWidth``) and
-``NX = OutputWidth·sX``, ``NY = OutputHeight·sY`` are the sample counts of one ROI.
-Nothing is ever allocated per NumROIs x ChannelCount x samples.
+The result is bit-identical to evaluating the ROIs one at a time with these formulas
+(dmlops's reference before it was vectorised; ``tests/test_roi_align.py`` checks that
+the chunk and block sizes do not change a bit).
+
+Memory: ROIs are taken in chunks whose per-ROI arrays (sample lists at ``SAMPLE_BYTES``
+a sample, weight matrices, per-output counts) hold at most ``CHUNK_ELEMENTS`` float64
+values; within a chunk, stacks of ROIs x channels are taken in blocks of at most
+``STACK_ELEMENTS`` values, and the per-sample path's blocks hold at most
+``BLOCK_ELEMENTS``. Besides the float64 result (NumROIs x ChannelCount x OutputHeight
+x OutputWidth, rounded once by the caller) the extra memory is therefore bounded
+whatever NumROIs is, except that one ROI whose samples alone exceed a chunk gets a
+chunk of its own (its sample counts are checked with
+:func:`dmlops.memory.check_allocation`), and that a block holds at least one channel of
+one crop (at most ``InputHeight x InputWidth``) or one row of samples.
 
 Non-finite values: arithmetic is IEEE, except that a tap whose weight is exactly 0
 is skipped, so an ``inf`` beside an exactly hit pixel does not make the sample
@@ -31,14 +46,15 @@ non-finite coordinates) is out of bounds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs.roi_align import RoiAlignDesc, samples_per_output
+from ..descs.roi_align import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..memory import check_allocation
 
@@ -66,21 +82,6 @@ class _Axis:
     def hi(self) -> int:
         return int(self.second[self.in_bounds].max())
 
-    def bins(self) -> NDArray[np.intp]:
-        return np.arange(self.first.size) // self.samples
-
-    def matrix(self, n_out: int, lo: int, hi: int) -> F64:
-        """(n_out, hi - lo + 1): summed tap weights of the in-bounds samples of each output."""
-        m = np.zeros((n_out, hi - lo + 1))
-        ok = self.in_bounds
-        bins = self.bins()[ok]
-        np.add.at(m, (bins, self.first[ok] - lo), 1.0 - self.weight[ok])
-        np.add.at(m, (bins, self.second[ok] - lo), self.weight[ok])
-        return m
-
-    def in_bounds_per_output(self, n_out: int) -> F64:
-        return np.bincount(self.bins()[self.in_bounds], minlength=n_out).astype(np.float64)
-
 
 SAMPLE_BYTES = 128
 """Bytes per sample assumed for an axis's coordinate, tap and weight arrays and their
@@ -89,58 +90,20 @@ catches sample grids that miss the memory by far, as absurd sample counts do."""
 
 
 def _axis(desc: RoiAlignDesc, start: float, end: float, n_out: int, length: int) -> _Axis:
-    """Sample coordinates along one axis (``start``/``end`` already scaled)."""
-    size = end - start
-    s = samples_per_output(size, n_out, desc.minimum_samples_per_output, desc.maximum_samples_per_output)
+    """Sample coordinates of one ROI along one axis (``start``/``end`` already scaled)."""
+    size = np.array([end - start])
+    samples = _samples_per_output(desc, size, n_out)
     # Sample counts go up to 2^32 - 1 per output: refuse (AllocationError) rather than fail
     # inside NumPy when the coordinates and taps of one axis cannot fit in memory.
-    check_allocation(n_out * s * SAMPLE_BYTES, f"{desc.dml_name}: the {n_out * s} samples of one ROI along one axis")
-    step = size / (n_out * s)
-    # ROI_ALIGN1: xin = (j - OutputPixelOffset)·step + x1s - InputPixelOffset, offsets -0.5 / 0.5.
-    with np.errstate(invalid="ignore"):
-        coord = (np.arange(n_out * s) - desc.output_pixel_offset) * step + start - desc.input_pixel_offset
-    # Ruling 6: only x < -1 or x > length is out of bounds (nan too); [-1, 0) and (L-1, L] clamp.
-    in_bounds = (coord >= -1.0) & (coord <= length)
-    c = np.clip(np.where(in_bounds, coord, 0.0), 0.0, length - 1.0)
-    if desc.interpolation_mode is InterpolationMode.LINEAR:
-        first = np.floor(c).astype(np.intp)
-        second = np.minimum(first + 1, length - 1)
-        weight = c - first
-    else:
-        # Ruling 4: nearest = floor(x + 0.5), ties go up; c <= L-1 keeps it in range.
-        first = np.floor(c + 0.5).astype(np.intp)
-        second = first
-        weight = np.zeros_like(c)
-    return _Axis(s, first, second, weight, in_bounds)
+    count = n_out * int(samples[0])
+    check_allocation(count * SAMPLE_BYTES, f"{desc.dml_name}: the {count} samples of one ROI along one axis")
+    return _axes(desc, np.array([start]), np.array([end]), samples, n_out, length).one(0)
 
 
 def _lerp(a: F64, b: F64, w: F64) -> F64:
     """``(1 - w)·a + w·b`` with zero-weight taps skipped (no ``0·inf``)."""
     with np.errstate(invalid="ignore"):
         return np.where(w == 1.0, 0.0, (1.0 - w) * a) + np.where(w == 0.0, 0.0, w * b)
-
-
-def _average_separable(plane: NDArray[Any], ay: _Axis, ax: _Axis, oob: float, out: F64) -> bool:
-    """AVERAGE as ``Ay @ X[c] @ Ax.T``; False (nothing written) if the crop is not finite."""
-    n_c, oh, ow = out.shape
-    ylo, yhi, xlo, xhi = ay.lo, ay.hi, ax.lo, ax.hi
-    a_y = ay.matrix(oh, ylo, yhi)
-    a_x_t = ax.matrix(ow, xlo, xhi).T
-    crop = plane[:, ylo : yhi + 1, xlo : xhi + 1]
-    per_channel = crop.shape[1] * crop.shape[2]
-    chunk = max(1, BLOCK_ELEMENTS // per_channel)
-    for c0 in range(0, n_c, chunk):
-        block = np.asarray(crop[c0 : c0 + chunk], dtype=np.float64)
-        if not np.isfinite(block).all():
-            return False
-        out[c0 : c0 + chunk] = a_y @ (block @ a_x_t)
-    total = ay.samples * ax.samples
-    oob_count = total - np.outer(ay.in_bounds_per_output(oh), ax.in_bounds_per_output(ow))
-    # Out-of-bounds samples count in the mean with OutOfBoundsInputValue (skip 0·inf).
-    with np.errstate(invalid="ignore"):
-        out += np.where(oob_count > 0, oob * oob_count, 0.0)
-    out /= total
-    return True
 
 
 def _per_sample(
@@ -186,23 +149,274 @@ def _per_sample(
             out[c0 : c0 + chunk, oy] = acc if reduce_max else acc / (sy * sx)
 
 
-def _one_roi(desc: RoiAlignDesc, plane: NDArray[Any], roi: F64, out: F64) -> None:
-    """Fill ``out`` (ChannelCount, OutputHeight, OutputWidth) for one ROI of ``plane`` (C, H, W)."""
+STACK_ELEMENTS = 1 << 17
+"""Float64 values (1 MiB) of one block of stacked ROIs x channels: small enough to stay in
+cache and in memory the allocator reuses (page faults on fresh large arrays cost more than
+the arithmetic of these small products)."""
+
+CHUNK_ELEMENTS = BLOCK_ELEMENTS
+"""Float64 values (16 MiB) the sample lists, weight matrices and per-output counts of a chunk
+of ROIs may hold (a sample costs ``SAMPLE_BYTES`` / 8 values)."""
+
+
+@dataclass(frozen=True)
+class _Axes:
+    """The samples of a chunk of ROIs along one axis, flat: ROI ``r`` owns ``[start[r], start[r + 1])``."""
+
+    samples: NDArray[np.int64]  # per output element of each ROI (sX or sY)
+    start: NDArray[np.int64]
+    roi: NDArray[np.int64]  # ROI of each sample
+    bin: NDArray[np.int64]  # output element of each sample
+    first: NDArray[np.intp]  # tap with weight 1 - weight (the only tap for NEAREST)
+    second: NDArray[np.intp]  # tap with weight ``weight``
+    weight: F64
+    in_bounds: NDArray[np.bool_]
+
+    def one(self, r: int) -> _Axis:
+        """ROI ``r``'s samples as an :class:`_Axis`."""
+        s = slice(self.start[r], self.start[r + 1])
+        return _Axis(int(self.samples[r]), self.first[s], self.second[s], self.weight[s], self.in_bounds[s])
+
+    def span(self) -> tuple[NDArray[np.bool_], NDArray[np.intp], NDArray[np.intp]]:
+        """Per ROI: whether any sample is in bounds, the lowest and the highest in-bounds tap."""
+        starts = self.start[:-1]
+        has = np.logical_or.reduceat(self.in_bounds, starts)
+        lo = np.minimum.reduceat(np.where(self.in_bounds, self.first, np.iinfo(np.intp).max), starts)
+        hi = np.maximum.reduceat(np.where(self.in_bounds, self.second, -1), starts)
+        return has, lo, hi
+
+    def matrices(self, n_out: int, lo: NDArray[np.intp], width: NDArray[np.intp]) -> tuple[F64, NDArray[np.int64]]:
+        """Every ROI's (n_out, width[r]) matrix of summed tap weights, flat, and where each starts.
+
+        Entry ``[o, t - lo[r]]`` sums the weights of ROI ``r``'s in-bounds taps ``t`` of output
+        ``o`` (ROIs of width 0 get none). ``bincount`` adds in array order, so an entry sums
+        its first taps in sample order, then its second taps, exactly as ``np.add.at`` over
+        one ROI's firsts then seconds would.
+        """
+        size = n_out * width
+        offset = np.zeros(size.size + 1, np.int64)
+        np.cumsum(size, out=offset[1:])
+        ok = self.in_bounds & (width[self.roi] > 0)
+        roi, weight = self.roi[ok], self.weight[ok]
+        row = offset[:-1][roi] + self.bin[ok] * width[roi] - lo[roi]
+        flat = np.bincount(
+            np.concatenate([row + self.first[ok], row + self.second[ok]]),
+            np.concatenate([1.0 - weight, weight]),
+            minlength=int(offset[-1]),
+        )
+        return flat.astype(np.float64, copy=False), offset  # (float64 already: the weights are)
+
+    def in_bounds_per_output(self, n_out: int) -> F64:
+        """(ROIs, n_out): the in-bounds samples of each output element."""
+        n_roi = self.samples.size
+        counts = np.bincount((self.roi * n_out + self.bin)[self.in_bounds], minlength=n_roi * n_out)
+        return counts.astype(np.float64).reshape(n_roi, n_out)
+
+
+def _samples_per_output(desc: RoiAlignDesc, size: F64, n_out: int) -> NDArray[np.int64]:
+    """:func:`~dmlops.descs.roi_align.samples_per_output` of every ROI (ruling 5)."""
+    lo, hi = desc.minimum_samples_per_output, desc.maximum_samples_per_output
+    with np.errstate(invalid="ignore", over="ignore"):
+        ratio = np.abs(size) / n_out
+        finite = np.isfinite(ratio)
+        return np.where(finite, np.clip(np.ceil(np.where(finite, ratio, 0.0)), lo, hi), lo).astype(np.int64)
+
+
+def _axes(desc: RoiAlignDesc, start: F64, end: F64, samples: NDArray[np.int64], n_out: int, length: int) -> _Axes:
+    """Sample coordinates of a chunk of ROIs along one axis: :func:`_axis`'s operations, flat."""
+    count = n_out * samples
+    offsets = np.zeros(count.size + 1, np.int64)
+    np.cumsum(count, out=offsets[1:])
+    roi = np.repeat(np.arange(count.size), count)
+    j = np.arange(offsets[-1]) - offsets[:-1][roi]  # sample index within its ROI
+    with np.errstate(invalid="ignore", over="ignore"):
+        step = (end - start) / count
+        # ROI_ALIGN1: xin = (j - OutputPixelOffset)·step + x1s - InputPixelOffset, offsets -0.5 / 0.5.
+        coord = (j - desc.output_pixel_offset) * step[roi] + start[roi] - desc.input_pixel_offset
+    # Ruling 6: only x < -1 or x > length is out of bounds (nan too); [-1, 0) and (L-1, L] clamp.
+    in_bounds = (coord >= -1.0) & (coord <= length)
+    c = np.clip(np.where(in_bounds, coord, 0.0), 0.0, length - 1.0)
+    if desc.interpolation_mode is InterpolationMode.LINEAR:
+        first = np.floor(c).astype(np.intp)
+        second = np.minimum(first + 1, length - 1)
+        weight = c - first
+    else:
+        # Ruling 4: nearest = floor(x + 0.5), ties go up; c <= L-1 keeps it in range.
+        first = np.floor(c + 0.5).astype(np.intp)
+        second = first
+        weight = np.zeros_like(c)
+    return _Axes(samples, offsets, roi, j // samples[roi], first, second, weight, in_bounds)
+
+
+def _groups(*keys: NDArray[np.intp]) -> list[NDArray[np.intp]]:
+    """Indices grouped by equal keys (each group in increasing order)."""
+    if not keys[0].size:
+        return []
+    _, inverse = np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)
+    order = np.argsort(inverse.reshape(-1), kind="stable")
+    cuts = np.flatnonzero(np.diff(inverse.reshape(-1)[order])) + 1
+    return np.split(order, cuts)
+
+
+def _average_separable(
+    x: NDArray[Any],
+    batch: NDArray[np.int64],
+    ay: _Axes,
+    ax: _Axes,
+    inside: NDArray[np.bool_],
+    oob: float,
+    out: F64,
+    at: NDArray[np.intp],
+    input_finite: bool,
+) -> NDArray[np.bool_]:
+    """AVERAGE as ``Ay @ X[c] @ Ax.T`` into ``out[at[r]]`` for the ``inside`` ROIs ``r`` of a chunk.
+
+    ``inside``: the ROIs with in-bounds samples on both axes. Returns whether each ROI's
+    crop was finite (checked per crop unless ``input_finite``); the others' outputs are to
+    be redone per sample.
+    """
+    n_c, oh, ow = out.shape[1:]
+    _, ylo, yhi = ay.span()
+    _, xlo, xhi = ax.span()
+    height = np.where(inside, yhi - ylo + 1, 0)
+    width = np.where(inside, xhi - xlo + 1, 0)
+    flat_y, at_y = ay.matrices(oh, ylo, height)
+    flat_x, at_x = ax.matrices(ow, xlo, width)
+    total = ay.samples.astype(np.float64) * ax.samples  # sY·sX, rounded once as a Python int would be
+    oob_count = total[:, None, None] - ay.in_bounds_per_output(oh)[:, :, None] * ax.in_bounds_per_output(ow)[:, None, :]
+    # Out-of-bounds samples count in the mean with OutOfBoundsInputValue (skip 0·inf).
+    with np.errstate(invalid="ignore"):
+        oob_sum = np.where(oob_count > 0, oob * oob_count, 0.0)
+    finite = np.ones(inside.size, np.bool_)
+    rois = np.flatnonzero(inside)
+    # ROIs with crops of one shape are stacked: one matmul, the same products per ROI and channel.
+    for group in _groups(height[rois], width[rois]):
+        group = rois[group]
+        h, w = int(height[group[0]]), int(width[group[0]])
+        # windows[b, c, y, x] is the (h, w) crop at (y, x): NumPy's sliding_window_view, built directly.
+        windows = np.lib.stride_tricks.as_strided(
+            x, (*x.shape[:2], x.shape[2] - h + 1, x.shape[3] - w + 1, h, w), x.strides + x.strides[2:], writeable=False
+        )
+        per_channel = h * w + h * ow + oh * ow  # the crop, X @ Ax.T, the result
+        channels = min(n_c, max(1, STACK_ELEMENTS // per_channel))
+        per_block = max(1, STACK_ELEMENTS // (channels * per_channel))
+        for g0 in range(0, group.size, per_block):
+            g = group[g0 : g0 + per_block]
+            a_y = flat_y[at_y[g][:, None] + np.arange(oh * h)].reshape(-1, 1, oh, h)
+            a_x_t = flat_x[at_x[g][:, None] + np.arange(ow * w)].reshape(-1, 1, ow, w).transpose(0, 1, 3, 2)
+            for c0 in range(0, n_c, channels):
+                crop = np.asarray(windows[batch[g], c0 : c0 + channels, ylo[g], xlo[g]], dtype=np.float64)
+                if not input_finite:
+                    finite[g] &= np.isfinite(crop).all(axis=(1, 2, 3))
+                with np.errstate(invalid="ignore", over="ignore"):
+                    result = a_y @ (crop @ a_x_t)  # per ROI and channel: (oh, h) @ (h, w) @ (w, ow)
+                    result += oob_sum[g][:, None]
+                    result /= total[g][:, None, None, None]
+                out[at[g], c0 : c0 + channels] = result
+    return finite
+
+
+def _taps(
+    x: NDArray[Any], planes: tuple[NDArray[np.int64], NDArray[np.int64]], y: NDArray[np.intp], x_: NDArray[np.intp]
+) -> F64:
+    """(ROIs, channels, rows, columns): ``x[batch, channel, y, x]`` for sample rows ``y`` and columns ``x_``."""
+    return np.asarray(x[planes[0], planes[1], y[:, None, :, None], x_[:, None, None, :]], dtype=np.float64)
+
+
+def _max_per_sample(
+    x: NDArray[Any],
+    batch: NDArray[np.int64],
+    ay: _Axes,
+    ax: _Axes,
+    rois: NDArray[np.intp],
+    oob: float,
+    linear: bool,
+    out: F64,
+    at: NDArray[np.intp],
+) -> None:
+    """MAX of every sample into ``out[at[r]]`` for the ROIs ``rois`` of a chunk, stacked by sample counts."""
+    n_c, oh, ow = out.shape[1:]
+    budget = STACK_ELEMENTS // 2  # about eight arrays of a block's size are alive at once (taps, lerps)
+    for group in _groups(ay.samples[rois], ax.samples[rois]):
+        group = rois[group]
+        sy, sx = int(ay.samples[group[0]]), int(ax.samples[group[0]])
+        nx = ow * sx
+        # A block: ROIs x channels x sample rows x nx samples, whole output rows where they fit,
+        # else a part of one output row.
+        if sy * nx <= budget:
+            rows = sy * min(oh, budget // (sy * nx))
+            row_blocks = [(r0, min(r0 + rows, oh * sy)) for r0 in range(0, oh * sy, rows)]
+        else:
+            rows = max(1, budget // nx)
+            row_blocks = [
+                (r0, min(r0 + rows, (oy + 1) * sy)) for oy in range(oh) for r0 in range(oy * sy, (oy + 1) * sy, rows)
+            ]
+        channels = min(n_c, max(1, budget // (rows * nx)))
+        per_block = max(1, budget // (channels * rows * nx))
+        for g0 in range(0, group.size, per_block):
+            g = group[g0 : g0 + per_block]
+            jx = ax.start[g][:, None] + np.arange(nx)
+            x0, x1, wx, in_x = ax.first[jx], ax.second[jx], ax.weight[jx], ax.in_bounds[jx]
+            for c0 in range(0, n_c, channels):
+                planes = (batch[g][:, None, None, None], np.arange(c0, min(c0 + channels, n_c))[None, :, None, None])
+                acc = np.full((g.size, planes[1].size, oh, ow), -np.inf)
+                for r0, r1 in row_blocks:
+                    jy = ay.start[g][:, None] + np.arange(r0, r1)
+                    y0, y1, wy, in_y = ay.first[jy], ay.second[jy], ay.weight[jy], ay.in_bounds[jy]
+                    if linear:
+                        w_y = wy[:, None, :, None]
+                        # Rows first, then columns, as _per_sample does.
+                        left = _lerp(_taps(x, planes, y0, x0), _taps(x, planes, y1, x0), w_y)
+                        right = _lerp(_taps(x, planes, y0, x1), _taps(x, planes, y1, x1), w_y)
+                        vals = _lerp(left, right, wx[:, None, None, :])
+                    else:
+                        vals = _taps(x, planes, y0, x0)
+                    # The whole sample reads OutOfBoundsInputValue if its row or column is out of bounds.
+                    vals = np.where(in_y[:, None, :, None] & in_x[:, None, None, :], vals, oob)
+                    grid = vals.reshape(g.size, planes[1].size, -1, min(r1 - r0, sy), ow, sx)
+                    # The max over each output's samples, one sample offset at a time (NumPy's
+                    # reduction over short strided axes is ~10x slower); np.maximum propagates nan.
+                    part = functools.reduce(np.maximum, (grid[..., k] for k in range(sx)))
+                    part = functools.reduce(np.maximum, (part[:, :, :, k] for k in range(grid.shape[3])))
+                    span = slice(r0 // sy, r0 // sy + part.shape[2])
+                    acc[:, :, span] = np.maximum(acc[:, :, span], part)
+                out[at[g], c0 : c0 + planes[1].size] = acc
+
+
+def _all_finite(x: NDArray[Any]) -> bool:
+    """Whether every element of the (N, C, H, W) input is finite, checked a block of planes at a time."""
+    step = max(1, STACK_ELEMENTS // max(1, x.shape[2] * x.shape[3]))
+    return all(np.isfinite(x[b, c0 : c0 + step]).all() for b in range(x.shape[0]) for c0 in range(0, x.shape[1], step))
+
+
+def _chunks(
+    desc: RoiAlignDesc, size_x: F64, size_y: F64, samples_x: NDArray[np.int64], samples_y: NDArray[np.int64]
+) -> list[slice]:
+    """Consecutive ROIs whose per-ROI arrays fit ``CHUNK_ELEMENTS`` together (or one ROI alone).
+
+    Per ROI: the sample lists (``SAMPLE_BYTES`` per sample), the weight matrices (a crop
+    spans at most ``|size| + 3`` pixels, and at most the input) and the per-output counts.
+    """
     _, _, oh, ow = desc.output_tensor.sizes
     _, _, h, w = desc.input_tensor.sizes
-    oob = desc.out_of_bounds_input_value
-    x1, y1, x2, y2 = (float(v) for v in roi)
-    with np.errstate(invalid="ignore", over="ignore"):
-        ax = _axis(desc, x1 * desc.spatial_scale_x, x2 * desc.spatial_scale_x, ow, w)
-        ay = _axis(desc, y1 * desc.spatial_scale_y, y2 * desc.spatial_scale_y, oh, h)
-    if not ax.in_bounds.any() or not ay.in_bounds.any():
-        out[...] = oob  # every sample is out of bounds
-        return
-    reduce_max = desc.reduction_function is ReduceFunction.MAX
-    if not reduce_max and _average_separable(plane, ay, ax, oob, out):
-        return
-    linear = desc.interpolation_mode is InterpolationMode.LINEAR
-    _per_sample(plane, ay, ax, oob, reduce_max, linear, out)
+    nx, ny = samples_x.astype(np.float64) * ow, samples_y.astype(np.float64) * oh
+    with np.errstate(invalid="ignore"):
+        crop_w = np.where(np.isfinite(size_x), np.minimum(np.abs(size_x) + 3, w), w)
+        crop_h = np.where(np.isfinite(size_y), np.minimum(np.abs(size_y) + 3, h), h)
+    cost = (nx + ny) * (SAMPLE_BYTES // 8) + oh * crop_h + ow * crop_w + 4 * oh * ow
+    for r in np.flatnonzero(cost > CHUNK_ELEMENTS):
+        # Sample counts go up to 2^32 - 1 per output: refuse (AllocationError) rather than fail
+        # inside NumPy when the coordinates and taps of one ROI cannot fit in memory.
+        for count in (int(nx[r]), int(ny[r])):
+            check_allocation(count * SAMPLE_BYTES, f"{desc.dml_name}: the {count} samples of one ROI along one axis")
+    ends = np.cumsum(cost)
+    chunks, start = [], 0
+    while start < cost.size:
+        before = ends[start - 1] if start else 0.0
+        stop = max(start + 1, int(np.searchsorted(ends, before + CHUNK_ELEMENTS, side="right")))
+        chunks.append(slice(start, stop))
+        start = stop
+    return chunks
 
 
 def batch_indices(desc: RoiAlignDesc, indices: NDArray[Any]) -> NDArray[np.int64]:
@@ -217,11 +431,48 @@ def batch_indices(desc: RoiAlignDesc, indices: NDArray[Any]) -> NDArray[np.int64
 def compute(
     desc: RoiAlignDesc, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, NDArray[Any]]:
-    """ROI_ALIGN of every ROI, one at a time, in float64."""
+    """ROI_ALIGN of every ROI, a chunk of ROIs at a time, in float64."""
     x = inputs["InputTensor"]
     rois = np.asarray(inputs["ROITensor"], dtype=np.float64).reshape(-1, 4)
     batch = batch_indices(desc, inputs["BatchIndicesTensor"])
     out = np.empty(desc.output_tensor.sizes, dtype=np.float64)
-    for r in range(rois.shape[0]):
-        _one_roi(desc, x[batch[r]], rois[r], out[r])
+    _, _, oh, ow = desc.output_tensor.sizes
+    _, _, h, w = desc.input_tensor.sizes
+    oob = desc.out_of_bounds_input_value
+    with np.errstate(invalid="ignore", over="ignore"):
+        x1, x2 = rois[:, 0] * desc.spatial_scale_x, rois[:, 2] * desc.spatial_scale_x
+        y1, y2 = rois[:, 1] * desc.spatial_scale_y, rois[:, 3] * desc.spatial_scale_y
+        samples_x = _samples_per_output(desc, x2 - x1, ow)
+        samples_y = _samples_per_output(desc, y2 - y1, oh)
+    reduce_max = desc.reduction_function is ReduceFunction.MAX
+    linear = desc.interpolation_mode is InterpolationMode.LINEAR
+
+    def chunks(order: NDArray[np.intp]) -> Iterator[tuple[NDArray[np.intp], _Axes, _Axes, NDArray[np.bool_]]]:
+        """ROIs ``order[chunk]`` with their samples and whether any sample is in bounds on both axes."""
+        for chunk in _chunks(desc, (x2 - x1)[order], (y2 - y1)[order], samples_x[order], samples_y[order]):
+            at = order[chunk]
+            ax = _axes(desc, x1[at], x2[at], samples_x[at], ow, w)
+            ay = _axes(desc, y1[at], y2[at], samples_y[at], oh, h)
+            yield at, ax, ay, ax.span()[0] & ay.span()[0]
+
+    # ROIs are stacked when their crops (AVERAGE) or sample counts (MAX) agree, so they are
+    # taken in that order; for AVERAGE a first pass finds the crop shapes.
+    if reduce_max:
+        order = np.lexsort((samples_x, samples_y))
+    else:
+        crop = np.zeros((2, rois.shape[0]), np.intp)
+        for at, ax, ay, inside in chunks(np.arange(rois.shape[0])):
+            for axis, (_, lo, hi) in enumerate((ay.span(), ax.span())):
+                crop[axis, at] = np.where(inside, hi - lo + 1, 0)
+        order = np.lexsort((crop[1], crop[0]))
+    # One pass over the input spares a finiteness check per crop in the common case.
+    input_finite = reduce_max or _all_finite(x)
+    for at, ax, ay, inside in chunks(order):
+        out[at[~inside]] = oob  # every sample of these ROIs is out of bounds
+        if reduce_max:
+            _max_per_sample(x, batch[at], ay, ax, np.flatnonzero(inside), oob, linear, out, at)
+            continue
+        finite = _average_separable(x, batch[at], ay, ax, inside, oob, out, at, input_finite)
+        for r in map(int, np.flatnonzero(inside & ~finite)):
+            _per_sample(x[batch[at[r]]], ay.one(r), ax.one(r), oob, False, linear, out[at[r]])
     return {"OutputTensor": out}
