@@ -229,6 +229,7 @@ static PFN_DMLCreateDevice1 g_create_device;
 static struct { UINT level; IDMLDevice *dev; } g_devices[MAX_DEVICES];
 
 static const char *g_failed_call;
+static int g_device_lost;
 #define CHECK(call_name, expr)                         \
     do {                                               \
         hr = (expr);                                   \
@@ -545,8 +546,14 @@ static int do_operator(Cur *c, int run) {
         g_failed_call = "WaitForSingleObject(fence)";
         goto done;
     }
-    CHECK("ID3D12Device::GetDeviceRemovedReason", ID3D12Device_GetDeviceRemovedReason(g_d3d));
-    CHECK("IDMLDevice::GetDeviceRemovedReason", dev->lpVtbl->GetDeviceRemovedReason(dev));
+    hr = ID3D12Device_GetDeviceRemovedReason(g_d3d);
+    if (SUCCEEDED(hr)) hr = dev->lpVtbl->GetDeviceRemovedReason(dev);
+    if (FAILED(hr)) {
+        /* Nothing can run on a removed device: reply, then exit so that Python starts afresh. */
+        g_failed_call = "ID3D12Device::GetDeviceRemovedReason";
+        g_device_lost = 1;
+        goto done;
+    }
 
     D3D12_RANGE all = {0, (SIZE_T)total};
     CHECK("ID3D12Resource::Map(readback)", ID3D12Resource_Map(readback, 0, &all, (void **)&mapped));
@@ -604,6 +611,6 @@ int main(void) {
         default: ok = send_bad_request("unknown command"); break;
         }
         free(payload);
-        if (!ok) return 0;
+        if (!ok || g_device_lost) return 0;
     }
 }
