@@ -48,9 +48,12 @@ def test_rejected_desc_is_a_validation_divergence() -> None:
     with pytest.raises(InvalidDescError):
         desc.validate()
     x = np.zeros((1, 1, 4, 4), np.float32)
-    with pytest.raises(DirectMLRejectedDescError, match="validation divergence") as info:
+    with pytest.raises(DirectMLRejectedDescError, match="DirectML rejects this desc") as info:
         backend.run(desc, {"InputTensor": x}, None, feature_level=FeatureLevel.latest())
     assert isinstance(info.value, InvalidDescError)
+    # What execute() reports, having validated the desc first:
+    with pytest.raises(DirectMLRejectedDescError, match=r"dmlops validated this desc.*a validation divergence"):
+        backend.run(desc, {"InputTensor": x}, None, feature_level=FeatureLevel.latest(), validated=True)
     assert "E_INVALIDARG" in str(info.value) and info.value.hresult == E_INVALIDARG
     with pytest.raises(DirectMLRejectedDescError):
         backend.create_operator(desc)

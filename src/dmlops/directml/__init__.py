@@ -109,16 +109,21 @@ def run_packed(
     *,
     create_only: bool = False,
     where: str = "",
+    validated: bool = False,
 ) -> list[bytes]:
-    """Send one packed operator to the host; the output buffers in binding order."""
+    """Send one packed operator to the host; the output buffers in binding order.
+
+    ``validated`` says that dmlops's validation accepted the desc, so that a rejection by
+    CreateOperator is reported as a validation divergence.
+    """
     payload = protocol.operator_payload(packed, feature_level, inputs, outputs)
     command = protocol.CMD_CREATE if create_only else protocol.CMD_RUN
     status, reply = MANAGER.request(command, payload)
-    _raise_for_status(status, reply, what=where or f"DML_OPERATOR_TYPE {packed.operator_type}")
+    _raise_for_status(status, reply, what=where or f"DML_OPERATOR_TYPE {packed.operator_type}", validated=validated)
     return [] if create_only else protocol.parse_outputs(reply)
 
 
-def _raise_for_status(status: int, payload: bytes, *, what: str) -> None:
+def _raise_for_status(status: int, payload: bytes, *, what: str, validated: bool = False) -> None:
     if status == protocol.STATUS_OK:
         return
     if status == protocol.STATUS_BAD_REQUEST:
@@ -126,11 +131,13 @@ def _raise_for_status(status: int, payload: bytes, *, what: str) -> None:
     call, hresult = protocol.parse_failure(payload)
     message = f"{what}: {call} failed with HRESULT 0x{hresult:08X}"
     if call == "IDMLDevice::CreateOperator" and hresult == E_INVALIDARG:
-        raise DirectMLRejectedDescError(
-            f"{what}: dmlops validated this desc but DirectML's IDMLDevice::CreateOperator returned E_INVALIDARG "
-            "(0x80070057): a validation divergence",
-            struct=what,
+        verdict = (
+            "dmlops validated this desc but DirectML's IDMLDevice::CreateOperator returned E_INVALIDARG "
+            "(0x80070057): a validation divergence"
+            if validated
+            else "DirectML's IDMLDevice::CreateOperator returned E_INVALIDARG (0x80070057): DirectML rejects this desc"
         )
+        raise DirectMLRejectedDescError(f"{what}: {verdict}", struct=what)
     if call == "IDMLDevice::CompileOperator":
         raise DirectMLStackLimitError(
             f"{message}. DirectML accepted the desc (CreateOperator succeeded) but could not compile it here: a "
@@ -172,7 +179,7 @@ def execute(
     reason = availability()
     if reason is not None:
         raise BackendUnavailableError(f"backend 'directml' is not available: {reason}")
-    return run(desc, inputs, outputs, feature_level=feature_level, strict=strict)
+    return run(desc, inputs, outputs, feature_level=feature_level, strict=strict, validated=True)
 
 
 def run(
@@ -182,8 +189,13 @@ def run(
     *,
     feature_level: FeatureLevel,
     strict: bool = False,
+    validated: bool = False,
 ) -> dict[str, Any]:
-    """:func:`execute` without the availability check (the self-test runs through it)."""
+    """:func:`execute` without the availability check and without dmlops's validation.
+
+    The self-test and differential tests run through it. ``validated`` says that the
+    caller validated the desc (then a CreateOperator rejection is a validation divergence).
+    """
     refused = refused_data_type(desc)
     if refused is not None:
         raise UnsupportedError(refused)
@@ -208,7 +220,9 @@ def run(
         (protocol.OUTPUT_UNBOUND, 0) if m not in tensors else (protocol.OUTPUT_BOUND, buffers.buffer_size(tensors[m]))
         for m in out_members
     ]
-    results = run_packed(abi.pack(desc), int(feature_level), in_buffers, out_sizes, where=desc.dml_name)
+    results = run_packed(
+        abi.pack(desc), int(feature_level), in_buffers, out_sizes, where=desc.dml_name, validated=validated
+    )
     returned = {}
     for member, data in zip(out_members, results):
         if member not in outs:
