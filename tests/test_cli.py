@@ -182,7 +182,7 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("SLICE1", "GATHER", "MAX_POOLING2", "MAX_POOLING_GRAD", "RESAMPLE2", "RESAMPLE_GRAD1", "ROI_ALIGN"):
         assert f"  {name} " in out
     assert "DML_SLICE1_OPERATOR_DESC" in out
-    assert "numpy  available (default)" in out and "cuda" in out and "cpu" in out
+    assert "numpy    available (default)" in out and "cuda" in out and "cpu" in out
     assert "Feature levels: 1_0, 2_0, 2_1" in out and "(default 6_4)" in out
 
 

@@ -7,6 +7,7 @@
                      [--allow-writes-outside-output-path] [--max_memory BYTES]
     dmlops validate MODEL [--dml_feature_level 6_4] [--input_path DIR]
     dmlops list
+    dmlops directml setup|status
 
 Output lines are DxDispatch's (``Resource 'out': 14, 16, 6, 8``) so results can be
 diffed against a Windows run. Exit status: 0 on success, 2 for an invalid model or
@@ -156,12 +157,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dmlops",
         description="Run DirectML operator models written in DxDispatch's JSON format, on any backend.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="{run,validate,list}")
+    sub = parser.add_subparsers(dest="command", metavar="{run,validate,list,directml}")
     run = sub.add_parser("run", help="run a model and print what DxDispatch prints")
     _add_common(run, running=True)
     validate = sub.add_parser("validate", help="parse and validate a model without running it")
     _add_common(validate, running=False)
     sub.add_parser("list", help="list operators, backends and feature levels")
+    from .directml.setup import add_subparser as add_directml_subparser
+
+    add_directml_subparser(sub)
     return parser
 
 
@@ -273,7 +277,7 @@ def _cmd_list(out: TextIO) -> int:
     for name, reason in backend_status().items():
         state = "available" if reason is None else f"not available: {reason}"
         default = " (default)" if name == DEFAULT_BACKEND else ""
-        print(f"  {name:<6} {state}{default}", file=out)
+        print(f"  {name:<8} {state}{default}", file=out)
     levels = ", ".join(fl.name[1:] for fl in FeatureLevel)
     print(f"Feature levels: {levels} (default {FeatureLevel.latest().name[1:]})", file=out)
     return EXIT_OK
@@ -298,6 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_run(args, reporter, out)
         if args.command == "validate":
             return _cmd_validate(args, reporter, out)
+        if args.command == "directml":
+            return int(args.directml_handler(args, out))
         return _cmd_list(out)
     except (ModelError, DmlError) as exc:
         where = getattr(args, "model_option", None) or getattr(args, "model", None)
