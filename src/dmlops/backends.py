@@ -17,9 +17,11 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from .descs._base import OperatorDesc
 from .enums import FeatureLevel
-from .errors import BackendUnavailableError, TensorMismatchError
+from .errors import ArgumentTypeError, BackendUnavailableError, TensorMismatchError, UnknownFeatureLevelError
 
 BACKENDS: dict[str, str] = {
     "numpy": "dmlops.reference",
@@ -74,6 +76,48 @@ def backend_status() -> dict[str, str | None]:
     return {name: _import_backend(name)[1] for name in BACKENDS}
 
 
+def _numeric(value: Any) -> bool:
+    """Whether NumPy reads ``value`` (a list, a scalar...) as an array of numbers."""
+    try:
+        return np.asarray(value).dtype.kind in "biuf"
+    except (TypeError, ValueError):  # ragged nesting
+        return False
+
+
+def _check_arguments(
+    desc: Any, inputs: Any, backend: Any, feature_level: Any, outputs: Any, strict: Any
+) -> FeatureLevel:
+    """ArgumentTypeError for arguments of the wrong type; the feature level, parsed."""
+
+    def wrong(argument: str, expected: str, value: Any) -> ArgumentTypeError:
+        return ArgumentTypeError(
+            f"dmlops.execute: {argument} must be {expected}; got {type(value).__name__} {value!r:.80}"
+        )
+
+    if not isinstance(desc, OperatorDesc):
+        raise wrong("desc", "an operator desc (a desc class instance, or dmlops.desc_from_json(...))", desc)
+    if not isinstance(inputs, Mapping):
+        raise wrong("inputs", "a mapping of DML input member name -> array, e.g. {'InputTensor': x}", inputs)
+    if outputs is not None and not isinstance(outputs, Mapping):
+        raise wrong("outputs", "None or a mapping of DML output member name -> array", outputs)
+    for member, value in inputs.items():
+        if not (hasattr(value, "shape") and hasattr(value, "dtype")) and not _numeric(value):
+            raise wrong(f"inputs[{member!r}]", "an array of numbers (or a nested sequence of numbers)", value)
+    for member, value in (outputs or {}).items():
+        if value is not None and not (hasattr(value, "shape") and hasattr(value, "dtype")):
+            raise wrong(f"outputs[{member!r}]", "an array", value)
+    if not isinstance(backend, str):
+        raise wrong("backend", f"a backend name ({', '.join(sorted([*BACKENDS, *ALIASES]))})", backend)
+    if not isinstance(strict, (bool, np.bool_)):
+        raise wrong("strict", "a bool", strict)
+    if feature_level is None:
+        return FeatureLevel.latest()
+    try:
+        return FeatureLevel.from_any(feature_level)
+    except UnknownFeatureLevelError as exc:
+        raise UnknownFeatureLevelError(f"dmlops.execute: feature_level: {exc}") from None
+
+
 def execute(
     desc: OperatorDesc,
     inputs: Mapping[str, Any],
@@ -109,13 +153,13 @@ def execute(
     dict
         Output member name (``"OutputTensor"``...) -> array.
     """
-    level = FeatureLevel.latest() if feature_level is None else FeatureLevel.from_any(feature_level)
+    level = _check_arguments(desc, inputs, backend, feature_level, outputs, strict)
     desc.validate(level)
     expected = desc.tensor_names("input")
     if inputs.keys() != expected:
         given = set(inputs)
         missing = sorted(expected - given)
-        extra = sorted(given - expected)
+        extra = sorted(repr(k) if not isinstance(k, str) else k for k in given - expected)
         parts = []
         if missing:
             parts.append(f"missing {', '.join(missing)}")
@@ -125,7 +169,7 @@ def execute(
             f"{desc.dml_name}: inputs must be exactly {', '.join(sorted(expected))}; {'; '.join(parts)}"
         )
     if outputs and not outputs.keys() <= desc.tensor_names("output"):
-        unknown = sorted(set(outputs) - desc.tensor_names("output"))
+        unknown = sorted(repr(k) if not isinstance(k, str) else k for k in set(outputs) - desc.tensor_names("output"))
         raise TensorMismatchError(f"{desc.dml_name}: unknown output member(s) {', '.join(unknown)}")
     module = load_backend(backend)
     result: dict[str, Any] = module.execute(desc, inputs, outputs, feature_level=level, strict=strict)

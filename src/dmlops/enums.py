@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .errors import UnknownEnumValueError, UnknownFeatureLevelError
+
 _E = TypeVar("_E", bound="DmlEnum")
 _T = TypeVar("_T", bound=type)
 
@@ -50,23 +52,28 @@ class DmlEnum(enum.IntEnum):
     def from_any(cls: type[_E], value: Any) -> _E:
         """Return the member for a member, an int value, a full or a short DML name.
 
-        Names are matched case-insensitively. Anything else raises ``ValueError``
-        with DxDispatch's wording.
+        Names are matched case-insensitively. Anything else raises
+        :class:`~dmlops.errors.UnknownEnumValueError` (a ``ValueError``) with DxDispatch's
+        wording.
         """
         if isinstance(value, cls):
             return value
         if isinstance(value, bool):
-            raise ValueError(f"{value!r} is not a recognized value for {_type_name(cls)}.")
+            raise cls._unknown(f"{value!r} is not a recognized value for {_type_name(cls)}.")
         if isinstance(value, (int, np.integer)):
             try:
                 return cls(int(value))
             except ValueError:
-                raise ValueError(f"{int(value)} is not a recognized value for {_type_name(cls)}.") from None
+                raise cls._unknown(f"{int(value)} is not a recognized value for {_type_name(cls)}.") from None
         if isinstance(value, str):
             found = cls._by_name().get(value.upper())
             if found is not None:
                 return found
-        raise ValueError(f"'{value}' is not a recognized value for {_type_name(cls)}.")
+        raise cls._unknown(f"'{value}' is not a recognized value for {_type_name(cls)}.")
+
+    @classmethod
+    def _unknown(cls, message: str) -> UnknownEnumValueError:
+        return UnknownEnumValueError(message)
 
     @classmethod
     def _by_name(cls: type[_E]) -> dict[str, _E]:
@@ -263,10 +270,20 @@ class FeatureLevel(DmlEnum):
 
     @classmethod
     def from_any(cls, value: Any) -> FeatureLevel:
-        """As :meth:`DmlEnum.from_any`, also accepting ``"6.4"`` and ``"6_4"``."""
+        """As :meth:`DmlEnum.from_any`, also accepting ``"6.4"`` and ``"6_4"``.
+
+        Anything else (``"9_9"``, ``3.5``, ``None``, other objects) raises
+        :class:`~dmlops.errors.UnknownFeatureLevelError`, which lists the known levels.
+        A float is refused even when it looks like a level: ``5.1`` cannot tell 5_1 from 5_10.
+        """
         if isinstance(value, str):
             value = value.strip().replace(".", "_")
         return super().from_any(value)
+
+    @classmethod
+    def _unknown(cls, message: str) -> UnknownEnumValueError:
+        known = ", ".join(level._short_name() for level in cls)
+        return UnknownFeatureLevelError(f"{message.rstrip('.')} (known feature levels: {known}).")
 
     @classmethod
     def latest(cls) -> FeatureLevel:

@@ -97,3 +97,34 @@ class DirectMLStackLimitError(UnsupportedError):
         super().__init__(message)
         self.call = call
         self.hresult = hresult
+
+
+class ArgumentTypeError(DmlError, TypeError):
+    """An argument of the Python API has the wrong type (not a value DirectML could reject).
+
+    The message names the function and the argument, e.g.
+    ``dmlops.execute: inputs must be a mapping of DML input member name -> array; got list``.
+    """
+
+
+class DescTypeError(InvalidDescError, ArgumentTypeError):
+    """A desc or TensorDesc member has the wrong type (``Sizes`` of floats, ``None`` for a tensor...).
+
+    Both an :class:`InvalidDescError` (a desc DirectML could not even be given) and a
+    ``TypeError``; the message names the struct and the member as InvalidDescError's do.
+    """
+
+
+class UnknownEnumValueError(DmlError, ValueError):
+    """A name or value that is not a member of a DML enum (``DmlEnum.from_any``)."""
+
+
+class UnknownFeatureLevelError(UnknownEnumValueError):
+    """A feature level that is not one of DirectML's; the message lists the known levels."""
+
+
+class ArgumentValueError(DmlError, ValueError):
+    """An argument of the Python API has a value no desc can be built from (a "pair" of three items...).
+
+    Values that make an invalid desc raise :class:`InvalidDescError` instead, naming the member.
+    """

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from .dml_json import parse_enum, parse_flags, parse_uint, parse_uint_array, warn_unknown_fields
 from .enums import TensorDataType, TensorFlags, TensorType
-from .errors import DescParseError, InvalidDescError
+from .errors import DescParseError, DescTypeError, InvalidDescError
 from .memory import check_allocation
 
 BUFFER_TENSOR_DESC = "DML_BUFFER_TENSOR_DESC"
@@ -226,26 +226,52 @@ def _first_step_to(
     raise AssertionError("unreachable: the offset was marked by an earlier block")
 
 
+def check_member_names(obj: Mapping[Any, Any], struct: str) -> None:
+    """DescTypeError unless every key of a DxDispatch desc dict is a string (JSON's are)."""
+    bad = [k for k in obj if not isinstance(k, str)]
+    if bad:
+        shown = ", ".join(repr(k) for k in bad[:5])
+        raise DescTypeError(f"{struct}: member names must be strings; got {shown}", struct=struct)
+
+
 def _as_uint(value: Any, where: str, *, struct: str = BUFFER_TENSOR_DESC) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise InvalidDescError(
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise DescTypeError(
             f"{struct}.{where}: must be an unsigned integer; got {value!r}",
             struct=struct,
             member=where,
+        )
+    if value < 0:
+        raise InvalidDescError(
+            f"{struct}.{where}: must be an unsigned integer; got {value!r}", struct=struct, member=where
         )
     return int(value)
 
 
 def _uint_tuple(values: Any, where: str) -> tuple[int, ...]:
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__"):
+        raise DescTypeError(
+            f"{BUFFER_TENSOR_DESC}.{where}: must be a sequence of unsigned integers; got {values!r}",
+            struct=BUFFER_TENSOR_DESC,
+            member=where,
+        )
     try:
         items = list(values)
-    except TypeError:
-        raise InvalidDescError(
+    except TypeError:  # e.g. a 0-d array
+        raise DescTypeError(
             f"{BUFFER_TENSOR_DESC}.{where}: must be a sequence of unsigned integers; got {values!r}",
             struct=BUFFER_TENSOR_DESC,
             member=where,
         ) from None
     return tuple(_as_uint(v, f"{where}[{i}]") for i, v in enumerate(items))
+
+
+def _enum_member_error(member: str, exc: ValueError, value: Any) -> InvalidDescError:
+    """InvalidDescError for an unknown name or value; DescTypeError when it is not even a name or value."""
+    message = f"{BUFFER_TENSOR_DESC}.{member}: {exc}"
+    if isinstance(value, (str, int, np.integer)):
+        return InvalidDescError(message, struct=BUFFER_TENSOR_DESC, member=member)
+    return DescTypeError(f"{message} (got {type(value).__name__})", struct=BUFFER_TENSOR_DESC, member=member)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -285,15 +311,11 @@ class TensorDesc:
         try:
             data_type = TensorDataType.from_any(self.data_type)
         except ValueError as exc:
-            raise InvalidDescError(
-                f"{BUFFER_TENSOR_DESC}.DataType: {exc}", struct=BUFFER_TENSOR_DESC, member="DataType"
-            ) from None
+            raise _enum_member_error("DataType", exc, self.data_type) from None
         try:
             flags = TensorFlags.from_any(self.flags)
         except ValueError as exc:
-            raise InvalidDescError(
-                f"{BUFFER_TENSOR_DESC}.Flags: {exc}", struct=BUFFER_TENSOR_DESC, member="Flags"
-            ) from None
+            raise _enum_member_error("Flags", exc, self.flags) from None
         sizes = _uint_tuple(self.sizes, "Sizes")
         strides = None if self.strides is None else _uint_tuple(self.strides, "Strides")
         alignment = _as_uint(self.guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment")
@@ -361,6 +383,7 @@ class TensorDesc:
         """
         if not isinstance(value, Mapping):
             raise DescParseError("Expected a JSON object for a DML_TENSOR_DESC.")
+        check_member_names(value, BUFFER_TENSOR_DESC)
         if "Desc" in value:
             try:
                 kind = TensorType.from_any(value.get("Type", "BUFFER"))

@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import UnsupportedError
+from ..errors import ArgumentTypeError, UnsupportedError
 from ._base import OperatorDesc, TensorSupport
 
 REGISTRY: dict[str, tuple[str, str]] = {
@@ -26,7 +26,15 @@ REGISTRY: dict[str, tuple[str, str]] = {
 
 
 def operator_name(operator_type: str) -> str:
-    """``"DML_OPERATOR_SLICE1"`` or ``"SLICE1"`` -> ``"SLICE1"`` (case-sensitive, as DxDispatch)."""
+    """``"DML_OPERATOR_SLICE1"`` or ``"SLICE1"`` -> ``"SLICE1"`` (case-sensitive, as DxDispatch).
+
+    ArgumentTypeError unless ``operator_type`` is a string.
+    """
+    if not isinstance(operator_type, str):
+        raise ArgumentTypeError(
+            f"operator_type must be a string such as 'DML_OPERATOR_SLICE1' or 'SLICE1'; "
+            f"got {type(operator_type).__name__} {operator_type!r}"
+        )
     return operator_type.removeprefix("DML_OPERATOR_")
 
 

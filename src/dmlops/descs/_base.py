@@ -20,8 +20,8 @@ import numpy as np
 
 from .. import dml_json
 from ..enums import DmlEnum, FeatureLevel, OperatorType, TensorDataType, TensorFlags
-from ..errors import DescParseError, InvalidDescError
-from ..tensor import MAX_ELEMENTS, TensorDesc, overlapping_elements
+from ..errors import DescParseError, DescTypeError, InvalidDescError
+from ..tensor import MAX_ELEMENTS, TensorDesc, check_member_names, overlapping_elements
 
 FieldKind = Literal["input", "output", "uint", "int", "float", "bool", "enum", "uint_array", "int_array", "float_array"]
 TENSOR_KINDS = ("input", "output")
@@ -121,34 +121,36 @@ class OperatorDesc:
                 except DescParseError as exc:
                     raise self.parse_error(f"Error parsing field '{where}': {exc.detail}", where) from None
             if not isinstance(value, TensorDesc):
-                raise self.invalid(where, "must be a TensorDesc", value)
+                raise self.type_error(where, "must be a TensorDesc (or a DxDispatch tensor dict)", value)
             return value
         if info.kind == "enum":
             assert info.enum is not None
             try:
                 return info.enum.from_any(value)
             except ValueError as exc:
-                raise self.invalid(where, str(exc).rstrip("."), value) from None
+                if isinstance(value, (str, int, np.integer, DmlEnum)):
+                    raise self.invalid(where, str(exc).rstrip("."), value) from None
+                raise self.type_error(where, str(exc).rstrip("."), value) from None
         if info.kind == "bool":
             if not isinstance(value, (bool, np.bool_)):
-                raise self.invalid(where, "must be a bool", value)
+                raise self.type_error(where, "must be a bool", value)
             return bool(value)
         if info.kind in ("uint", "int", "float"):
             return self._scalar(info.kind, value, where)
         # arrays
-        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-            raise self.invalid(where, "must be a sequence", value)
+        if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+            raise self.type_error(where, "must be a sequence", value)
         elem_kind = info.kind.removesuffix("_array")
         return tuple(self._scalar(elem_kind, v, f"{where}[{i}]") for i, v in enumerate(value))
 
     def _scalar(self, kind: str, value: Any, where: str) -> Any:
         if kind == "float":
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-                raise self.invalid(where, "must be a number", value)
+                raise self.type_error(where, "must be a number", value)
             # DML FLOAT members are 32-bit: round once, as DirectML would read them.
             return float(np.float32(value))
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-            raise self.invalid(where, f"must be an {'unsigned ' if kind == 'uint' else ''}integer", value)
+            raise self.type_error(where, f"must be an {'unsigned ' if kind == 'uint' else ''}integer", value)
         value = int(value)
         if kind == "uint" and not 0 <= value <= 0xFFFFFFFF:
             raise self.invalid(where, "must be an unsigned 32-bit integer", value)
@@ -225,6 +227,12 @@ class OperatorDesc:
         """``InvalidDescError("<struct>.<member>: <rule>; got <value>")``."""
         shown = str(value) if isinstance(value, (DmlEnum, tuple)) else repr(value)
         return InvalidDescError(f"{self.dml_name}.{member}: {rule}; got {shown}", struct=self.dml_name, member=member)
+
+    def type_error(self, member: str, rule: str, value: Any) -> DescTypeError:
+        """As :meth:`invalid`, for a member of the wrong Python type (also a ``TypeError``)."""
+        shown = str(value) if isinstance(value, (DmlEnum, tuple)) else repr(value)
+        message = f"{self.dml_name}.{member}: {rule}; got {shown}"
+        return DescTypeError(message, struct=self.dml_name, member=member)
 
     @classmethod
     def parse_error(cls, detail: str, member: str = "") -> DescParseError:
@@ -391,6 +399,7 @@ class OperatorDesc:
         """
         if not isinstance(desc, Mapping):
             raise cls.parse_error("Expected a JSON object for the operator desc.")
+        check_member_names(desc, cls.dml_name)
         dml_json.warn_unknown_fields(desc, cls.dml_member_names(), cls.dml_name)
         kwargs: dict[str, Any] = {}
         try:

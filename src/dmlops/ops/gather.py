@@ -10,14 +10,14 @@ import numpy as np
 from ..backends import DEFAULT_BACKEND
 from ..descs.gather import GatherDesc, gather_full_sizes
 from ..enums import FeatureLevel
-from ..errors import InvalidDescError, TensorMismatchError
-from ._common import run_single_output, tensor_of
+from ..errors import DescTypeError, InvalidDescError, TensorMismatchError
+from ._common import array_argument, check_out, run_single_output, tensor_of
 
 
 def _invalid(member: str, rule: str, value: Any) -> InvalidDescError:
-    return InvalidDescError(
-        f"{GatherDesc.dml_name}.{member}: {rule}; got {value!r}", struct=GatherDesc.dml_name, member=member
-    )
+    """InvalidDescError naming the member; DescTypeError (also a TypeError) when ``value`` is not an integer."""
+    cls = InvalidDescError if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else DescTypeError
+    return cls(f"{GatherDesc.dml_name}.{member}: {rule}; got {value!r}", struct=GatherDesc.dml_name, member=member)
 
 
 def gather_padded_shapes(
@@ -137,10 +137,9 @@ def gather(
            [4., 3.],
            [6., 5.]], dtype=float32)
     """
-    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        x = np.asarray(x)
-    if not hasattr(indices, "shape") or not hasattr(indices, "dtype"):
-        indices = np.asarray(indices)
+    x = array_argument(x, "gather", "x")
+    indices = array_argument(indices, "gather", "indices")
+    check_out(out, "gather")
     x_shape = tuple(int(s) for s in getattr(x, "shape", np.shape(x)))
     indices_shape = tuple(int(s) for s in indices.shape)
     rank = len(x_shape)

@@ -13,7 +13,7 @@ from ..descs.max_pooling2 import MaxPooling2Desc
 from ..enums import FeatureLevel, TensorDataType
 from ..errors import TensorMismatchError
 from ..tensor import TensorDesc
-from ._common import tensor_of
+from ._common import int_tuple, optional_int_tuple, tensor_of
 
 
 def pooling_window(
@@ -22,15 +22,31 @@ def pooling_window(
     start_padding: Sequence[int] | None,
     end_padding: Sequence[int] | None,
     dilations: Sequence[int] | None,
+    *,
+    function: str = "max_pooling2",
 ) -> PoolingWindow:
-    """The five window arrays with their defaults (strides and dilations 1, paddings 0)."""
-    n = len(window_size)
+    """The five window arrays with their defaults (strides and dilations 1, paddings 0).
+
+    ArgumentTypeError (naming ``dmlops.<function>`` and the argument) for anything but
+    sequences of integers.
+    """
+    window = int_tuple(window_size, function, "window_size")
+    n = len(window)
+    given = {
+        name: optional_int_tuple(value, function, name)
+        for name, value in (
+            ("strides", strides),
+            ("start_padding", start_padding),
+            ("end_padding", end_padding),
+            ("dilations", dilations),
+        )
+    }
     return PoolingWindow(
-        strides=tuple(strides) if strides is not None else (1,) * n,
-        window_size=tuple(window_size),
-        start_padding=tuple(start_padding) if start_padding is not None else (0,) * n,
-        end_padding=tuple(end_padding) if end_padding is not None else (0,) * n,
-        dilations=tuple(dilations) if dilations is not None else (1,) * n,
+        strides=given["strides"] if given["strides"] is not None else (1,) * n,
+        window_size=window,
+        start_padding=given["start_padding"] if given["start_padding"] is not None else (0,) * n,
+        end_padding=given["end_padding"] if given["end_padding"] is not None else (0,) * n,
+        dilations=given["dilations"] if given["dilations"] is not None else (1,) * n,
     )
 
 

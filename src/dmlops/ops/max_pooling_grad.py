@@ -58,7 +58,7 @@ def max_pooling_grad(
            [0., 4., 5.]], dtype=float32)
     """
     input_tensor = tensor_of(x, "x")
-    window = pooling_window(window_size, strides, start_padding, end_padding, dilations)
+    window = pooling_window(window_size, strides, start_padding, end_padding, dilations, function="max_pooling_grad")
     desc = MaxPoolingGradDesc(
         input_tensor=input_tensor,
         input_gradient_tensor=tensor_of(dy, "dy"),

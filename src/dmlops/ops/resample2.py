@@ -10,7 +10,7 @@ from ..descs._resample import parameter_fields
 from ..descs.resample2 import Resample2Desc
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode
 from ..errors import TensorMismatchError
-from ._common import run_single_output, tensor_of
+from ._common import int_tuple, optional_number_tuple, run_single_output, tensor_of
 
 
 def resample2(
@@ -63,7 +63,10 @@ def resample2(
     array([1.  , 1.25, 1.75, 2.25, 2.75, 3.25, 3.75, 4.  ], dtype=float32)
     """
     input_tensor = tensor_of(x, "x")
-    output_sizes = tuple(int(s) for s in output_sizes)
+    output_sizes = int_tuple(output_sizes, "resample2", "output_sizes")
+    scales = optional_number_tuple(scales, "resample2", "scales")
+    input_pixel_offsets = optional_number_tuple(input_pixel_offsets, "resample2", "input_pixel_offsets")
+    output_pixel_offsets = optional_number_tuple(output_pixel_offsets, "resample2", "output_pixel_offsets")
     dims = len(output_sizes)
     if dims != input_tensor.dimension_count:
         raise TensorMismatchError(

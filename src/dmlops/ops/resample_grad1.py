@@ -10,7 +10,7 @@ from ..descs._resample import parameter_fields
 from ..descs.resample_grad1 import ResampleGrad1Desc
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode
 from ..errors import TensorMismatchError
-from ._common import run_single_output, tensor_of
+from ._common import int_tuple, optional_number_tuple, run_single_output, tensor_of
 
 
 def resample_grad1(
@@ -62,7 +62,10 @@ def resample_grad1(
            [0., 0.]], dtype=float32)
     """
     gradient_tensor = tensor_of(dy, "dy")
-    input_sizes = tuple(int(s) for s in input_sizes)
+    input_sizes = int_tuple(input_sizes, "resample_grad1", "input_sizes")
+    scales = optional_number_tuple(scales, "resample_grad1", "scales")
+    input_pixel_offsets = optional_number_tuple(input_pixel_offsets, "resample_grad1", "input_pixel_offsets")
+    output_pixel_offsets = optional_number_tuple(output_pixel_offsets, "resample_grad1", "output_pixel_offsets")
     dims = len(input_sizes)
     if dims != gradient_tensor.dimension_count:
         raise TensorMismatchError(

@@ -11,18 +11,7 @@ from ..backends import DEFAULT_BACKEND
 from ..descs.roi_align import UINT32_MAX, RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..errors import DataIndexError
-from ._common import run_single_output, tensor_of
-
-
-def _pair(value: float | Sequence[float], what: str) -> tuple[Any, Any]:
-    if isinstance(value, (str, bytes)):
-        raise TypeError(f"{what} must be a number or a pair of numbers; got {value!r}")
-    if isinstance(value, Sequence) or (isinstance(value, np.ndarray) and value.ndim == 1):
-        items = list(value)
-        if len(items) != 2:
-            raise ValueError(f"{what} must be a number or a pair of numbers; got {value!r}")
-        return items[0], items[1]
-    return value, value
+from ._common import array_argument, number_or_pair, run_single_output, tensor_of, wrong_type
 
 
 def roi_align(
@@ -96,10 +85,12 @@ def roi_align(
     True
     """
     input_tensor = tensor_of(x, "x")
-    if not hasattr(roi, "dtype"):
-        roi = np.asarray(roi, dtype=input_tensor.dtype)
+    roi = array_argument(roi, "roi_align", "roi", input_tensor.dtype)
     if not hasattr(batch_indices, "dtype"):
-        batch_indices = np.asarray(batch_indices, dtype=np.int64)
+        batch_indices = array_argument(batch_indices, "roi_align", "batch_indices")
+        if batch_indices.dtype.kind not in "iu":
+            raise wrong_type("roi_align", "batch_indices", "an array of integers", batch_indices)
+        batch_indices = batch_indices.astype(np.int64)
         negative = np.flatnonzero(batch_indices.reshape(-1) < 0)
         if negative.size:
             r = int(negative[0])
@@ -107,10 +98,11 @@ def roi_align(
                 f"batch_indices: ROI {r} has batch index {int(batch_indices.reshape(-1)[r])}, outside [0, BatchCount)"
             )
         batch_indices = batch_indices.astype(np.uint32)
-    oh, ow = _pair(output_size, "output_size")
-    sx, sy = _pair(spatial_scale, "spatial_scale")
+    oh, ow = number_or_pair(output_size, "roi_align", "output_size", integer=True)
+    sx, sy = number_or_pair(spatial_scale, "roi_align", "spatial_scale")
     roi_tensor = tensor_of(roi, "roi")
-    num_rois = roi_tensor.sizes[-2] if roi_tensor.dimension_count >= 2 else roi_tensor.sizes[0]
+    # A 0-d roi gets NumROIs 1 here; the desc then refuses its DimensionCount.
+    num_rois = roi_tensor.sizes[-2] if roi_tensor.dimension_count >= 2 else (roi_tensor.sizes or (1,))[0]
     channels = input_tensor.sizes[1] if input_tensor.dimension_count == 4 else 1
     # Enum names and numbers are coerced (and rejected with the member's name) by the desc.
     attrs: dict[str, Any] = dict(

@@ -8,7 +8,7 @@ from typing import Any
 from ..backends import DEFAULT_BACKEND
 from ..descs.slice1 import Slice1Desc
 from ..enums import FeatureLevel
-from ._common import run_single_output, tensor_of
+from ._common import int_tuple, optional_int_tuple, run_single_output, tensor_of
 
 
 def slice1(
@@ -47,13 +47,17 @@ def slice1(
            [ 6.,  8.]], dtype=float32)
     """
     input_tensor = tensor_of(x, "x")
+    offsets = int_tuple(offsets, "slice1", "offsets")
+    sizes = int_tuple(sizes, "slice1", "sizes")
+    strides = int_tuple(strides, "slice1", "strides")
+    output_sizes = optional_int_tuple(output_sizes, "slice1", "output_sizes")
     if output_sizes is None:
         output_sizes = [1 + (s - 1) // abs(st) if st else 1 for s, st in zip(sizes, strides)]
     desc = Slice1Desc(
         input_tensor=input_tensor,
         output_tensor=input_tensor.with_sizes(output_sizes),
-        input_window_offsets=tuple(offsets),
-        input_window_sizes=tuple(sizes),
-        input_window_strides=tuple(strides),
+        input_window_offsets=offsets,
+        input_window_sizes=sizes,
+        input_window_strides=strides,
     )
     return run_single_output(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
