@@ -314,9 +314,15 @@ def test_backends_match_oracle(backend: str, mode: str, direction: str, seed: in
 # -- adjoint: <RESAMPLE2(x), g> == <x, RESAMPLE_GRAD1(g)> ---------------------------------------
 
 
+def grad_params(forward: dict) -> dict:
+    """RESAMPLE_GRAD1's parameters for the gradient of a RESAMPLE2: the offsets swapped (erratum E25)."""
+    return {**forward, "input_pixel_offsets": forward["output_pixel_offsets"],
+            "output_pixel_offsets": forward["input_pixel_offsets"]}  # fmt: skip
+
+
 def _adjoint_gap(x, g, out_sizes, in_sizes, params, backend="numpy"):
     y = dmlops.resample2(x, out_sizes, backend=backend, **params).astype(np.float64)
-    dx = dmlops.resample_grad1(g, in_sizes, backend=backend, **params).astype(np.float64)
+    dx = dmlops.resample_grad1(g, in_sizes, backend=backend, **grad_params(params)).astype(np.float64)
     x64, g64 = x.astype(np.float64), g.astype(np.float64)
     lhs, rhs = float(np.vdot(y, g64)), float(np.vdot(x64, dx))
     scale = float(np.abs(y) @ np.abs(g64).ravel() if y.ndim == 1 else np.vdot(np.abs(y), np.abs(g64)))
@@ -384,7 +390,9 @@ def test_nearest_ties_follow_rounding_direction(backend: str, n, m, scale, ipo, 
         dy = np.arange(1, m + 1, dtype=np.float32)
         want = np.zeros(n, dtype=np.float64)
         np.add.at(want, idx, dy)
-        assert_close(dmlops.resample_grad1(dy, [n], backend=backend, **params), want.astype(np.float32), exact=True)
+        assert_close(
+            dmlops.resample_grad1(dy, [n], backend=backend, **grad_params(params)), want.astype(np.float32), exact=True
+        )
 
 
 def test_float32_coordinates_are_documented_choice() -> None:
@@ -524,8 +532,8 @@ def test_wrapper_defaults_follow_directmlx() -> None:
     np.testing.assert_array_equal(
         dmlops.resample_grad1(dy, [2, 3]),
         dmlops.resample_grad1(
-            dy, [2, 3], scales=[2.0, 2 / 3], input_pixel_offsets=[0.5] * 2, output_pixel_offsets=[-0.5] * 2
-        ),
+            dy, [2, 3], scales=[2.0, 2 / 3], input_pixel_offsets=[-0.5] * 2, output_pixel_offsets=[0.5] * 2
+        ),  # the forward's defaults swapped: RESAMPLE_GRAD1 names offsets after its own tensors (E25)
     )
     # "nearest" is accepted for NEAREST_NEIGHBOR; DECREASING is the default rounding
     np.testing.assert_array_equal(

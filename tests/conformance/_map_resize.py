@@ -211,6 +211,19 @@ def resample_params(case: NodeCase) -> dict[str, Any]:
     }
 
 
+def grad_params(forward: dict) -> dict:
+    """RESAMPLE_GRAD1's parameters for the gradient of a RESAMPLE2 with ``forward``'s.
+
+    DirectML names RESAMPLE_GRAD1's offsets after the grad's own tensors (erratum E25):
+    its InputPixelOffsets are the forward's OutputPixelOffsets, and the other way round.
+    """
+    return {
+        **forward,
+        "InputPixelOffsets": forward["OutputPixelOffsets"],
+        "OutputPixelOffsets": forward["InputPixelOffsets"],
+    }
+
+
 def forward_case(case: NodeCase) -> DmlCase:
     """RESAMPLE2 reproducing the ONNX expected output."""
     params = resample_params(case)
@@ -246,8 +259,8 @@ def onnx_adjoint(case: NodeCase, dy: np.ndarray) -> np.ndarray:
 
 
 def grad_case(case: NodeCase, seed: int = 0) -> DmlCase:
-    """RESAMPLE_GRAD1 with the forward's parameters against the ONNX forward's exact adjoint."""
-    params = resample_params(case)
+    """RESAMPLE_GRAD1 for the forward's parameters against the ONNX forward's exact adjoint."""
+    params = grad_params(resample_params(case))
     x = case.inputs[0]
     assert x is not None
     (y,) = case.outputs

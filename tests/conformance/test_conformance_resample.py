@@ -1,8 +1,9 @@
 """RESAMPLE2 / RESAMPLE_GRAD1 against ONNX Resize/Upsample node tests and torch interpolate.
 
 * Forward: RESAMPLE2 reproduces the ONNX expected output of every expressible case.
-* Backward: RESAMPLE_GRAD1 with the forward's parameters equals the exact adjoint
-  ``dX = J^T dY`` of the ONNX forward, probed column by column with ``onnx.reference``.
+* Backward: RESAMPLE_GRAD1 for the forward's parameters (offsets named as DirectML names
+  them, erratum E25) equals the exact adjoint ``dX = J^T dY`` of the ONNX forward,
+  probed column by column with ``onnx.reference``.
 * torch: ``F.interpolate(size=...)`` forward and autograd backward for nearest,
   nearest-exact and bilinear with align_corners False/True (oracles.md §3.1).
 """
@@ -17,7 +18,7 @@ pytest.importorskip("onnx")
 
 import numpy as np
 from _dml_case import FLT_MAX, DmlCase, check, oracle, tensor
-from _map_resize import CASES, ORT_DML_DIVERGES, PREFIXES, forward_case, grad_case
+from _map_resize import CASES, ORT_DML_DIVERGES, PREFIXES, forward_case, grad_case, grad_params
 from _onnx_cases import load_node_case, node_test_names
 
 pytestmark = pytest.mark.oracles
@@ -112,7 +113,7 @@ def torch_pair(mode: str, in_hw: tuple[int, int], out_hw: tuple[int, int], seed:
         {
             "InputGradientTensor": tensor(np.float32, y_np.shape),
             "OutputGradientTensor": tensor(np.float32, x_np.shape),
-            **params,
+            **grad_params(params),
         },
         {"InputGradientTensor": dy},
         {"OutputGradientTensor": x.grad.numpy()},

@@ -74,11 +74,6 @@ def addressed_mask(tensor: TensorDesc) -> np.ndarray:
 
 # Where DirectML 1.15.4 on this stack differs from the reference on the seed vectors.
 # Keyed by vector name; each reason gives the evidence (see docs/directml.md).
-_GRAD_OFFSETS = (
-    "DirectML's RESAMPLE_GRAD1 names its pixel offsets after its own tensors: its output equals the reference's "
-    "with InputPixelOffsets and OutputPixelOffsets swapped (and the reference's output is what DirectML gives for "
-    "the swapped desc); ruling 9 reads the forward's offsets as they are"
-)
 _FTOU = (
     "stack artefact, not DirectML: a nearest-neighbour coordinate that floors to -1 lands on the last element, as "
     "an unsigned index clamped to the size would; vkd3d 1.6 turns DXBC ftou into OpConvertFToU, which lavapipe "
@@ -88,8 +83,6 @@ _FTOU = (
 KNOWN_DIVERGENCES = {
     "resample2/seed_example_forward": _FTOU,
     "resample2/uint8_nearest_6_2": _FTOU,
-    "resample_grad1/linear_4_to_8_half_pixel": _GRAD_OFFSETS,
-    "resample_grad1/seed_example_increasing": _GRAD_OFFSETS,
 }
 
 

@@ -60,11 +60,17 @@ def resample2_oracle(x, out_sizes, scales, ipo, opo, mode="LINEAR", direction="D
 
 
 def resample_grad1_oracle(dy, in_sizes, scales, ipo, opo, mode="LINEAR", direction="DECREASING") -> np.ndarray:
-    """RESAMPLE_GRAD1 in float64: scatter every dy[o] onto the inputs the forward read."""
+    """RESAMPLE_GRAD1 in float64: scatter every dy[o] onto the inputs the forward read.
+
+    ``ipo``/``opo`` are the grad desc's InputPixelOffsets/OutputPixelOffsets. DirectML
+    names them after the grad's own tensors (erratum E25): ``ipo`` goes with dy, the
+    forward's output side, so the forward read with InputPixelOffsets ``opo`` and
+    OutputPixelOffsets ``ipo``.
+    """
     dy = np.asarray(dy)
     dx = np.zeros(tuple(in_sizes), dtype=np.float64)
     for oc in itertools.product(*(range(m) for m in dy.shape)):
-        for ic, w in _weights(tuple(in_sizes), oc, scales, ipo, opo, mode, direction):
+        for ic, w in _weights(tuple(in_sizes), oc, scales, opo, ipo, mode, direction):
             dx[ic] += w * float(dy[oc])
     return dx
 

@@ -62,6 +62,10 @@ class ResampleParameters:
     def forward_output_sizes(self) -> tuple[int, ...]:
         """Sizes of the forward resample's output (defined by each desc)."""
 
+    @abstractmethod
+    def forward_pixel_offsets(self, d: int) -> tuple[float, float]:
+        """The forward resample's (InputPixelOffset, OutputPixelOffset) along ``d`` (defined by each desc)."""
+
     @property
     def dimension_count(self) -> int:
         """``DimensionCount`` (derived from the arrays)."""
@@ -69,9 +73,7 @@ class ResampleParameters:
 
     def input_coordinates(self, d: int) -> NDArray[np.float32]:
         """The forward's float32 input coordinate ``x(o)`` of every forward output index along ``d``."""
-        return input_coordinates(
-            self.forward_output_sizes[d], self.scales[d], self.input_pixel_offsets[d], self.output_pixel_offsets[d]
-        )
+        return input_coordinates(self.forward_output_sizes[d], self.scales[d], *self.forward_pixel_offsets(d))
 
 
 def rows(first: str, second: str, types: Sequence[T]) -> dict[str, TensorSupport]:
@@ -150,21 +152,27 @@ def parameter_fields(
     scales: Sequence[float] | None,
     input_pixel_offsets: Sequence[float] | None,
     output_pixel_offsets: Sequence[float] | None,
+    gradient: bool = False,
 ) -> dict[str, Any]:
     """The five parameter fields of a RESAMPLE2/RESAMPLE_GRAD1 desc, with DirectMLX's defaults.
 
-    Scales default to out/in in float32 and the offsets to 0.5 / -0.5 (pixel centres).
-    Values are coerced and checked by the desc itself.
+    Scales default to out/in in float32 and the offsets to pixel centres: 0.5 / -0.5
+    for the forward. RESAMPLE_GRAD1 names its offsets after its own tensors (erratum
+    E25), so with ``gradient`` the defaults are the forward's swapped, -0.5 / 0.5: the
+    gradient of the default forward. Values are coerced and checked by the desc itself.
     """
     dims = len(forward_output_sizes)
+    default_input, default_output = DEFAULT_INPUT_PIXEL_OFFSET, DEFAULT_OUTPUT_PIXEL_OFFSET
+    if gradient:
+        default_input, default_output = default_output, default_input
     return {
         "interpolation_mode": parse_interpolation_mode(interpolation_mode),
         "rounding_direction": rounding_direction,
         "scales": tuple(scales) if scales is not None else default_scales(forward_input_sizes, forward_output_sizes),
         "input_pixel_offsets": (
-            tuple(input_pixel_offsets) if input_pixel_offsets is not None else (DEFAULT_INPUT_PIXEL_OFFSET,) * dims
+            tuple(input_pixel_offsets) if input_pixel_offsets is not None else (default_input,) * dims
         ),
         "output_pixel_offsets": (
-            tuple(output_pixel_offsets) if output_pixel_offsets is not None else (DEFAULT_OUTPUT_PIXEL_OFFSET,) * dims
+            tuple(output_pixel_offsets) if output_pixel_offsets is not None else (default_output,) * dims
         ),
     }

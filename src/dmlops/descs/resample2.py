@@ -87,6 +87,10 @@ class Resample2Desc(ResampleParameters, OperatorDesc):
         """Sizes of the resampled tensor (``OutputTensor.Sizes``)."""
         return self.output_tensor.sizes
 
+    def forward_pixel_offsets(self, d: int) -> tuple[float, float]:
+        """``(InputPixelOffsets[d], OutputPixelOffsets[d])``: this desc is the forward."""
+        return self.input_pixel_offsets[d], self.output_pixel_offsets[d]
+
     def _validate(self, level: FeatureLevel) -> None:
         validate_resample(
             self, "InputTensor", "OutputTensor", self.scales, self.input_pixel_offsets, self.output_pixel_offsets

@@ -34,8 +34,12 @@ class ResampleGrad1Desc(ResampleParameters, OperatorDesc):
         ``RoundingDirection`` of the forward resample (nearest-neighbour only).
     scales : tuple of float
         ``Scales`` of the forward resample (forward output/input), finite and > 0.
-    input_pixel_offsets, output_pixel_offsets : tuple of float
-        The forward's ``InputPixelOffsets``/``OutputPixelOffsets``.
+    input_pixel_offsets : tuple of float
+        ``InputPixelOffsets``: the pixel offsets of InputGradientTensor, i.e. the
+        forward's ``OutputPixelOffsets``.
+    output_pixel_offsets : tuple of float
+        ``OutputPixelOffsets``: the pixel offsets of OutputGradientTensor, i.e. the
+        forward's ``InputPixelOffsets``.
 
     Notes
     -----
@@ -44,12 +48,15 @@ class ResampleGrad1Desc(ResampleParameters, OperatorDesc):
     (erratum E15).
 
     The page's example gives no offsets or RoundingDirection; it reproduces with
-    DECREASING, InputPixelOffsets 0.5, OutputPixelOffsets -0.5, Scales {0.5, 1.5} and
-    not with DirectMLX's INCREASING default (erratum E14). The remark's "OutputPixelOffsets
-    adjusted an additional -0.5" is exact only for Scales 1 (erratum E13). The parameters
-    follow the forward conventions as the page says; TensorFlow-DirectML passes
-    sign-flipped offsets to RESAMPLE_GRAD, which is unverified on real DirectML (spec
-    oracles section 4.6).
+    DECREASING, Scales {0.5, 1.5} and the half-pixel offsets of either naming, and not
+    with DirectMLX's INCREASING default (erratum E14). The remark's "OutputPixelOffsets
+    adjusted an additional -0.5" is exact only for Scales 1 (erratum E13).
+
+    Unlike the page, which says the parameters are the forward's, DirectML 1.15.4 names
+    the two offsets after this operator's own tensors (erratum E25, overturning ruling 9
+    for the grad): the gradient of a RESAMPLE2 with InputPixelOffsets ``a`` and
+    OutputPixelOffsets ``b`` is this operator with InputPixelOffsets ``b`` and
+    OutputPixelOffsets ``a`` (same Scales, mode and RoundingDirection).
 
     References
     ----------
@@ -82,6 +89,16 @@ class ResampleGrad1Desc(ResampleParameters, OperatorDesc):
     def forward_output_sizes(self) -> tuple[int, ...]:
         """Sizes of the forward resample's output (``InputGradientTensor.Sizes``)."""
         return self.input_gradient_tensor.sizes
+
+    def forward_pixel_offsets(self, d: int) -> tuple[float, float]:
+        """The forward's ``(InputPixelOffset, OutputPixelOffset)``: this desc's two offsets swapped.
+
+        DirectML names RESAMPLE_GRAD1's offsets after its own tensors: InputPixelOffsets
+        belong to InputGradientTensor, on the forward's output side, and
+        OutputPixelOffsets to OutputGradientTensor, on the forward's input side (DirectML
+        1.15.4, measured; docs/errata.md).
+        """
+        return self.output_pixel_offsets[d], self.input_pixel_offsets[d]
 
     def _validate(self, level: FeatureLevel) -> None:
         validate_resample(

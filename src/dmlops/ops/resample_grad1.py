@@ -35,9 +35,15 @@ def resample_grad1(
         FLOAT32/FLOAT16, 1 to 4 dimensions.
     input_sizes : sequence of int
         The forward input's sizes, i.e. ``OutputGradientTensor.Sizes``.
-    mode, rounding_direction, scales, input_pixel_offsets, output_pixel_offsets
-        The forward's parameters, as :func:`dmlops.resample2` (same defaults: Scales =
-        ``dy.shape[d] / input_sizes[d]``, offsets 0.5 / -0.5, as DirectMLX's ResampleGrad).
+    mode, rounding_direction, scales
+        The forward's parameters, as :func:`dmlops.resample2` (Scales default to
+        ``dy.shape[d] / input_sizes[d]``).
+    input_pixel_offsets, output_pixel_offsets
+        ``InputPixelOffsets`` and ``OutputPixelOffsets`` of RESAMPLE_GRAD1, which DirectML
+        names after the grad's own tensors (erratum E25): ``input_pixel_offsets`` is the
+        forward's *output* pixel offsets and ``output_pixel_offsets`` its *input* pixel
+        offsets. The defaults, -0.5 / 0.5, make this the gradient of
+        :func:`dmlops.resample2` with its defaults.
     backend, feature_level, out
         As :func:`dmlops.execute`.
 
@@ -82,6 +88,7 @@ def resample_grad1(
             scales=scales,
             input_pixel_offsets=input_pixel_offsets,
             output_pixel_offsets=output_pixel_offsets,
+            gradient=True,
         ),
     )
     return run_single_output(
