@@ -220,7 +220,9 @@ def test_json5_comments_and_trailing_commas() -> None:
 
 
 def test_json_syntax_error_has_line_and_column() -> None:
-    with pytest.raises(ModelError, match=r"^JSON syntax error at line 3, column 9: Missing a colon after a name of object member$"):
+    with pytest.raises(
+        ModelError, match=r"^JSON syntax error at line 3, column 9: Missing a colon after a name of object member$"
+    ):
         parse_json_text('{\n  "a": 1,\n    "b" 2\n}')
 
 
