@@ -49,11 +49,21 @@ def pool_params(
         ("z_stride", "i8", _strides5(z_strides)),
     )
     elements = int(np.prod(input_sizes)) + int(np.prod(output_sizes))
+    # Window coordinates o * Stride - StartPadding + k * Dilation, also of windows of
+    # padding only (any output size, any padding): the 32-bit kernels form them in int.
+    reach = max(
+        int(o) * int(s) + int(pad) + (int(k) - 1) * int(d) + int(i)
+        for o, s, pad, k, d, i in zip(
+            output_sizes[2:], window.strides, window.start_padding, window.window_size, window.dilations,
+            input_sizes[2:],
+        )
+    )  # fmt: skip
     biggest = max(
         max_abs_offset(input_sizes, x_strides),
         max_abs_offset(output_sizes, y_strides),
         max_abs_offset(output_sizes if len(z_strides) == len(output_sizes) else input_sizes, z_strides),
         4 * elements,
+        reach,
     )
     return p, biggest < 2**30
 

@@ -4,8 +4,11 @@
 FLOAT32 or FLOAT16 with 32-bit offsets, take ``max_pool_k2d_m``: the window and stride
 known at compile time, ``WINDOWS`` adjacent windows per thread sharing their input
 columns, the thread index decomposed by multiplication (``fast_div``). Everything else
-takes ``max_pool``, one thread per output element. Both scan a window row-major with the
-reference's rule (the first element starts, strictly greater or the first NaN replaces).
+takes ``max_pool``, one thread per output element. Both scan a window row-major with
+DirectML's rule (kernels/pooling.cu): keys ``(isnan(v) or v < L) ? L : v`` with L the
+type's lowest finite value, the first in-bounds element starts, a strictly greater key
+replaces; the output value is the running key (L for a window of only NaN / -inf), and a
+window of padding only (any output size is valid) writes L and index 0.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ keeping the argmax and InputGradient of the window rows the current block row ne
 registers; InputTensor, InputGradientTensor and OutputGradientTensor are each read or
 written once and no argmax array goes through memory. Otherwise, and for FLOAT16, a
 two-pass form. Pass 1, ``max_pool_argmax_k2d_m``,
-stores every window's argmax (the forward's rule: ties to the lowest index, first NaN
-wins) as one byte, 4 adjacent windows per thread (9 input columns per row instead of 12,
+stores every window's argmax (the forward's rule, kernels/pooling.cu: ties to the lowest
+index, NaN and -inf count as the type's lowest finite value; 255 for a window of padding
+only, whose InputGradient is dropped) as one byte, 4 adjacent windows per thread (9 input columns per row instead of 12,
 the 4 bytes stored as one 32-bit word) and, where the layout allows, each row segment
 loaded with 16-byte loads plus one lane shuffle (``two_pass4v``; ``two_pass4`` is the
 same with scalar loads). Pass 2, ``max_pool_grad_blk2d``: every thread owns a 2 x 2

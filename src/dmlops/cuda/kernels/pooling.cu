@@ -4,11 +4,56 @@
 // leading spatial dimension of size 1 with window 1 and stride 1. Strides of every
 // tensor are element strides of its logical {N, C, D, H, W} view.
 //
-// Selection rule (rulings 7 and 8): padding never takes part; the first in-bounds
-// element starts the running maximum; a later element replaces it only if strictly
-// greater (ties keep the lowest logical index, as the window is scanned row-major) or
-// if it is NaN while the running maximum is not (the first NaN wins, like PyTorch).
+// Selection rule (DirectML's, measured on DirectML 1.15.4): padding never takes part;
+// the running state starts as (L, the window's first in-bounds element), L the lowest
+// finite value of the type (-FLT_MAX, -65504, -DBL_MAX, an integer type's minimum); a
+// later element replaces it only if strictly greater than the running value (ties keep
+// the lowest logical index, as the window is scanned row-major; NaN never replaces).
+// The kernels compare keys PoolKey<T>::of(v) = (isnan(v) || v < L) ? L : v with "the
+// first in-bounds element starts, a later one replaces only if strictly greater": the
+// same selection. The output value is the running key (a window of only NaN / -inf
+// gives L, any other the selected element bit for bit). A window with no in-bounds
+// element (padding only) selects nothing: value L, index 0 (the literal global index
+// 0), and MAX_POOLING_GRAD drops its gradient.
 #include "common.cuh"
+
+// The selection key of T (Num<T>'s key type: float for FLOAT16), its lowest value L and
+// the output value of a running key.
+template <typename T> struct PoolKey;
+template <> struct PoolKey<float> {
+    typedef float K;
+    static __device__ __forceinline__ float lowest() { return -3.40282346638528859812e+38f; }  // -FLT_MAX
+    // fmaxf: the larger (NaN -> L, -inf -> L), bit-exact otherwise (-0.0 stays -0.0).
+    static __device__ __forceinline__ float of(float v) { return fmaxf(v, lowest()); }
+    static __device__ __forceinline__ float value(float k) { return k; }
+};
+template <> struct PoolKey<double> {
+    typedef double K;
+    static __device__ __forceinline__ double lowest() { return -1.79769313486231570815e+308; }  // -DBL_MAX
+    static __device__ __forceinline__ double of(double v) { return fmax(v, lowest()); }
+    static __device__ __forceinline__ double value(double k) { return k; }
+};
+template <> struct PoolKey<half_t> {
+    typedef float K;
+    static __device__ __forceinline__ float lowest() { return -65504.0f; }  // FLOAT16's lowest finite value
+    static __device__ __forceinline__ float of(half_t v) { return fmaxf(h2f(v), lowest()); }
+    // A key is a FLOAT16 value (never NaN): the round trip is exact.
+    static __device__ __forceinline__ half_t value(float k) { return f2h(k); }
+};
+template <typename T, T LO> struct PoolIntKey {  // the integer types: the key is the value
+    typedef T K;
+    static __device__ __forceinline__ T lowest() { return LO; }
+    static __device__ __forceinline__ T of(T v) { return v; }
+    static __device__ __forceinline__ T value(T k) { return k; }
+};
+template <> struct PoolKey<i8> : PoolIntKey<i8, (i8)-128> {};
+template <> struct PoolKey<u8> : PoolIntKey<u8, (u8)0> {};
+template <> struct PoolKey<i16> : PoolIntKey<i16, (i16)-32768> {};
+template <> struct PoolKey<u16> : PoolIntKey<u16, (u16)0> {};
+template <> struct PoolKey<i32> : PoolIntKey<i32, (i32)(-2147483647 - 1)> {};
+template <> struct PoolKey<u32> : PoolIntKey<u32, 0u> {};
+template <> struct PoolKey<i64> : PoolIntKey<i64, (i64)(-9223372036854775807LL - 1)> {};
+template <> struct PoolKey<u64> : PoolIntKey<u64, 0ull> {};
 
 struct PoolParams {
     i64 count;  // work items: output elements (forward) or input elements (grad)
@@ -29,12 +74,14 @@ struct NoIndexOut {
 };
 
 // Argmax of the window of output position (od, oh, ow) in one (n, c) plane: returns the
-// spatial linear index (d * H + h) * W + w of the selected element, and its value.
+// spatial linear index (d * H + h) * W + w of the selected element (-1 for a window of
+// padding only), and the running value (L for a window of padding only).
 template <typename T, typename I>
 __device__ __forceinline__ I window_argmax(const T* __restrict__ plane, const PoolParams& p, I od, I oh, I ow,
                                            T& best_value) {
+    typedef typename PoolKey<T>::K K;
     I best = -1;
-    T best_v = T();
+    K best_k = PoolKey<T>::lowest();
     const I d0 = od * (I)p.stride[0] - (I)p.pad[0];
     const I h0 = oh * (I)p.stride[1] - (I)p.pad[1];
     const I w0 = ow * (I)p.stride[2] - (I)p.pad[2];
@@ -48,21 +95,15 @@ __device__ __forceinline__ I window_argmax(const T* __restrict__ plane, const Po
             for (I kw = 0; kw < (I)p.window[2]; ++kw) {
                 const I iw = w0 + kw * (I)p.dil[2];
                 if (iw < 0 || iw >= (I)p.in_size[2]) continue;
-                const T v = row[iw * (I)p.x_stride[4]];
-                bool take;
-                if (best < 0) {
-                    take = true;
-                } else {
-                    take = Num<T>::key(v) > Num<T>::key(best_v) || (Num<T>::is_nan(v) && !Num<T>::is_nan(best_v));
-                }
-                if (take) {
-                    best_v = v;
+                const K k = PoolKey<T>::of(row[iw * (I)p.x_stride[4]]);
+                if (best < 0 || k > best_k) {  // the first in-bounds element starts
+                    best_k = k;
                     best = (id * (I)p.in_size[1] + ih) * (I)p.in_size[2] + iw;
                 }
             }
         }
     }
-    best_value = best_v;
+    best_value = PoolKey<T>::value(best_k);
     return best;
 }
 
@@ -98,7 +139,7 @@ __global__ void __launch_bounds__(256) max_pool(const T* __restrict__ x, T* __re
         IndexStore<IDXOUT>::store(z,
                                   n * (I)p.z_stride[0] + c * (I)p.z_stride[1] + od * (I)p.z_stride[2] +
                                       oh * (I)p.z_stride[3] + ow * (I)p.z_stride[4],
-                                  (n * (I)p.c + c) * image + best);
+                                  best < 0 ? (I)0 : (n * (I)p.c + c) * image + best);  // padding only: 0
     }
 }
 
@@ -162,6 +203,7 @@ __global__ void __launch_bounds__(256) max_pool_grad(const T* __restrict__ x, co
 template <typename T, typename A, typename I>
 __global__ void __launch_bounds__(256) max_pool_argmax(const T* __restrict__ x, A* __restrict__ arg,
                                                        const PoolParams p) {
+    typedef typename PoolKey<T>::K K;
     const I step = (I)gridDim.x * (I)blockDim.x;
     const I out_total = (I)(p.n * p.c * p.out_size[0] * p.out_size[1] * p.out_size[2]);
     for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < out_total; t += step) {
@@ -178,8 +220,8 @@ __global__ void __launch_bounds__(256) max_pool_argmax(const T* __restrict__ x, 
         const I d0 = od * (I)p.stride[0] - (I)p.pad[0];
         const I h0 = oh * (I)p.stride[1] - (I)p.pad[1];
         const I w0 = ow * (I)p.stride[2] - (I)p.pad[2];
-        I best = -1;
-        T best_v = T();
+        I best = -1;  // -1 (255 as u8): a window of padding only, which selects nothing
+        K best_k = PoolKey<T>::lowest();
         for (I kd = 0; kd < (I)p.window[0]; ++kd) {
             const I id = d0 + kd * (I)p.dil[0];
             if (id < 0 || id >= (I)p.in_size[0]) continue;
@@ -190,10 +232,9 @@ __global__ void __launch_bounds__(256) max_pool_argmax(const T* __restrict__ x, 
                 for (I kw = 0; kw < (I)p.window[2]; ++kw) {
                     const I iw = w0 + kw * (I)p.dil[2];
                     if (iw < 0 || iw >= (I)p.in_size[2]) continue;
-                    const T v = row[iw * (I)p.x_stride[4]];
-                    if (best < 0 || Num<T>::key(v) > Num<T>::key(best_v) ||
-                        (Num<T>::is_nan(v) && !Num<T>::is_nan(best_v))) {
-                        best_v = v;
+                    const K k = PoolKey<T>::of(row[iw * (I)p.x_stride[4]]);
+                    if (best < 0 || k > best_k) {
+                        best_k = k;
                         best = (kd * (I)p.window[1] + kh) * (I)p.window[2] + kw;
                     }
                 }
@@ -333,6 +374,7 @@ __global__ void __launch_bounds__(256) max_pool_grad_gather2d(const A* __restric
 template <typename T, typename A, typename I, int KMAX>
 __global__ void __launch_bounds__(256) max_pool_argmax2d(const T* __restrict__ x, A* __restrict__ arg,
                                                          const PoolParams p) {
+    typedef typename PoolKey<T>::K K;
     const I step = (I)gridDim.x * (I)blockDim.x;
     const I out_h = (I)p.out_size[1], out_w = (I)p.out_size[2];
     const I out_total = (I)(p.n * p.c) * out_h * out_w;
@@ -348,7 +390,7 @@ __global__ void __launch_bounds__(256) max_pool_argmax2d(const T* __restrict__ x
         const T* plane = x + n * (I)p.x_stride[0] + c * (I)p.x_stride[1];
         const I h0 = oh * (I)p.stride[1] - (I)p.pad[1];
         const I w0 = ow * (I)p.stride[2] - (I)p.pad[2];
-        T v[KMAX][KMAX];
+        K v[KMAX][KMAX];
         bool in[KMAX][KMAX];
 #pragma unroll
         for (int a = 0; a < KMAX; ++a) {
@@ -358,18 +400,17 @@ __global__ void __launch_bounds__(256) max_pool_argmax2d(const T* __restrict__ x
             for (int b = 0; b < KMAX; ++b) {
                 const I iw = w0 + b * (I)p.dil[2];
                 in[a][b] = row_ok && b < kw_n && iw >= 0 && iw < (I)p.in_size[2];
-                v[a][b] = in[a][b] ? plane[ih * (I)p.x_stride[3] + iw * (I)p.x_stride[4]] : T();
+                v[a][b] = in[a][b] ? PoolKey<T>::of(plane[ih * (I)p.x_stride[3] + iw * (I)p.x_stride[4]]) : K();
             }
         }
-        I best = -1;
-        T best_v = T();
+        I best = -1;  // a window of padding only
+        K best_k = K();
 #pragma unroll
         for (int a = 0; a < KMAX; ++a) {
 #pragma unroll
             for (int b = 0; b < KMAX; ++b) {
-                if (in[a][b] && (best < 0 || Num<T>::key(v[a][b]) > Num<T>::key(best_v) ||
-                                 (Num<T>::is_nan(v[a][b]) && !Num<T>::is_nan(best_v)))) {
-                    best_v = v[a][b];
+                if (in[a][b] && (best < 0 || v[a][b] > best_k)) {
+                    best_k = v[a][b];
                     best = a * kw_n + b;
                 }
             }
@@ -389,10 +430,11 @@ struct PoolDivParams {
     i64 div[3];  // the divisors themselves
 };
 
-// The argmax of each of M horizontally adjacent windows over their loaded keys v (rows
-// rok and columns cok in bounds), scanned row-major with window_argmax's rule (the first
-// in-bounds element starts, strictly greater or the first NaN replaces): the in-window
-// offset kh * KW + kw (255 when no element is in bounds) and its key.
+// The argmax of each of M horizontally adjacent windows over their loaded keys v
+// (PoolKey<T>::of of the elements; rows rok and columns cok in bounds), scanned row-major
+// with window_argmax's rule (the first in-bounds element starts, strictly greater
+// replaces): the in-window offset kh * KW + kw (255 when no element is in bounds: the
+// window is padding only) and its key.
 template <typename K, int KH, int KW, int SW, int M, int XC>
 __device__ __forceinline__ void scan_windows(const K (&v)[KH][XC], const bool (&rok)[KH], const bool (&cok)[XC],
                                              int (&best)[M], K (&best_key)[M]) {
@@ -406,7 +448,7 @@ __device__ __forceinline__ void scan_windows(const K (&v)[KH][XC], const bool (&
             for (int kw = 0; kw < KW; ++kw) {
                 const int j = m * SW + kw;
                 const K e = v[kh][j];
-                if (rok[kh] && cok[j] && (b == 255 || e > bv || (e != e && !(bv != bv)))) {
+                if (rok[kh] && cok[j] && (b == 255 || e > bv)) {
                     bv = e;
                     b = kh * KW + kw;
                 }
@@ -421,8 +463,8 @@ __device__ __forceinline__ void scan_windows(const K (&v)[KH][XC], const bool (&
 // input columns (XC = (M - 1) * SW + KW of them per row instead of M * KW), so each row
 // segment is loaded once into registers, as the comparison key (float for FLOAT16).
 // Every window is still scanned row-major with window_argmax's rule (first in-bounds
-// element starts, strictly greater or the first NaN replaces), so ties, NaN and -inf give
-// the same byte as a one-window scan. The M bytes go out as one 16/32-bit store when OW
+// element starts, strictly greater replaces, over PoolKey keys), so ties, NaN and -inf
+// give the same byte as a one-window scan; a window of padding only gives 255. The M bytes go out as one 16/32-bit store when OW
 // is a multiple of M (packed array, allocation aligned). div = (ceil(OW / M), OH, C).
 //
 // VEC (host-checked: inner stride 1, W and the row / plane strides multiples of
@@ -434,7 +476,7 @@ __device__ __forceinline__ void scan_windows(const K (&v)[KH][XC], const bool (&
 template <typename T, int KH, int KW, int SH, int SW, int M, bool VEC, int PW>
 __global__ void __launch_bounds__(256) max_pool_argmax_k2d_m(const T* __restrict__ x, u8* __restrict__ arg,
                                                              const PoolParams p, const PoolDivParams q) {
-    typedef decltype(Num<T>::key(T())) K;
+    typedef typename PoolKey<T>::K K;
     constexpr int XC = (M - 1) * SW + KW;
     constexpr int V = M * SW;
     constexpr int R = KW - SW - PW > 0 ? KW - SW - PW : 0;  // right columns from lane + 1
@@ -479,22 +521,22 @@ __global__ void __launch_bounds__(256) max_pool_argmax_k2d_m(const T* __restrict
             }
             K mk[V];
 #pragma unroll
-            for (int k = 0; k < V; ++k) mk[k] = Num<T>::key(mid[k]);
+            for (int k = 0; k < V; ++k) mk[k] = PoolKey<T>::of(mid[k]);
 #pragma unroll
             for (int j = 0; j < PW; ++j) {
                 const K s = __shfl_up_sync(0xffffffffu, mk[V - PW + j], 1);
-                v[kh][j] = left_lane ? s : (rok[kh] && cok[j] ? Num<T>::key(rp[w0 + j]) : K());
+                v[kh][j] = left_lane ? s : (rok[kh] && cok[j] ? PoolKey<T>::of(rp[w0 + j]) : K());
             }
 #pragma unroll
             for (int k = 0; k < V && PW + k < XC; ++k) v[kh][PW + k] = mk[k];
 #pragma unroll
             for (int j = 0; j < R; ++j) {
                 const K s = __shfl_down_sync(0xffffffffu, mk[j], 1);
-                v[kh][PW + V + j] = right_lane ? s : (rok[kh] && cok[PW + V + j] ? Num<T>::key(rp[w0 + PW + V + j]) : K());
+                v[kh][PW + V + j] = right_lane ? s : (rok[kh] && cok[PW + V + j] ? PoolKey<T>::of(rp[w0 + PW + V + j]) : K());
             }
         } else {
 #pragma unroll
-            for (int j = 0; j < XC; ++j) v[kh][j] = (rok[kh] && cok[j]) ? Num<T>::key(xp[ih * xs3 + (w0 + j) * xs4]) : K();
+            for (int j = 0; j < XC; ++j) v[kh][j] = (rok[kh] && cok[j]) ? PoolKey<T>::of(xp[ih * xs3 + (w0 + j) * xs4]) : K();
         }
     }
     if (!active) return;
@@ -524,14 +566,14 @@ __global__ void __launch_bounds__(256) max_pool_argmax_k2d_m(const T* __restrict
 // thread share their input columns (XC per row instead of M * KW loads), scanned with
 // window_argmax's rule, so the values and indices equal the generic max_pool's. Each
 // window's maximum goes to OutputTensor and, unless IDXOUT is NoIndexOut, the flat index
-// (n * C + c) * H * W + h * W + w of its element to OutputIndicesTensor. FLOAT32 writes
-// the key itself (the loaded bits); FLOAT16 reads the selected element again (a NaN's
-// payload would not survive the float round trip). div = (ceil(OW / M), OH, C).
+// (n * C + c) * H * W + h * W + w of its element to OutputIndicesTensor. The value is
+// the running key (PoolKey<T>::value: the selected element's bits, or L where the key
+// was clamped); a window of padding only writes L and index 0. div = (ceil(OW / M), OH, C).
 template <typename T, typename IDXOUT, int KH, int KW, int SH, int SW, int M>
 __global__ void __launch_bounds__(256) max_pool_k2d_m(const T* __restrict__ x, T* __restrict__ y,
                                                       IDXOUT* __restrict__ z, const PoolParams p,
                                                       const PoolDivParams q) {
-    typedef decltype(Num<T>::key(T())) K;
+    typedef typename PoolKey<T>::K K;
     constexpr int XC = (M - 1) * SW + KW;
     const u32 t = blockIdx.x * 256u + threadIdx.x;
     if (t >= (u32)q.count) return;
@@ -551,7 +593,7 @@ __global__ void __launch_bounds__(256) max_pool_k2d_m(const T* __restrict__ x, T
         const int ih = h0 + kh;
         rok[kh] = ih >= 0 && ih < H;
 #pragma unroll
-        for (int j = 0; j < XC; ++j) v[kh][j] = (rok[kh] && cok[j]) ? Num<T>::key(xp[ih * xs3 + (w0 + j) * xs4]) : K();
+        for (int j = 0; j < XC; ++j) v[kh][j] = (rok[kh] && cok[j]) ? PoolKey<T>::of(xp[ih * xs3 + (w0 + j) * xs4]) : K();
     }
     int best[M];
     K best_key[M];
@@ -561,16 +603,12 @@ __global__ void __launch_bounds__(256) max_pool_k2d_m(const T* __restrict__ x, T
     for (int m = 0; m < M; ++m) {
         const int ow = qw * M + m;
         if (ow >= OW) break;
-        T value = T();
-        i64 index = image - 1;  // no element in bounds (the desc rules it out): as window_argmax
+        T value = PoolKey<T>::value(PoolKey<T>::lowest());
+        i64 index = 0;  // a window of padding only: L and the literal index 0, as window_argmax
         if (best[m] != 255) {
             const int ih = h0 + best[m] / KW, iw = w0 + m * SW + best[m] % KW;
             index = image + (i64)ih * W + iw;
-            if constexpr (sizeof(T) == sizeof(K)) {
-                value = best_key[m];
-            } else {
-                value = xp[ih * xs3 + iw * xs4];
-            }
+            value = PoolKey<T>::value(best_key[m]);
         }
         const int y_off = (int)n * (int)p.y_stride[0] + (int)c * (int)p.y_stride[1] + oh * (int)p.y_stride[3] +
                           ow * (int)p.y_stride[4];
@@ -835,8 +873,8 @@ __global__ void __launch_bounds__(256) max_pool_grad_row16(const u8* __restrict_
 // once, apart from the NWH - 1 window rows each strip recomputes and the window columns
 // of the EW helper lanes of each warp; no argmax array goes through memory.
 //
-// Same rule as window_argmax (first in-bounds element starts, strictly greater or the
-// first NaN replaces) and the same sums as blk2d_body (ascending (oh, ow), from 0, in
+// Same rule as window_argmax (first in-bounds element starts, strictly greater replaces,
+// over PoolKey keys; a window of padding only selects nothing) and the same sums as blk2d_body (ascending (oh, ow), from 0, in
 // Num<T>::Acc, rounded once): identical bits. Host-checked: the last column block of a
 // plane needs no window beyond OW (OW <= ceil(W / SW) + DLO_W), because the lanes after it
 // belong to the next plane; 32-bit offsets. VEC (SW = 2): paired stores as blk2d.
@@ -855,7 +893,7 @@ __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restric
                                                               T* __restrict__ dx, const PoolParams p,
                                                               const StreamParams s) {
     typedef typename Num<T>::Acc Acc;
-    typedef decltype(Num<T>::key(T())) K;
+    typedef typename PoolKey<T>::K K;
     // ceil((P - K + 1) / S) = -floor((K - 1 - P) / S)
     constexpr int DLO_H = -floor_div<SH>(KH - 1 - PH), DHI_H = floor_div<SH>(SH - 1 + PH);
     constexpr int DLO_W = -floor_div<SW>(KW - 1 - PW), DHI_W = floor_div<SW>(SW - 1 + PW);
@@ -894,7 +932,7 @@ __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restric
         ok = ih >= 0 && ih < H;
         const T* rp = xc + ih * xs3;
 #pragma unroll
-        for (int kw = 0; kw < KW; ++kw) row[kw] = ok && cok[kw] ? Num<T>::key(rp[kw * xs4]) : K();
+        for (int kw = 0; kw < KW; ++kw) row[kw] = ok && cok[kw] ? PoolKey<T>::of(rp[kw * xs4]) : K();
     };
     // The rows window row oh adds and its InputGradient, loaded a step ahead of their use.
     struct Fresh {
