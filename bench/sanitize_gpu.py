@@ -3,7 +3,8 @@
 GATHER with indices far out of range (both signs, INT64/UINT64/INT32/UINT32 extremes)
 on every index type, small and 8-D strided cases, ROI_ALIGN with batch indices out
 of range (DataIndexError expected, but the kernel must still stay in bounds), the 2-D
-MAX_POOLING_GRAD and MAX_POOLING2 fast paths, and the 2x RESAMPLE_GRAD1 kernel (vector
+MAX_POOLING_GRAD and MAX_POOLING2 fast paths (also with windows of padding only and
+output sizes beyond the floor), and the 2x RESAMPLE_GRAD1 kernel (vector
 loads and lane shuffles) with its forward on small planes with odd sizes, where any
 overrun leaves the allocation. CuPy's memory pool is disabled so every array is its own
 cudaMalloc allocation and memcheck sees any access past it.
@@ -238,6 +239,55 @@ for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
             (want,) = dmlops.execute(rdesc, {member: g}).values()
             (got,) = dmlops.execute(rdesc, {member: cp.asarray(g)}, backend="cuda").values()
             np.testing.assert_allclose(got.get().astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
+            checked += 1
+# MAX_POOLING2 and MAX_POOLING_GRAD windows of padding only (wholly in the start or end
+# padding), output sizes beyond the floor (forward), windows larger than the input, NaN and
+# -inf, through every path (tests/test_cuda_pooling_rule.py checks the values). Run
+# through the backend's entry point and plans, without validation.
+from dmlops import cuda as dmlops_cuda  # noqa: E402
+from dmlops.cuda import max_pooling2 as mp2  # noqa: E402
+from dmlops.enums import FeatureLevel  # noqa: E402
+
+for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
+    for shape, win, st, ps, pe, extra in (
+        ((1, 2, 7, 16), (2, 2), (2, 2), (3, 4), (3, 5), (1, 2)),
+        ((1, 1, 2, 3), (5, 5), (1, 1), (0, 0), (0, 0), (2, 3)),
+        ((1, 2, 5, 40), (4, 4), (5, 5), (6, 7), (6, 7), (0, 1)),
+        ((2, 1, 9, 11), (3, 3), (2, 2), (1, 1), (1, 1), (2, 2)),
+        ((1, 1, 1, 2), (1, 1), (1, 1), (0, 2), (0, 0), (0, 3)),
+    ):
+        xh = rng.standard_normal(shape).astype(dtype)
+        xh.reshape(-1)[::5] = np.nan
+        xh.reshape(-1)[1::7] = -np.inf
+        floor = [max(1, (n + a + b - k) // s + 1) for n, k, s, a, b in zip(shape[2:], win, st, ps, pe)]
+        window = dict(strides=st, window_size=win, start_padding=ps, end_padding=pe, dilations=(1, 1))
+        dy_shape = (*shape[:2], *floor)
+        dyh = rng.standard_normal(dy_shape).astype(dtype)
+        gdesc = MaxPoolingGradDesc(
+            input_tensor=TensorDesc(data_type=name, sizes=shape),
+            input_gradient_tensor=TensorDesc(data_type=name, sizes=dy_shape),
+            output_gradient_tensor=TensorDesc(data_type=name, sizes=shape),
+            **window,
+        )
+        gx, gdy = cp.asarray(xh), cp.asarray(dyh)
+        for v in mpg.VARIANTS:
+            out = cp.empty(shape, dtype=dtype)
+            plan = mpg._plan(
+                gdesc, shape, dy_shape, element_strides(gx), element_strides(gdy), element_strides(out), gx.dtype, v
+            )
+            mpg.launch(plan, gx, gdy, out)
+            checked += 1
+        out_shape = (*shape[:2], *(f + e for f, e in zip(floor, extra)))
+        for fused in (mp2.FUSED_MAX, 0):  # the fast path and the generic kernel
+            saved, mp2.FUSED_MAX = mp2.FUSED_MAX, fused
+            pdesc = MaxPooling2Desc(
+                input_tensor=TensorDesc(data_type=name, sizes=shape),
+                output_tensor=TensorDesc(data_type=name, sizes=out_shape),
+                output_indices_tensor=TensorDesc(data_type="UINT64", sizes=out_shape),
+                **window,
+            )
+            dmlops_cuda.execute(pdesc, {"InputTensor": gx}, None, feature_level=FeatureLevel.latest(), strict=False)
+            mp2.FUSED_MAX = saved
             checked += 1
 cp.cuda.Device().synchronize()
 print(f"sanitize cases passed: {checked}")

@@ -464,7 +464,8 @@ __device__ __forceinline__ void scan_windows(const K (&v)[KH][XC], const bool (&
 // segment is loaded once into registers, as the comparison key (float for FLOAT16).
 // Every window is still scanned row-major with window_argmax's rule (first in-bounds
 // element starts, strictly greater replaces, over PoolKey keys), so ties, NaN and -inf
-// give the same byte as a one-window scan; a window of padding only gives 255. The M bytes go out as one 16/32-bit store when OW
+// give the same byte as a one-window scan; a window of padding only gives 255. The M
+// bytes go out as one 16/32-bit store when OW
 // is a multiple of M (packed array, allocation aligned). div = (ceil(OW / M), OH, C).
 //
 // VEC (host-checked: inner stride 1, W and the row / plane strides multiples of
@@ -874,7 +875,8 @@ __global__ void __launch_bounds__(256) max_pool_grad_row16(const u8* __restrict_
 // of the EW helper lanes of each warp; no argmax array goes through memory.
 //
 // Same rule as window_argmax (first in-bounds element starts, strictly greater replaces,
-// over PoolKey keys; a window of padding only selects nothing) and the same sums as blk2d_body (ascending (oh, ow), from 0, in
+// over PoolKey keys; a window of padding only selects nothing) and the same sums as
+// blk2d_body (ascending (oh, ow), from 0, in
 // Num<T>::Acc, rounded once): identical bits. Host-checked: the last column block of a
 // plane needs no window beyond OW (OW <= ceil(W / SW) + DLO_W), because the lanes after it
 // belong to the next plane; 32-bit offsets. VEC (SW = 2): paired stores as blk2d.
