@@ -132,12 +132,8 @@ _LEVEL_DEPENDENT = {
     "resample2/int8_rejected_at_6_1",
     "roi_align/uint64_batch_indices_before_5_0",
 }
-_ACCEPTED_BY_DIRECTML = {
-    "max_pooling2/invalid_padding_only_window": (
-        "validation divergence: DirectML 1.15.4 accepts a MAX_POOLING2 window lying wholly in the padding and "
-        "writes -3.4028235e+38 (-FLT_MAX) there; dmlops rejects the desc"
-    ),
-}
+_ACCEPTED_BY_DIRECTML: dict[str, str] = {}
+"""Vectors dmlops rejects and DirectML accepts (validation divergences), with the evidence: none left."""
 
 
 def _invalid_params() -> list[object]:

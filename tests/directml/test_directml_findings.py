@@ -1,8 +1,9 @@
-"""Targeted probes where DirectML 1.15.4 and dmlops disagree, kept as strict xfails with their evidence.
+"""Targeted probes where DirectML 1.15.4 and dmlops's old rulings disagreed, reduced to the smallest case.
 
 They were found by a local differential campaign (hypothesis descs from tests/fuzz, about 400
-per operator) and reduced to the smallest case. dmlops's rulings are not changed here: each
-xfail is input for the differential verification (docs/directml.md, "Findings").
+per operator). Where DirectML computes something deterministic on a valid desc, dmlops now
+follows it (docs/errata.md, E26 and E27) and the probe is a plain test; GATHER's out-of-range
+indices stay a strict xfail: the page calls their values undefined and dmlops keeps ruling 2.
 """
 
 from __future__ import annotations
@@ -34,13 +35,9 @@ def test_gather_out_of_range_index() -> None:
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DirectML's MAX_POOLING2 ignores NaN (D3D's max returns the non-NaN operand) and starts from "
-    "-FLT_MAX: a 1x1 window on NaN gives -3.4028235e+38, a 2x2 window holding NaN and 1, 2, 3 gives 3; "
-    "the reference propagates NaN",
-)
 def test_max_pooling2_nan() -> None:
+    # DirectML's MAX_POOLING2 ignores NaN and starts from -FLT_MAX: a 1x1 window on NaN gives
+    # -3.4028235e+38, a 2x2 window holding NaN and 1, 2, 3 gives 3 (erratum E26).
     y = np.array([np.nan, 1, 2, 3], np.float32).reshape(1, 1, 2, 2)
     for window in ([1, 1], [2, 2]):
         got = dmlops.max_pooling2(y, window_size=window, backend="directml")
@@ -63,27 +60,28 @@ def _pooling(grad: bool, w_in: int, w_out: int, stride: int, window: int, dilati
     return dmlops.desc_from_json("DML_OPERATOR_MAX_POOLING2", {"InputTensor": x, "OutputTensor": y, **spatial})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="validation divergence: DirectML's MAX_POOLING_GRAD accepts only the floor-rounded output size "
-    "(input 5, window 2, dilation 2, stride 3: InputGradientTensor width 1, not the ceil-rounded 2 that "
-    "dmlops accepts); probed over widths 1..12 for four window settings, exactly one is accepted each time",
-)
 def test_max_pooling_grad_ceil_size() -> None:
+    # DirectML's MAX_POOLING_GRAD accepts only the floor-rounded size (input 5, window 2, dilation 2,
+    # stride 3: width 1, not the ceil-rounded 2); probed over widths 1..12 for four window settings,
+    # exactly one is accepted each time (erratum E27). dmlops agrees.
+    create_operator(_pooling(True, 5, 1, 3, 2, 2))
+    _pooling(True, 5, 1, 3, 2, 2).validate()
     desc = _pooling(True, 5, 2, 3, 2, 2)
-    desc.validate()
-    create_operator(desc)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="validation divergence: DirectML's MAX_POOLING2 CreateOperator accepts every output size (widths "
-    "1..12 for input 7, window 2, dilation 2, stride 2, where dmlops accepts only 3); windows wholly in the "
-    "padding are written as -FLT_MAX",
-)
-def test_max_pooling2_output_size_is_checked() -> None:
-    desc = _pooling(False, 7, 2, 2, 2, 2)
     with pytest.raises(InvalidDescError):
         desc.validate()
     with pytest.raises(DirectMLRejectedDescError):
         create_operator(desc)
+
+
+@pytest.mark.parametrize("width", range(1, 13))
+def test_max_pooling2_any_output_size(width: int) -> None:
+    # DirectML's MAX_POOLING2 CreateOperator accepts every output size (input 7, window 2, dilation 2,
+    # stride 2: widths 1..12), and computes windows past the input as padding only (erratum E27).
+    desc = _pooling(False, 7, width, 2, 2, 2)
+    desc.validate()
+    create_operator(desc)
+    x = np.arange(7, dtype=np.float32).reshape(1, 1, 1, 7)
+    np.testing.assert_array_equal(
+        dmlops.execute(desc, {"InputTensor": x}, backend="directml")["OutputTensor"],
+        dmlops.execute(desc, {"InputTensor": x})["OutputTensor"],
+    )

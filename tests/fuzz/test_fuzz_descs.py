@@ -175,7 +175,7 @@ def oracle_outputs(op: str, desc: Any, inputs: dict[str, np.ndarray]) -> dict[st
         return {"OutputTensor": y}
     window = [d.get(k) for k in ("WindowSize", "Strides", "StartPadding", "EndPadding", "Dilations")]
     if op == "MAX_POOLING2":
-        values, indices = max_pool_oracle(inputs["InputTensor"], *window, desc.output_tensor.sizes[2:])
+        values, indices, _ = max_pool_oracle(inputs["InputTensor"], *window, desc.output_tensor.sizes[2:])
         out = {"OutputTensor": values}
         if desc.output_indices_tensor is not None:
             out["OutputIndicesTensor"] = indices.astype(desc.output_indices_tensor.dtype)

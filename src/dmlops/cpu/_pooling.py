@@ -2,11 +2,11 @@
 
 Every tensor is viewed as 5-D ``{N, C, D, H, W}`` (a 2-D pooling gets D = 1 with a
 window of 1), and each parallel task owns one ``(n, c)`` plane. The argmax rule is
-the reference's (:mod:`dmlops.reference._pooling`): row-major window scan, padding
-never takes part, the first in-bounds element starts the running maximum (so an
-all -inf window selects it), a later element replaces it only if strictly greater
-or if it is the first NaN. Values are compared exactly (FLOAT16 decoded to float32,
-integers natively).
+the reference's (:mod:`dmlops.reference._pooling`), DirectML's: row-major window
+scan, padding never takes part, the running maximum starts at the type's lowest
+finite value at the first in-bounds element, and a later element replaces it only if
+strictly greater (so NaN never wins). Values are compared exactly (FLOAT16 decoded to
+float32, integers natively).
 
 The gradient is a plane-private scatter: each task zeroes a float32 (float64 for
 FLOAT64) scratch plane, adds every InputGradient element of the plane at its
@@ -29,29 +29,30 @@ from ._common import call_parallel, kernel_view, key, load, store
 
 
 @njit(cache=True, inline="always")
-def _argmax(xp, od, oh, ow, spans, dl, half):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Spatial (d, h, w) of the selected element of one window of plane ``xp``; d = -1 if none."""
+def _argmax(xp, od, oh, ow, spans, dl, half, low):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """(d, h, w, running maximum) of one window of plane ``xp``; d = -1 if it holds only padding."""
     fd, d0, d1 = spans[0, 0, od], spans[0, 1, od], spans[0, 2, od]
     fh, h0, h1 = spans[1, 0, oh], spans[1, 1, oh], spans[1, 2, oh]
     fw, w0, w1 = spans[2, 0, ow], spans[2, 1, ow], spans[2, 2, ow]
     if d0 >= d1 or h0 >= h1 or w0 >= w1:
-        return -1, 0, 0
+        return -1, 0, 0, low
+    # DirectML: the maximum starts at the lowest finite value, at the first in-bounds element.
     bd, bh, bw = fd + d0 * dl[0], fh + h0 * dl[1], fw + w0 * dl[2]
-    best = key(xp[bd, bh, bw], half)
+    best = low
     for kd in range(d0, d1):
         d = fd + kd * dl[0]
         for kh in range(h0, h1):
             row = xp[d, fh + kh * dl[1]]
             for kw in range(w0, w1):
                 v = key(row[fw + kw * dl[2]], half)
-                if best == best and (v != v or v > best):  # x != x: NaN
+                if v > best:  # strictly greater: ties keep the first, NaN never wins
                     best = v
                     bd, bh, bw = d, fh + kh * dl[1], fw + kw * dl[2]
-    return bd, bh, bw
+    return bd, bh, bw, best
 
 
 @njit(cache=True, parallel=True)
-def _forward(x, out, indices, has_indices, spans, dl, half):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _forward(x, out, indices, has_indices, spans, dl, half, low, low_element):  # type: ignore[no-untyped-def]  # pragma: no cover
     n_, c_, size_d, size_h, size_w = x.shape
     _, _, out_d, out_h, out_w = out.shape
     image = size_d * size_h * size_w
@@ -64,16 +65,20 @@ def _forward(x, out, indices, has_indices, spans, dl, half):  # type: ignore[no-
         for od in range(out_d):
             for oh in range(out_h):
                 for ow in range(out_w):
-                    d, h, w = _argmax(xp, od, oh, ow, spans, dl, half)
-                    if d < 0:  # no in-bounds element (the desc forbids it): leave as is
+                    d, h, w, best = _argmax(xp, od, oh, ow, spans, dl, half, low)
+                    if d < 0:  # only padding: the lowest value at index 0, as DirectML
+                        op[od, oh, ow] = low_element
+                        if has_indices:
+                            ip[od, oh, ow] = 0
                         continue
-                    op[od, oh, ow] = xp[d, h, w]  # the element itself: bit-exact
+                    # the element itself (bit-exact), unless nothing beat the lowest value
+                    op[od, oh, ow] = xp[d, h, w] if best > low else low_element
                     if has_indices:
                         ip[od, oh, ow] = plane * image + (d * size_h + h) * size_w + w
 
 
 @njit(cache=True, parallel=True)
-def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w, low):  # type: ignore[no-untyped-def]  # pragma: no cover
     n_, c_, size_d, size_h, size_w = x.shape
     _, _, out_d, out_h, out_w = dy.shape
     # 2-D pooling (one depth slice, in bounds): the row-vectorised scan below
@@ -102,23 +107,20 @@ def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w):  # type: ignore
                 for ow in range(out_w):
                     if ow_a <= ow < ow_b and n_int > 0:
                         continue
-                    d, h, w = _argmax(xp, od, oh, ow, spans, dl, half)
-                    if d >= 0:
+                    d, h, w, _ = _argmax(xp, od, oh, ow, spans, dl, half, low)
+                    if d >= 0:  # a window of only padding sends its gradient nowhere
                         acc[(d * size_h + h) * size_w + w] += load(grow[ow], half)
                 fh, h0, h1 = spans[1, 0, oh], spans[1, 1, oh], spans[1, 2, oh]
                 if n_int == 0 or h0 >= h1:
                     continue
                 # Interior columns of one output row together, one window element at a time in
                 # row-major order: per column the same sequence of compares as _argmax, so ties
-                # and NaN select the same element. The start element, compared with itself
-                # again, changes nothing.
+                # and NaN select the same element.
                 base_w = spans[2, 0, ow_a]
                 h = fh + h0 * dl[1]
-                row = xp[0, h]
                 for j in range(n_int):
-                    w = base_w + j * stride_w
-                    best[j] = key(row[w], half)
-                    arg[j] = h * size_w + w
+                    best[j] = low
+                    arg[j] = h * size_w + base_w + j * stride_w
                 for kh in range(h0, h1):
                     h = fh + kh * dl[1]
                     row = xp[0, h]
@@ -136,7 +138,7 @@ def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w):  # type: ignore
                         for j in range(n_int):
                             v = run[j]
                             b = best[j]
-                            take = (v > b) | ((v != v) & (b == b))  # x != x: NaN
+                            take = v > b  # NaN never wins
                             best[j] = v if take else b
                             arg[j] = lin + j * stride_w if take else arg[j]
                 for j in range(n_int):
@@ -148,6 +150,18 @@ def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w):  # type: ignore
                 base = (d * size_h + h) * size_w
                 for w in range(size_w):
                     orow[w] = store(acc[base + w], orow[w], half)
+
+
+def _lowest(dtype: np.dtype[Any], kernel_dtype: np.dtype[Any]) -> tuple[Any, Any]:
+    """(the lowest finite value in compare space, the same as a kernel element): where DirectML's maximum starts.
+
+    Compare space is float32 for FLOAT16 (whose kernel elements are raw uint16 bits).
+    """
+    if dtype == np.float16:
+        low = np.float16(np.finfo(np.float16).min)
+        return np.float32(low), low.view(np.uint16)
+    low = np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
+    return dtype.type(low), kernel_dtype.type(low)
 
 
 def _as5d(a: NDArray[Any]) -> NDArray[Any]:
@@ -184,7 +198,8 @@ def forward(window: PoolingWindow, x: NDArray[Any], out: NDArray[Any], indices: 
     ok, _ = kernel_view(_as5d(out))
     has = indices is not None
     ik = _as5d(indices) if indices is not None else np.zeros((1, 1, 1, 1, 1), np.uint64)
-    call_parallel(_forward, xk, ok, ik, has, *_params(window, x.shape[2:], out.shape[2:]), half)
+    low, low_element = _lowest(x.dtype, xk.dtype)
+    call_parallel(_forward, xk, ok, ik, has, *_params(window, x.shape[2:], out.shape[2:]), half, low, low_element)
 
 
 def gradient(window: PoolingWindow, x: NDArray[Any], dy: NDArray[Any], dx: NDArray[Any]) -> None:
@@ -195,4 +210,5 @@ def gradient(window: PoolingWindow, x: NDArray[Any], dy: NDArray[Any], dx: NDArr
     zero = np.zeros(0, np.float64 if x.dtype == np.float64 else np.float32)
     spatial = window.spatial_dimension_count
     geometry = (int(window.strides[spatial - 1]), int(window.window_size[spatial - 1]))
-    call_parallel(_grad, xk, dyk, dxk, *_params(window, x.shape[2:], dy.shape[2:]), half, zero, *geometry)
+    low, _ = _lowest(x.dtype, xk.dtype)
+    call_parallel(_grad, xk, dyk, dxk, *_params(window, x.shape[2:], dy.shape[2:]), half, zero, *geometry, low)

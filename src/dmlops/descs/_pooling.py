@@ -11,16 +11,15 @@ output position ``o`` reads input coordinate ``i = o * Stride + k * Dilation -
 StartPadding``; coordinates outside ``[0, InputSize)`` are padding and never
 participate. ``effective = (WindowSize - 1) * Dilation + 1``; the floor output size
 is ``(InputSize + StartPadding + EndPadding - effective) // Stride + 1`` (the pages
-print the formula without Dilations, erratum E11) and the ceil-mode size, one more
-when the division is not exact, is accepted too (ruling 8).
+print the formula without Dilations, erratum E11). DirectML's own CreateOperator
+decides which output sizes are valid (erratum E27): any for MAX_POOLING2, the floor
+size for MAX_POOLING_GRAD.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from ..tensor import TensorDesc
 from ._base import OperatorDesc
@@ -29,7 +28,6 @@ POOLING_ARRAYS = ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilati
 """The array members sized by ``DimensionCount``, in struct order."""
 
 # Bound the temporary arrays of the empty-window scan (only absurd descs get near it).
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -87,32 +85,16 @@ class PoolingWindow:
             sizes.append(span // stride + 1 + (1 if ceil_mode and span % stride else 0))
         return tuple(sizes)
 
-    def first_empty_window(self, axis: int, input_size: int, output_size: int) -> int | None:
-        """The first output position along ``axis`` whose window has no in-bounds element.
+    def gradient_output_sizes(self, input_spatial: Sequence[int]) -> tuple[int, ...]:
+        """The InputGradientTensor sizes DirectML accepts for MAX_POOLING_GRAD: the floor size, or 1.
 
-        Window ``o`` reads ``i_k = o * Stride + k * Dilation - StartPadding`` for
-        ``k in [0, WindowSize)``; it is empty when no ``i_k`` lies in ``[0, input_size)``.
-        A window in N-D is the product of its per-axis windows, so it is empty exactly
-        when one of its per-axis windows is.
+        DirectML 1.15.4 accepts exactly the floor-formula size, and 1 where the dilated
+        window is larger than the padded input (one window covering all of it).
         """
-        stride = self.strides[axis]
-        dilation = self.dilations[axis]
-        window = self.window_size[axis]
-        pad = self.start_padding[axis]
-        # Windows starting inside the input (0 <= i_0 < input_size) hold i_0 itself.
-        # Windows starting after it hold nothing: the first such position is an answer.
-        first_after = (input_size - 1 + pad) // stride + 1
-        # Windows starting before it (i_0 < 0, i.e. o * stride < pad) need a check:
-        # the first k reaching 0 is ceil(-i_0 / dilation); it must exist and land in bounds.
-        before_end = min(output_size, -(-pad // stride))
-        for lo in range(0, before_end, _CHUNK):
-            o = np.arange(lo, min(before_end, lo + _CHUNK), dtype=np.int64)
-            i0 = o * stride - pad
-            k = -(i0 // dilation)  # ceil(-i0 / dilation) for i0 < 0
-            empty = (k >= window) | (i0 + k * dilation > input_size - 1)
-            if empty.any():
-                return int(o[np.argmax(empty)])
-        return first_after if first_after < output_size else None
+        sizes = []
+        for padded, eff, stride in zip(self.padded_sizes(input_spatial), self.effective_window(), self.strides):
+            sizes.append((padded - eff) // stride + 1 if eff <= padded else 1)
+        return tuple(sizes)
 
 
 class PoolingParameters:
@@ -142,12 +124,19 @@ def validate_pooling(
     input_tensor: TensorDesc,
     output_member: str,
     output_tensor: TensorDesc,
+    *,
+    gradient: bool,
 ) -> None:
     """The rules MAX_POOLING2 and MAX_POOLING_GRAD share; raises ``desc.invalid(...)``.
 
     ``output_member`` is the tensor with the forward output's sizes (MAX_POOLING2's
     OutputTensor, MAX_POOLING_GRAD's InputGradientTensor). DataType and DimensionCount
     equality are checked by the caller before this.
+
+    Output sizes follow DirectML 1.15.4's CreateOperator (erratum E27, overturning
+    ruling 8): MAX_POOLING2 accepts any spatial output size (windows past the input,
+    or larger than it, hold padding only); MAX_POOLING_GRAD (``gradient``) accepts only
+    the floor size, or 1 where the dilated window is larger than the padded input.
     """
     dims = input_tensor.dimension_count
     count = window.spatial_dimension_count
@@ -173,35 +162,13 @@ def validate_pooling(
                 f"must equal {input_member}.Sizes[{axis}] ({name} {in_sizes[axis]})",
                 out_sizes[axis],
             )
-    in_spatial = in_sizes[2:]
-    effective = window.effective_window()
-    padded = window.padded_sizes(in_spatial)
-    for i, (eff, pad) in enumerate(zip(effective, padded)):
-        if eff > pad:
-            raise desc.invalid(
-                f"WindowSize[{i}]",
-                f"the dilated window (WindowSize - 1) * Dilation + 1 = {eff} must fit in the padded input "
-                f"{input_member}.Sizes[{i + 2}] + StartPadding + EndPadding = {pad}",
-                window.window_size[i],
-            )
-    floor_sizes = window.output_sizes(in_spatial)
-    ceil_sizes = window.output_sizes(in_spatial, ceil_mode=True)
-    for i, (got, lo, hi) in enumerate(zip(out_sizes[2:], floor_sizes, ceil_sizes)):
-        if got not in (lo, hi):
-            allowed = str(lo) if lo == hi else f"{lo} (floor) or {hi} (ceil mode)"
+    if not gradient:
+        return
+    for i, (got, want) in enumerate(zip(out_sizes[2:], window.gradient_output_sizes(in_sizes[2:]))):
+        if got != want:
             raise desc.invalid(
                 f"{output_member}.Sizes[{i + 2}]",
                 f"must be (InputSize + StartPadding + EndPadding - (WindowSize - 1) * Dilation - 1) "
-                f"/ Stride + 1 = {allowed}",
-                got,
-            )
-    # Ruling 7: a window made only of padding has no defined maximum.
-    for i, (n, got) in enumerate(zip(in_spatial, out_sizes[2:])):
-        o = window.first_empty_window(i, n, got)
-        if o is not None:
-            raise desc.invalid(
-                f"{output_member}.Sizes[{i + 2}]",
-                f"output position {o} along spatial dimension {i} has a window with no in-bounds "
-                f"{input_member} element (only padding)",
+                f"/ Stride + 1 = {want} (1 when the dilated window is larger than the padded input)",
                 got,
             )

@@ -40,7 +40,7 @@ class MaxPooling2Desc(PoolingParameters, OperatorDesc):
         ``InputTensor``, ``{N, C, H, W}`` or ``{N, C, D, H, W}``.
     output_tensor : TensorDesc
         ``OutputTensor``; same DataType and DimensionCount; N and C copied, spatial
-        sizes from the pooling formula (floor or ceil mode).
+        sizes free (usually the pooling formula's floor or ceil-mode size).
     output_indices_tensor : TensorDesc or None
         ``OutputIndicesTensor`` (optional): the Sizes of OutputTensor; UINT32, or
         UINT64 from DML_FEATURE_LEVEL_5_0.
@@ -56,15 +56,18 @@ class MaxPooling2Desc(PoolingParameters, OperatorDesc):
 
     Deviations from and additions to the DirectML page:
 
-    * The page's output-size formula omits Dilations (erratum E11); dmlops uses the
-      dilated window ``(WindowSize - 1) * Dilations + 1`` as DirectMLX does, and also
-      accepts the ceil-mode size, one larger, that ONNX Runtime passes (ruling 8).
+    * The page's output-size formula omits Dilations (erratum E11). DirectML's
+      CreateOperator accepts any spatial output size, and windows larger than the
+      padded input (erratum E27, overturning ruling 8): windows past the input hold
+      only padding.
     * Ties: the first element in row-major window order, which is the lowest logical
       index, wins (the page's "first value encountered"; erratum E12).
-    * NaN (undocumented): the first NaN in window order wins (ruling 7). PyTorch CPU
-      selects a NaN too, but the *last* one of a window holding several.
-    * A window of only -inf selects its first in-bounds element. A desc in which some
-      window holds no in-bounds element (only padding) is rejected (ruling 7).
+    * NaN, -inf and padding-only windows (undocumented; DirectML 1.15.4, erratum E26,
+      overturning ruling 7): the running maximum starts at the type's lowest finite
+      value (-FLT_MAX for FLOAT32) at the window's first in-bounds element, and only a
+      strictly greater element replaces it. NaN never wins; a window of only NaN or
+      -inf outputs -FLT_MAX at its first in-bounds element; a window of only padding
+      outputs -FLT_MAX at index 0. PyTorch instead propagates NaN.
 
     References
     ----------
@@ -94,6 +97,8 @@ class MaxPooling2Desc(PoolingParameters, OperatorDesc):
     def _validate(self, level: FeatureLevel) -> None:
         self.require_same("DataType", "InputTensor", "OutputTensor")
         self.require_same("DimensionCount", "InputTensor", "OutputTensor", "OutputIndicesTensor")
-        validate_pooling(self, self.window, "InputTensor", self.input_tensor, "OutputTensor", self.output_tensor)
+        validate_pooling(
+            self, self.window, "InputTensor", self.input_tensor, "OutputTensor", self.output_tensor, gradient=False
+        )
         # "OutputTensor and OutputIndicesTensor both have the same tensor sizes."
         self.require_same("Sizes", "OutputTensor", "OutputIndicesTensor")

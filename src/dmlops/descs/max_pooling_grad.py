@@ -31,7 +31,8 @@ class MaxPoolingGradDesc(PoolingParameters, OperatorDesc):
     input_tensor : TensorDesc
         ``InputTensor``, the forward pass's input ``{N, C, [D], H, W}``.
     input_gradient_tensor : TensorDesc
-        ``InputGradientTensor``, sized as the forward output (floor or ceil mode).
+        ``InputGradientTensor``, sized as the forward output: the floor size only (1
+        where the dilated window is larger than the padded input).
     output_gradient_tensor : TensorDesc
         ``OutputGradientTensor``, sized as InputTensor.
     strides, window_size, start_padding, end_padding, dilations : tuple of int
@@ -45,9 +46,10 @@ class MaxPoolingGradDesc(PoolingParameters, OperatorDesc):
 
     The page says the only valid DimensionCount is 2, which its own
     DML_FEATURE_LEVEL_4_0 table (5-D tensors) contradicts: 2 or 3 (erratum E10). The
-    page's copy lacks the Syntax block; the member order is DirectML.h's. Ties go to
-    the lowest logical index, NaN and all-padding windows follow MAX_POOLING2
-    (rulings 7 and 8).
+    page's copy lacks the Syntax block; the member order is DirectML.h's. The argmax
+    is MAX_POOLING2's (ties to the lowest logical index, NaN never wins: erratum E26);
+    the gradient of a window holding only padding goes nowhere. DirectML accepts only
+    the floor-size InputGradientTensor, not the ceil-mode size (erratum E27).
 
     References
     ----------
@@ -79,5 +81,11 @@ class MaxPoolingGradDesc(PoolingParameters, OperatorDesc):
         self.require_same("DimensionCount", *members)
         self.require_same("Sizes", "InputTensor", "OutputGradientTensor")
         validate_pooling(
-            self, self.window, "InputTensor", self.input_tensor, "InputGradientTensor", self.input_gradient_tensor
+            self,
+            self.window,
+            "InputTensor",
+            self.input_tensor,
+            "InputGradientTensor",
+            self.input_gradient_tensor,
+            gradient=True,
         )

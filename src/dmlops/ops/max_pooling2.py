@@ -54,24 +54,23 @@ def forward_output_sizes(input_sizes: Sequence[int], window: PoolingWindow, *, c
     """``{N, C, *spatial}`` of the forward output.
 
     With ``ceil_mode`` each axis gets the ceil-mode size (one more window where the
-    division is inexact, ruling 8) unless that last window would start past the end
-    of the input, where PyTorch and ONNX drop it; such a window would hold only
-    padding, which the desc rejects (ruling 7).
+    division is inexact) unless that last window would start past the end of the
+    input, where PyTorch and ONNX drop it (it would hold only padding).
 
-    Where no size can be computed (rank mismatch, zero stride, window larger than the
-    padded input) a placeholder is returned so that the desc's validation, not this
+    A window larger than the padded input gives size 1 on its axis (one window over
+    all of it, as DirectML takes it). Where no size can be computed (rank mismatch, a
+    zero stride) a placeholder is returned so that the desc's validation, not this
     helper, names the rule that fails.
     """
     spatial = input_sizes[2:]
-    if len(spatial) != window.spatial_dimension_count:
-        return tuple(input_sizes)  # DimensionCount mismatch: reported by validate()
-    try:
-        floor = window.output_sizes(spatial)
-        ceil = window.output_sizes(spatial, ceil_mode=ceil_mode)
-    except ValueError:
-        return (*input_sizes[:2], *(1 for _ in spatial))  # reported by validate() (stride or window rule)
+    if len(spatial) != window.spatial_dimension_count or min(window.strides, default=1) < 1:
+        return tuple(input_sizes)  # reported by validate()
+    floor = window.gradient_output_sizes(spatial)  # the floor size, or 1 where no window fits
     out = []
-    for n, lo, hi, stride, pad in zip(spatial, floor, ceil, window.strides, window.start_padding):
+    for n, lo, padded, eff, stride, pad in zip(
+        spatial, floor, window.padded_sizes(spatial), window.effective_window(), window.strides, window.start_padding
+    ):
+        hi = lo + 1 if ceil_mode and eff <= padded and (padded - eff) % stride else lo
         # The last window starts at input coordinate (hi - 1) * stride - pad.
         out.append(hi if (hi - 1) * stride - pad < n else lo)
     return (*input_sizes[:2], *out)
@@ -110,7 +109,7 @@ def max_pooling2(
         ``np.uint32`` (default) or ``np.uint64`` (DML_FEATURE_LEVEL_5_0 and above).
     ceil_mode : bool
         Use the ceil-mode output size: one more window per axis where the last one
-        would be partial, as ONNX Runtime passes for ``ceil_mode=1`` (ruling 8), except
+        would be partial, as ONNX Runtime passes for ``ceil_mode=1``, except
         where that window would start past the end of the input (PyTorch and ONNX
         drop it then).
     backend, feature_level

@@ -2,7 +2,10 @@
 
 The window is scanned one offset ``k`` at a time (row-major over the window, so in
 increasing logical input index), each offset as one gather over every output
-position at once; a running maximum keeps the first element that beats it.
+position at once; a running maximum keeps the first element that beats it. The rule
+is DirectML's, measured on DirectML 1.15.4 (erratum E26): the running maximum starts
+at the type's lowest finite value, not at the first element, so NaN and -inf never
+win.
 """
 
 from __future__ import annotations
@@ -27,10 +30,15 @@ def _outer(arrays: Sequence[NDArray[Any]]) -> list[NDArray[Any]]:
     return [a.reshape((1,) * i + (-1,) + (1,) * (last - i)) for i, a in enumerate(arrays)]
 
 
+def lowest(dtype: np.dtype[Any]) -> Any:
+    """The value DirectML's running maximum starts from: the type's lowest finite value."""
+    return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
+
+
 def window_argmax(
     x: NDArray[Any], window: PoolingWindow, output_spatial: Sequence[int]
-) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    """Maximum of every pooling window and its row-major linear index into ``x``.
+) -> tuple[NDArray[Any], NDArray[np.int64], NDArray[np.bool_]]:
+    """Maximum of every pooling window, its row-major linear index into ``x``, and whether it has one.
 
     Parameters
     ----------
@@ -39,35 +47,38 @@ def window_argmax(
     window : PoolingWindow
         Strides, WindowSize, StartPadding, EndPadding, Dilations.
     output_spatial : sequence of int
-        The output's spatial sizes (floor or ceil mode; validated by the desc).
+        The output's spatial sizes (any: windows past the input are padding only).
 
     Returns
     -------
     values : ndarray
-        ``{N, C, *output_spatial}`` in ``x.dtype``: the selected elements, bit-exact.
+        ``{N, C, *output_spatial}`` in ``x.dtype``: the running maximum of each window.
     indices : ndarray of int64
         Linear index of each selected element over the whole logical input, treating
-        it as a contiguous row-major array (batch and channel included).
+        it as a contiguous row-major array (batch and channel included); 0 for a
+        window with no in-bounds element.
+    nonempty : ndarray of bool
+        False where a window holds only padding.
 
     Notes
     -----
-    Selection rule, in window scan order (rulings 7 and 8, erratum E12):
+    DirectML's selection rule, in window scan order (erratum E26, overturning ruling 7):
 
     * padding positions never take part;
-    * the first in-bounds element starts the running maximum (so a window of only
-      -inf selects it);
-    * a later element replaces it only if strictly greater (ties: lowest index), or
-      if it is NaN while the running maximum is not (the first NaN wins).
+    * the running maximum starts at the type's lowest finite value L (-FLT_MAX for
+      FLOAT32), with the first in-bounds element's index;
+    * an element replaces it only if strictly greater (ties keep the lowest index).
 
-    The desc guarantees every window holds an in-bounds element.
+    So NaN never wins (a comparison with NaN is false) and a window of only NaN or
+    -inf gives L at its first in-bounds element. A window of only padding gives L at
+    index 0. Otherwise the value is the selected element, bit-exact.
     """
     n, c = x.shape[:2]
     in_spatial = x.shape[2:]
     out_shape = (n, c, *output_spatial)
-    best = np.zeros(out_shape, dtype=x.dtype)
+    best = np.full(out_shape, lowest(x.dtype), dtype=x.dtype)
     best_spatial = np.zeros(out_shape, dtype=np.int64)  # flat index within one {D, H, W} image
     have = np.zeros(out_shape, dtype=bool)
-    is_float = x.dtype.kind == "f"
     # Per spatial dimension, the input coordinates of window offset k for every output o.
     coords = [
         [np.arange(n_out, dtype=np.int64) * s + k * d - p for k in range(w)]
@@ -83,15 +94,15 @@ def window_argmax(
         # Outer products over the spatial output axes, broadcast over N and C.
         valid = functools.reduce(np.logical_and, _outer(inside))
         grid = _outer(clipped)
-        flat = sum(g * st for g, st in zip(grid, spatial_strides))
+        flat = np.broadcast_to(sum(g * st for g, st in zip(grid, spatial_strides)), out_shape)
         index: tuple[Any, ...] = (slice(None), slice(None), *grid)
         values = x[index]
-        take = valid & (~have | (values > best))
-        if is_float:
-            take |= valid & np.isnan(values) & ~np.isnan(best)
+        np.copyto(best_spatial, flat, where=valid & ~have)  # the first in-bounds element's index
+        with np.errstate(invalid="ignore"):
+            take = valid & (values > best)  # False for NaN
         np.copyto(best, values, where=take)
-        np.copyto(best_spatial, np.broadcast_to(flat, out_shape), where=take)
-        have |= take
+        np.copyto(best_spatial, flat, where=take)
+        have |= valid
     image = int(np.prod(in_spatial, dtype=np.int64))
     batch_channel = np.arange(n * c, dtype=np.int64).reshape(n, c, *([1] * len(in_spatial)))
-    return best, best_spatial + batch_channel * image
+    return best, np.where(have, best_spatial + batch_channel * image, 0), have

@@ -17,11 +17,13 @@ def compute(
 ) -> dict[str, NDArray[Any]]:
     """``Output[o] = max over the window of o``; ``OutputIndices[o]`` = its row-major input index.
 
-    The selected element is copied, so every data type (integers, NaN payloads,
-    signed zeros) comes out bit-exact. Indices are returned in the indices tensor's
-    own type (UINT32 or UINT64); a DML tensor has fewer than 2^32 elements, so they fit.
+    The selected element is copied, so every data type (integers, signed zeros) comes
+    out bit-exact; a window with nothing above the type's lowest finite value (only
+    NaN, -inf or padding) gives that value, as DirectML does. Indices are returned in
+    the indices tensor's own type (UINT32 or UINT64); a DML tensor has fewer than 2^32
+    elements, so they fit.
     """
-    values, indices = window_argmax(inputs["InputTensor"], desc.window, desc.output_tensor.sizes[2:])
+    values, indices, _ = window_argmax(inputs["InputTensor"], desc.window, desc.output_tensor.sizes[2:])
     results = {"OutputTensor": values}
     if desc.output_indices_tensor is not None:
         results["OutputIndicesTensor"] = indices.astype(desc.output_indices_tensor.dtype)

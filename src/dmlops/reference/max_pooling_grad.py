@@ -20,11 +20,13 @@ def compute(
 
     The argmax is the forward's (MAX_POOLING2 with the same parameters and tie rule).
     The sums are formed in float64 and rounded once when stored; elements no window
-    selects are 0.
+    selects are 0. The gradient of a window holding only padding goes nowhere
+    (DirectML 1.15.4, erratum E26).
     """
     x = inputs["InputTensor"]
     dy = inputs["InputGradientTensor"]
-    _, indices = window_argmax(x, desc.window, desc.input_gradient_tensor.sizes[2:])
+    _, indices, nonempty = window_argmax(x, desc.window, desc.input_gradient_tensor.sizes[2:])
+    weights = np.where(nonempty, np.asarray(dy, dtype=np.float64), 0.0)
     # bincount adds the weights of repeated indices: overlapping windows sum.
-    dx = np.bincount(indices.ravel(), weights=np.asarray(dy, dtype=np.float64).ravel(), minlength=x.size)
+    dx = np.bincount(indices.ravel(), weights=weights.ravel(), minlength=x.size)
     return {"OutputGradientTensor": dx.reshape(x.shape)}
