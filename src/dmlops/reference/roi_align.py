@@ -288,11 +288,15 @@ def _average_separable(
         oob_sum = np.where(oob_count > 0, oob * oob_count, 0.0)
     finite = np.ones(height.size, np.bool_)
     rois = np.flatnonzero(height)
-    taps = _Taps(x)
     # ROIs with crops of one shape are stacked: one matmul, the same products per ROI and channel.
     for group in _groups(height[rois], width[rois]):
         group = rois[group]
         h, w = int(height[group[0]]), int(width[group[0]])
+        # windows[b, c, y, x] is the (h, w) crop at (y, x): NumPy's sliding_window_view, built
+        # directly. Indexing it copies whole crop rows (4x faster here than np.take of elements).
+        windows = np.lib.stride_tricks.as_strided(
+            x, (*x.shape[:2], x.shape[2] - h + 1, x.shape[3] - w + 1, h, w), x.strides + x.strides[2:], writeable=False
+        )
         per_channel = h * w + h * ow + oh * ow  # the crop, X @ Ax.T, the result
         channels = min(n_c, max(1, STACK_ELEMENTS // per_channel))
         per_block = max(1, STACK_ELEMENTS // (channels * per_channel))
@@ -300,10 +304,9 @@ def _average_separable(
             g = group[g0 : g0 + per_block]
             a_y = flat_y[at_y[g][:, None] + np.arange(oh * h)].reshape(-1, 1, oh, h)
             a_x_t = flat_x[at_x[g][:, None] + np.arange(ow * w)].reshape(-1, 1, ow, w).transpose(0, 1, 3, 2)
-            crop_rows, crop_columns = ylo[g][:, None] + np.arange(h), xlo[g][:, None] + np.arange(w)
             for c0 in range(0, n_c, channels):
                 c1 = min(c0 + channels, n_c)
-                crop = taps.read(taps.rows(batch[g], c0, c1, crop_rows), crop_columns)  # (ROIs, c1 - c0, h, w)
+                crop = np.asarray(windows[batch[g], c0:c1, ylo[g], xlo[g]], dtype=np.float64)  # (ROIs, c1 - c0, h, w)
                 if not input_finite:
                     finite[g] &= np.isfinite(crop).all(axis=(1, 2, 3))
                 with np.errstate(invalid="ignore", over="ignore"):
