@@ -488,3 +488,58 @@ def test_broadcast_beyond_what_numpy_addresses_is_exit_2(
     )
     code, _out, err = run_cli(capsys, "run", write_model(tmp_path, model), "--backend", backend)
     assert "larger than NumPy can address" in one_error_line(code, err)
+
+
+BROADCAST_DISPATCHABLES = {
+    # Each input is a 2^31-element broadcast of one buffer element; the outputs are tiny. The
+    # reference must gather before it converts, never expand the input (np.take would copy it whole).
+    "RESAMPLE2 LINEAR": {
+        "type": "DML_OPERATOR_RESAMPLE2",
+        "desc": {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [2**31], "Strides": [0]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [3]},
+            "InterpolationMode": "LINEAR",
+            "RoundingDirection": "DECREASING",
+            "DimensionCount": 1,
+            "Scales": [2.0],
+            "InputPixelOffsets": [-0.2],
+            "OutputPixelOffsets": [2.0],
+        },
+    },
+    "GATHER": {
+        "type": "DML_OPERATOR_GATHER",
+        "desc": {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2**15, 2**16], "Strides": [0, 0, 0, 0]},
+            "IndicesTensor": {"DataType": "UINT32", "Sizes": [1, 1, 1, 3]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2**15, 3]},
+            "Axis": 3,
+            "IndexDimensions": 1,
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("name", BROADCAST_DISPATCHABLES)
+def test_reference_reads_broadcast_inputs_in_place(name: str, tmp_path: Path) -> None:
+    dispatchable = BROADCAST_DISPATCHABLES[name]
+    tensors = dispatchable["desc"]
+    resources, bindings, prints = {}, {}, []
+    for member, tensor in tensors.items():
+        if not isinstance(tensor, dict):
+            continue
+        count = 1 if "Strides" in tensor else int(np.prod(tensor["Sizes"]))
+        resources[member] = {
+            "initialValuesDataType": tensor["DataType"],
+            "initialValues": {"valueCount": count, "value": 1},
+        }
+        bindings[member] = member
+        if member == "OutputTensor":
+            prints.append({"type": "print", "resource": member})
+    model = {
+        "resources": resources,
+        "dispatchables": {"d": dispatchable},
+        "commands": [{"type": "dispatch", "dispatchable": "d", "bindings": bindings}, *prints],
+    }
+    code, out, err = run_limited("run", write_model(tmp_path, model), cwd=tmp_path, address_space=2**31, timeout=120)
+    assert (code, err) == (0, "")
+    assert set(out.split(": ")[1].strip().split(", ")) == {"1"}

@@ -16,6 +16,7 @@ data movement and keeps the input dtype (bit-exact).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -25,6 +26,7 @@ from numpy.typing import NDArray
 from ..descs.resample2 import Resample2Desc
 from ..descs.resample_grad1 import ResampleGrad1Desc
 from ..enums import AxisDirection, InterpolationMode
+from ..memory import check_allocation
 
 ResampleDesc = Resample2Desc | ResampleGrad1Desc
 Weights = NDArray[np.float64]
@@ -89,6 +91,15 @@ def _along(weights: NDArray[np.float64], axis: int, ndim: int) -> NDArray[np.flo
     return weights.reshape(shape)
 
 
+def _take(a: NDArray[Any], indices: NDArray[np.intp], axis: int) -> NDArray[Any]:
+    """``np.take(a, indices, axis)`` by indexing, which reads a strided view in place.
+
+    ``np.take`` first copies a non-contiguous array whole, which for a broadcast view
+    (stride 0) means its full logical size.
+    """
+    return a[(slice(None),) * axis + (indices,)]
+
+
 def _weighted(values: NDArray[np.float64], weights: NDArray[np.float64]) -> NDArray[np.float64]:
     """``values * weights`` where a weight of exactly 0 contributes 0 even against Inf/NaN."""
     with np.errstate(invalid="ignore"):
@@ -118,18 +129,23 @@ def resample(x: NDArray[Any], desc: ResampleDesc) -> NDArray[Any]:
     taps = desc_taps(desc)
     source, target = desc.forward_input_sizes, desc.forward_output_sizes
     nearest = desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR
-    a: NDArray[Any] = x if nearest else x.astype(np.float64)
+    # ``x`` is read in place (it may be a broadcast view far larger than its buffer): each
+    # pass gathers its taps first, so arrays grow only as the output does. The float64
+    # weights promote each gathered value exactly, as converting ``x`` first would.
+    a: NDArray[Any] = x
     for d in _axis_order(source, target):
         if _is_identity(taps[d], source[d], target[d]):
             continue
+        grown = math.prod(a.shape) // max(a.shape[d], 1) * target[d]
+        check_allocation(grown * 8 * (1 if nearest else 3), f"{desc.dml_name}: resampling along dimension {d}")
         if nearest:
-            a = np.take(a, taps[d][0][0], axis=d)
+            a = _take(a, taps[d][0][0], d)
             continue
         (idx0, w0), (idx1, w1) = taps[d]  # linear taps always carry weights
-        a = _weighted(np.take(a, idx0, axis=d), _along(cast(Weights, w0), d, a.ndim)) + _weighted(
-            np.take(a, idx1, axis=d), _along(cast(Weights, w1), d, a.ndim)
+        a = _weighted(_take(a, idx0, d), _along(cast(Weights, w0), d, a.ndim)) + _weighted(
+            _take(a, idx1, d), _along(cast(Weights, w1), d, a.ndim)
         )
-    return np.asarray(a)
+    return np.asarray(a) if nearest else np.asarray(a, dtype=np.float64)
 
 
 def _scatter_add_sorted(
@@ -149,6 +165,7 @@ def resample_transpose(g: NDArray[Any], desc: ResampleDesc) -> NDArray[np.float6
     """The transpose: ``g`` has the forward output sizes, the result the input sizes (float64)."""
     taps = desc_taps(desc)
     source, target = desc.forward_input_sizes, desc.forward_output_sizes
+    check_allocation(g.size * 8, f"{desc.dml_name}: the gradient in float64")
     a: NDArray[np.float64] = g.astype(np.float64)
     # The transpose maps target -> source sizes: shrink first again.
     for d in _axis_order(target, source):

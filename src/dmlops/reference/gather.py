@@ -87,5 +87,6 @@ def compute(
     index = normalize_indices(indices, n, wrap_negative=wrap, strict=strict, what=f"{desc.dml_name}.IndicesTensor")
     d = desc.dimension_count
     index = index.reshape(desc.indices_tensor.sizes[d - desc.index_dimensions :])
-    out = np.take(x, index, axis=desc.axis)
+    # Indexing rather than np.take, which would first copy a strided or broadcast x whole.
+    out = x[(slice(None),) * desc.axis + (index,)]
     return {"OutputTensor": out.reshape(desc.output_tensor.sizes)}
