@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/roi_reference.py [--rois 100000] [--repeats 3] [--only avg,max,adaptive,wide]
+    python bench/roi_reference.py [--rois 100000] [--repeats 3] [--only avg,max,adaptive,wide] [--channels 4]
 
 Each workload runs ``dmlops.execute(desc, ..., backend="numpy")`` once to warm up, then
 ``--repeats`` times; the median wall time is printed with µs per ROI, the median process
@@ -15,7 +15,8 @@ allocated by the call, so it is in the figure).
 Workloads (FLOAT32, LINEAR, OutputSize 7x7, scale 1, random ROIs of 4-48 pixels a side,
 some partly outside the image, seed 0):
 
-* ``avg``: input 1x4x64x64, two samples per output (Min = Max = 2), AVERAGE;
+* ``avg``: input 1x4x64x64 (``--channels`` sets the 4), two samples per output
+  (Min = Max = 2), AVERAGE;
 * ``max``: the same with MAX;
 * ``adaptive``: AVERAGE, Min 1, Max UINT32_MAX (ONNX's sampling_ratio 0);
 * ``wide``: performance.md's CPU/GPU workload shape with 256 channels (2x256x200x200,
@@ -47,7 +48,7 @@ def _rss_kib(field: str) -> int:
     return 0
 
 
-def workload(name: str, n_rois: int, seed: int = 0) -> tuple[RoiAlignDesc, dict[str, np.ndarray]]:
+def workload(name: str, n_rois: int, seed: int = 0, channels: int = 4) -> tuple[RoiAlignDesc, dict[str, np.ndarray]]:
     rng = np.random.default_rng(seed)
     if name == "wide":
         n_rois = max(1, n_rois // 100)
@@ -55,7 +56,7 @@ def workload(name: str, n_rois: int, seed: int = 0) -> tuple[RoiAlignDesc, dict[
         sizes = np.exp(rng.uniform(np.log(16), np.log(512), size=(n_rois, 2)))
         centers = rng.uniform(0, 200 / scale, size=(n_rois, 2))
     else:
-        batch, channels, height, width, scale = 1, 4, 64, 64, 1.0
+        batch, height, width, scale = 1, 64, 64, 1.0
         lo, hi = (1, UINT32_MAX) if name == "adaptive" else (2, 2)
         sizes = rng.uniform(4, 48, size=(n_rois, 2))
         centers = rng.uniform(-4, 68, size=(n_rois, 2))
@@ -86,9 +87,10 @@ def main() -> None:
     p.add_argument("--rois", type=int, default=100_000)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--only", default="avg,max,adaptive,wide")
+    p.add_argument("--channels", type=int, default=4, help="ChannelCount of avg, max and adaptive")
     args = p.parse_args()
     for name in args.only.split(","):
-        desc, inputs = workload(name, args.rois)
+        desc, inputs = workload(name, args.rois, channels=args.channels)
         n = desc.num_rois
         dmlops.execute(desc, inputs, backend="numpy")
         times, cpu = [], []
