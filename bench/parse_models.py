@@ -40,11 +40,13 @@ BOMBS = {
 }
 
 
+# VmHWM, the process's own peak: ru_maxrss would include the parent's (Linux keeps it across exec).
 _CHILD = (
-    "import resource, sys\n"
+    "import sys\n"
     "from dmlops.cli import main\n"
     "code = main(sys.argv[1:])\n"
-    "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "hwm = [line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM:')][0]\n"
+    "print('maxrss', hwm, file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
