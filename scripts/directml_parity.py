@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     tallies, ptallies = [], []
     for op in args.ops.split(","):
         t0 = time.monotonic()
-        t = diff.campaign(op, args.cases, args.seed)
+        t = diff.campaign(op, args.cases, args.seed, run_at_least=args.cases)
         tallies.append(t)
         print(
             f"{op}: {t.run} run, {t.agreed} agreed, {t.differed} differed {t.kinds}, {t.stack_limit} stack limit "

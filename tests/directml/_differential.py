@@ -45,7 +45,7 @@ for _p in (_TESTS, _TESTS / "fuzz"):
         sys.path.insert(0, str(_p))
 
 from _desc_strategies import BUILDERS  # noqa: E402
-from test_fuzz_descs import make_inputs  # noqa: E402
+from test_fuzz_descs import make_inputs, too_large  # noqa: E402
 
 import dmlops  # noqa: E402
 from dmlops import reference  # noqa: E402
@@ -243,6 +243,8 @@ def draw_case(draw: Draw, op: str, types: frozenset[TensorDataType]) -> Case | s
     if flavour != "plain":
         tags.append(flavour)
     _adversarial_data(op, desc, logical, flavour, rng, draw, tags)
+    if too_large(op, desc, logical):
+        return "too many ROI samples for the reference"
     inputs: dict[str, np.ndarray] = {}
     for m, a in logical.items():
         t = desc.tensor(m)
@@ -439,7 +441,19 @@ def tolerance(case: Case) -> tuple[np.ndarray, dict[str, Any]] | None:
         return None
     magnitude = _magnitude(case)
     k = 4 * d + terms + 1
-    return magnitude * k * U32 + terms * 2.0**-125, {"k": k}
+    allowed = magnitude * k * U32 + terms * 2.0**-125
+    if op == "ROI_ALIGN" and desc.interpolation_mode is InterpolationMode.LINEAR:
+        # The reference places ROI samples in float64, DirectML in float32: each sample
+        # coordinate (a scale product, a difference, a division, a product and two sums)
+        # may move by 8 u C, C the largest coordinate magnitude, and a bilinear sample moves
+        # by at most that times the largest step between neighbouring values, G <= 2 max |x|.
+        rois = np.abs(case.logical("ROITensor").astype(np.float64))
+        scale = max(abs(desc.spatial_scale_x), abs(desc.spatial_scale_y))
+        c = float(rois.max(initial=0.0)) * scale + max(desc.input_tensor.sizes[2:]) + 1
+        x = np.abs(case.logical("InputTensor").astype(np.float64))
+        g = 2 * float(x[np.isfinite(x)].max(initial=0.0))
+        allowed = allowed + 8 * U32 * c * g
+    return allowed, {"k": k, "terms": terms}
 
 
 def _magnitude(case: Case) -> np.ndarray:
@@ -447,7 +461,7 @@ def _magnitude(case: Case) -> np.ndarray:
     data = {"RESAMPLE2": "InputTensor", "RESAMPLE_GRAD1": "InputGradientTensor", "ROI_ALIGN": "InputTensor"}[case.op]
     desc: Any = case.desc
     inputs = dict(case.inputs)
-    inputs[data] = np.abs(inputs[data]).astype(np.float32)
+    inputs[data] = np.abs(inputs[data].astype(np.float32))
     float_desc = _retyped(desc, T.FLOAT32, members=_data_members(case.op))
     if case.op == "ROI_ALIGN":
         float_desc = dataclasses.replace(float_desc, out_of_bounds_input_value=abs(desc.out_of_bounds_input_value))
@@ -660,10 +674,22 @@ def _rounded(desc: Any, d: int) -> np.ndarray:
 
 
 def _negative_taps(desc: Any) -> list[np.ndarray]:
-    """Per dimension, the forward output indices whose rounded nearest coordinate is < 0 (nothing for LINEAR)."""
+    """Per dimension, the forward output indices whose rounded nearest coordinate is < 0 (nothing for LINEAR).
+
+    For RESAMPLE_GRAD1 also those beyond the last element: DirectML computes the grad by
+    mapping back, and a clamped edge gathers a range of forward outputs whose ends are
+    converted from floats outside [0, n).
+    """
     if desc.interpolation_mode is not InterpolationMode.NEAREST_NEIGHBOR:
         return []
-    return [_rounded(desc, d) < 0 for d in range(desc.dimension_count)]
+    out = []
+    for d in range(desc.dimension_count):
+        r = _rounded(desc, d)
+        hit = r < 0
+        if desc.dml_name == "DML_RESAMPLE_GRAD1_OPERATOR_DESC":
+            hit = hit | (r > desc.forward_input_sizes[d] - 1) | ~np.isfinite(r)
+        out.append(hit)
+    return out
 
 
 def _resample_negative(case: Case) -> dict[str, np.ndarray] | None:
@@ -746,6 +772,140 @@ def _unrounded_model(case: Case) -> dict[str, np.ndarray]:
     return {"OutputTensor": _exact_value(case)}
 
 
+def _roi_axis_samples(desc: Any, start: float, end: float, n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sample coordinates, output index of each sample) along one axis, as the reference places them."""
+    lo, hi = desc.minimum_samples_per_output, desc.maximum_samples_per_output
+    with np.errstate(invalid="ignore", over="ignore"):
+        ratio = abs(end - start) / n_out
+    samples = int(min(max(math.ceil(ratio), lo), hi)) if math.isfinite(ratio) else lo
+    j = np.arange(n_out * samples)
+    with np.errstate(invalid="ignore", over="ignore"):
+        coord = (j + 0.5) * ((end - start) / (n_out * samples)) + start - 0.5
+    return coord, j // samples
+
+
+def _roi_on_bound(case: Case) -> dict[str, np.ndarray] | None:
+    """ROI_ALIGN outputs with a sample exactly at -1 or at the input's length (H or W)."""
+    desc: Any = case.desc
+    rois = case.logical("ROITensor").astype(np.float64).reshape(-1, 4)
+    _, _, h, w = desc.input_tensor.sizes
+    _, _, oh, ow = desc.output_tensor.sizes
+    touched = np.zeros(desc.output_tensor.sizes, dtype=bool)
+    for r, (x1, y1, x2, y2) in enumerate(rois):
+        sx, sy = desc.spatial_scale_x, desc.spatial_scale_y
+        xs, xb = _roi_axis_samples(desc, x1 * sx, x2 * sx, ow)
+        ys, yb = _roi_axis_samples(desc, y1 * sy, y2 * sy, oh)
+        for coords, bins, length, axis in ((xs, xb, w, 3), (ys, yb, h, 2)):
+            on = (coords == -1.0) | (coords == float(length))
+            for b in np.unique(bins[on]):
+                if axis == 3:
+                    touched[r, :, :, b] = True
+                else:
+                    touched[r, :, b, :] = True
+    return {"OutputTensor": touched} if touched.any() else None
+
+
+def _roi_max_special(case: Case) -> dict[str, np.ndarray] | None:
+    desc: Any = case.desc
+    x = case.logical("InputTensor")
+    if desc.reduction_function.name != "MAX" or not (np.isnan(x).any() or (x <= -FLT_MAX).any()):
+        return None
+    return {"OutputTensor": np.ones(desc.output_tensor.sizes, dtype=bool)}
+
+
+def _roi_linear_non_finite(case: Case) -> dict[str, np.ndarray] | None:
+    desc: Any = case.desc
+    x = case.logical("InputTensor")
+    if desc.interpolation_mode is not InterpolationMode.LINEAR or np.isfinite(x).all():
+        return None
+    return {"OutputTensor": np.ones(desc.output_tensor.sizes, dtype=bool)}
+
+
+def _float32_overflow(case: Case) -> dict[str, np.ndarray] | None:
+    """Outputs whose float32 partial sums may overflow: sum w |x| times the number of terms near FLT_MAX."""
+    data = {"RESAMPLE2": "InputTensor", "RESAMPLE_GRAD1": "InputGradientTensor", "ROI_ALIGN": "InputTensor"}[case.op]
+    x = case.logical(data)
+    if x.dtype.kind != "f" or not np.isfinite(x).all() or np.abs(x).max(initial=0.0) < 2.0**100:
+        return None
+    tol = tolerance(case)
+    assert tol is not None
+    magnitude = _magnitude(case)
+    terms = tol[1]["terms"]
+    touched = (magnitude * 2 * terms >= FLT_MAX) | ~np.isfinite(magnitude)
+    member = next(iter(case.desc.tensors("output")))
+    return {member: touched} if touched.any() else None
+
+
+def _directml_linear_taps(desc: Any, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """DirectML's LINEAR taps along ``d`` (measured): (i0, t, the reference's floor(x), q).
+
+    With ``q = (o - OutputPixelOffset) / Scale`` and ``x = q - InputPixelOffset`` in float32,
+    DirectML takes ``i0 = floor(q - clamp(InputPixelOffset, 0, 0.5))`` and the weight
+    ``t = x - i0``, and interpolates ``a + (b - a) t`` between the clamped taps i0 and i0 + 1.
+    Where ``i0 = floor(x)`` (every InputPixelOffset in [0, 0.5], the usual case) this is the
+    page's interpolation; otherwise t leaves [0, 1) and DirectML extrapolates.
+    """
+    inoff, outoff = desc.forward_pixel_offsets(d)
+    x = desc.input_coordinates(d).astype(np.float64)
+    o = np.arange(x.size).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        q = (o - np.float32(outoff)) / np.float32(desc.scales[d])
+        i0 = np.floor((q - np.float32(min(max(inoff, 0.0), 0.5))).astype(np.float64))
+    return i0, x - i0, np.floor(x), q.astype(np.float64)
+
+
+def _linear_taps_differ(case: Case) -> dict[str, np.ndarray] | None:
+    """LINEAR outputs where DirectML's first tap is not floor(x) (its weight then leaves [0, 1))."""
+    desc: Any = case.desc
+    if desc.interpolation_mode is not InterpolationMode.LINEAR:
+        return None
+    member = next(iter(desc.tensors("output")))
+    touched = np.zeros(desc.tensor(member).sizes, dtype=bool)
+    for d in range(desc.dimension_count):
+        i0, _, fx, _ = _directml_linear_taps(desc, d)
+        last = desc.forward_input_sizes[d] - 1
+        # Both taps clamp to the same edge element beyond [-1, n]: no difference there.
+        hit = (i0 != fx) & ~((np.minimum(i0, fx) >= last) | (np.maximum(i0, fx) < 0) & (np.minimum(i0, fx) < -1))
+        hit &= np.isfinite(i0) & np.isfinite(fx)
+        if hit.any():
+            if case.op == "RESAMPLE_GRAD1":
+                touched[...] = True
+            else:
+                shape = [1] * desc.dimension_count
+                shape[d] = -1
+                touched |= hit.reshape(shape)
+    return {member: touched} if touched.any() else None
+
+
+def _directml_linear_model(case: Case) -> dict[str, np.ndarray]:
+    """RESAMPLE2 / RESAMPLE_GRAD1 LINEAR with DirectML's taps (:func:`_directml_linear_taps`), float64."""
+    desc: Any = case.desc
+    taps = []
+    for d in range(desc.dimension_count):
+        i0, t, _, _ = _directml_linear_taps(desc, d)
+        last = desc.forward_input_sizes[d] - 1
+        i0 = np.nan_to_num(i0, nan=0.0, posinf=last, neginf=0.0)
+        taps.append((np.clip(i0, 0, last).astype(np.intp), np.clip(i0 + 1, 0, last).astype(np.intp), t))
+    if case.op == "RESAMPLE2":
+        y = case.logical("InputTensor").astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            for d, (i0, i1, t) in enumerate(taps):
+                a = np.take(y, i0, axis=d)
+                b = np.take(y, i1, axis=d)
+                y = a + (b - a) * _along(t, d, y.ndim)
+        return {"OutputTensor": y}
+    g = case.logical("InputGradientTensor").astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for d, (i0, i1, t) in enumerate(taps):
+            n = desc.forward_input_sizes[d]
+            moved = np.moveaxis(g, d, 0)
+            acc = np.zeros((n, *moved.shape[1:]))
+            np.add.at(acc, i0, _along(1.0 - t, 0, moved.ndim) * moved)
+            np.add.at(acc, i1, _along(t, 0, moved.ndim) * moved)
+            g = np.moveaxis(acc, 0, d)
+    return {"OutputGradientTensor": g}
+
+
 def _grad_offsets_differ(case: Case) -> dict[str, np.ndarray] | None:
     desc: Any = case.desc
     if desc.input_pixel_offsets == desc.output_pixel_offsets:
@@ -825,7 +985,9 @@ def _directml_argmax(case: Case) -> tuple[np.ndarray, np.ndarray]:
     starts at the window's first in-bounds element.
     """
     vals, flat = _pool_windows(case)
-    best = np.full(vals.shape[:-1], -FLT_MAX)
+    dtype = case.logical("InputTensor").dtype
+    lowest = -FLT_MAX if dtype.kind == "f" else float(np.iinfo(dtype).min)
+    best = np.full(vals.shape[:-1], lowest)
     arg = np.full(vals.shape[:-1], -1, dtype=np.int64)
     first = np.full(vals.shape[:-1], -1, dtype=np.int64)
     for j in range(vals.shape[-1]):
@@ -836,8 +998,28 @@ def _directml_argmax(case: Case) -> tuple[np.ndarray, np.ndarray]:
             take = (f >= 0) & (v > best)
         best = np.where(take, v, best)
         arg = np.where(take, f, arg)
-    arg = np.where(arg < 0, first, arg)
+    arg = np.where(arg < 0, np.maximum(first, 0), arg)  # a window of padding only: index 0
     return best, arg
+
+
+def _pool_signed_zero(case: Case) -> dict[str, np.ndarray] | None:
+    """Windows whose maximum is zero and that hold both -0.0 and +0.0."""
+    x = case.logical("InputTensor")
+    if x.dtype.kind != "f" or not ((x == 0) & np.signbit(x)).any():
+        return None
+    vals, flat = _pool_windows(case)
+    inside = flat >= 0
+    with np.errstate(invalid="ignore"):
+        v = np.where(inside & ~np.isnan(vals), vals, -np.inf)
+        top = v.max(axis=-1, keepdims=True)
+        zero = inside & (vals == 0)
+    touched = (top[..., 0] == 0) & (zero & np.signbit(vals)).any(axis=-1) & (zero & ~np.signbit(vals)).any(axis=-1)
+    if not touched.any():
+        return None
+    out = {"OutputTensor": touched}
+    if case.desc.tensors().get("OutputIndicesTensor") is not None:
+        out["OutputIndicesTensor"] = touched
+    return out
 
 
 def _pool_model(case: Case) -> dict[str, np.ndarray]:
@@ -855,7 +1037,69 @@ def _pool_model(case: Case) -> dict[str, np.ndarray]:
     return {"OutputGradientTensor": dx.reshape(desc.input_tensor.sizes).astype(desc.output_gradient_tensor.dtype)}
 
 
+_OVERFLOW_NOTE = (
+    "values near FLT_MAX: DirectML's float32 sums and differences (b - a of an interpolation) overflow to "
+    "+-inf or NaN where the reference's float64 result is finite"
+)
+
 DIFFERENCE_CAUSES: tuple[Cause, ...] = (
+    Cause(
+        "roi-align-open-bounds",
+        "ROI_ALIGN",
+        "new: ROI_ALIGN sample exactly at -1 or at H/W reads OutOfBoundsInputValue (DirectML)",
+        "DirectML",
+        _roi_on_bound,
+        None,
+        "differences only at outputs with a sample exactly on the bound: DirectML's in-bounds interval is open, "
+        "-1 < x < W (probe: one NEAREST sample at x = -1 or x = W reads OutOfBoundsInputValue, at -0.999 and "
+        "W - 0.001 the pixel); ruling 6 takes [-1, W]",
+    ),
+    Cause(
+        "roi-align-max-nan",
+        "ROI_ALIGN",
+        "new: ROI_ALIGN MAX ignores NaN and starts from -FLT_MAX (DirectML)",
+        "DirectML",
+        _roi_max_special,
+        None,
+        "as MAX_POOLING2: a MAX over samples that are NaN or -inf gives -FLT_MAX (probe: one sample on a NaN "
+        "pixel gives -3.4028235e+38, on -inf too); the reference propagates NaN and keeps -inf",
+    ),
+    Cause(
+        "roi-align-linear-non-finite",
+        "ROI_ALIGN",
+        "new: ROI_ALIGN LINEAR with an infinite tap gives NaN (DirectML's interpolation arithmetic)",
+        "DirectML",
+        _roi_linear_non_finite,
+        None,
+        "as RESAMPLE2 LINEAR: a bilinear sample whose taps hold +-inf (even at weight 0) gives NaN",
+    ),
+    Cause(
+        "roi-align-float32-overflow",
+        "ROI_ALIGN",
+        "known: float32 overflow near FLT_MAX",
+        "DirectML",
+        _float32_overflow,
+        None,
+        _OVERFLOW_NOTE,
+    ),
+    Cause(
+        "resample2-float32-overflow",
+        "RESAMPLE2",
+        "known: float32 overflow near FLT_MAX",
+        "DirectML",
+        _float32_overflow,
+        None,
+        _OVERFLOW_NOTE,
+    ),
+    Cause(
+        "resample-grad1-float32-overflow",
+        "RESAMPLE_GRAD1",
+        "known: float32 overflow near FLT_MAX",
+        "DirectML",
+        _float32_overflow,
+        None,
+        _OVERFLOW_NOTE,
+    ),
     Cause(
         "gather-out-of-range",
         "GATHER",
@@ -879,11 +1123,38 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
     Cause(
         "resample-grad1-negative-index",
         "RESAMPLE_GRAD1",
-        "known: RESAMPLE_GRAD1 negative nearest index (stack artefact: lavapipe ftou)",
+        "suspect stack: RESAMPLE_GRAD1 NEAREST with coordinates clamped at an edge (float-to-integer conversion)",
         "stack",
         _resample_negative,
         _resample_ftou_model,
-        "the transpose of the forward whose negative taps read the last element (lavapipe's OpConvertFToU)",
+        "the differences occur only where a nearest coordinate falls outside [0, n) (see the split below); where "
+        "it is negative, the transpose of the ftou forward (negative -> last element) reproduces DirectML; "
+        "beyond the end, DirectML's grad maps an edge back to a range of forward outputs whose float bounds "
+        "exceed the integer range, which this stack converts without D3D's saturation",
+    ),
+    Cause(
+        "resample2-linear-taps",
+        "RESAMPLE2",
+        "new: RESAMPLE2 LINEAR takes its first tap from the quotient, not the coordinate (DirectML)",
+        "DirectML",
+        _linear_taps_differ,
+        _directml_linear_model,
+        "DirectML's taps are i0 = floor((o - OutputPixelOffset) / Scale - clamp(InputPixelOffset, 0, 0.5)) with "
+        "weight t = x - i0: the page's interpolation when InputPixelOffsets lie in [0, 0.5], an extrapolation "
+        "(t outside [0, 1)) otherwise. Probe [2, 126, -2, 50, 7], Scales 1, InputPixelOffsets -1.5, "
+        "OutputPixelOffsets 0 gives [188, -66, 76, -14.5, 7], the reference [62, 24, 28.5, 7, 7]. Every "
+        "coordinate there is positive, so the stack's float-to-integer conversion is not involved; the model "
+        "reproduces DirectML within float32 rounding",
+    ),
+    Cause(
+        "resample-grad1-linear-taps",
+        "RESAMPLE_GRAD1",
+        "new: RESAMPLE_GRAD1 LINEAR takes its first tap from the quotient, not the coordinate (DirectML)",
+        "DirectML",
+        _linear_taps_differ,
+        _directml_linear_model,
+        "the transpose of the RESAMPLE2 taps above (InputPixelOffset = the forward's, i.e. the grad's "
+        "OutputPixelOffsets)",
     ),
     Cause(
         "resample2-int-truncation",
@@ -935,6 +1206,17 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         "the model 'start from -FLT_MAX, take an element only when strictly greater' reproduces DirectML",
     ),
     Cause(
+        "max-pooling2-signed-zero",
+        "MAX_POOLING2",
+        "new: MAX_POOLING2 keeps the first of -0.0 and +0.0 (DirectML)",
+        "DirectML",
+        _pool_signed_zero,
+        _pool_model,
+        "a window whose maximum is a zero holding -0.0 before +0.0 gives -0.0 on DirectML (an element replaces "
+        "the running maximum only when strictly greater: the page's 'first value encountered'); the reference "
+        "gives +0.0",
+    ),
+    Cause(
         "max-pooling-grad-nan",
         "MAX_POOLING_GRAD",
         "known: MAX_POOLING_GRAD ignores NaN and starts from -FLT_MAX (DirectML; ruling 7 overturned)",
@@ -970,6 +1252,11 @@ def classify(case: Case, got: dict[str, np.ndarray], diffs: dict[str, np.ndarray
         if not mismatch:
             return cause.label, f"model reproduces DirectML: {cause.note}"
         near_misses.append(f"{cause.key}: model misses {', '.join(mismatch)}")
+    for cause in DIFFERENCE_CAUSES:
+        # A predicate that covers every difference, with a model that does not reproduce it:
+        # characterised, not explained. Counted under its own kind, never as the cause itself.
+        if cause.op == case.op and f"{cause.key}: model misses" in "; ".join(near_misses):
+            return f"{cause.label} [predicate only: its model misses]", "; ".join(near_misses)
     return "unexplained", "; ".join(near_misses)
 
 
@@ -997,10 +1284,11 @@ def model_matches(
     if got.dtype.kind != "f":
         info = np.iinfo(got.dtype)
         with np.errstate(invalid="ignore"):
-            lo = np.clip(int_rounding(p - tol[0]), info.min, info.max)
-            hi = np.clip(int_rounding(p + tol[0]), info.min, info.max)
+            lo = np.clip(int_rounding(p - 16 * tol[0]), info.min, info.max)
+            hi = np.clip(int_rounding(p + 16 * tol[0]), info.min, info.max)
         return bool(((got >= lo) & (got <= hi)).all())
-    return bool(close_mask(case, got, p.astype(got.dtype), tol[0]).all())
+    # Models that extrapolate (weights outside [0, 1]) multiply the rounding errors: allow 16x.
+    return bool(close_mask(case, got, p.astype(got.dtype), 16 * tol[0]).all())
 
 
 def run_case(case: Case) -> Result:
@@ -1096,8 +1384,12 @@ class OpTally:
         return self.kinds.get("unexplained", 0) + self.directml_rejects
 
 
-def campaign(op: str, cases: int, seed: int, tally: OpTally | None = None) -> OpTally:
-    """Draw ``cases`` hypothesis examples of ``op`` (seeded), run and count them."""
+def campaign(op: str, cases: int, seed: int, tally: OpTally | None = None, *, run_at_least: int = 0) -> OpTally:
+    """Draw ``cases`` hypothesis examples of ``op`` (seeded), run and count them.
+
+    With ``run_at_least``, more rounds (seeds ``seed + 1``...) follow until that many
+    cases ran on both backends (draws dmlops rejects do not count).
+    """
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -1120,4 +1412,9 @@ def campaign(op: str, cases: int, seed: int, tally: OpTally | None = None) -> Op
         tally.add(case, result)
 
     body()
+    round_seed = seed
+    while tally.run < run_at_least and round_seed < seed + 20:
+        round_seed += 1
+        missing = run_at_least - tally.run
+        campaign(op, max(50, missing * tally.drawn // max(tally.run, 1) + 10), round_seed, tally)
     return tally

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import struct
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -386,6 +387,10 @@ def verdicts(op: str, d: dict[str, Any], source: str) -> Verdicts | str:
         accepted = False
     except DmlError as exc:
         return f"DirectML failed: {type(exc).__name__}"
+    except (struct.error, OverflowError) as exc:
+        # A member too wide for its C type (e.g. GuaranteedBaseOffsetAlignment >= 2^32): dmlops.directml
+        # cannot pack it, so DirectML never sees it.
+        return f"not packable ({type(exc).__name__})"
     return Verdicts(op, desc, source, dml_verdict, message, accepted)
 
 
@@ -463,12 +468,103 @@ KNOWN_DISAGREEMENTS: tuple[KnownDisagreement, ...] = (
 )
 
 
+def _offset_not_finite(v: Verdicts) -> bool:
+    return bool(v.dmlops) and "PixelOffsets[" in v.dmlops and "finite" in v.dmlops_message
+
+
+def _alignment_below_16(v: Verdicts) -> bool:
+    return any(0 < t.guaranteed_base_offset_alignment < 16 for t in v.desc.tensors().values())
+
+
+def _negative_spatial_scale(v: Verdicts) -> bool:
+    desc: Any = v.desc
+    return desc.spatial_scale_x < 0 or desc.spatial_scale_y < 0
+
+
+def _nan_spatial_scale(v: Verdicts) -> bool:
+    desc: Any = v.desc
+    return bool(v.dmlops) and (math.isnan(desc.spatial_scale_x) or math.isnan(desc.spatial_scale_y))
+
+
+def _zero_dilation(v: Verdicts) -> bool:
+    return bool(v.dmlops) and (v.dmlops.startswith("Dilations[") or v.dmlops.startswith("Strides["))
+
+
+def _gather_k0_output(v: Verdicts) -> bool:
+    desc: Any = v.desc
+    return v.dmlops == "OutputTensor.Sizes" and desc.index_dimensions == 0
+
+
+NEW_DISAGREEMENTS: tuple[KnownDisagreement, ...] = (
+    KnownDisagreement(
+        "gather-index-dimensions-0-output",
+        "GATHER",
+        "dmlops-only-reject",
+        "new (reported): with IndexDimensions 0, DirectML's CreateOperator accepts OutputTensor sizes that "
+        "differ from the page's formula in a leading dimension (input {1,1,1,1,2,1}, Axis 1: output "
+        "{2,1,1,1,2,1} accepted; the second slice then reads clamped addresses); with IndexDimensions >= 1 the "
+        "two agree",
+        _gather_k0_output,
+    ),
+    KnownDisagreement(
+        "pixel-offsets-not-finite",
+        "*",
+        "dmlops-only-reject",
+        "new (reported): DirectML's CreateOperator accepts NaN and +-inf InputPixelOffsets/OutputPixelOffsets "
+        "(RESAMPLE2, RESAMPLE_GRAD1); dmlops's 'offsets finite' rule is inferred [INF]",
+        _offset_not_finite,
+    ),
+    KnownDisagreement(
+        "alignment-below-16",
+        "*",
+        "directml-only-reject",
+        "new (reported): DirectML rejects a GuaranteedBaseOffsetAlignment below 16 (probed 1..8 on INT8, UINT8, "
+        "FLOAT32, INT64: rejected; 16 and 32 accepted); dmlops accepts any power of two >= the element size",
+        _alignment_below_16,
+    ),
+    KnownDisagreement(
+        "roi-negative-spatial-scale",
+        "ROI_ALIGN",
+        "directml-only-reject",
+        "new (reported): DirectML rejects a negative SpatialScaleX/Y (even -1e-30; 0 and -0 pass); dmlops "
+        "accepts any finite scale",
+        _negative_spatial_scale,
+    ),
+    KnownDisagreement(
+        "roi-nan-spatial-scale",
+        "ROI_ALIGN",
+        "dmlops-only-reject",
+        "new (reported): DirectML accepts a NaN SpatialScaleX/Y (its check rejects < 0 and +-inf only); dmlops "
+        "requires finite",
+        _nan_spatial_scale,
+    ),
+    KnownDisagreement(
+        "max-pooling2-zero-dilation",
+        "MAX_POOLING2",
+        "dmlops-only-reject",
+        "new (reported): DirectML's MAX_POOLING2 accepts Dilations[i] = 0 and Strides[i] = 0 (a 0 dilation "
+        "makes the window's elements along i read one position: 4x4 input, 2x2 window, Dilations {0, 1} gives "
+        "the 1x2 windows' maxima); MAX_POOLING_GRAD rejects a 0 dilation like dmlops",
+        _zero_dilation,
+    ),
+)
+"""Disagreements found by this campaign, reported to the lead, pending a decision on dmlops's rules."""
+
+
 def classify(v: Verdicts) -> str:
     """The key of the known disagreement that explains ``v``, or "unexplained"."""
-    for known in KNOWN_DISAGREEMENTS:
+    for known in (*KNOWN_DISAGREEMENTS, *NEW_DISAGREEMENTS):
         if known.op in ("*", v.op) and known.outcome == v.outcome and known.applies(v):
             return known.key
     return "unexplained"
+
+
+KNOWN_FAILURES: dict[str, str] = {
+    "GATHER": "new (reported): DirectML's CreateOperator crashes the host process (no HRESULT) on GATHER descs "
+    "whose IndicesTensor has a size other than 1 before its last IndexDimensions dimensions, which dmlops "
+    "rejects (IndicesTensor.Sizes[i] must be 1); DirectML should return E_INVALIDARG",
+}
+"""Operators whose CreateOperator fails other than with E_INVALIDARG on some descs dmlops rejects."""
 
 
 # -- minimising ------------------------------------------------------------------------------------------
