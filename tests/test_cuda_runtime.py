@@ -867,8 +867,8 @@ def test_max_pooling_grad_single_pass_layouts(gpu, dtype, window, stride, pad, l
 @pytest.mark.parametrize("width", [45, 8, 3])
 def test_max_pooling2_fast_path_matches_the_reference_bit_for_bit(gpu, dtype, window, stride, pad, layout, width):
     """The 2-D fast path (max_pool_k2d_m, 4 windows per thread) gives the reference's
-    values and indices exactly: ties (lowest index wins), -inf, NaN (the first wins, its
-    payload kept: FLOAT16 reads the element again), widths that leave a thread's last
+    values and indices exactly: ties (lowest index wins), -inf and NaN (never win: a window
+    of only -inf / NaN gives the lowest finite value), widths that leave a thread's last
     windows outside the row (45, 3) or fill it (8), strided outputs (elements between
     stay untouched), no indices, and UINT64 indices."""
     cp = gpu

@@ -4,12 +4,11 @@
 the window and stride known at compile time, 32-bit offsets and the thread index
 decomposed by multiplication (``fast_div``).
 
-FLOAT32 takes one pass where the windows allow (``stream``, :func:`_stream`):
+FLOAT32 and FLOAT16 take one pass where the windows allow (``stream``, :func:`_stream`):
 ``max_pool_grad_stream2d`` walks column strips down the rows, a lane per window column,
 keeping the argmax and InputGradient of the window rows the current block row needs in
 registers; InputTensor, InputGradientTensor and OutputGradientTensor are each read or
-written once and no argmax array goes through memory. Otherwise, and for FLOAT16, a
-two-pass form. Pass 1, ``max_pool_argmax_k2d_m``,
+written once and no argmax array goes through memory. Otherwise a two-pass form. Pass 1, ``max_pool_argmax_k2d_m``,
 stores every window's argmax (the forward's rule, kernels/pooling.cu: ties to the lowest
 index, NaN and -inf count as the type's lowest finite value; 255 for a window of padding
 only, whose InputGradient is dropped) as one byte, 4 adjacent windows per thread (9 input columns per row instead of 12,
@@ -62,11 +61,13 @@ WINDOWS = 4
 VARIANT: str | None = None
 """The 2-D fast path :func:`run` takes; None: ``stream`` for the element sizes of
 :data:`STREAM_ITEMSIZES`, else ``two_pass4v_row16``."""
-STREAM_ITEMSIZES = (4,)
+STREAM_ITEMSIZES = (4, 2)
 """Element sizes whose default 2-D fast path is ``stream``. On the H100 (workload of
-docs/performance.md, three calls) FLOAT32 took 100.0-101.6 µs in one pass against
-103.6-103.9 µs in two; FLOAT16 99.7-104.2 against 89.0-90.6 (its kernel is bound by
-latency, not bytes, so half the bytes did not make it faster)."""
+docs/performance.md, kernel only, 2026-11-25) FLOAT32 took 93.7 µs in one pass against
+99.6 in two (two_pass4v); FLOAT16 66.5 against 84.2 (two_pass4v_row16), since the single
+pass converts and compares its keys where it uses them, not where it loads them (when it
+converted FLOAT16 at the load, one step ahead, it took 105 µs: every step waited for the
+loads meant for the next)."""
 ROW16_ITEMSIZES = (2,)
 """Element sizes whose pass 2 takes ``max_pool_grad_row16`` under the default variant."""
 

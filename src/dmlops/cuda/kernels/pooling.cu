@@ -26,12 +26,14 @@ template <> struct PoolKey<float> {
     // fmaxf: the larger (NaN -> L, -inf -> L), bit-exact otherwise (-0.0 stays -0.0).
     static __device__ __forceinline__ float of(float v) { return fmaxf(v, lowest()); }
     static __device__ __forceinline__ float value(float k) { return k; }
+    static __device__ __forceinline__ float none() { return __int_as_float(0xff800000); }  // -inf < L
 };
 template <> struct PoolKey<double> {
     typedef double K;
     static __device__ __forceinline__ double lowest() { return -1.79769313486231570815e+308; }  // -DBL_MAX
     static __device__ __forceinline__ double of(double v) { return fmax(v, lowest()); }
     static __device__ __forceinline__ double value(double k) { return k; }
+    static __device__ __forceinline__ double none() { return __longlong_as_double(0xfff0000000000000ULL); }
 };
 template <> struct PoolKey<half_t> {
     typedef float K;
@@ -39,6 +41,7 @@ template <> struct PoolKey<half_t> {
     static __device__ __forceinline__ float of(half_t v) { return fmaxf(h2f(v), lowest()); }
     // A key is a FLOAT16 value (never NaN): the round trip is exact.
     static __device__ __forceinline__ half_t value(float k) { return f2h(k); }
+    static __device__ __forceinline__ float none() { return __int_as_float(0xff800000); }
 };
 template <typename T, T LO> struct PoolIntKey {  // the integer types: the key is the value
     typedef T K;
@@ -930,15 +933,18 @@ __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restric
 #pragma unroll
     for (int kw = 0; kw < KW; ++kw) cok[kw] = col_ok && w0 + kw >= 0 && w0 + kw < W;
 
-    auto load_row = [&](int ih, K(&row)[KW], bool& ok) {
+    // Raw elements: the keys (PoolKey<T>::of) are formed in absorb, where they are used, so
+    // that nothing waits for a load a step ahead of its use (clamping at the load made the
+    // FLOAT32 kernel 30% slower on the H100).
+    auto load_row = [&](int ih, T(&row)[KW], bool& ok) {
         ok = ih >= 0 && ih < H;
         const T* rp = xc + ih * xs3;
 #pragma unroll
-        for (int kw = 0; kw < KW; ++kw) row[kw] = ok && cok[kw] ? PoolKey<T>::of(rp[kw * xs4]) : K();
+        for (int kw = 0; kw < KW; ++kw) row[kw] = ok && cok[kw] ? rp[kw * xs4] : T();
     };
     // The rows window row oh adds and its InputGradient, loaded a step ahead of their use.
     struct Fresh {
-        K v[NEWR][KW];
+        T v[NEWR][KW];
         bool rok[NEWR];
         Acc g;
     };
@@ -949,8 +955,7 @@ __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restric
     };
     // The newest window's rows (keys) and whether each is inside the plane; the argmax
     // (255: none) and InputGradient of window rows i + DLO_H + a, a < NWH.
-    K v[KH][KW];
-    bool rok[KH];
+    K v[KH][KW];  // padding: PoolKey<T>::none() (-inf), below every key
     int sel[NWH];
     Acc g[NWH];
 #pragma unroll
@@ -959,18 +964,30 @@ __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restric
         g[a] = Acc(0);
     }
     // Window row oh from the previous window's last KEEP rows and `fr`: the argmax, in
-    // window_argmax's order and rule (scan_windows over one window).
+    // window_argmax's order and rule. Padding holds none() (-inf), below every key (>= L),
+    // so "the first in-bounds element starts, a strictly greater one replaces" is a plain
+    // running "strictly greater" from none() (255 stays for a window of padding only).
     auto absorb = [&](int oh, const Fresh& fr) {
 #pragma unroll
         for (int kh = 0; kh < KH; ++kh) {
+            const int r = kh < KEEP ? 0 : kh - KEEP;
 #pragma unroll
-            for (int kw = 0; kw < KW; ++kw) v[kh][kw] = kh < KEEP ? v[kh < KEEP ? kh + SH : 0][kw] : fr.v[kh < KEEP ? 0 : kh - KEEP][kw];
-            rok[kh] = kh < KEEP ? rok[kh < KEEP ? kh + SH : 0] : fr.rok[kh < KEEP ? 0 : kh - KEEP];
+            for (int kw = 0; kw < KW; ++kw)
+                v[kh][kw] = kh < KEEP ? v[kh < KEEP ? kh + SH : 0][kw]
+                                      : (fr.rok[r] && cok[kw] ? PoolKey<T>::of(fr.v[r][kw]) : PoolKey<T>::none());
         }
-        int best[1];
-        K best_key[1];
-        scan_windows<K, KH, KW, 1, 1, KW>(v, rok, cok, best, best_key);
-        const int b = best[0];
+        int b = 255;
+        K bv = PoolKey<T>::none();
+#pragma unroll
+        for (int kh = 0; kh < KH; ++kh) {
+#pragma unroll
+            for (int kw = 0; kw < KW; ++kw) {
+                if (v[kh][kw] > bv) {
+                    bv = v[kh][kw];
+                    b = kh * KW + kw;
+                }
+            }
+        }
 #pragma unroll
         for (int a = 0; a + 1 < NWH; ++a) {
             sel[a] = sel[a + 1];
@@ -989,7 +1006,13 @@ __global__ void __launch_bounds__(256) max_pool_grad_stream2d(const T* __restric
     constexpr int PRE = NWH - 1;
     const int first = i0 + DHI_H - PRE;
 #pragma unroll
-    for (int kh = 0; kh < KEEP; ++kh) load_row(first * SH - PH + kh, v[kh + SH], rok[kh + SH]);
+    for (int kh = 0; kh < KEEP; ++kh) {
+        T row[KW];
+        bool ok;
+        load_row(first * SH - PH + kh, row, ok);
+#pragma unroll
+        for (int kw = 0; kw < KW; ++kw) v[kh + SH][kw] = ok && cok[kw] ? PoolKey<T>::of(row[kw]) : PoolKey<T>::none();
+    }
     // The next step's loads are issued before this step computes (loading two or three
     // steps ahead measured slower on the H100: more registers, fewer warps).
     Fresh next;
