@@ -233,8 +233,10 @@ def _axes(desc: RoiAlignDesc, start: F64, end: F64, samples: NDArray[np.int64], 
         step = (end - start) / count
         # ROI_ALIGN1: xin = (j - OutputPixelOffset)·step + x1s - InputPixelOffset, offsets -0.5 / 0.5.
         coord = (j - desc.output_pixel_offset) * step[roi] + start[roi] - desc.input_pixel_offset
-    # Ruling 6: only x < -1 or x > length is out of bounds (nan too); [-1, 0) and (L-1, L] clamp.
-    in_bounds = (coord >= -1.0) & (coord <= length)
+    # DirectML 1.15.4 (erratum E28, refining ruling 6): a sample is in bounds only strictly inside
+    # (-1, length), so exactly -1 or length reads OutOfBoundsInputValue (nan too); (-1, 0) and
+    # (L-1, L) clamp to the edge.
+    in_bounds = (coord > -1.0) & (coord < length)
     c = np.clip(np.where(in_bounds, coord, 0.0), 0.0, length - 1.0)
     if desc.interpolation_mode is InterpolationMode.LINEAR:
         first = np.floor(c).astype(np.intp)
@@ -248,14 +250,13 @@ def _axes(desc: RoiAlignDesc, start: F64, end: F64, samples: NDArray[np.int64], 
     return _Axes(samples, offsets, roi, j // samples[roi], first, second, weight, in_bounds)
 
 
-def _groups(*keys: NDArray[np.intp]) -> list[NDArray[np.intp]]:
-    """Indices grouped by equal keys (each group in increasing order)."""
-    if not keys[0].size:
+def _groups(first: NDArray[np.intp], second: NDArray[np.intp]) -> list[NDArray[np.intp]]:
+    """Indices grouped by equal (first, second) keys of non-negative integers, each group in increasing order."""
+    if not first.size:
         return []
-    _, inverse = np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)
-    order = np.argsort(inverse.reshape(-1), kind="stable")
-    cuts = np.flatnonzero(np.diff(inverse.reshape(-1)[order])) + 1
-    return np.split(order, cuts)
+    key = first.astype(np.int64) * (int(second.max()) + 1) + second
+    order = np.argsort(key, kind="stable")
+    return np.split(order, np.flatnonzero(np.diff(key[order])) + 1)
 
 
 def _average_separable(
