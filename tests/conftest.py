@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dmlops.backends import load_backend
-from dmlops.errors import BackendUnavailableError
+from dmlops.errors import BackendUnavailableError, UnsupportedError
 
 BACKEND_NAMES = ("numpy", "cpu", "cuda")
 # A backend whose dependency is installed must run: only a missing extra (or GPU) skips.
@@ -33,7 +33,41 @@ def backend_params(*names: str) -> list[object]:
     return [pytest.param(n, marks=_backend_marks(n), id=n) for n in (names or BACKEND_NAMES)]
 
 
-@pytest.fixture(params=backend_params())
+# Suites that also run on the real DirectML (the directml backend, issue 18): the conformance
+# cases. The seed vectors run there from tests/directml; the rest of the suite checks dmlops's
+# own backends against each other.
+DIRECTML_SUITES = ("conformance",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the directml instances of the backend fixture for DIRECTML_SUITES only."""
+    keep, drop = [], []
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        on_directml = spec is not None and spec.params.get("backend") == "directml"
+        (drop if on_directml and item.path.parent.name not in DIRECTML_SUITES else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    """On the directml backend, a limit of the host stack (FLOAT16/INT16/UINT16, DXIL shaders) skips the test.
+
+    DirectML refuses them on this stack with an UnsupportedError naming the reason; such a
+    case says nothing about DirectML's semantics, so it is skipped with that reason, not failed.
+    """
+    try:
+        return (yield)
+    except UnsupportedError as exc:
+        spec = getattr(item, "callspec", None)
+        if spec is None or spec.params.get("backend") != "directml":
+            raise
+        pytest.skip(f"not runnable on this DirectML stack: {exc}")
+
+
+@pytest.fixture(params=[*backend_params(), pytest.param("directml", marks=[pytest.mark.directml], id="directml")])
 def backend(request: pytest.FixtureRequest) -> str:
     """Each backend name; unavailable ones skip (or fail when required)."""
     name: str = request.param

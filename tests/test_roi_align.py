@@ -9,7 +9,7 @@ import dmlops
 from conftest import assert_close, backend_params
 from dmlops import AllocationError, DataIndexError, InvalidDescError, TensorDesc
 from dmlops.descs.roi_align import UINT32_MAX, RoiAlignDesc, samples_per_output
-from oracles.roi_align import roi_align_oracle
+from oracles.roi_align import roi_align_oracle, rois_sampling_the_bounds
 
 
 def make_desc(
@@ -372,25 +372,28 @@ def test_nearest_half_pixel_ties_go_up(backend: str, dtype) -> None:
 def test_out_of_bounds_boundaries(backend: str, mode: str) -> None:
     x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4) + 1
     kw = dict(interpolation_mode=mode, out_of_bounds_input_value=-7.0)
-    # x1s = -1, step 1: xin = -1 (exactly -1: in bounds, clamped to column 0), 0, 1, 2.
+    # DirectML 1.15.4 (erratum E28): in bounds only strictly inside (-1, InputWidth).
+    # x1s = -1, step 1: xin = -1 (exactly -1: out of bounds), 0, 1, 2.
     got = one_sample(x, [-1, 0, 3, 1], (1, 4), backend, **kw)
-    assert_close(got, np.array([[1, 1, 2, 3]], dtype=np.float32), exact=True)
-    # x1s = -1 - 1/16: xin = -1.0625 is out of bounds, the rest clamps/interpolates.
-    got = one_sample(x, [-1.0625, 0, 2.9375, 1], (1, 4), backend, **kw)
-    assert got[0, 0] == -7.0 and got[0, 1] == 1.0
-    # One sample at the ROI's x1s: xin = 4 = InputWidth exactly is in bounds, clamped to column 3;
-    # 4 + 1/16 is out of bounds.
+    assert_close(got, np.array([[-7, 1, 2, 3]], dtype=np.float32), exact=True)
+    # x1s = -1 + 1/16: xin = -0.9375 is in bounds, clamped to column 0.
+    got = one_sample(x, [-0.9375, 0, 3.0625, 1], (1, 4), backend, **kw)
+    assert got[0, 0] == 1.0
+    # One sample at the ROI's x1s: xin = 4 = InputWidth exactly is out of bounds;
+    # 4 - 1/16 is in bounds, clamped to column 3.
     got = one_sample(x, [4, 0, 5, 1], (1, 1), backend, **kw)
+    assert_close(got, np.array([[-7]], dtype=np.float32), exact=True)
+    got = one_sample(x, [3.9375, 0, 4.9375, 1], (1, 1), backend, **kw)
     assert_close(got, np.array([[4]], dtype=np.float32), exact=True)
-    got = one_sample(x, [4.0625, 0, 5.0625, 1], (1, 1), backend, **kw)
-    assert_close(got, np.array([[-7]], dtype=np.float32), exact=True)
-    # Same in y: yin = -1 clamps to row 0, yin = 3 = InputHeight clamps to row 2, beyond reads -7.
+    # Same in y: yin = -1 and yin = 3 = InputHeight read -7; just inside clamps to rows 0 and 2.
     got = one_sample(x, [0, -1, 1, 3], (4, 1), backend, **kw)
-    assert_close(got, np.array([[1], [1], [5], [9]], dtype=np.float32), exact=True)
+    assert_close(got, np.array([[-7], [1], [5], [9]], dtype=np.float32), exact=True)
     got = one_sample(x, [0, 3, 1, 4], (1, 1), backend, **kw)
-    assert_close(got, np.array([[9]], dtype=np.float32), exact=True)
-    got = one_sample(x, [0, -1.0625, 1, -0.0625], (1, 1), backend, **kw)
     assert_close(got, np.array([[-7]], dtype=np.float32), exact=True)
+    got = one_sample(x, [0, 2.9375, 1, 3.9375], (1, 1), backend, **kw)
+    assert_close(got, np.array([[9]], dtype=np.float32), exact=True)
+    got = one_sample(x, [0, -0.9375, 1, 0.0625], (1, 1), backend, **kw)
+    assert_close(got, np.array([[1]], dtype=np.float32), exact=True)
 
 
 def test_out_of_bounds_samples_count_in_the_average(backend: str) -> None:
@@ -680,7 +683,12 @@ def test_onnxruntime_half_pixel_parity(backend: str, sampling_ratio: int, seed: 
         x, rois, batch, (out_h, out_w), spatial_scale=spatial_scale, minimum_samples_per_output=lo,
         maximum_samples_per_output=hi, backend=backend,
     )  # fmt: skip
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    # ORT keeps samples exactly on -1 and InputWidth/Height in bounds; DirectML does not (E28).
+    on_bounds = rois_sampling_the_bounds(
+        x.shape, rois, (out_h, out_w), spatial_scale=(np.float32(spatial_scale),) * 2, min_samples=lo, max_samples=hi
+    )
+    assert (~on_bounds).sum() >= 2
+    np.testing.assert_allclose(got[~on_bounds], want[~on_bounds], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.oracles

@@ -4,7 +4,8 @@ ROI_ALIGN = ROI_ALIGN1 with InputPixelOffset 0.5, OutputPixelOffset -0.5 and
 AlignRegionsToCorners FALSE. The pseudo-code's typos are fixed (spec erratum E17):
 the Y step uses the Y sizes, loops take ``samples`` (not ``samples + 1``) points and
 MAX starts from -inf. Rulings 4-6 fill the gaps: ``ceil(|size| / output)`` samples per
-axis, out of bounds when ``x < -1 or x > W`` (else clamp), nearest = floor(x + 0.5).
+axis, out of bounds unless ``-1 < x < W`` strictly (DirectML 1.15.4, erratum E28; else
+clamp), nearest = floor(x + 0.5).
 
 Everything is plain Python floats (IEEE double), one sample at a time.
 """
@@ -28,7 +29,7 @@ def _samples(size: float, out: int, lo: int, hi: int) -> int:
 
 def _read(plane: np.ndarray, y: float, x: float, linear: bool, oob: float) -> float:
     h, w = plane.shape
-    if not (-1.0 <= x <= w and -1.0 <= y <= h):  # nan compares false: out of bounds
+    if not (-1.0 < x < w and -1.0 < y < h):  # DirectML: strictly inside (E28); nan compares false
         return oob
     x = min(max(x, 0.0), w - 1.0)
     y = min(max(y, 0.0), h - 1.0)
@@ -100,3 +101,31 @@ def roi_align_oracle(
                         acc /= samples_x * samples_y
                     out[r, c, oy, ox] = acc
     return out
+
+
+def rois_sampling_the_bounds(
+    x_shape: tuple[int, ...],
+    rois: np.ndarray,
+    output_size: tuple[int, int],
+    *,
+    spatial_scale: tuple[float, float] = (1.0, 1.0),
+    min_samples: int = 1,
+    max_samples: int = 0xFFFFFFFF,
+) -> np.ndarray:
+    """Which ROIs have a sample exactly on -1 or on InputWidth / InputHeight.
+
+    There DirectML reads OutOfBoundsInputValue (erratum E28) while ONNX Runtime's CPU
+    kernel (``y < -1 || y > height``) still clamps into the image: comparisons with ORT
+    leave these ROIs out.
+    """
+    out_h, out_w = output_size
+    h, w = x_shape[2], x_shape[3]
+    hit = np.zeros(len(rois), dtype=bool)
+    for r, (x1, y1, x2, y2) in enumerate(np.asarray(rois, dtype=np.float64).reshape(-1, 4)):
+        for lo, hi, scale, out, length in ((x1, x2, spatial_scale[0], out_w, w), (y1, y2, spatial_scale[1], out_h, h)):
+            start, size = lo * scale, (hi - lo) * scale
+            samples = _samples(size, out, min_samples, max_samples)
+            step = size / (out * samples)
+            coords = [(j - OUTPUT_PIXEL_OFFSET) * step + start - INPUT_PIXEL_OFFSET for j in range(out * samples)]
+            hit[r] |= any(c in (-1.0, float(length)) for c in coords)
+    return hit

@@ -91,7 +91,7 @@ def axis_samples(
     with np.errstate(invalid="ignore", over="ignore"):
         step = size / count  # the reference: size / (n_out * s)
         coord = (j - desc.output_pixel_offset) * step[roi_of] + start[roi_of] - desc.input_pixel_offset
-    in_bounds = (coord >= -1.0) & (coord <= length)
+    in_bounds = (coord > -1.0) & (coord < length)  # strictly inside (-1, length): erratum E28
     c = np.clip(np.where(in_bounds, coord, 0.0), 0.0, length - 1.0)
     if desc.interpolation_mode is InterpolationMode.LINEAR:
         first = np.floor(c).astype(np.int64)

@@ -72,7 +72,7 @@ template <bool LINEAR>
 __device__ __forceinline__ Tap make_tap(const AxisSetup& a, i64 j, double out_offset, double in_offset, i64 length) {
     const double coord = sample_coord(a, j, out_offset, in_offset);
     Tap t;
-    t.in_bounds = coord >= -1.0 && coord <= (double)length;
+    t.in_bounds = coord > -1.0 && coord < (double)length;  // strictly inside (-1, length): erratum E28
     double c = t.in_bounds ? coord : 0.0;
     c = fmin(fmax(c, 0.0), (double)(length - 1));
     if (LINEAR) {
@@ -154,7 +154,7 @@ __device__ __forceinline__ Tap fetch(const TapTable& t, const AxisSetup& a, i64 
 
 // The in-bounds samples [lo, hi) of the samples [j0, j1) of one axis. A sample's coordinate
 // is monotonic in j (every rounded operation of sample_coord is), so the in-bounds test
-// -1 <= coord <= length holds on one run of j, found by bisection: O(log) coordinates
+// -1 < coord < length holds on one run of j, found by bisection: O(log) coordinates
 // instead of one per sample. Non-finite start or step put every sample out of bounds.
 __device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1, double out_offset, double in_offset,
                                               i64 length, i64& lo, i64& hi) {
@@ -167,7 +167,7 @@ __device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1
     while (l < h) {
         const i64 m = l + (h - l) / 2;
         const double c = sample_coord(a, m, out_offset, in_offset);
-        if (rising ? c < -1.0 : c > len) l = m + 1; else h = m;
+        if (rising ? c <= -1.0 : c >= len) l = m + 1; else h = m;
     }
     lo = l;
     // First j from lo whose coordinate is past the run.
@@ -175,7 +175,7 @@ __device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1
     while (l < h) {
         const i64 m = l + (h - l) / 2;
         const double c = sample_coord(a, m, out_offset, in_offset);
-        if (rising ? c > len : c < -1.0) h = m; else l = m + 1;
+        if (rising ? c >= len : c <= -1.0) h = m; else l = m + 1;
     }
     hi = l;
 }
