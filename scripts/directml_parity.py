@@ -122,6 +122,38 @@ def _note(kind: str) -> str:
     return ""
 
 
+PROBE_NOTES = """\
+## What the earlier unexplained cases were (targeted probes)
+
+docs/directml.md listed three groups of differences it could not explain. Targeted probes (one
+operator, one element, values chosen so that each candidate rule gives a different answer) say:
+
+- **Scales = FLT_MAX (RESAMPLE2, RESAMPLE_GRAD1)** is not a phenomenon of its own. With such a scale
+  the quotient `q = (o - OutputPixelOffset) / Scale` is 0 or a tiny number of either sign, so every
+  coordinate is about `-InputPixelOffset`, and three known rules take over: a NEAREST coordinate that
+  rounds below 0 reads the last element (the stack's `ftou`); LINEAR takes its first tap from `q`
+  (next item), so a tiny negative `q` turns into tap -1 and an extrapolation from the edge (1-D INT8
+  `[2, 126, -2]`, Scales 1e30, InputPixelOffsets -0.5, OutputPixelOffsets 2: DirectML `[2, 2, 64]`, the
+  reference `[64, 64, 64]`; the same with Scales 1e6, so FLT_MAX is not special); and RESAMPLE_GRAD1
+  NEAREST differs only where coordinates are clamped at an edge (a suspected stack artefact: DirectML
+  maps each edge element back to a range of forward outputs whose float bounds leave the integer range).
+- **LINEAR with large pixel offsets** is DirectML's own tap rule: `i0 = floor(q - clamp(InputPixelOffset,
+  0, 0.5))`, weight `t = x - i0`, then `a + (b - a) t` between the clamped taps. It is the page's
+  interpolation while InputPixelOffsets lie in [0, 0.5] (every seed vector) and an extrapolation
+  otherwise: `[2, 126, -2, 50, 7]`, Scales 1, InputPixelOffsets -1.5, OutputPixelOffsets 0 gives
+  `[188, -66, 76, -14.5, 7]` where the reference gives `[62, 24, 28.5, 7, 7]`. All coordinates there
+  are positive, so no float-to-integer conversion of a negative value is involved: DirectML, not the
+  stack. Where the model misses (counted as "predicate only" above), the quotient's division rounds
+  differently on the device (e.g. `1 / 0.4` landing just below 2.5).
+- **ROI boxes partly or wholly outside the image** are three things: DirectML's in-bounds test is
+  open, `-1 < x < W` and `-1 < y < H`, so a sample exactly at -1 or at W/H reads OutOfBoundsInputValue
+  (one NEAREST sample at x = -1: DirectML 100 = OutOfBoundsInputValue, the reference the pixel; at x =
+  -0.999 both read the pixel); MAX over samples ignores NaN and starts from -FLT_MAX (as MAX_POOLING2);
+  LINEAR samples whose taps hold an infinity give NaN (as RESAMPLE2). Inverted boxes behave like the
+  reference (probed with 2x2 outputs on a 4x5 ramp, all four orientations).
+"""
+
+
 def render(
     tallies: list[diff.OpTally],
     ptallies: list[parity.ParityTally],
@@ -200,6 +232,7 @@ def render(
     for t in tallies:
         for kind, case in t.examples.items():
             lines.append(f"- {t.op}, {kind}: `{_compact(case.describe())}`")
+    lines += ["", PROBE_NOTES]
     lines += [
         "",
         "## Validation parity (feature level 6_4)",

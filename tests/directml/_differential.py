@@ -442,6 +442,21 @@ def tolerance(case: Case) -> tuple[np.ndarray, dict[str, Any]] | None:
     magnitude = _magnitude(case)
     k = 4 * d + terms + 1
     allowed = magnitude * k * U32 + terms * 2.0**-125
+    if op in ("RESAMPLE2", "RESAMPLE_GRAD1") and desc.interpolation_mode is InterpolationMode.LINEAR:
+        # The device's float32 division is not always correctly rounded (D3D allows 2.5 ulp;
+        # measured: a LINEAR weight off by about one ulp of the coordinate where the
+        # reference's division is exact). A coordinate x moved by 4 ulp(|x|) moves an
+        # interpolated value by at most that times the largest step between neighbours,
+        # G <= 2 max |values| (per dimension, and a gradient element gathers up to N of them).
+        data = "InputTensor" if op == "RESAMPLE2" else "InputGradientTensor"
+        v = np.abs(case.logical(data).astype(np.float64))
+        g = 2 * float(v[np.isfinite(v)].max(initial=0.0))
+        xmax = max(
+            float(np.abs(np.nan_to_num(desc.input_coordinates(i), posinf=0.0, neginf=0.0)).max(initial=0.0))
+            for i in range(d)
+        )
+        spread = d * (desc.input_gradient_tensor.element_count if op == "RESAMPLE_GRAD1" else 1)
+        allowed = allowed + 4 * spread * float(np.spacing(np.float32(xmax + 1))) * g
     if op == "ROI_ALIGN" and desc.interpolation_mode is InterpolationMode.LINEAR:
         # The reference places ROI samples in float64, DirectML in float32: each sample
         # coordinate (a scale product, a difference, a division, a product and two sums)
@@ -687,7 +702,18 @@ def _negative_taps(desc: Any) -> list[np.ndarray]:
         r = _rounded(desc, d)
         hit = r < 0
         if desc.dml_name == "DML_RESAMPLE_GRAD1_OPERATOR_DESC":
-            hit = hit | (r > desc.forward_input_sizes[d] - 1) | ~np.isfinite(r)
+            n = desc.forward_input_sizes[d]
+            hit = hit | (r > n - 1) | ~np.isfinite(r)
+            # The grad maps back: the boundary between elements i - 1 and i is the forward
+            # output coordinate b_i = (i + InputPixelOffset) * Scale + OutputPixelOffset. One
+            # outside [0, forward output size] is a float that the stack converts to an
+            # integer without D3D's saturation (a negative one to 0xFFFFFFFF).
+            inoff, outoff = desc.forward_pixel_offsets(d)
+            i = np.arange(1, n, dtype=np.float32)
+            with np.errstate(over="ignore", invalid="ignore"):
+                b = (i + np.float32(inoff)) * np.float32(desc.scales[d]) + np.float32(outoff)
+            if ((b < 0) | (b > r.size) | ~np.isfinite(b)).any():
+                hit = np.ones_like(hit)
         out.append(hit)
     return out
 
@@ -988,6 +1014,7 @@ def _directml_argmax(case: Case) -> tuple[np.ndarray, np.ndarray]:
     dtype = case.logical("InputTensor").dtype
     lowest = -FLT_MAX if dtype.kind == "f" else float(np.iinfo(dtype).min)
     best = np.full(vals.shape[:-1], lowest)
+    value = best.copy()
     arg = np.full(vals.shape[:-1], -1, dtype=np.int64)
     first = np.full(vals.shape[:-1], -1, dtype=np.int64)
     for j in range(vals.shape[-1]):
@@ -996,8 +1023,12 @@ def _directml_argmax(case: Case) -> tuple[np.ndarray, np.ndarray]:
         first = np.where((first < 0) & (f >= 0), f, first)
         with np.errstate(invalid="ignore"):
             take = (f >= 0) & (v > best)
+            # The value is a running max() that keeps the newer of equal operands: of -0.0
+            # and +0.0 the later one (probed); the index moves only when strictly greater.
+            value = np.where((f >= 0) & (v >= value), v, value)
         best = np.where(take, v, best)
         arg = np.where(take, f, arg)
+    best = value
     arg = np.where(arg < 0, np.maximum(first, 0), arg)  # a window of padding only: index 0
     return best, arg
 
@@ -1208,13 +1239,13 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
     Cause(
         "max-pooling2-signed-zero",
         "MAX_POOLING2",
-        "new: MAX_POOLING2 keeps the first of -0.0 and +0.0 (DirectML)",
+        "new: MAX_POOLING2 value of -0.0 vs +0.0 is the later one (DirectML)",
         "DirectML",
         _pool_signed_zero,
         _pool_model,
-        "a window whose maximum is a zero holding -0.0 before +0.0 gives -0.0 on DirectML (an element replaces "
-        "the running maximum only when strictly greater: the page's 'first value encountered'); the reference "
-        "gives +0.0",
+        "a window whose maximum is zero and holds both -0.0 and +0.0 gives the later of them as the value "
+        "(a running max() keeps the newer of equal operands) and the first as the index: [-0, 0] gives +0.0 "
+        "at index 0, [0, -0] gives -0.0 at index 0; the reference gives the first one's sign",
     ),
     Cause(
         "max-pooling-grad-nan",

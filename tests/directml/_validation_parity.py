@@ -492,19 +492,61 @@ def _zero_dilation(v: Verdicts) -> bool:
 
 def _gather_k0_output(v: Verdicts) -> bool:
     desc: Any = v.desc
+    if v.dmlops == "IndexDimensions":
+        return "do not fit" in v.dmlops_message
     return v.dmlops == "OutputTensor.Sizes" and desc.index_dimensions == 0
+
+
+def _scale_inf(v: Verdicts) -> bool:
+    desc: Any = v.desc
+    return bool(v.dmlops) and v.dmlops.startswith("Scales[") and any(math.isinf(x) and x > 0 for x in desc.scales)
+
+
+def _pool_grad_count(v: Verdicts) -> bool:
+    desc: Any = v.desc
+    return v.dmlops == "DimensionCount" and len(desc.strides) > desc.input_tensor.dimension_count - 2
+
+
+def _gather_leading_indices(v: Verdicts) -> bool:
+    return bool(v.dmlops) and v.dmlops.startswith("IndicesTensor.Sizes[")
 
 
 NEW_DISAGREEMENTS: tuple[KnownDisagreement, ...] = (
     KnownDisagreement(
+        "gather-leading-index-sizes",
+        "GATHER",
+        "dmlops-only-reject",
+        "new (reported): DirectML accepts some GATHER IndicesTensor with a size other than 1 before its last "
+        "IndexDimensions dimensions (Input {2,2}, Indices {2,1}, Output {2,1}, Axis 1, IndexDimensions 1), "
+        "rejects others, and crashes in CreateOperator on others (Input {1,1,1,2}, Indices {3,1,1,1}, Output "
+        "{1,1,1,1}, Axis 3, IndexDimensions 1: the host process dies, no HRESULT)",
+        _gather_leading_indices,
+    ),
+    KnownDisagreement(
         "gather-index-dimensions-0-output",
         "GATHER",
         "dmlops-only-reject",
-        "new (reported): with IndexDimensions 0, DirectML's CreateOperator accepts OutputTensor sizes that "
-        "differ from the page's formula in a leading dimension (input {1,1,1,1,2,1}, Axis 1: output "
-        "{2,1,1,1,2,1} accepted; the second slice then reads clamped addresses); with IndexDimensions >= 1 the "
-        "two agree",
+        "new (reported): DirectML's GATHER output-size check is looser than the page's formula in the "
+        "leading dimensions: with IndexDimensions 0 it accepts Input {1,1,1,1,2,1}, Axis 1, Output "
+        "{2,1,1,1,2,1} (the second slice then reads clamped addresses), and it accepts Input {2,1}, Indices "
+        "{1,1}, Axis 1, IndexDimensions 2, Output {1,1}, whose leading output entry {2} does not fit",
         _gather_k0_output,
+    ),
+    KnownDisagreement(
+        "resample-scale-inf",
+        "*",
+        "dmlops-only-reject",
+        "new (reported): DirectML's CreateOperator accepts Scales[i] = +inf (RESAMPLE2, RESAMPLE_GRAD1); it "
+        "rejects 0, negative and NaN scales as dmlops does",
+        _scale_inf,
+    ),
+    KnownDisagreement(
+        "max-pooling-grad-dimension-count",
+        "MAX_POOLING_GRAD",
+        "dmlops-only-reject",
+        "new (reported): DirectML's MAX_POOLING_GRAD accepts window arrays longer than the spatial dimensions "
+        "(DimensionCount 3 with 4-D tensors); dmlops requires InputTensor.DimensionCount - 2",
+        _pool_grad_count,
     ),
     KnownDisagreement(
         "pixel-offsets-not-finite",
