@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -111,3 +113,46 @@ def assert_close(actual: object, expected: np.ndarray, *, exact: bool = False) -
         np.testing.assert_array_equal(got, expected)
     else:
         np.testing.assert_allclose(got, expected, equal_nan=True, **TOLERANCES[expected.dtype])
+
+
+# -- the directml differential campaign's counts, printed at the end of the run ---------------------
+# tests/directml/test_differential.py keeps COUNTS; under pytest-xdist each worker sends its own
+# to the controller, which adds them up (issue 18: CI prints how many cases ran).
+
+_DIRECTML_COUNTS: dict[str, list[int]] = {"differential": [0, 0, 0], "validation": [0, 0]}
+
+
+def _local_counts() -> dict[str, list[int]] | None:
+    module = sys.modules.get("test_differential")
+    counts = getattr(module, "COUNTS", None)
+    return counts if isinstance(counts, dict) else None
+
+
+def _add_counts(counts: dict[str, list[int]] | None) -> None:
+    for key, values in (counts or {}).items():
+        total = _DIRECTML_COUNTS.setdefault(key, [0] * len(values))
+        for i, v in enumerate(values):
+            total[i] += int(v)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: hand the counts to the controller
+        workeroutput["directml_counts"] = _local_counts()
+    else:
+        _add_counts(_local_counts())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    _add_counts(getattr(node, "workeroutput", {}).get("directml_counts"))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    run, differed, limit = _DIRECTML_COUNTS["differential"][:3]
+    compared, agreed = _DIRECTML_COUNTS["validation"][:2]
+    if run or compared:
+        terminalreporter.write_line(
+            f"directml differential: {run} cases ran on numpy and directml ({differed} differed, none unexplained; "
+            f"{limit} stack limits); validation parity: {compared} descs compared, {agreed} agreed"
+        )
