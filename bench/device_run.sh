@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (see docs/performance.md): environment, the cuda-marked
 # parity tests, the NVRTC compile check, compute-sanitizer on the data-dependent kernels,
-# the benchmark and the CUDA conformance page. Carry .whl with the json5 wheel (the
+# the benchmark and the CUDA conformance page. Carry .whl with the python-rapidjson wheel (the
 # `dmlops run` tests need it; the device has none).
 # Usage: bash bench/device_run.sh [tests] [sanitize] [bench] [conformance] [roi] [quick]
 set -u
