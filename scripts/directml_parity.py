@@ -108,17 +108,26 @@ def _compact(obj: Any) -> str:
     return json.dumps(obj, separators=(", ", ": "), default=str)
 
 
+PREDICATE_ONLY = " [predicate only: its model misses]"
+
+
 def _whose(kind: str) -> str:
     for cause in diff.DIFFERENCE_CAUSES:
-        if cause.label == kind:
+        if cause.label == kind.removesuffix(PREDICATE_ONLY):
             return cause.whose
-    return "?"
+    if kind.startswith("several causes"):
+        return "see each"
+    return "-" if kind.startswith("directml rejects") else "?"
 
 
 def _note(kind: str) -> str:
     for cause in diff.DIFFERENCE_CAUSES:
         if cause.label == kind:
             return cause.note
+        if cause.label + PREDICATE_ONLY == kind:
+            return "the predicate covers every differing element; the model does not reproduce DirectML's values"
+    if kind.startswith("several causes"):
+        return "every differing element lies where one of these causes applies"
     return ""
 
 
@@ -208,6 +217,11 @@ def render(
         "",
         "### Differences by kind",
         "",
+        "*known*: a cause dmlops has ruled on (its ruling kept, or being changed to DirectML's); *new*: found by "
+        "this campaign, reported, not yet ruled on; *stack* / *suspect stack*: an artefact of Wine's vkd3d on "
+        "lavapipe, not DirectML. *[predicate only]*: the cause's predicate covers every differing element but "
+        "its model of DirectML's values does not reproduce them (characterised, not fully explained).",
+        "",
         "| operator | kind | cases | whose | evidence |",
         "|---|---|---|---|---|",
     ]
@@ -262,7 +276,7 @@ def render(
         "| operator | outcome | kind | count | reason |",
         "|---|---|---|---|---|",
     ]
-    reasons = {k.key: k.reason for k in parity.KNOWN_DISAGREEMENTS}
+    reasons = {k.key: k.reason for k in (*parity.KNOWN_DISAGREEMENTS, *parity.NEW_DISAGREEMENTS)}
     for p in ptallies:
         for (outcome, kind), n in sorted(p.kinds.items()):
             lines.append(f"| {p.op} | {outcome} | {kind} | {n} | {reasons.get(kind, 'not explained yet')} |")
@@ -280,6 +294,7 @@ def render(
     if failures:
         lines += ["", "DirectML failures other than E_INVALIDARG (smallest desc of each):", ""]
         lines += [f"- {op}, {k}: `{_compact(d)}`" for op, k, d in failures]
+        lines += [f"- {op}: {reason}" for op, reason in parity.KNOWN_FAILURES.items()]
     lines.append("")
     return "\n".join(lines)
 
