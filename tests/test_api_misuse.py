@@ -386,3 +386,28 @@ def test_every_desc_member_with_junk_raises_only_dmlops_errors(op: str) -> None:
                 pass
             except Exception as exc:  # pragma: no cover
                 pytest.fail(f"{cls.__name__}({info.attr}={junk!r}) raised {type(exc).__name__}: {exc}")
+
+
+def test_array_protocol_producers_are_arrays() -> None:
+    # Objects that only expose an array protocol (NumPy's here; __cuda_array_interface__ and
+    # DLPack on the GPU) are arrays to dmlops.execute, not misuse.
+    class Producer:
+        def __init__(self, arr: np.ndarray) -> None:
+            self._arr = arr
+
+        def __array__(self, dtype=None, copy=None):
+            return self._arr
+
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    desc = dmlops.desc_from_json(
+        "SLICE1",
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 4, 4]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 2]},
+            "InputWindowOffsets": [0, 0, 0, 0],
+            "InputWindowSizes": [1, 1, 4, 4],
+            "InputWindowStrides": [1, 1, 2, 2],
+        },
+    )
+    got = dmlops.execute(desc, {"InputTensor": Producer(x)})["OutputTensor"]
+    np.testing.assert_array_equal(got, x[:, :, ::2, ::2])

@@ -76,6 +76,14 @@ def backend_status() -> dict[str, str | None]:
     return {name: _import_backend(name)[1] for name in BACKENDS}
 
 
+_ARRAY_PROTOCOLS = ("__cuda_array_interface__", "__dlpack__", "__array_interface__", "__array__")
+
+
+def _array_like(value: Any) -> bool:
+    """An array, or an object a backend reads as one (CUDA array interface, DLPack, NumPy protocols)."""
+    return (hasattr(value, "shape") and hasattr(value, "dtype")) or any(hasattr(value, p) for p in _ARRAY_PROTOCOLS)
+
+
 def _numeric(value: Any) -> bool:
     """Whether NumPy reads ``value`` (a list, a scalar...) as an array of numbers."""
     try:
@@ -101,10 +109,10 @@ def _check_arguments(
     if outputs is not None and not isinstance(outputs, Mapping):
         raise wrong("outputs", "None or a mapping of DML output member name -> array", outputs)
     for member, value in inputs.items():
-        if not (hasattr(value, "shape") and hasattr(value, "dtype")) and not _numeric(value):
+        if not _array_like(value) and not _numeric(value):
             raise wrong(f"inputs[{member!r}]", "an array of numbers (or a nested sequence of numbers)", value)
     for member, value in (outputs or {}).items():
-        if value is not None and not (hasattr(value, "shape") and hasattr(value, "dtype")):
+        if value is not None and not _array_like(value):
             raise wrong(f"outputs[{member!r}]", "an array", value)
     if not isinstance(backend, str):
         raise wrong("backend", f"a backend name ({', '.join(sorted([*BACKENDS, *ALIASES]))})", backend)
