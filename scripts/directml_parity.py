@@ -233,10 +233,12 @@ def render(
         "",
         "### Evidence: where each known cause applies",
         "",
-        "Cases run where the cause's predicate holds and where it does not, and how many of each differed. "
-        "A cause is the explanation when the differences vanish where it does not apply.",
+        "Within each cause's scope (e.g. NEAREST cases for the nearest-index artefact), the cases run where its "
+        "predicate holds and where it does not, and how many of each differed. A cause is the explanation when "
+        "the differences vanish where it does not apply (the few left there belong to another cause that "
+        "applies to them, as the table above shows: no difference is unexplained).",
         "",
-        "| operator | cause | applies: run | applies: differed | does not apply: run | does not apply: differed |",
+        "| operator | cause | in scope, applies: run | differed | in scope, does not apply: run | differed |",
         "|---|---|---|---|---|---|",
     ]
     for t in tallies:

@@ -590,6 +590,9 @@ class Cause:
     note: str = ""
     int_rounding: Callable[[np.ndarray], np.ndarray] = np.rint
     """How the model's unrounded value becomes an integer output (``np.rint`` or ``np.trunc``)."""
+    scope: Callable[[Case], bool] = lambda case: True
+    """The cases the cause is about (e.g. NEAREST): where it does not apply inside its scope,
+    the difference must vanish; the campaign counts that as the cause's evidence."""
 
 
 def _gather_out_of_range(case: Case) -> dict[str, np.ndarray] | None:
@@ -1100,6 +1103,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         None,
         "as MAX_POOLING2: a MAX over samples that are NaN or -inf gives -FLT_MAX (probe: one sample on a NaN "
         "pixel gives -3.4028235e+38, on -inf too); the reference propagates NaN and keeps -inf",
+        scope=lambda case: case.desc.reduction_function.name == "MAX",
     ),
     Cause(
         "roi-align-linear-non-finite",
@@ -1109,6 +1113,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         _roi_linear_non_finite,
         None,
         "as RESAMPLE2 LINEAR: a bilinear sample whose taps hold +-inf (even at weight 0) gives NaN",
+        scope=lambda case: case.desc.interpolation_mode is InterpolationMode.LINEAR,
     ),
     Cause(
         "roi-align-float32-overflow",
@@ -1156,6 +1161,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         _resample_ftou_model,
         "a nearest coordinate that rounds below 0 reads the last element: lavapipe's OpConvertFToU of a "
         "negative float is 0xFFFFFFFF (D3D12's ftou gives 0)",
+        scope=lambda case: case.desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR,
     ),
     Cause(
         "resample-grad1-negative-index",
@@ -1168,6 +1174,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         "it is negative, the transpose of the ftou forward (negative -> last element) reproduces DirectML; "
         "beyond the end, DirectML's grad maps an edge back to a range of forward outputs whose float bounds "
         "exceed the integer range, which this stack converts without D3D's saturation",
+        scope=lambda case: case.desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR,
     ),
     Cause(
         "resample2-linear-taps",
@@ -1182,6 +1189,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         "OutputPixelOffsets 0 gives [188, -66, 76, -14.5, 7], the reference [62, 24, 28.5, 7, 7]. Every "
         "coordinate there is positive, so the stack's float-to-integer conversion is not involved; the model "
         "reproduces DirectML within float32 rounding",
+        scope=lambda case: case.desc.interpolation_mode is InterpolationMode.LINEAR,
     ),
     Cause(
         "resample-grad1-linear-taps",
@@ -1192,6 +1200,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         _directml_linear_model,
         "the transpose of the RESAMPLE2 taps above (InputPixelOffset = the forward's, i.e. the grad's "
         "OutputPixelOffsets)",
+        scope=lambda case: case.desc.interpolation_mode is InterpolationMode.LINEAR,
     ),
     Cause(
         "resample2-int-truncation",
@@ -1203,6 +1212,9 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         "DirectML converts the interpolated float to the integer type toward zero (D3D's ftoi/ftou), the "
         "reference rounds half to even: probe UINT8 [0, 100] at t = 1/6 gives 16 (reference 17)",
         np.trunc,
+        scope=lambda case: (
+            case.desc.output_tensor.dtype.kind != "f" and case.desc.interpolation_mode is InterpolationMode.LINEAR
+        ),
     ),
     Cause(
         "resample2-linear-non-finite",
@@ -1214,6 +1226,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         "differences only at outputs whose taps read an infinity: DirectML gives NaN where the reference's "
         "weighted sum gives +-inf or skips a zero weight (probe: [inf, 1, 2] at x = 0.5 gives NaN, the "
         "reference inf; [1, inf, 2] at x = 0 gives NaN, the reference 1)",
+        scope=lambda case: case.desc.interpolation_mode is InterpolationMode.LINEAR,
     ),
     Cause(
         "resample-grad1-linear-non-finite",
@@ -1223,6 +1236,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         _linear_non_finite,
         None,
         "differences only where an incoming gradient is infinite or NaN",
+        scope=lambda case: case.desc.interpolation_mode is InterpolationMode.LINEAR,
     ),
     Cause(
         "resample-grad1-offsets",
@@ -1383,8 +1397,9 @@ class OpTally:
     tags: dict[str, list[int]] = field(default_factory=dict)
     """tag -> [cases run, cases differing], to show where differences live."""
     cause_split: dict[str, list[int]] = field(default_factory=dict)
-    """cause key -> [run where it applies, of them differing, run where it does not, of them differing]:
-    the evidence that a cause is the one (its differences vanish where it does not apply)."""
+    """cause key -> [run in its scope where it applies, of them differing, run in its scope where it
+    does not apply, of them differing]: the evidence that a cause is the one (within its scope, the
+    differences vanish where it does not apply, unless another cause applies there)."""
 
     def add(self, case: Case | str, result: Result | None) -> None:
         """Count one drawn case."""
@@ -1406,7 +1421,7 @@ class OpTally:
             return
         self.run += 1
         for cause in DIFFERENCE_CAUSES:
-            if cause.op == case.op:
+            if cause.op == case.op and cause.scope(case):
                 row = self.cause_split.setdefault(cause.key, [0, 0, 0, 0])
                 at = 0 if cause.applies(case) is not None else 2
                 row[at] += 1
