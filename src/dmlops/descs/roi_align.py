@@ -106,9 +106,10 @@ class RoiAlignDesc(OperatorDesc):
 
     * sample counts are per axis, ``ceil`` of ``abs(size) / output`` (ruling 5);
       zero-size regions sample their one point;
-    * out of bounds means ``x < -1`` or ``x > InputWidth`` (same in y); coordinates in
-      ``[-1, 0)`` or ``(W - 1, W]`` clamp to the edge (ruling 6, erratum E24: the page
-      mentions only coordinates beyond the input size);
+    * out of bounds means ``x <= -1`` or ``x >= InputWidth`` (same in y), as DirectML
+      1.15.4 computes (erratum E28); coordinates in ``(-1, 0)`` or ``(W - 1, W)`` clamp
+      to the edge (ruling 6, erratum E24: the page mentions only coordinates beyond the
+      input size);
     * NEAREST_NEIGHBOR rounds ``floor(x + 0.5)`` (ties up; ruling 4). The one
       DirectML-authored nearest example (ROI_ALIGN_GRAD page) needs ties down
       (erratum E18);
