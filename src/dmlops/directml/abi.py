@@ -177,24 +177,27 @@ def write_tensor_desc(blob: Blob, at: int, tensor: TensorDesc) -> None:
     blob.put(buffer + 32, "QI", tensor.total_tensor_size_in_bytes, tensor.guaranteed_base_offset_alignment)
 
 
-def _write_tensor(blob: Blob, at: int, value: Any, ctx: _Context) -> None:
-    if value is None:
+def _write_pointed(blob: Blob, at: int, items: list[Any], write_one: Callable[[Blob, int, Any], None]) -> None:
+    """A pointer at ``at`` to ``items`` packed back to back as 16-byte structs (NULL when empty).
+
+    DML_TENSOR_DESC and DML_OPERATOR_DESC are both { enum Type; const void* Desc; }: 16
+    bytes, 8-aligned, so single members and arrays of either share this.
+    """
+    if not items:
         blob.pointer(at, None)
         return
-    target = blob.alloc(16, 8)
+    target = blob.alloc(16 * len(items), 8)
     blob.pointer(at, target)
-    write_tensor_desc(blob, target, value)
+    for i, item in enumerate(items):
+        write_one(blob, target + 16 * i, item)
+
+
+def _write_tensor(blob: Blob, at: int, value: Any, ctx: _Context) -> None:
+    _write_pointed(blob, at, [] if value is None else [value], write_tensor_desc)
 
 
 def _write_tensor_array(blob: Blob, at: int, value: Any, ctx: _Context) -> None:
-    tensors = list(value)
-    if not tensors:
-        blob.pointer(at, None)
-        return
-    target = blob.alloc(16 * len(tensors), 8)
-    blob.pointer(at, target)
-    for i, tensor in enumerate(tensors):
-        write_tensor_desc(blob, target + 16 * i, tensor)
+    _write_pointed(blob, at, list(value), write_tensor_desc)
 
 
 def _write_scale_bias(blob: Blob, at: int, value: Any, ctx: _Context) -> None:
@@ -245,23 +248,11 @@ def _write_scalar_union(blob: Blob, at: int, value: Any, ctx: _Context) -> None:
 
 
 def _write_operator_desc(blob: Blob, at: int, value: Any, ctx: _Context) -> None:
-    if value is None:
-        blob.pointer(at, None)
-        return
-    target = blob.alloc(16, 8)
-    blob.pointer(at, target)
-    _write_operator(blob, target, value)
+    _write_pointed(blob, at, [] if value is None else [value], _write_operator)
 
 
 def _write_operator_desc_array(blob: Blob, at: int, value: Any, ctx: _Context) -> None:
-    ops = list(value)
-    if not ops:
-        blob.pointer(at, None)
-        return
-    target = blob.alloc(16 * len(ops), 8)
-    blob.pointer(at, target)
-    for i, op in enumerate(ops):
-        _write_operator(blob, target + 16 * i, op)
+    _write_pointed(blob, at, list(value), _write_operator)
 
 
 def _write_operator(blob: Blob, at: int, op: OperatorDesc | RawOperator) -> None:
