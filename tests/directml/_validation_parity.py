@@ -413,7 +413,9 @@ def _pool_floor_sizes(desc: Any) -> tuple[int, ...]:
 
 
 def _mp2_output_size(v: Verdicts) -> bool:
-    return bool(v.dmlops) and (v.dmlops.startswith("OutputTensor.Sizes[") or v.dmlops.startswith("WindowSize"))
+    if v.dmlops and v.dmlops.startswith("WindowSize"):
+        return "must fit in the padded input" in v.dmlops_message
+    return bool(v.dmlops) and v.dmlops.startswith("OutputTensor.Sizes[")
 
 
 def _mpg_not_floor(v: Verdicts) -> bool:
@@ -487,7 +489,11 @@ def _nan_spatial_scale(v: Verdicts) -> bool:
 
 
 def _zero_dilation(v: Verdicts) -> bool:
-    return bool(v.dmlops) and (v.dmlops.startswith("Dilations[") or v.dmlops.startswith("Strides["))
+    return (
+        bool(v.dmlops)
+        and v.dmlops.split("[")[0] in ("Dilations", "Strides", "WindowSize")
+        and "got 0" in (v.dmlops_message)
+    )
 
 
 def _gather_k0_output(v: Verdicts) -> bool:
@@ -584,7 +590,8 @@ NEW_DISAGREEMENTS: tuple[KnownDisagreement, ...] = (
         "max-pooling2-zero-dilation",
         "MAX_POOLING2",
         "dmlops-only-reject",
-        "new (reported): DirectML's MAX_POOLING2 accepts Dilations[i] = 0 and Strides[i] = 0 (a 0 dilation "
+        "new (reported): DirectML's MAX_POOLING2 accepts Dilations[i] = 0, Strides[i] = 0 and WindowSize[i] = 0 "
+        "(a 0 dilation "
         "makes the window's elements along i read one position: 4x4 input, 2x2 window, Dilations {0, 1} gives "
         "the 1x2 windows' maxima); MAX_POOLING_GRAD rejects a 0 dilation like dmlops",
         _zero_dilation,
