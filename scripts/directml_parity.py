@@ -146,14 +146,15 @@ operator, one element, values chosen so that each candidate rule gives a differe
   reference `[64, 64, 64]`; the same with Scales 1e6, so FLT_MAX is not special); and RESAMPLE_GRAD1
   NEAREST differs only where coordinates are clamped at an edge (a suspected stack artefact: DirectML
   maps each edge element back to a range of forward outputs whose float bounds leave the integer range).
-- **LINEAR with large pixel offsets** is DirectML's own tap rule: `i0 = floor(q - clamp(InputPixelOffset,
-  0, 0.5))`, weight `t = x - i0`, then `a + (b - a) t` between the clamped taps. It is the page's
-  interpolation while InputPixelOffsets lie in [0, 0.5] (every seed vector) and an extrapolation
+- **LINEAR with large pixel offsets** is DirectML's own tap rule: it splits `q` into `floor(q)` and
+  `frac(q)` and corrects the first tap by at most one step, `i0 = floor(q) - (frac(q) < InputPixelOffset)`,
+  with weight `t = x - i0`, then `a + (b - a) t` between the clamped taps. That is the page's
+  interpolation while InputPixelOffsets lie in [0, 1) (every seed vector) and an extrapolation
   otherwise: `[2, 126, -2, 50, 7]`, Scales 1, InputPixelOffsets -1.5, OutputPixelOffsets 0 gives
   `[188, -66, 76, -14.5, 7]` where the reference gives `[62, 24, 28.5, 7, 7]`. All coordinates there
   are positive, so no float-to-integer conversion of a negative value is involved: DirectML, not the
-  stack. Where the model misses (counted as "predicate only" above), the quotient's division rounds
-  differently on the device (e.g. `1 / 0.4` landing just below 2.5).
+  stack. The model reproduces most such cases; the rest ("predicate only") involve a quotient that is
+  exactly 0 or subnormal (huge Scales), where the device's result departs from the model again.
 - **ROI boxes partly or wholly outside the image** are three things: DirectML's in-bounds test is
   open, `-1 < x < W` and `-1 < y < H`, so a sample exactly at -1 or at W/H reads OutOfBoundsInputValue
   (one NEAREST sample at x = -1: DirectML 100 = OutOfBoundsInputValue, the reference the pixel; at x =

@@ -869,22 +869,24 @@ def _directml_linear_taps(desc: Any, d: int) -> tuple[np.ndarray, np.ndarray, np
     """DirectML's LINEAR taps along ``d`` (measured): (i0, t, the reference's floor(x), q).
 
     With ``q = (o - OutputPixelOffset) / Scale`` and ``x = q - InputPixelOffset`` in float32,
-    DirectML takes ``i0 = floor(q - clamp(InputPixelOffset, 0, 0.5))`` and the weight
-    ``t = x - i0``, and interpolates ``a + (b - a) t`` between the clamped taps i0 and i0 + 1.
-    Where ``i0 = floor(x)`` (every InputPixelOffset in [0, 0.5], the usual case) this is the
-    page's interpolation; otherwise t leaves [0, 1) and DirectML extrapolates.
+    DirectML splits q into ``floor(q)`` and ``frac(q)`` and corrects the index by at most one
+    step: ``i0 = floor(q) - (frac(q) < InputPixelOffset)``; the weight is ``t = x - i0`` and it
+    interpolates ``a + (b - a) t`` between the clamped taps i0 and i0 + 1. For
+    InputPixelOffsets in [0, 1) this is ``floor(x)``, the page's interpolation; otherwise t
+    leaves [0, 1) and DirectML extrapolates.
     """
     inoff, outoff = desc.forward_pixel_offsets(d)
     x = desc.input_coordinates(d).astype(np.float64)
     o = np.arange(x.size).astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         q = (o - np.float32(outoff)) / np.float32(desc.scales[d])
-        i0 = np.floor((q - np.float32(min(max(inoff, 0.0), 0.5))).astype(np.float64))
+        whole = np.floor(q)
+        i0 = (whole - ((q - whole) < np.float32(inoff))).astype(np.float64)
     return i0, x - i0, np.floor(x), q.astype(np.float64)
 
 
 def _linear_taps_differ(case: Case) -> dict[str, np.ndarray] | None:
-    """LINEAR outputs where DirectML's taps may leave the page's: a forward InputPixelOffset outside [0, 0.5]
+    """LINEAR outputs where DirectML's taps may leave the page's: a forward InputPixelOffset outside [0, 1)
     (every output), or a first tap other than floor(x)."""
     desc: Any = case.desc
     if desc.interpolation_mode is not InterpolationMode.LINEAR:
@@ -892,8 +894,8 @@ def _linear_taps_differ(case: Case) -> dict[str, np.ndarray] | None:
     member = next(iter(desc.tensors("output")))
     touched = np.zeros(desc.tensor(member).sizes, dtype=bool)
     for d in range(desc.dimension_count):
-        if not 0.0 <= desc.forward_pixel_offsets(d)[0] <= 0.5:
-            # Outside [0, 0.5] DirectML's taps leave the page's (probed); where the model's
+        if not 0.0 <= desc.forward_pixel_offsets(d)[0] < 1.0:
+            # Outside [0, 1) DirectML's taps leave the page's (probed); where the model's
             # exact taps coincide with the reference's, its weights may still differ.
             touched[...] = True
             continue
@@ -1183,9 +1185,9 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
         "DirectML",
         _linear_taps_differ,
         _directml_linear_model,
-        "DirectML's taps are i0 = floor((o - OutputPixelOffset) / Scale - clamp(InputPixelOffset, 0, 0.5)) with "
-        "weight t = x - i0: the page's interpolation when InputPixelOffsets lie in [0, 0.5], an extrapolation "
-        "(t outside [0, 1)) otherwise. Probe [2, 126, -2, 50, 7], Scales 1, InputPixelOffsets -1.5, "
+        "DirectML's first tap is i0 = floor(q) - (frac(q) < InputPixelOffset) with q = (o - OutputPixelOffset) "
+        "/ Scale, and the weight t = x - i0: the page's interpolation when InputPixelOffsets lie in [0, 1), an "
+        "extrapolation (t outside [0, 1)) otherwise. Probe [2, 126, -2, 50, 7], Scales 1, InputPixelOffsets -1.5, "
         "OutputPixelOffsets 0 gives [188, -66, 76, -14.5, 7], the reference [62, 24, 28.5, 7, 7]. Every "
         "coordinate there is positive, so the stack's float-to-integer conversion is not involved; the model "
         "reproduces DirectML within float32 rounding",
