@@ -3,7 +3,7 @@
 ROI_ALIGN = ROI_ALIGN1 with InputPixelOffset 0.5, OutputPixelOffset -0.5 and
 AlignRegionsToCorners FALSE. The pseudo-code's typos are fixed (spec erratum E17):
 the Y step uses the Y sizes, loops take ``samples`` (not ``samples + 1``) points and
-MAX starts from -inf. Rulings 4-6 fill the gaps: ``ceil(|size| / output)`` samples per
+MAX starts from the type's lowest finite value and ignores NaN (DirectML 1.15.4, erratum E29). Rulings 4-6 fill the gaps: ``ceil(|size| / output)`` samples per
 axis, out of bounds unless ``-1 < x < W`` strictly (DirectML 1.15.4, erratum E28; else
 clamp), nearest = floor(x + 0.5).
 
@@ -86,15 +86,16 @@ def roi_align_oracle(
             plane = x[b, c]
             for oy in range(out_h):
                 for ox in range(out_w):
-                    acc = -math.inf if reduction == "MAX" else 0.0
+                    # DirectML's MAX (erratum E29): from the lowest finite value, only a greater sample replaces
+                    acc = float(np.finfo(x.dtype).min) if reduction == "MAX" else 0.0
                     for jy in range(oy * samples_y, oy * samples_y + samples_y):
                         yin = (jy - OUTPUT_PIXEL_OFFSET) * step_y + sy1 - INPUT_PIXEL_OFFSET
                         for jx in range(ox * samples_x, ox * samples_x + samples_x):
                             xin = (jx - OUTPUT_PIXEL_OFFSET) * step_x + sx1 - INPUT_PIXEL_OFFSET
                             v = _read(plane, yin, xin, linear, oob)
                             if reduction == "MAX":
-                                if math.isnan(v) or v > acc:
-                                    acc = v if not math.isnan(acc) else acc
+                                if v > acc:  # False for NaN
+                                    acc = v
                             else:
                                 acc += v
                     if reduction != "MAX":

@@ -164,7 +164,7 @@ def _lerp(a, b, w, one):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 @njit(cache=True, parallel=True)
 def _roi_align(  # type: ignore[no-untyped-def]  # pragma: no cover
-    x, out, batch, form, cblock, oob, half,
+    x, out, batch, form, cblock, oob, half, low,
     ymerged_ptr, ymerged_idx, ymerged_w, y_in, xmerged_ptr, xmerged_idx, xmerged_w, x_in, xspan,
     sy_, oy_, y0_, y1_, wy_, iny_, sx_, ox_, x0_, x1_, wx_, inx_,
 ):  # fmt: skip
@@ -262,7 +262,7 @@ def _roi_align(  # type: ignore[no-untyped-def]  # pragma: no cover
                 xp = x[b, c]
                 for oy in range(out_h):
                     for ox in range(out_w):
-                        acc = -np.inf * one
+                        acc = low  # DirectML's MAX: from the lowest finite value (erratum E29)
                         for ky in range(sy):
                             jy = oy0 + oy * sy + ky
                             wy, yin = wy_[jy], iny_[jy]
@@ -283,7 +283,7 @@ def _roi_align(  # type: ignore[no-untyped-def]  # pragma: no cover
                                         v = left
                                 else:
                                     v = oobv
-                                if acc == acc and (v != v or v > acc):  # NaN propagates
+                                if v > acc:  # strictly greater: NaN never wins
                                     acc = v
                         out[r, c, oy, ox] = store(acc, out[r, c, oy, ox], half)
 
@@ -346,6 +346,7 @@ def run(
         min(CHANNEL_BLOCK, max(n_c, 1)),
         float(desc.out_of_bounds_input_value),
         half,
+        np.dtype(wdtype).type(np.finfo(x.dtype).min),  # where DirectML's MAX starts
         *ym,
         *xm,
         xspan,

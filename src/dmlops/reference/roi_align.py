@@ -17,7 +17,8 @@ formulations share them:
   evaluation makes, so the sums round exactly as they would one ROI at a time (a first
   pass finds the crop shapes; ROIs are then taken in order of shape).
 * **MAX (per sample)**. Every sample is evaluated, rows interpolated first, then
-  columns, for ROIs stacked by sample counts, and reduced with a NaN-propagating max.
+  columns, for ROIs stacked by sample counts, and reduced with DirectML's max (erratum
+  E29: from the type's lowest finite value, NaN never wins; :func:`max_keys`).
 * **AVERAGE over a crop with inf/nan (per sample, one ROI at a time)**. A dense matmul
   would turn a far-away ``inf`` into ``0·inf = nan``, so such ROIs (rare: the crops
   are checked only when the input holds a non-finite value) are evaluated per sample,
@@ -40,7 +41,8 @@ one crop (at most ``InputHeight x InputWidth``) or one row of samples.
 
 Non-finite values: arithmetic is IEEE, except that a tap whose weight is exactly 0
 is skipped, so an ``inf`` beside an exactly hit pixel does not make the sample
-``nan``. MAX propagates ``nan``. A sample whose coordinate is ``nan`` (a ROI with
+``nan``. MAX ignores ``nan`` and never goes below the lowest finite value, as
+DirectML's does. A sample whose coordinate is ``nan`` (a ROI with
 non-finite coordinates) is out of bounds.
 """
 
@@ -106,10 +108,8 @@ def _lerp(a: F64, b: F64, w: F64) -> F64:
         return np.where(w == 1.0, 0.0, (1.0 - w) * a) + np.where(w == 0.0, 0.0, w * b)
 
 
-def _per_sample(
-    plane: NDArray[Any], ay: _Axis, ax: _Axis, oob: float, reduce_max: bool, linear: bool, out: F64
-) -> None:
-    """Evaluate every sample explicitly, in blocks; reduce with max or mean."""
+def _per_sample(plane: NDArray[Any], ay: _Axis, ax: _Axis, oob: float, linear: bool, out: F64) -> None:
+    """AVERAGE of every sample evaluated explicitly, in blocks (crops holding inf or nan)."""
     n_c, oh, ow = out.shape
     sy, sx = ay.samples, ax.samples
     xlo, xhi = ax.lo, ax.hi
@@ -137,16 +137,10 @@ def _per_sample(
                 # The whole sample reads OutOfBoundsInputValue if its row or column is out of bounds.
                 vals[:, ~ay.in_bounds[rows], :] = oob
                 vals[:, :, x_out] = oob
-                grid = vals.reshape(vals.shape[0], rows.size, ow, sx)
-                part = grid.max(axis=(1, 3)) if reduce_max else grid.sum(axis=(1, 3))
-                if acc is None:
-                    acc = part
-                elif reduce_max:
-                    acc = np.maximum(acc, part)  # propagates nan, like max()
-                else:
-                    acc += part
+                part = vals.reshape(vals.shape[0], rows.size, ow, sx).sum(axis=(1, 3))
+                acc = part if acc is None else acc + part
             assert acc is not None
-            out[c0 : c0 + chunk, oy] = acc if reduce_max else acc / (sy * sx)
+            out[c0 : c0 + chunk, oy] = acc / (sy * sx)
 
 
 STACK_ELEMENTS = 1 << 17
@@ -356,11 +350,15 @@ def _max_per_sample(
     ax: _Axes,
     rois: NDArray[np.intp],
     oob: float,
+    low: float,
     linear: bool,
     out: F64,
     at: NDArray[np.intp],
 ) -> None:
-    """MAX of every sample into ``out[at[r]]`` for the ROIs ``rois`` of a chunk, stacked by sample counts."""
+    """MAX of every sample into ``out[at[r]]`` for the ROIs ``rois`` of a chunk, stacked by sample counts.
+
+    DirectML's MAX (erratum E29): from ``low``, the type's lowest finite value; NaN never wins.
+    """
     n_c, oh, ow = out.shape[1:]
     taps = _Taps(x)
     budget = STACK_ELEMENTS // 2  # about eight arrays of a block's size are alive at once (taps, lerps)
@@ -401,15 +399,25 @@ def _max_per_sample(
                     else:
                         vals = taps.read(row0, x0)
                     # The whole sample reads OutOfBoundsInputValue if its row or column is out of bounds.
-                    vals = np.where(in_y[:, None, :, None] & in_x[:, None, None, :], vals, oob)
+                    vals = max_keys(np.where(in_y[:, None, :, None] & in_x[:, None, None, :], vals, oob), low)
                     grid = vals.reshape(g.size, c1 - c0, -1, min(r1 - r0, sy), ow, sx)
                     # The max over each output's samples, one sample offset at a time (NumPy's
-                    # reduction over short strided axes is ~10x slower); np.maximum propagates nan.
+                    # reduction over short strided axes is ~10x slower).
                     part = functools.reduce(np.maximum, (grid[..., k] for k in range(sx)))
                     part = functools.reduce(np.maximum, (part[:, :, :, k] for k in range(grid.shape[3])))
                     span = slice(r0 // sy, r0 // sy + part.shape[2])
                     acc[:, :, span] = np.maximum(acc[:, :, span], part)
                 out[at[g], c0:c1] = acc
+
+
+def max_keys(values: NDArray[np.float64], low: float) -> NDArray[np.float64]:
+    """Samples as DirectML's MAX sees them (erratum E29): NaN and anything below ``low`` become ``low``.
+
+    DirectML folds a running max() that starts at the type's lowest finite value ``low`` and
+    is replaced only by a strictly greater sample, so NaN never wins and -inf never beats
+    the start. The max of these keys is that result, in any order.
+    """
+    return np.where(values > low, values, low)
 
 
 def _all_finite(x: NDArray[Any]) -> bool:
@@ -468,6 +476,7 @@ def compute(
     _, _, oh, ow = desc.output_tensor.sizes
     _, _, h, w = desc.input_tensor.sizes
     oob = desc.out_of_bounds_input_value
+    low = float(np.finfo(x.dtype).min)  # where DirectML's MAX starts (erratum E29)
     with np.errstate(invalid="ignore", over="ignore"):
         x1, x2 = rois[:, 0] * desc.spatial_scale_x, rois[:, 2] * desc.spatial_scale_x
         y1, y2 = rois[:, 1] * desc.spatial_scale_y, rois[:, 3] * desc.spatial_scale_y
@@ -501,11 +510,12 @@ def compute(
     input_finite = reduce_max or _all_finite(x)
     for at, ax, ay in chunks(order):
         inside = ax.span()[0] & ay.span()[0] if reduce_max else size[0, at] > 0
-        out[at[~inside]] = oob  # every sample of these ROIs is out of bounds
+        # every sample of these ROIs is out of bounds
+        out[at[~inside]] = max_keys(np.float64(oob), low) if reduce_max else oob
         if reduce_max:
-            _max_per_sample(x, batch[at], ay, ax, np.flatnonzero(inside), oob, linear, out, at)
+            _max_per_sample(x, batch[at], ay, ax, np.flatnonzero(inside), oob, low, linear, out, at)
             continue
         finite = _average_separable(x, batch[at], ay, ax, lo[:, at], size[:, at], oob, out, at, input_finite)
         for r in map(int, np.flatnonzero(inside & ~finite)):
-            _per_sample(x[batch[at[r]]], ay.one(r), ax.one(r), oob, False, linear, out[at[r]])
+            _per_sample(x[batch[at[r]]], ay.one(r), ax.one(r), oob, linear, out[at[r]])
     return {"OutputTensor": out}

@@ -88,10 +88,13 @@ __device__ __forceinline__ Tap make_tap(const AxisSetup& a, i64 j, double out_of
     return t;
 }
 
-// MAX's fold: the larger value; a NaN propagates and stays (the first NaN is kept).
-template <typename Acc> __device__ __forceinline__ Acc max_step(Acc acc, Acc v) {
-    return (!(acc != acc) && !(v <= acc)) ? v : acc;
-}
+// MAX's fold, DirectML's (erratum E29): a running max() from the type's lowest finite value
+// (max_start), where only a strictly greater value replaces: NaN never does (D3D's max returns
+// the non-NaN operand) and -inf never beats the start. Independent of the order of the samples.
+template <typename Acc> __device__ __forceinline__ Acc max_step(Acc acc, Acc v) { return v > acc ? v : acc; }
+__device__ __forceinline__ float max_start(const float*) { return -3.40282346638528859812e+38f; }  // -FLT_MAX
+__device__ __forceinline__ float max_start(const half_t*) { return -65504.0f; }  // FLOAT16's lowest finite
+__device__ __forceinline__ double max_start(const double*) { return -1.79769313486231570815e+308; }  // -DBL_MAX
 
 template <typename Acc> __device__ __forceinline__ Acc lerp(Acc a, Acc b, Acc w) {
     // (1 - w) a + w b with zero-weight taps skipped (no 0 * inf), as the reference.
@@ -181,7 +184,7 @@ __device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1
 }
 
 // One output element evaluated sample by sample, in the reference's order: rows are
-// interpolated first, then columns; MAX starts from -inf and keeps the first NaN;
+// interpolated first, then columns; MAX is DirectML's (max_step: NaN never wins);
 // AVERAGE counts out-of-bounds samples with OutOfBoundsInputValue.
 //
 // Along an axis without a table (more samples than the tables hold: adaptive sampling
@@ -189,15 +192,14 @@ __device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1
 // of samples is visited, so the work follows the samples that read the input, not the
 // region's size (a region of 10^6 pixels would otherwise loop ~10^12 times per output).
 // The skipped samples are out of bounds: AVERAGE counts them through the total, MAX
-// folds OutOfBoundsInputValue in once, at the first skipped sample's place in the order
-// (later folds of the same value change nothing), so a NaN value keeps its order.
+// folds OutOfBoundsInputValue in once (the fold ignores order).
 template <typename T, bool MAX, bool LINEAR>
 __device__ typename Num<T>::Acc per_sample_output(const T* plane, const RoiParams& p, const AxisSetup& ax,
                                                   const AxisSetup& ay, const TapTable& tx, const TapTable& ty, int oh,
                                                   int ow) {
     typedef typename Num<T>::Acc Acc;
     const Acc oob = (Acc)p.oob;
-    Acc acc = -Acc(1) / Acc(0);  // MAX: from -inf
+    Acc acc = (Acc)max_start((const T*)nullptr);  // MAX: from the lowest finite value
     double sum = 0.0;            // AVERAGE
     i64 inside = 0;
     const i64 y0 = oh * ay.samples, y1 = y0 + ay.samples, x0 = ow * ax.samples, x1 = x0 + ax.samples;
@@ -205,7 +207,7 @@ __device__ typename Num<T>::Acc per_sample_output(const T* plane, const RoiParam
     if (!ty.tabled) in_bounds_run(ay, y0, y1, p.out_offset, p.in_offset, p.in_h, ylo, yhi);
     if (!tx.tabled) in_bounds_run(ax, x0, x1, p.out_offset, p.in_offset, p.in_w, xlo, xhi);
     if (MAX && (ylo > y0 || xlo > x0 || ylo >= yhi || xlo >= xhi)) {
-        acc = oob;  // the first sample is skipped (or all are): out of bounds comes first
+        acc = max_step(acc, oob);  // some samples are skipped: they are out of bounds
     }
     for (i64 jy = ylo; jy < yhi; ++jy) {
         const Tap sy = fetch<LINEAR>(ty, ay, jy, p.out_offset, p.in_offset, p.in_h);
