@@ -76,12 +76,14 @@ def store(result: NDArray[Any], target: NDArray[Any]) -> None:
     """Write a computed result into an output view, rounding once.
 
     Floats round to nearest even (NumPy's float64 -> float16/32 conversion is a single
-    correctly rounded step). Float results stored into integer tensors are rounded
-    half to even and saturated to the type's range.
+    correctly rounded step). Float results stored into integer tensors are truncated
+    toward zero, as DirectML converts them (D3D's ftoi/ftou; erratum E30), and saturated
+    to the type's range.
     """
     if target.dtype.kind in "iu" and result.dtype.kind == "f":
         info = np.iinfo(target.dtype)
-        result = np.clip(np.rint(result), info.min, info.max)
+        with np.errstate(invalid="ignore"):
+            result = np.clip(np.trunc(result), info.min, info.max)
     np.copyto(target, result, casting="unsafe")
 
 

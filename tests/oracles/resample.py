@@ -76,9 +76,9 @@ def resample_grad1_oracle(dy, in_sizes, scales, ipo, opo, mode="LINEAR", directi
 
 
 def round_to(values: np.ndarray, dtype) -> np.ndarray:
-    """Round a float64 result once into ``dtype`` (nearest even; integers half-even + saturate)."""
+    """Round a float64 result once into ``dtype`` (nearest even; integers toward zero + saturate, E30)."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        return np.clip(np.rint(values), info.min, info.max).astype(dtype)
+        return np.clip(np.trunc(values), info.min, info.max).astype(dtype)
     return values.astype(dtype)

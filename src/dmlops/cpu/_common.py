@@ -110,7 +110,7 @@ def load(value: Any, half: Any) -> Any:
 
 
 def store(value: Any, like: Any, half: Any) -> Any:
-    """Compute-type value -> element of ``like``'s dtype (rounding once; ints rint + saturate).
+    """Compute-type value -> element of ``like``'s dtype (rounding once; ints truncate + saturate).
 
     Only callable from numba-compiled code (``@overload``).
     """
@@ -143,7 +143,7 @@ def _store(value, like, half):  # type: ignore[no-untyped-def]
         lo, hi, itype = float(info.min), float(info.max), numba.np.numpy_support.as_dtype(like).type
 
         def impl(value, like, half):  # type: ignore[no-untyped-def]
-            r = np.rint(np.float64(value))
+            r = np.trunc(np.float64(value))  # toward zero, as DirectML (erratum E30)
             if r != r:
                 r = 0.0
             return itype(min(max(r, lo), hi))

@@ -34,8 +34,8 @@ __device__ __forceinline__ half_t f2h(float f) {
 
 // Arithmetic traits: Acc is the accumulation type (float for FLOAT16/FLOAT32, double for
 // FLOAT64 and the integer types, so that integer results round like the float64
-// reference); to_acc/from_acc convert, rounding once. Float -> integer stores round half
-// to even and saturate, as the reference's store() does.
+// reference); to_acc/from_acc convert, rounding once. Float -> integer stores truncate
+// toward zero and saturate, as DirectML and the reference's store() do.
 template <typename T> struct Num;
 
 template <> struct Num<float> {
@@ -64,7 +64,7 @@ template <typename T, long long LO, unsigned long long HI> struct IntNum {
     typedef double Acc;
     static __device__ __forceinline__ double to_acc(T v) { return (double)v; }
     static __device__ __forceinline__ T from_acc(double v) {
-        double r = rint(v);  // half to even
+        double r = trunc(v);  // toward zero, as DirectML (erratum E30)
         if (!(r >= (double)LO)) return (T)LO;  // also catches NaN -> LO (NumPy gives the same for clip)
         if (r >= (double)HI) return (T)HI;
         return (T)r;
