@@ -25,7 +25,7 @@ CASES = int(os.environ.get("DMLOPS_DIRECTML_DIFF_CASES", "60"))
 SEED = 20261125
 
 COUNTS: dict[str, list[int]] = {"differential": [0, 0, 0], "validation": [0, 0]}
-"""Shown by tests/directml/conftest.py: differential [run, differed (known), stack limit]; validation [compared, agreed]."""
+"""Summed and printed by tests/conftest.py (xdist workers included): differential [run, differed (known), stack limit]; validation [compared, agreed]."""
 
 
 @pytest.mark.parametrize("op", OPS)
