@@ -56,7 +56,8 @@ VALID = {
     "MAX": dict(reduction_function="MAX"),
     "NEAREST": dict(interpolation_mode="NEAREST_NEIGHBOR"),
     "Min == Max": dict(minimum_samples_per_output=3, maximum_samples_per_output=3),
-    "zero and negative scales": dict(spatial_scale_x=0.0, spatial_scale_y=-0.25),
+    "zero scales (and -0)": dict(spatial_scale_x=0.0, spatial_scale_y=-0.0),
+    "a NaN scale (DirectML accepts it, E31)": dict(spatial_scale_x=float("nan")),
     "OutOfBoundsInputValue nan": dict(out_of_bounds_input_value=float("nan")),
     "OutOfBoundsInputValue -inf": dict(out_of_bounds_input_value=-np.inf),
 }
@@ -113,8 +114,11 @@ INVALID = {
         dict(minimum_samples_per_output=3, maximum_samples_per_output=2),
         r"MaximumSamplesPerOutput: must be >= MinimumSamplesPerOutput \(3\); got 2",
     ),
-    "SpatialScaleX inf": (dict(spatial_scale_x=np.inf), r"SpatialScaleX: must be finite; got inf"),
-    "SpatialScaleY nan": (dict(spatial_scale_y=float("nan")), r"SpatialScaleY: must be finite; got nan"),
+    "SpatialScaleX inf": (dict(spatial_scale_x=np.inf), r"SpatialScaleX: must be >= 0 and not infinite .*; got inf"),
+    "SpatialScaleY negative (DirectML rejects it, E31)": (
+        dict(spatial_scale_y=-0.25),
+        r"SpatialScaleY: must be >= 0 and not infinite .*; got -0.25",
+    ),
     "zero size": (dict(in_sizes=(2, 3, 0, 6)), r"InputTensor.Sizes\[2\]: sizes may not be 0"),
 }
 

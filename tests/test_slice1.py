@@ -103,7 +103,11 @@ def test_max_copied_divides_by_absolute_stride() -> None:
         (dict(guaranteed_base_offset_alignment=3), r"GuaranteedBaseOffsetAlignment: must be 0 or a power of two"),
         (
             dict(guaranteed_base_offset_alignment=2),
-            r"GuaranteedBaseOffsetAlignment: must be 0 or a power of two >= the element size",
+            r"GuaranteedBaseOffsetAlignment: must be 0 or a power of two >= the element size and >= 16",
+        ),
+        (  # a power of two >= the element size, yet DirectML 1.15.4 rejects it (erratum E31)
+            dict(guaranteed_base_offset_alignment=8),
+            r"GuaranteedBaseOffsetAlignment: must be 0 or a power of two >= the element size and >= 16",
         ),
         (dict(flags="OWNED_BY_DML", total_tensor_size_in_bytes=(2**32) * 4), r"may not exceed 2\^32 - 1 elements"),
     ],

@@ -25,6 +25,8 @@ from ..tensor import MAX_ELEMENTS, TensorDesc, check_member_names, overlapping_e
 
 FieldKind = Literal["input", "output", "uint", "int", "float", "bool", "enum", "uint_array", "int_array", "float_array"]
 TENSOR_KINDS = ("input", "output")
+BUFFER_ALIGNMENT = 16
+"""Bytes every DirectML buffer tensor is aligned to; a GuaranteedBaseOffsetAlignment below is refused."""
 
 
 @dataclass(frozen=True)
@@ -344,10 +346,12 @@ class OperatorDesc:
                     t.strides,
                 )
         align = t.guaranteed_base_offset_alignment
-        if align and (align & (align - 1) or align < element_bytes):
+        # The page: a power of two >= the element size; DirectML 1.15.4 also rejects 1 to 8
+        # whatever the element size (buffer tensors are always 16-byte aligned, erratum E31).
+        if align and (align & (align - 1) or align < max(element_bytes, BUFFER_ALIGNMENT)):
             raise self.invalid(
                 f"{member}.GuaranteedBaseOffsetAlignment",
-                "must be 0 or a power of two >= the element size",
+                f"must be 0 or a power of two >= the element size and >= {BUFFER_ALIGNMENT}",
                 align,
             )
         if support is None:

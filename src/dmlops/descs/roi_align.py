@@ -84,7 +84,7 @@ class RoiAlignDesc(OperatorDesc):
         ``InterpolationMode``: NEAREST_NEIGHBOR or LINEAR.
     spatial_scale_x, spatial_scale_y : float
         ``SpatialScaleX`` / ``SpatialScaleY``: multiply the ROI coordinates into input
-        pixels (finite).
+        pixels (>= 0 and not infinite; NaN is accepted, as DirectML does).
     out_of_bounds_input_value : float
         ``OutOfBoundsInputValue``: the value of a sample outside the input.
     minimum_samples_per_output, maximum_samples_per_output : int
@@ -201,8 +201,11 @@ class RoiAlignDesc(OperatorDesc):
                 self.reduction_function,
             )
         for member, value in (("SpatialScaleX", self.spatial_scale_x), ("SpatialScaleY", self.spatial_scale_y)):
-            if not math.isfinite(value):
-                raise self.invalid(member, "must be finite", value)
+            # DirectML 1.15.4's CreateOperator (erratum E31): negative or infinite scales are
+            # rejected (even -1e-30; -0 passes), NaN is accepted (every sample then lies
+            # out of bounds).
+            if value < 0 or math.isinf(value):
+                raise self.invalid(member, "must be >= 0 and not infinite (NaN is accepted)", value)
         lo, hi = self.minimum_samples_per_output, self.maximum_samples_per_output
         if lo < 1:
             raise self.invalid("MinimumSamplesPerOutput", "must be at least 1", lo)
