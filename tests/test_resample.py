@@ -89,11 +89,10 @@ INVALID = {
         dict(ipo=(0.5,)),
         r"InputPixelOffsets: must have DimensionCount \(2, the length of Scales",
     ),
-    "scale zero": (dict(scales=(0.0, 1.5)), r"Scales\[0\]: must be finite and > 0; got 0.0"),
-    "scale negative": (dict(scales=(0.5, -1.5)), r"Scales\[1\]: must be finite and > 0; got -1.5"),
-    "scale nan": (dict(scales=(math.nan, 1.5)), r"Scales\[0\]: must be finite and > 0; got nan"),
-    "scale inf": (dict(scales=(0.5, math.inf)), r"Scales\[1\]: must be finite and > 0; got inf"),
-    "scale underflows float32": (dict(scales=(1e-50, 1.5)), r"Scales\[0\]: must be finite and > 0; got 0.0"),
+    "scale zero": (dict(scales=(0.0, 1.5)), r"Scales\[0\]: must be > 0 \(not NaN\); got 0.0"),
+    "scale negative": (dict(scales=(0.5, -1.5)), r"Scales\[1\]: must be > 0 \(not NaN\); got -1.5"),
+    "scale nan": (dict(scales=(math.nan, 1.5)), r"Scales\[0\]: must be > 0 \(not NaN\); got nan"),
+    "scale underflows float32": (dict(scales=(1e-50, 1.5)), r"Scales\[0\]: must be > 0 \(not NaN\); got 0.0"),
     "input offset nan": (dict(ipo=(0.5, math.nan)), r"InputPixelOffsets\[1\]: must be finite; got nan"),
     "output offset inf": (dict(opo=(-math.inf, -0.5)), r"OutputPixelOffsets\[0\]: must be finite; got -inf"),
     "unsupported data type": (
@@ -668,3 +667,14 @@ def test_torch_reproduces_seed_example_and_linear_grad() -> None:
     x = torch.tensor([[[1.0, 2.0, 3.0, 4.0]]], requires_grad=True)
     F.interpolate(x, size=8, mode="linear", align_corners=False).backward(torch.arange(1.0, 9.0).reshape(1, 1, 8))
     assert x.grad.numpy().ravel().tolist() == [3.25, 7, 11, 14.75]
+
+
+def test_infinite_scale_is_valid(backend: str) -> None:
+    # DirectML 1.15.4 accepts Scales = +inf (erratum E31): every coordinate is -InputPixelOffset.
+    # LINEAR with InputPixelOffsets -1.5 reads x = 1.5 everywhere: (20 + 30) / 2 (DirectML: 25).
+    x = np.array([10, 20, 30, 40], dtype=np.float32)
+    got = dmlops.resample2(
+        x, [3], interpolation_mode="LINEAR", scales=[math.inf], input_pixel_offsets=[-1.5], output_pixel_offsets=[0.0],
+        backend=backend,
+    )  # fmt: skip
+    assert_close(got, np.full(3, 25.0, dtype=np.float32), exact=True)

@@ -94,7 +94,7 @@ def validate_resample(
 
     ``first``/``second`` are the tensor members (input first). Same DataType and
     DimensionCount on both tensors [DOC]; the operator's DimensionCount equals the
-    tensors' [DOC]; Scales finite and > 0, offsets finite [INF, spec section 10.2].
+    tensors' [DOC]; Scales > 0 (+inf accepted, as DirectML) and offsets finite [INF, spec section 10.2].
     Enum members are checked when the desc is built (an unknown value never gets
     this far).
     """
@@ -105,8 +105,10 @@ def validate_resample(
     if count != dims:
         raise desc.invalid("DimensionCount", f"must match {first}.DimensionCount ({dims})", count)
     for i, scale in enumerate(scales):
-        if not (math.isfinite(scale) and scale > 0):
-            raise desc.invalid(f"Scales[{i}]", "must be finite and > 0", scale)
+        # DirectML 1.15.4's CreateOperator rejects 0, negative and NaN scales and accepts +inf
+        # (every coordinate is then -InputPixelOffset; erratum E31).
+        if not scale > 0:
+            raise desc.invalid(f"Scales[{i}]", "must be > 0 (not NaN)", scale)
     for name, values in (("InputPixelOffsets", input_pixel_offsets), ("OutputPixelOffsets", output_pixel_offsets)):
         for i, value in enumerate(values):
             if not math.isfinite(value):
