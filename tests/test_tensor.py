@@ -102,3 +102,18 @@ def test_byte_view_writes_only_addressed_bytes() -> None:
     assert raw[:4] == b"\xaa" * 4
     assert raw[4:14] == b"\x01\x00\xaa\xaa\x02\x00\xaa\xaa\x03\x00"
     assert raw[14:] == b"\xaa" * 10
+
+
+@pytest.mark.parametrize(
+    "kwargs, member",
+    [
+        (dict(sizes=(2**32,)), r"Sizes\[0\]"),
+        (dict(sizes=(4,), strides=(2**32,)), r"Strides\[0\]"),
+        (dict(sizes=(4,), guaranteed_base_offset_alignment=2**32), "GuaranteedBaseOffsetAlignment"),
+    ],
+)
+def test_uint_members_fit_32_bits(kwargs, member) -> None:
+    # UINT members of DML_BUFFER_TENSOR_DESC: a value that does not fit could not be packed for
+    # DirectML (the directml backend once raised a raw struct.error for it).
+    with pytest.raises(dmlops.InvalidDescError, match=member + r": must be an unsigned integer below 2\^32"):
+        dmlops.TensorDesc(data_type="FLOAT32", **kwargs)

@@ -234,16 +234,17 @@ def check_member_names(obj: Mapping[Any, Any], struct: str) -> None:
         raise DescTypeError(f"{struct}: member names must be strings; got {shown}", struct=struct)
 
 
-def _as_uint(value: Any, where: str, *, struct: str = BUFFER_TENSOR_DESC) -> int:
+def _as_uint(value: Any, where: str, *, struct: str = BUFFER_TENSOR_DESC, bits: int = 32) -> int:
+    """A UINT member (``bits`` 64 for UINT64 ones): an integer in [0, 2^bits)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise DescTypeError(
             f"{struct}.{where}: must be an unsigned integer; got {value!r}",
             struct=struct,
             member=where,
         )
-    if value < 0:
+    if not 0 <= value < 1 << bits:
         raise InvalidDescError(
-            f"{struct}.{where}: must be an unsigned integer; got {value!r}", struct=struct, member=where
+            f"{struct}.{where}: must be an unsigned integer below 2^{bits}; got {value!r}", struct=struct, member=where
         )
     return int(value)
 
@@ -326,7 +327,7 @@ class TensorDesc:
             else:
                 total = calc_buffer_tensor_size(data_type, sizes, strides)
         else:
-            total = _as_uint(total, "TotalTensorSizeInBytes")
+            total = _as_uint(total, "TotalTensorSizeInBytes", bits=64)
         object.__setattr__(self, "data_type", data_type)
         object.__setattr__(self, "flags", flags)
         object.__setattr__(self, "sizes", sizes)
