@@ -115,5 +115,5 @@ def test_byte_view_writes_only_addressed_bytes() -> None:
 def test_uint_members_fit_32_bits(kwargs, member) -> None:
     # UINT members of DML_BUFFER_TENSOR_DESC: a value that does not fit could not be packed for
     # DirectML (the directml backend once raised a raw struct.error for it).
-    with pytest.raises(dmlops.InvalidDescError, match=member + r": must be an unsigned integer below 2\^32"):
-        dmlops.TensorDesc(data_type="FLOAT32", **kwargs)
+    with pytest.raises(InvalidDescError, match=member + r": must be an unsigned integer below 2\^32"):
+        TensorDesc(data_type="FLOAT32", **kwargs)
