@@ -28,8 +28,8 @@ for step in "$@"; do
         ;;
     bench)
         for round in 1 2; do
-            (cd .baseline && DMLOPS_CACHE_DIR="$OUT/cache-before" PYTHONPATH="$PWD/src" timeout 100 python3 bench/gpu.py --only maxpool,forward) > "$OUT/bench_before_$round.log" 2>&1
-            PYTHONPATH="$PWD/src" DMLOPS_CACHE_DIR="$OUT/cache-after" timeout 100 python3 bench/gpu.py --only maxpool,forward > "$OUT/bench_after_$round.log" 2>&1
+            (cd .baseline && DMLOPS_CACHE_DIR="${TMPDIR:-/tmp}/dmlops-cache-before" PYTHONPATH="$PWD/src" timeout 100 python3 bench/gpu.py --only maxpool,forward) > "$OUT/bench_before_$round.log" 2>&1
+            PYTHONPATH="$PWD/src" DMLOPS_CACHE_DIR="${TMPDIR:-/tmp}/dmlops-cache-after" timeout 100 python3 bench/gpu.py --only maxpool,forward > "$OUT/bench_after_$round.log" 2>&1
         done
         head -n 1 "$OUT/bench_after_1.log"
         for f in "$OUT"/bench_*.log; do echo "== $(basename "$f")"; grep -E "MaxPool|max-pool|!!" "$f"; done
