@@ -268,3 +268,11 @@ def test_format_print_verbose() -> None:
     assert lines[:3] == ["Resource 'r':", "[ 0] 1 (0x3F800000)", "[ 1] -2.5 (0xC0200000)"]
     assert lines[-1] == "[10] 0 (0x00000000)"
     assert format_print("r", values[:2]) == "Resource 'r': 1, -2.5"
+
+
+def test_invalid_utf8_is_one_clear_error(tmp_path: Path) -> None:
+    # rapidjson decodes the bytes itself; dmlops keeps no decoded copy of the model.
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'{"resources": "\xff"}')
+    with pytest.raises(ModelError, match=r"^the model is not UTF-8 text \(byte 15\)$"):
+        load_model(path)

@@ -144,7 +144,7 @@ MAX_MODEL_BYTES = 2**30
 """Largest model file dmlops reads (1 GiB); parsing needs several times the file's size."""
 
 
-def parse_json_text(text: str | bytes) -> Any:
+def parse_json_text(text: str | bytes | bytearray) -> Any:
     """Parse a model as DxDispatch does: rapidjson with comments and trailing commas.
 
     DxDispatch calls rapidjson with ``kParseCommentsFlag | kParseTrailingCommasFlag``;
@@ -165,7 +165,9 @@ def parse_json_text(text: str | bytes) -> Any:
         )
     except RecursionError:
         raise ModelError("JSON syntax error: the document is nested too deeply") from None
-    except (ValueError, UnicodeError) as exc:
+    except UnicodeDecodeError as exc:  # rapidjson decodes UTF-8 itself
+        raise ModelError(f"the model is not UTF-8 text (byte {exc.start})") from None
+    except ValueError as exc:
         match = _RAPIDJSON_POSITION.match(str(exc))
         if not match:
             raise ModelError(f"JSON syntax error: {exc}") from None
@@ -180,13 +182,10 @@ def read_json_file(path: Path) -> Any:
     data = read_regular_file(path, "model file", max_bytes=MAX_MODEL_BYTES)
     if data.startswith(b"\xef\xbb\xbf"):
         del data[:3]
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ModelError(f"model file '{path}' is not UTF-8 text (byte {exc.start})") from None
     if not data.strip():
         raise ModelError(f"model file '{path}' is empty")
-    return parse_json_text(bytes(data))
+    # Parsed as read: no decoded copy of the text (rapidjson checks the UTF-8 itself).
+    return parse_json_text(data)
 
 
 # -- pieces ---------------------------------------------------------------------------------------
