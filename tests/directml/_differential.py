@@ -1453,28 +1453,30 @@ class OpTally:
         return self.kinds.get("unexplained", 0) + self.directml_rejects
 
 
+def run_seeded(body: Callable[[st.DataObject], None], cases: int, seed: int) -> None:
+    """Call ``body`` on ``cases`` hypothesis draws from ``seed``: generation only, no database or shrinking."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    settings(
+        max_examples=cases,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )(hypothesis_seed(seed)(given(st.data())(body)))()
+
+
 def campaign(op: str, cases: int, seed: int, tally: OpTally | None = None, *, run_at_least: int = 0) -> OpTally:
     """Draw ``cases`` hypothesis examples of ``op`` (seeded), run and count them.
 
     With ``run_at_least``, more rounds (seeds ``seed + 1``...) follow until that many
     cases ran on both backends (draws dmlops rejects do not count).
     """
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hypothesis_seed
-
     tally = tally or OpTally(op)
     types = stack_types()
     assert not types & STACK_UNSUPPORTED, "the stack now runs 16-bit types: widen STACK_UNSUPPORTED's users"
 
-    @settings(
-        max_examples=cases,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @hypothesis_seed(seed)
-    @given(st.data())
     def body(data: st.DataObject) -> None:
         with warnings.catch_warnings():
             # Overflow/invalid warnings of NumPy on adversarial data (inf - inf, FLT_MAX sums) are expected.
@@ -1483,7 +1485,7 @@ def campaign(op: str, cases: int, seed: int, tally: OpTally | None = None, *, ru
             result = None if isinstance(case, str) else run_case(case)
             tally.add(case, result)
 
-    body()
+    run_seeded(body, cases, seed)
     round_seed = seed
     while tally.run < run_at_least and round_seed < seed + 20:
         round_seed += 1

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from _desc_strategies import mutate
-from _differential import BUILDERS, TYPE_GROUPS, Draw, stack_types
+from _differential import BUILDERS, TYPE_GROUPS, Draw, run_seeded, stack_types
 from hypothesis import strategies as st
 
 from dmlops.descs import desc_class, desc_from_json
@@ -737,23 +737,11 @@ class ParityTally:
 
 def parity_campaign(op: str, cases: int, seed: int, tally: ParityTally | None = None) -> ParityTally:
     """Draw ``cases`` descs of ``op`` (seeded) and count the verdicts."""
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hypothesis_seed
-
     tally = tally or ParityTally(op)
 
-    @settings(
-        max_examples=cases,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @hypothesis_seed(seed)
-    @given(st.data())
     def body(data: st.DataObject) -> None:
         d, source = draw_desc(data.draw, op)
         tally.add(d, verdicts(op, d, source))
 
-    body()
+    run_seeded(body, cases, seed)
     return tally
