@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from .. import memory
+from ..backends import load_backend
 from .errors import ModelError
 from .reader import BoundTensor, DispatchCommand, Model
 
@@ -24,9 +25,6 @@ DEFAULT_FRACTION = 0.8
 """Without a limit set, a model may use this share of the memory available when it starts."""
 MEMORY_ENV = "DMLOPS_MAX_MEMORY"
 MEMORY_FLAG = "--max_memory"
-
-SCRATCH_BYTES_PER_OUTPUT_ELEMENT = {"numpy": 8, "cpu": 8}
-"""Host memory a backend needs per output element besides the result itself (float64 math)."""
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -64,7 +62,8 @@ def dispatch_bytes(command: DispatchCommand, model: Model, backend: str) -> int:
     """The working set of one dispatch command beyond the model's buffers."""
     desc = model.dispatchables[command.dispatchable].desc
     outputs = set(desc.tensor_members("output"))
-    scratch = SCRATCH_BYTES_PER_OUTPUT_ELEMENT.get(backend, 0)
+    # Host memory the backend needs per output element besides the result (the reference's float64).
+    scratch = getattr(load_backend(backend), "SCRATCH_BYTES_PER_OUTPUT_ELEMENT", 0)
     total = 0
     written = [b for b in command.bindings if b.member in outputs]
     for b in command.bindings:

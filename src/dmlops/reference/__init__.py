@@ -16,6 +16,9 @@ from .._numpy_io import bind_all, store
 from ..descs._base import OperatorDesc
 from ..enums import FeatureLevel
 
+SCRATCH_BYTES_PER_OUTPUT_ELEMENT = 8
+"""Arithmetic results are float64 arrays before the single rounding: 8 bytes an output element."""
+
 
 def availability() -> str | None:
     """The reference backend needs only NumPy: always available."""
@@ -31,8 +34,7 @@ def execute(
     strict: bool,
 ) -> dict[str, Any]:
     """Bind arrays, run the operator's ``compute`` and store the rounded results."""
-    # Arithmetic results are float64 arrays before the single rounding: 8 bytes each.
-    ins, outs = bind_all(desc, inputs, outputs, scratch_bytes_per_element=8)
+    ins, outs = bind_all(desc, inputs, outputs, scratch_bytes_per_element=SCRATCH_BYTES_PER_OUTPUT_ELEMENT)
     impl = importlib.import_module(f"{__name__}.{desc.module}")
     results = impl.compute(desc, ins, feature_level=feature_level, strict=strict)
     returned = {}
