@@ -237,3 +237,73 @@ def test_every_operator_packs(op: OperatorSpec):
     }
     optional_null = {o for m, o in zip(op.members, offsets) if m.optional and m.kind in ("input", "output")}
     assert {r for r in packed.relocations if r < size} == pointers - optional_null
+
+
+# -- the real DirectML -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def directml() -> None:
+    """Skips when the directml backend is unavailable; fails when CI requires it."""
+    import os
+
+    from dmlops.backends import load_backend
+    from dmlops.errors import BackendUnavailableError
+
+    try:
+        load_backend("directml")
+    except BackendUnavailableError as exc:
+        if "directml" in os.environ.get("DMLOPS_REQUIRE_BACKENDS", "").split(","):
+            pytest.fail(f"required backend unavailable: {exc}")
+        pytest.skip(str(exc))
+
+
+def T(*sizes: int) -> TensorDesc:
+    return TensorDesc(data_type=F32, sizes=sizes)
+
+
+CREATE_CASES: dict[str, dict[str, Any]] = {
+    # operator_desc: a fused ACTIVATION_RELU with NULL tensors
+    "ELEMENT_WISE_ADD1": {},
+    # scalar_union typed by MinMaxDataType
+    "ELEMENT_WISE_CLIP1": {"ScaleBias": None, "Min": -1.0, "Max": 1.0},
+    # input_array with its count member
+    "JOIN": {"InputTensors": (T(1, 1, 2, 2), T(1, 1, 2, 2)), "OutputTensor": T(1, 1, 4, 2), "Axis": 2},
+    # two scalar_unions typed by one ValueDataType
+    "FILL_VALUE_SEQUENCE": {"ValueStart": 0.0, "ValueDelta": 1.0},
+    # size_2d by value
+    "UPSAMPLE_2D": {"OutputTensor": T(1, 1, 4, 4), "ScaleSize": (2, 2)},
+    # float_array sized by ChannelCount
+    "VALUE_SCALE_2D": {"ChannelCount": 1, "Bias": (0.0,)},
+    # DML_FEATURE_LEVEL_6_4, absent from DxDispatch: DML_OPERATOR_TYPE 175 exists in DirectML 1.15.4
+    "RESAMPLE3": {
+        "OutputTensor": T(1, 1, 4, 4),
+        "DimensionCount": 4,
+        "Scales": (1.0, 1.0, 2.0, 2.0),
+        "InputPixelOffsets": (0.5,) * 4,
+        "OutputPixelOffsets": (-0.5,) * 4,
+    },
+}
+
+
+@pytest.mark.directml
+@pytest.mark.parametrize("name", sorted(CREATE_CASES))
+def test_directml_creates_catalogue_built_descs(directml: None, name: str):
+    """DirectML's CreateOperator accepts descs laid out from the catalogue alone."""
+    from dmlops.directml import run_packed
+
+    spec = catalogue.operator(name)
+    run_packed(abi.pack(raw_operator(spec, **CREATE_CASES[name])), int(FeatureLevel.V6_4), [], [], create_only=True)
+
+
+@pytest.mark.directml
+def test_directml_rejects_a_broken_catalogue_built_desc(directml: None):
+    """The control: the same JOIN with an output one row too tall is E_INVALIDARG."""
+    from dmlops.directml import run_packed
+    from dmlops.errors import DirectMLRejectedDescError
+
+    case = {**CREATE_CASES["JOIN"], "OutputTensor": T(1, 1, 5, 2)}
+    with pytest.raises(DirectMLRejectedDescError):
+        run_packed(
+            abi.pack(raw_operator(catalogue.operator("JOIN"), **case)), int(FeatureLevel.V6_4), [], [], create_only=True
+        )
