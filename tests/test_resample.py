@@ -89,10 +89,26 @@ INVALID = {
         dict(ipo=(0.5,)),
         r"InputPixelOffsets: must have DimensionCount \(2, the length of Scales",
     ),
-    "scale zero": (dict(scales=(0.0, 1.5)), r"Scales\[0\]: must be > 0 \(not NaN\); got 0.0"),
-    "scale negative": (dict(scales=(0.5, -1.5)), r"Scales\[1\]: must be > 0 \(not NaN\); got -1.5"),
-    "scale nan": (dict(scales=(math.nan, 1.5)), r"Scales\[0\]: must be > 0 \(not NaN\); got nan"),
-    "scale underflows float32": (dict(scales=(1e-50, 1.5)), r"Scales\[0\]: must be > 0 \(not NaN\); got 0.0"),
+    "scale zero": (
+        dict(scales=(0.0, 1.5)),
+        r"Scales\[0\]: must be >= FLT_EPSILON \(1.1920928955078125e-07, 2\^-23\) and not NaN; got 0.0",
+    ),
+    "scale negative": (
+        dict(scales=(0.5, -1.5)),
+        r"Scales\[1\]: must be >= FLT_EPSILON \(1.1920928955078125e-07, 2\^-23\) and not NaN; got -1.5",
+    ),
+    "scale nan": (
+        dict(scales=(math.nan, 1.5)),
+        r"Scales\[0\]: must be >= FLT_EPSILON \(1.1920928955078125e-07, 2\^-23\) and not NaN; got nan",
+    ),
+    "scale underflows float32": (
+        dict(scales=(1e-50, 1.5)),
+        r"Scales\[0\]: must be >= FLT_EPSILON \(1.1920928955078125e-07, 2\^-23\) and not NaN; got 0.0",
+    ),
+    "scale below FLT_EPSILON": (
+        dict(scales=(1e-30, 1.5)),
+        r"Scales\[0\]: must be >= FLT_EPSILON \(1.1920928955078125e-07, 2\^-23\) and not NaN; got 1.00000",
+    ),
     "input offset nan": (dict(ipo=(0.5, math.nan)), r"InputPixelOffsets\[1\]: must be finite; got nan"),
     "output offset inf": (dict(opo=(-math.inf, -0.5)), r"OutputPixelOffsets\[0\]: must be finite; got -inf"),
     "unsupported data type": (
@@ -124,7 +140,7 @@ def test_valid_descs_pass_every_rule(op: str) -> None:
     make().validate()
     make(in_type="FLOAT16").validate()
     make(mode="LINEAR", direction="INCREASING").validate()
-    make(scales=(np.finfo(np.float32).max, 1e-30)).validate()  # ORT passes FLT_MAX; tiny is still > 0
+    make(scales=(np.finfo(np.float32).max, 2.0**-23)).validate()  # ORT passes FLT_MAX; FLT_EPSILON is DirectML's least
     make(ipo=(-3.0, 0.0), opo=(0.0, 7.25)).validate()  # any finite offset
     make(in_sizes=(5,), out_sizes=(2,), scales=(0.4,), ipo=(0.5,), opo=(-0.5,)).validate()  # 1-D
     make(in_sizes=(1, 2, 3, 4), out_sizes=(2, 2, 2, 2), scales=(2, 1, 0.5, 0.5), ipo=(0,) * 4, opo=(0,) * 4).validate()
@@ -404,15 +420,20 @@ def test_float32_coordinates_are_documented_choice() -> None:
 
 
 def test_linear_edge_taps_accumulate_on_edge(backend: str) -> None:
-    # x(o) = o + 1.5: o=0 -> taps 1,2 (0.5 each); o=1 -> taps 2 and clamp(3)=2; o=2 -> both clamp to 2
+    # InputPixelOffset -1.5: DirectML's first tap is floor(q) = o with weight t = x - o = 1.5
+    # (erratum E32), an extrapolation from taps (o, o + 1); o = 2 has both taps clamped to 2.
+    # Probed on DirectML 1.15.4: [25, 35, 30] (the page's floor(x) would give [25, 30, 30]).
     params = dict(interpolation_mode="LINEAR", scales=[1.0], input_pixel_offsets=[-1.5], output_pixel_offsets=[0.0])
     x = np.array([10, 20, 30], dtype=np.float32)
-    assert_close(dmlops.resample2(x, [3], backend=backend, **params), np.array([25, 30, 30], dtype=np.float32))
+    assert_close(dmlops.resample2(x, [3], backend=backend, **params), np.array([25, 35, 30], dtype=np.float32))
+    # The grad's InputPixelOffsets go with its gradient input (E25): the forward it
+    # transposes has InputPixelOffset 0 and OutputPixelOffset -1.5, x(o) = o + 1.5.
     dy = np.ones(3, dtype=np.float32)
     assert_close(dmlops.resample_grad1(dy, [3], backend=backend, **params), np.array([0, 0.5, 2.5], dtype=np.float32))
-    # far below 0: every tap clamps to index 0
+    # InputPixelOffset 5: frac(q) = 0 < 5, so i0 = o - 1 and t = -4: o = 0 reads the edge
+    # twice, o = 1 gives 10 + 10 * -4 (DirectML: [10, -30]).
     params = dict(interpolation_mode="LINEAR", scales=[1.0], input_pixel_offsets=[5.0], output_pixel_offsets=[0.0])
-    assert_close(dmlops.resample2(x, [2], backend=backend, **params), np.array([10, 10], dtype=np.float32))
+    assert_close(dmlops.resample2(x, [2], backend=backend, **params), np.array([10, -30], dtype=np.float32))
     assert_close(dmlops.resample_grad1(dy[:2], [3], backend=backend, **params), np.array([2, 0, 0], dtype=np.float32))
 
 
@@ -429,20 +450,40 @@ def test_nearest_edge_clamping(backend: str) -> None:
     )
 
 
-def test_tiny_scale_overflowing_coordinate_clamps(backend: str) -> None:
-    # (o - 0) / 1e-38 overflows float32 to +inf for o >= 4: clamps to the last element
+def test_smallest_scale_is_flt_epsilon(backend: str) -> None:
+    # DirectML rejects every scale below FLT_EPSILON (erratum E31), so the quotient never
+    # overflows; at FLT_EPSILON itself o >= 1 maps far past the last element.
     x = np.array([1, 2, 3], dtype=np.float32)
     for mode in (NEAREST, "LINEAR"):
-        params = dict(interpolation_mode=mode, scales=[1e-38], input_pixel_offsets=[0.0], output_pixel_offsets=[0.0])
-        got = dmlops.resample2(x, [6], backend=backend, **params)
+        params = dict(interpolation_mode=mode, input_pixel_offsets=[0.0], output_pixel_offsets=[0.0])
+        got = dmlops.resample2(x, [6], backend=backend, scales=[2.0**-23], **params)
         assert_close(got, np.array([1, 3, 3, 3, 3, 3], dtype=np.float32), exact=True)
+        for scale in (float(np.nextafter(np.float32(2.0**-23), np.float32(0))), 1e-38, 0.0):
+            with pytest.raises(InvalidDescError, match=r"Scales\[0\]"):
+                dmlops.resample2(x, [6], backend=backend, scales=[scale], **params)
 
 
-def test_linear_identity_copies_non_finite_values(backend: str) -> None:
-    # A tap of weight exactly 0 is not read: identity resampling is a copy even with Inf/NaN.
+def test_linear_identity_interpolates_the_first_dimension(backend: str) -> None:
+    # Every dimension an identity map: DirectML still interpolates the first one, with taps o
+    # and o + 1 at weight 0 (erratum E33), so an infinity turns itself and its left
+    # neighbour into NaN (1 + (inf - 1) * 0). Probed: [1, inf, 2] gives [nan, nan, 2].
     x = np.array([1, np.inf, -np.inf, np.nan, 5], dtype=np.float32)
     got = dmlops.resample2(x, [5], interpolation_mode="LINEAR", backend=backend)
-    np.testing.assert_array_equal(np.asarray(got), x)
+    np.testing.assert_array_equal(np.asarray(got), np.array([np.nan, np.nan, np.nan, np.nan, 5], np.float32))
+    # Only the first: along an identity second dimension nothing spreads (probed on
+    # [[1, 2], [inf, 3]] -> [[nan, 2], [nan, 3]]).
+    x2 = np.array([[1, 2], [np.inf, 3]], np.float32)
+    got = dmlops.resample2(
+        x2,
+        [2, 2],
+        interpolation_mode="LINEAR",
+        scales=[1, 1],
+        input_pixel_offsets=[0, 0],
+        output_pixel_offsets=[0, 0],
+        backend=backend,
+    )
+    np.testing.assert_array_equal(np.asarray(got), np.array([[np.nan, 2], [np.nan, 3]], np.float32))
+    # The grad keeps its weighted sum: a tap of weight 0 is not read.
     got = dmlops.resample_grad1(x, [5], interpolation_mode="LINEAR", backend=backend)
     np.testing.assert_array_equal(np.asarray(got), x)
 

@@ -1,4 +1,5 @@
-"""Scalar-loop oracles for RESAMPLE2 and RESAMPLE_GRAD1, written from spec section 2 / ruling 9.
+"""Scalar-loop oracles for RESAMPLE2 and RESAMPLE_GRAD1, written from spec section 2 / ruling 9
+and from DirectML 1.15.4's measured LINEAR tap rule (erratum E32).
 
 Independent of ``dmlops.reference``: one output element at a time, the N-D weight
 as the explicit product of per-dimension tap weights, taps clamped literally
@@ -31,7 +32,13 @@ def taps(o: int, n: int, scale: float, ipo: float, opo: float, mode: str, direct
     if mode == "NEAREST_NEIGHBOR":
         # DECREASING rounds toward -inf (floor), INCREASING toward +inf (ceil)
         return [(clamp(math.floor(x) if direction == "DECREASING" else math.ceil(x)), 1.0)]
-    i0 = math.floor(x)
+    # DirectML's first tap comes from the quotient q = (o - OutputPixelOffset) / Scale
+    # (erratum E32): i0 = floor(q) - 1 when frac(q) < InputPixelOffset, else floor(q),
+    # and the weight is x - i0 (outside [0, 1) when InputPixelOffset is).
+    q = float(np.float32(np.float32(np.float32(o) - np.float32(opo)) / np.float32(scale)))
+    i0 = math.floor(q)
+    if q - i0 < float(np.float32(ipo)):
+        i0 -= 1
     f = x - i0
     return [(clamp(i0), 1.0 - f), (clamp(i0 + 1), f)]
 

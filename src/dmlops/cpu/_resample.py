@@ -195,6 +195,67 @@ def apply(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any], *, tra
     call_parallel(_separable, src, dst, *flat, half)
 
 
+@njit(cache=True)
+def _lerp(a, b, t):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """DirectML's float32 interpolation ``a + (b - a) * t`` (no fused multiply-add)."""
+    return a + (b - a) * t
+
+
+@njit(cache=True, parallel=True)
+def _interpolate(src, dst, f0, s0, t0, f1, s1, t1, f2, s2, t2, f3, s3, t3, interp, half):  # type: ignore[no-untyped-def]  # pragma: no cover
+    d0, d1, d2, d3 = dst.shape
+    for plane in prange(d0 * d1):
+        a = plane // d1
+        b = plane - a * d1
+        v = np.empty(16, np.float32)  # corner (k0, k1, k2, k3) at 8 k0 + 4 k1 + 2 k2 + k3
+        out = dst[a, b]
+        for r in range(d2):
+            for c in range(d3):
+                for k in range(16):
+                    k0, k1, k2, k3 = k >> 3, (k >> 2) & 1, (k >> 1) & 1, k & 1
+                    if (
+                        (k0 and not interp[0])
+                        or (k1 and not interp[1])
+                        or (k2 and not interp[2])
+                        or (k3 and not interp[3])
+                    ):
+                        continue
+                    i0 = s0[a] if k0 else f0[a]
+                    i1 = s1[b] if k1 else f1[b]
+                    i2 = s2[r] if k2 else f2[r]
+                    i3 = s3[c] if k3 else f3[c]
+                    v[k] = np.float32(load(src[i0, i1, i2, i3], half))
+                # outermost dimension first, each as a float32 lerp
+                if interp[0]:
+                    for k in range(8):
+                        v[k] = _lerp(v[k], v[k + 8], t0[a])
+                if interp[1]:
+                    for k in range(4):
+                        v[k] = _lerp(v[k], v[k + 4], t1[b])
+                if interp[2]:
+                    for k in range(2):
+                        v[k] = _lerp(v[k], v[k + 2], t2[r])
+                if interp[3]:
+                    v[0] = _lerp(v[0], v[1], t3[c])
+                out[r, c] = store(v[0], out[r, c], half)
+
+
+def interpolate(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any]) -> None:
+    """LINEAR forward as DirectML computes it: per-dimension float32 lerps, outermost first.
+
+    See :meth:`dmlops.descs._resample.ResampleParameters.linear_axes` (erratum E33).
+    """
+    src, half = kernel_view(source.reshape(pad4(source.shape)))
+    dst, _ = kernel_view(_view4(target))
+    axes = desc.linear_axes()
+    one = np.zeros(1, np.int64)
+    tables: list[Any] = [one, one, np.zeros(1, np.float32)] * (4 - len(axes))
+    for axis in axes:
+        tables += [axis.first.astype(np.int64), axis.second.astype(np.int64), axis.weight]
+    interp = np.array([False] * (4 - len(axes)) + [axis.interpolates for axis in axes])
+    call_parallel(_interpolate, src, dst, *tables, interp, half)
+
+
 def nearest_forward(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any]) -> None:
     """NEAREST_NEIGHBOR forward: a pure gather, bit-exact for every type."""
     taps = desc_taps(desc)

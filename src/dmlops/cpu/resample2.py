@@ -1,7 +1,7 @@
 """RESAMPLE2 on the CPU (numba).
 
-NEAREST_NEIGHBOR is a bit-exact gather; LINEAR runs the separable float32 kernel of
-:mod:`._resample` (float64 for the integer types).
+NEAREST_NEIGHBOR is a bit-exact gather; LINEAR interpolates one dimension after the
+other in float32, as DirectML does (:func:`._resample.interpolate`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from ..descs.resample2 import Resample2Desc
 from ..enums import FeatureLevel, InterpolationMode
-from ._resample import apply, nearest_forward
+from ._resample import interpolate, nearest_forward
 
 
 def run(
@@ -29,4 +29,4 @@ def run(
     if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
         nearest_forward(desc, x, out)
     else:
-        apply(desc, x, out, transpose=False)
+        interpolate(desc, x, out)

@@ -1,7 +1,7 @@
 """Host-side tables shared by RESAMPLE2 and RESAMPLE_GRAD1 (kernels/resample.cu).
 
-The per-axis taps come from the reference (:func:`dmlops.reference._resample.desc_taps`,
-float32 coordinates), so every selected index equals the reference's. They are padded
+The per-axis taps come from the semantics layer (:mod:`dmlops.descs._resample`, float32
+coordinates, DirectML's LINEAR taps), so every selected index equals the reference's. They are padded
 to four axes with identity maps and uploaded once per plan.
 """
 
@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..enums import InterpolationMode
 from ..reference._resample import ResampleDesc, desc_taps
 from ._plan import max_abs_offset
 from ._runtime import cupy_module, params
@@ -24,31 +25,34 @@ def _pad(values: Sequence[int], fill: int) -> list[int]:
     return [fill] * (AXES - len(values)) + values
 
 
-def forward_tables(desc: ResampleDesc) -> tuple[list[Any], list[int]]:
-    """Device arrays (idx0, idx1, w0, w1) for all axes and each axis' offset into them."""
-    taps = desc_taps(desc)
-    pad = AXES - len(taps)
-    idx0: list[Any] = [np.zeros(1, np.int64)] * pad
-    idx1: list[Any] = [np.zeros(1, np.int64)] * pad
-    w0: list[Any] = [np.ones(1)] * pad
-    w1: list[Any] = [np.zeros(1)] * pad
-    for axis in taps:
-        first, weight = axis[0]
-        if len(axis) == 1:  # nearest: one tap of weight 1
-            idx0.append(first.astype(np.int64))
-            idx1.append(first.astype(np.int64))
-            w0.append(np.ones(first.size))
-            w1.append(np.zeros(first.size))
-        else:
-            second, weight2 = axis[1]
-            idx0.append(first.astype(np.int64))
-            idx1.append(second.astype(np.int64))
-            w0.append(np.asarray(weight, dtype=np.float64))
-            w1.append(np.asarray(weight2, dtype=np.float64))
-    offsets = [int(v) for v in np.cumsum([0] + [a.size for a in idx0[:-1]])]
+def forward_axes(desc: ResampleDesc) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
+    """Per axis (padded to four) the forward's (idx0, idx1, t), and the bit mask of interpolated axes.
+
+    NEAREST_NEIGHBOR: idx0 is the one tap. LINEAR: DirectML's taps and weights
+    (:meth:`~dmlops.descs._resample.ResampleParameters.linear_axes`).
+    """
+    pad = AXES - desc.dimension_count
+    zero = np.zeros(1, np.int64)
+    axes = [(zero, zero, np.zeros(1, np.float32))] * pad
+    interp = 0
+    if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
+        for (first, _), in desc_taps(desc):
+            index = first.astype(np.int64)
+            axes.append((index, index, np.zeros(index.size, np.float32)))
+        return axes, interp
+    for a, axis in enumerate(desc.linear_axes()):
+        axes.append((axis.first.astype(np.int64), axis.second.astype(np.int64), axis.weight))
+        interp |= int(axis.interpolates) << (pad + a)
+    return axes, interp
+
+
+def forward_tables(desc: ResampleDesc) -> tuple[list[Any], list[int], int]:
+    """Device arrays (idx0, idx1, t) for all axes, each axis' offset into them, the interpolated-axes mask."""
+    axes, interp = forward_axes(desc)
+    offsets = [int(v) for v in np.cumsum([0] + [a[0].size for a in axes[:-1]])]
     cp = cupy_module()
-    arrays = [cp.asarray(np.concatenate(a)) for a in (idx0, idx1, w0, w1)]
-    return arrays, offsets
+    arrays = [cp.asarray(np.concatenate([a[k] for a in axes])) for k in range(3)]
+    return arrays, offsets, interp
 
 
 def is_identity_axis(axis: list[Any], n_in: int, n_out: int) -> bool:
@@ -128,6 +132,7 @@ def resample_params(
     write_strides: Sequence[int],
     offsets: Sequence[int],
     identity: int = 0,
+    interp: int = 0,
 ) -> tuple[np.void, bool]:
     """(the ResampleParams struct, whether 32-bit offsets are exact)."""
     count = int(np.prod(write_sizes))
@@ -139,6 +144,7 @@ def resample_params(
         ("y_stride", "i8", _pad(write_strides, 0)),
         ("tab_off", "i8", list(offsets)),
         ("identity", "i8", identity),
+        ("interp", "i8", interp),
     )
     biggest = max(max_abs_offset(read_sizes, read_strides), max_abs_offset(write_sizes, write_strides), 4 * count)
     return p, biggest < 2**30

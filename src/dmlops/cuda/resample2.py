@@ -7,7 +7,8 @@ and columns' taps (offsets and weights, one 16-byte record each) from two small 
 On rows of at least 32 x ``HW_OUTPUTS`` outputs a thread takes every 32nd output of its
 warp's run (coalesced table loads and stores, see :func:`strided_outputs`), on shorter
 rows adjacent ones. Everything else takes ``resample_fwd``, which walks the taps of all
-four axes. All sum the same products in the same order: identical bits.
+four axes. Both interpolate as DirectML does (float32 lerps, outermost axis first,
+erratum E33): identical bits.
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ import numpy as np
 
 from ..descs.resample2 import Resample2Desc
 from ..enums import FeatureLevel, InterpolationMode
-from ..reference._resample import desc_taps
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
-from ._resample import forward_tables, is_identity_axis, resample_params
+from ._resample import forward_axes, forward_tables, resample_params
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, params, plane_item_fields
 
 _PLANS = PlanCache()
@@ -50,7 +50,9 @@ def strided_outputs(out_w: int) -> bool:
     return STRIDED_OUTPUTS and out_w >= 32 * HW_OUTPUTS
 
 
-def hw_params(out_shape: tuple[int, ...], xs: tuple[int, ...], ys: tuple[int, ...], vec_store: bool = False) -> np.void:
+def hw_params(
+    out_shape: tuple[int, ...], xs: tuple[int, ...], ys: tuple[int, ...], vec_store: bool = False, interp: int = 0
+) -> np.void:
     """The ResampleHWParams struct for an output of ``out_shape`` (N, C, OH, OW), HW_OUTPUTS per thread."""
     n, c, oh, ow = out_shape
     if strided_outputs(ow):
@@ -63,29 +65,22 @@ def hw_params(out_shape: tuple[int, ...], xs: tuple[int, ...], ys: tuple[int, ..
         *plane_item_fields(count, groups, oh, c),
         ("out_w", "i8", ow),
         ("vec_store", "i8", int(vec_store)),
+        ("interp", "i8", interp),
         ("x_stride", "i8", list(xs)),
         ("y_stride", "i8", list(ys)),
     )
 
 
-def _axis_taps(axis: list[Any], stride: int) -> np.ndarray:
+def _axis_taps(first: np.ndarray, second: np.ndarray, weight: np.ndarray, stride: int) -> np.ndarray:
     """One axis's taps as ``resample_fwd_hw``'s HWTaps records.
 
-    int32 [n, 4]: the two element offsets (index x ``stride``), then the bits of the two
-    float32 weights.
+    int32 [n, 4]: the two element offsets (index x ``stride``), the bits of the float32
+    weight t, and 0.
     """
-    first, weight = axis[0]
-    if len(axis) == 1:  # nearest: one tap of weight 1
-        second, w0, w1 = first, np.ones(first.size), np.zeros(first.size)
-    else:
-        second, w1 = axis[1]
-        w0 = weight
-    out = np.empty((first.size, 4), dtype=np.int32)
+    out = np.zeros((first.size, 4), dtype=np.int32)
     out[:, 0] = np.asarray(first, np.int64) * stride
     out[:, 1] = np.asarray(second, np.int64) * stride
-    # float64 -> float32 rounds as resample_fwd's (Acc)w conversion does.
-    w = np.stack([np.asarray(w0, np.float64), np.asarray(w1, np.float64)], axis=1).astype(np.float32)
-    out[:, 2:] = w.view(np.int32)
+    out[:, 2] = np.asarray(weight, np.float32).view(np.int32)
     return out
 
 
@@ -93,14 +88,17 @@ def _hw_launch(desc: Resample2Desc, x: Any, y: Any, xs: tuple[int, ...], ys: tup
     """``resample_fwd_hw`` for this desc and these strides, or None where it does not apply."""
     if x.ndim != 4 or x.dtype not in FAST_TYPES:
         return None
-    taps = desc_taps(desc)
-    if not all(is_identity_axis(taps[a], x.shape[a], y.shape[a]) for a in (0, 1)):
+    axes, interp = forward_axes(desc)
+    # Axes 0 and 1 must read every index as it is, without interpolation.
+    if interp & 0b11 or not all(np.array_equal(axes[a][0], np.arange(x.shape[a])) for a in (0, 1)):
+        return None
+    if x.shape[:2] != y.shape[:2]:
         return None
     _, use32 = resample_params(y.shape, x.shape, xs, ys, [0, 0, 0, 0])
     if not use32:
         return None
     cp = cupy_module()
-    tables = [cp.asarray(_axis_taps(taps[a], xs[a])) for a in (2, 3)]  # rows, columns (offsets fit 32 bits)
+    tables = [cp.asarray(_axis_taps(*axes[a], xs[a])) for a in (2, 3)]  # rows, columns (offsets fit 32 bits)
     linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
     strided = "true" if strided_outputs(y.shape[3]) else "false"
     fn = get_kernel("resample.cu", f"resample_fwd_hw<{C_TYPES[x.dtype]}, {linear}, {HW_OUTPUTS}, {strided}>")
@@ -108,7 +106,7 @@ def _hw_launch(desc: Resample2Desc, x: Any, y: Any, xs: tuple[int, ...], ys: tup
     # start a whole number of groups from a base aligned to a group (part of the plan key).
     vec = ys[3] == 1 and y.shape[3] % HW_OUTPUTS == 0 and all(s % HW_OUTPUTS == 0 for s in ys[:3])
     vec = vec and y.data.ptr % (HW_OUTPUTS * y.itemsize) == 0
-    p = hw_params(y.shape, xs, ys, vec)
+    p = hw_params(y.shape, xs, ys, vec, interp >> 2)
     return PackedLaunch(fn, grid_for(int(p["count"]), BLOCK), BLOCK, 2, p, fixed=tables)
 
 
@@ -129,8 +127,8 @@ def run(
     if plan is None or plan[0] is not desc:
         launch = _hw_launch(desc, x, y, xs, ys)
         if launch is None:
-            tables, offsets = forward_tables(desc)
-            p, use32 = resample_params(y.shape, x.shape, xs, ys, offsets)
+            tables, offsets, interp = forward_tables(desc)
+            p, use32 = resample_params(y.shape, x.shape, xs, ys, offsets, interp=interp)
             linear = desc.interpolation_mode is InterpolationMode.LINEAR
             name = f"resample_fwd<{C_TYPES[x.dtype]}, {'true' if linear else 'false'}, {index_type(use32)}>"
             launch = PackedLaunch(get_kernel("resample.cu", name), grid_for(y.size, BLOCK), BLOCK, 2, p, fixed=tables)

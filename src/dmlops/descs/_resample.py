@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,11 @@ from ._base import OperatorDesc, TensorSupport
 FLOAT_TYPES = (T.FLOAT32, T.FLOAT16)
 INT8_TYPES = (T.INT8, T.UINT8)
 DIMENSIONS = (1, 4)
+
+MIN_SCALE = 2.0**-23
+"""The smallest Scales entry DirectML 1.15.4 accepts: FLT_EPSILON (probed: 1.1920929e-07 passes, the
+float32 below it is rejected, for both operators). The quotient ``(o - offset) / Scale`` therefore
+never overflows float32."""
 
 RESAMPLE_ARRAYS = ("Scales", "InputPixelOffsets", "OutputPixelOffsets")
 """The three arrays DimensionCount sizes."""
@@ -59,6 +65,11 @@ class ResampleParameters:
 
     @property
     @abstractmethod
+    def forward_input_sizes(self) -> tuple[int, ...]:
+        """Sizes of the forward resample's input (defined by each desc)."""
+
+    @property
+    @abstractmethod
     def forward_output_sizes(self) -> tuple[int, ...]:
         """Sizes of the forward resample's output (defined by each desc)."""
 
@@ -70,6 +81,15 @@ class ResampleParameters:
     def dimension_count(self) -> int:
         """``DimensionCount`` (derived from the arrays)."""
         return len(self.scales)
+
+    def linear_axes(self) -> list[LinearAxis]:
+        """DirectML's LINEAR taps of every dimension (see :func:`linear_axes`)."""
+        return linear_axes(
+            self.forward_input_sizes,
+            self.forward_output_sizes,
+            self.scales,
+            [self.forward_pixel_offsets(d) for d in range(self.dimension_count)],
+        )
 
     def input_coordinates(self, d: int) -> NDArray[np.float32]:
         """The forward's float32 input coordinate ``x(o)`` of every forward output index along ``d``."""
@@ -94,7 +114,7 @@ def validate_resample(
 
     ``first``/``second`` are the tensor members (input first). Same DataType and
     DimensionCount on both tensors [DOC]; the operator's DimensionCount equals the
-    tensors' [DOC]; Scales > 0 (+inf accepted, as DirectML) and offsets finite [INF, spec section 10.2].
+    tensors' [DOC]; Scales >= FLT_EPSILON (+inf accepted, as DirectML) and offsets finite [INF, spec section 10.2].
     Enum members are checked when the desc is built (an unknown value never gets
     this far).
     """
@@ -105,10 +125,11 @@ def validate_resample(
     if count != dims:
         raise desc.invalid("DimensionCount", f"must match {first}.DimensionCount ({dims})", count)
     for i, scale in enumerate(scales):
-        # DirectML 1.15.4's CreateOperator rejects 0, negative and NaN scales and accepts +inf
-        # (every coordinate is then -InputPixelOffset; erratum E31).
-        if not scale > 0:
-            raise desc.invalid(f"Scales[{i}]", "must be > 0 (not NaN)", scale)
+        # DirectML 1.15.4's CreateOperator rejects NaN and every scale below FLT_EPSILON
+        # (2^-23, 0 and negatives included) and accepts +inf (every coordinate is then
+        # -InputPixelOffset; erratum E31).
+        if not scale >= MIN_SCALE:
+            raise desc.invalid(f"Scales[{i}]", f"must be >= FLT_EPSILON ({MIN_SCALE!r}, 2^-23) and not NaN", scale)
     for name, values in (("InputPixelOffsets", input_pixel_offsets), ("OutputPixelOffsets", output_pixel_offsets)):
         for i, value in enumerate(values):
             if not math.isfinite(value):
@@ -131,6 +152,94 @@ def input_coordinates(
             input_pixel_offset
         )
     return x
+
+
+@dataclass(frozen=True)
+class LinearAxis:
+    """DirectML's LINEAR taps of one dimension, for every forward output index.
+
+    The value along one dimension is ``a + (b - a) * weight`` in float32 with
+    ``a = x[first]`` and ``b = x[second]``; an axis that does not ``interpolate`` reads
+    ``x[first]`` as it is.
+    """
+
+    first: NDArray[np.intp]
+    second: NDArray[np.intp]
+    weight: NDArray[np.float32]
+    interpolates: bool
+
+
+def linear_taps(
+    input_size: int, output_size: int, scale: float, input_pixel_offset: float, output_pixel_offset: float
+) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float32]]:
+    """DirectML 1.15.4's LINEAR tap rule along one dimension (erratum E32): (first, second, weight).
+
+    DirectML splits the quotient ``q = (o - OutputPixelOffset) / Scale`` (float32) into
+    ``floor(q)`` and ``frac(q)`` and takes the first tap ``i0 = floor(q) - (frac(q) <
+    InputPixelOffset)``, with weight ``t = x - i0`` (``x = q - InputPixelOffset``). While
+    InputPixelOffset lies in [0, 1) that is the page's ``floor(x)`` and ``frac(x)``;
+    otherwise ``t`` leaves [0, 1) and the value is an extrapolation from the pair of taps
+    (InputPixelOffset -1.5 on [2, 126, -2, ...] gives 2 + 124 * 1.5 = 188 at o = 0). The
+    taps are then clamped into the input. Every operation is float32, as in the shader;
+    a quotient that overflows (a tiny Scale) gives weight NaN, as float32 arithmetic does.
+    """
+    o = np.arange(output_size, dtype=np.int64).astype(np.float32)
+    ipo = np.float32(input_pixel_offset)
+    with np.errstate(over="ignore", invalid="ignore"):
+        q = (o - np.float32(output_pixel_offset)) / np.float32(scale)
+        x = q - ipo
+        whole = np.floor(q)
+        i0 = whole - (q - whole < ipo).astype(np.float32)
+        t = (x - i0).astype(np.float32)
+    # Clamping the float first keeps an overflowed (infinite) first tap defined.
+    i0 = np.clip(np.nan_to_num(i0, nan=0.0), -1.0, float(input_size))
+    last = input_size - 1
+    first = np.clip(i0, 0, last).astype(np.intp)
+    second = np.clip(i0 + 1, 0, last).astype(np.intp)
+    return first, second, t
+
+
+def is_identity_map(output_size: int, scale: float, input_pixel_offset: float, output_pixel_offset: float) -> bool:
+    """Whether ``x(o) = o`` for every output index (Scale 1 and offsets that cancel, in float32).
+
+    DirectML does not interpolate along such a dimension (it reads ``x[o]``, clamped),
+    so an infinity there never spreads to a neighbour (erratum E33).
+    """
+    if np.float32(scale) != np.float32(1.0):
+        return False
+    x = input_coordinates(output_size, scale, input_pixel_offset, output_pixel_offset)
+    return bool(np.array_equal(x, np.arange(output_size, dtype=np.float32)))
+
+
+def linear_axes(
+    input_sizes: Sequence[int],
+    output_sizes: Sequence[int],
+    scales: Sequence[float],
+    pixel_offsets: Sequence[tuple[float, float]],
+) -> list[LinearAxis]:
+    """DirectML's LINEAR resample of every dimension (the forward's sizes and offsets).
+
+    Measured on DirectML 1.15.4 (erratum E33): the dimensions are interpolated one after
+    the other, the first (outermost) first, as ``a + (b - a) * t`` in float32, which gives
+    NaN where a tap pair holds an infinity (``inf + (b - inf) * t``) and overflows near
+    FLT_MAX; a dimension whose map is the identity (:func:`is_identity_map`) is not
+    interpolated. When every dimension is an identity map, DirectML still interpolates the
+    first one, with taps ``o`` and ``o + 1`` at weight 0.
+    """
+    axes = []
+    for n_in, n_out, scale, (ipo, opo) in zip(input_sizes, output_sizes, scales, pixel_offsets):
+        if is_identity_map(n_out, scale, ipo, opo):
+            # Index o itself (clamped), and o + 1 at weight 0 should this axis be the one
+            # interpolated below (the quotient rule may name o - 1 with weight 1 here).
+            o = np.arange(n_out, dtype=np.intp)
+            first, second = np.minimum(o, n_in - 1), np.minimum(o + 1, n_in - 1)
+            axes.append(LinearAxis(first, second, np.zeros(n_out, np.float32), False))
+        else:
+            axes.append(LinearAxis(*linear_taps(n_in, n_out, scale, ipo, opo), True))
+    if axes and not any(a.interpolates for a in axes):
+        a = axes[0]
+        axes[0] = LinearAxis(a.first, a.second, a.weight, True)
+    return axes
 
 
 def default_scales(input_sizes: Sequence[int], output_sizes: Sequence[int]) -> tuple[float, ...]:

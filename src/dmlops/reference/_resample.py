@@ -1,24 +1,24 @@
-"""The separable resample shared by RESAMPLE2 (forward) and RESAMPLE_GRAD1 (transpose).
+"""RESAMPLE2 (forward) and RESAMPLE_GRAD1 (transpose) in NumPy.
 
-The N-D map is a product of one 1-D map per dimension, and each 1-D map has at most
-two taps per output index. So both operators apply one sparse 1-D operator per axis:
-the forward gathers (``np.take``) and weights, the transpose scatter-adds with
-``np.add.reduceat`` over the runs of equal indices (tap indices never decrease with
-``o``, because ``x(o)`` is monotone even after float32 rounding). Memory stays
-proportional to the tensors: no dense input-by-output matrix is ever built, and the
-axes are processed shrinking ones first, so no intermediate is larger than the
-larger of the two tensors.
+The N-D map is a product of one 1-D map per dimension, each with at most two taps per
+output index (:mod:`dmlops.descs._resample` holds the tap rules, DirectML's included).
 
-Numerics: coordinates in float32 (:func:`dmlops.descs._resample.input_coordinates`),
-weights and sums in float64, rounded once when stored. NEAREST_NEIGHBOR forward is pure
-data movement and keeps the input dtype (bit-exact).
+* NEAREST_NEIGHBOR forward is a gather per axis (bit-exact, any dtype).
+* LINEAR forward follows DirectML's arithmetic: for each output element, the corners
+  of its taps are interpolated one dimension after the other, outermost first, as
+  ``a + (b - a) * t`` in float32 (erratum E33). The corners are gathered straight into
+  the output's shape, so memory stays a few output-sized arrays.
+* The transpose scatter-adds per axis with ``np.add.reduceat`` over the runs of equal
+  indices (tap indices never decrease with ``o``), weights and sums in float64, rounded
+  once when stored; the axes are processed shrinking ones first, so no intermediate is
+  larger than the larger of the two tensors.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,50 +34,36 @@ Tap = tuple[NDArray[np.intp], Weights | None]
 """(input index per output index, weight per output index or None for weight 1)."""
 
 
-def axis_taps(
-    coordinates: NDArray[np.float32], size: int, mode: InterpolationMode, direction: AxisDirection
-) -> list[Tap]:
-    """The taps of one dimension for every output index.
+def nearest_taps(coordinates: NDArray[np.float32], size: int, direction: AxisDirection) -> NDArray[np.intp]:
+    """NEAREST_NEIGHBOR's input index for every output index: DECREASING = floor, INCREASING = ceil, clamped.
 
-    Parameters
-    ----------
-    coordinates : ndarray of float32
-        ``x(o)`` for each output index.
-    size : int
-        The input size ``n`` along this dimension.
-    mode, direction
-        InterpolationMode and RoundingDirection.
-
-    Returns
-    -------
-    list of (indices, weights)
-        One tap for NEAREST_NEIGHBOR (weight None = 1), two for LINEAR.
+    Clamping the float first keeps +-inf coordinates (overflowed quotients) defined.
     """
     x = coordinates.astype(np.float64)
-    last = size - 1
-    if mode is InterpolationMode.NEAREST_NEIGHBOR:
-        # DECREASING = floor, INCREASING = ceil; then clamp to the edge. Clamping the
-        # float first keeps +-inf coordinates (overflowed quotients) defined.
-        rounded = np.floor(x) if direction is AxisDirection.DECREASING else np.ceil(x)
-        return [(np.clip(rounded, 0, last).astype(np.intp), None)]
-    # LINEAR: taps clamp(i0) with 1 - f and clamp(i0 + 1) with f. Limiting x to [-1, n]
-    # first changes no tap (both taps are already clamped to the same edge element
-    # beyond it) and keeps +-inf defined.
-    x = np.clip(x, -1.0, float(size))
-    i0 = np.floor(x)
-    f = x - i0  # exact: x has 24 significant bits
-    idx0 = np.clip(i0, 0, last).astype(np.intp)
-    idx1 = np.clip(i0 + 1, 0, last).astype(np.intp)
-    return [(idx0, 1.0 - f), (idx1, f)]
+    rounded = np.floor(x) if direction is AxisDirection.DECREASING else np.ceil(x)
+    return np.clip(rounded, 0, size - 1).astype(np.intp)
 
 
 def desc_taps(desc: ResampleDesc) -> list[list[Tap]]:
-    """The taps of every dimension of a RESAMPLE2 / RESAMPLE_GRAD1 desc."""
+    """The taps of every dimension of a RESAMPLE2 / RESAMPLE_GRAD1 desc, as weighted sums.
+
+    One tap (weight None = 1) per output index for NEAREST_NEIGHBOR; for LINEAR two,
+    ``first`` with ``1 - t`` and ``second`` with ``t`` (DirectML's tap rule,
+    :func:`dmlops.descs._resample.linear_taps`). The transpose and the cpu / cuda
+    tables read these; the forward LINEAR resample interpolates with
+    :meth:`~dmlops.descs._resample.ResampleParameters.linear_axes` instead.
+    """
     sizes = desc.forward_input_sizes
-    return [
-        axis_taps(desc.input_coordinates(d), sizes[d], desc.interpolation_mode, desc.rounding_direction)
-        for d in range(desc.dimension_count)
-    ]
+    if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
+        return [
+            [(nearest_taps(desc.input_coordinates(d), sizes[d], desc.rounding_direction), None)]
+            for d in range(desc.dimension_count)
+        ]
+    taps: list[list[Tap]] = []
+    for axis in desc.linear_axes():
+        t = axis.weight.astype(np.float64)
+        taps.append([(axis.first, 1.0 - t), (axis.second, t)])
+    return taps
 
 
 def _axis_order(source: Sequence[int], target: Sequence[int]) -> list[int]:
@@ -85,7 +71,7 @@ def _axis_order(source: Sequence[int], target: Sequence[int]) -> list[int]:
     return sorted(range(len(source)), key=lambda d: target[d] / source[d])
 
 
-def _along(weights: NDArray[np.float64], axis: int, ndim: int) -> NDArray[np.float64]:
+def _along(weights: NDArray[Any], axis: int, ndim: int) -> NDArray[Any]:
     shape = [1] * ndim
     shape[axis] = -1
     return weights.reshape(shape)
@@ -121,31 +107,63 @@ def _is_identity(taps: list[Tap], n_in: int, n_out: int) -> bool:
     return bool(np.all(w == 1.0))
 
 
+def _gather_axes(x: NDArray[Any], indices: Sequence[NDArray[np.intp] | None]) -> NDArray[Any]:
+    """``x`` gathered along each axis whose indices are given, shrinking axes first.
+
+    ``x`` is read in place (it may be a broadcast view far larger than its buffer): each
+    pass gathers, so arrays grow only as the output does.
+    """
+    a = x
+    def growth(d: int) -> float:
+        idx = indices[d]
+        return 1.0 if idx is None else idx.size / max(x.shape[d], 1)
+
+    order = sorted(range(x.ndim), key=growth)
+    for d in order:
+        idx = indices[d]
+        if idx is None or (idx.size == a.shape[d] and np.array_equal(idx, np.arange(idx.size))):
+            continue
+        check_allocation(
+            math.prod(a.shape) // max(a.shape[d], 1) * idx.size * a.itemsize, f"resampling along dimension {d}"
+        )
+        a = _take(a, idx, d)
+    return a
+
+
 def resample(x: NDArray[Any], desc: ResampleDesc) -> NDArray[Any]:
     """The forward map: ``x`` has the forward input sizes, the result the output sizes.
 
-    NEAREST_NEIGHBOR returns ``x``'s dtype (a gather); LINEAR returns float64.
+    NEAREST_NEIGHBOR returns ``x``'s dtype (a gather). LINEAR returns float32: DirectML
+    interpolates one dimension after the other, outermost first, as ``a + (b - a) * t``
+    in float32 (so an infinite tap gives NaN and values near FLT_MAX may overflow, as on
+    DirectML; erratum E33); dimensions whose map is the identity are only gathered.
     """
-    taps = desc_taps(desc)
-    source, target = desc.forward_input_sizes, desc.forward_output_sizes
-    nearest = desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR
-    # ``x`` is read in place (it may be a broadcast view far larger than its buffer): each
-    # pass gathers its taps first, so arrays grow only as the output does. The float64
-    # weights promote each gathered value exactly, as converting ``x`` first would.
-    a: NDArray[Any] = x
-    for d in _axis_order(source, target):
-        if _is_identity(taps[d], source[d], target[d]):
-            continue
-        grown = math.prod(a.shape) // max(a.shape[d], 1) * target[d]
-        check_allocation(grown * 8 * (1 if nearest else 3), f"{desc.dml_name}: resampling along dimension {d}")
-        if nearest:
-            a = _take(a, taps[d][0][0], d)
-            continue
-        (idx0, w0), (idx1, w1) = taps[d]  # linear taps always carry weights
-        a = _weighted(_take(a, idx0, d), _along(cast(Weights, w0), d, a.ndim)) + _weighted(
-            _take(a, idx1, d), _along(cast(Weights, w1), d, a.ndim)
-        )
-    return np.asarray(a) if nearest else np.asarray(a, dtype=np.float64)
+    if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
+        return _gather_axes(x, [taps[0][0] for taps in desc_taps(desc)])
+    axes = desc.linear_axes()
+    out_shape = tuple(axis.first.size for axis in axes)
+    # Corner values are gathered straight into the output's shape, so memory stays a few
+    # output-sized arrays whatever the sizes (no intermediate grows along one axis while
+    # another still has to shrink).
+    check_allocation(math.prod(out_shape) * 4 * (2 * len(axes) + 2), f"{desc.dml_name}: interpolating")
+    interpolated = [d for d, axis in enumerate(axes) if axis.interpolates]
+    grids = [_along(axis.first, d, len(axes)) for d, axis in enumerate(axes)]
+
+    def corner(level: int) -> NDArray[np.float32]:
+        # The value after interpolating dimensions interpolated[:level], at the corner
+        # the grids currently name for the others: the last lerp taken is the innermost.
+        if level == 0:
+            return np.broadcast_to(x[tuple(grids)], out_shape).astype(np.float32)
+        d = interpolated[level - 1]
+        axis = axes[d]
+        grids[d] = _along(axis.second, d, len(axes))
+        hi = corner(level - 1)
+        grids[d] = _along(axis.first, d, len(axes))
+        lo = corner(level - 1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return lo + (hi - lo) * _along(axis.weight, d, len(axes))  # float32, no fused multiply-add
+
+    return corner(len(interpolated))
 
 
 def _scatter_add_sorted(

@@ -2,14 +2,17 @@
 //
 // Both work on four dimensions (fewer are padded with leading size-1 dimensions whose
 // map is the identity). The per-axis maps are tables computed on the host with the
-// reference's float32 coordinate rule (dmlops.reference._resample.axis_taps), so the
-// selected indices are identical to the reference:
-//   forward: for output index o of axis a, taps (idx0, w0) and (idx1, w1) at
-//            tab_off[a] + o (NEAREST uses idx0 only);
+// semantics layer's float32 rules (dmlops.descs._resample), so the selected indices are
+// identical to the reference:
+//   forward: for output index o of axis a, taps idx0 and idx1 and the weight t at
+//            tab_off[a] + o (NEAREST uses idx0 only). LINEAR interpolates as DirectML
+//            does (erratum E33): the axes whose bit is set in `interp`, one after the
+//            other, outermost first, each as a + (b - a) * t in float32, rounded at
+//            every step (no fused multiply-add); other axes read idx0 as it is.
 //   grad:    for input index i of axis a, the CSR list [start[i], start[i + 1]) of
-//            (output index, weight) pairs whose forward tap reads i.
-// Taps of weight exactly 0 are skipped (they add 0 even against inf/nan, like the
-// reference). Sums are formed in Num<T>::Acc and rounded once.
+//            (output index, weight) pairs whose forward tap reads i. Taps of weight
+//            exactly 0 are skipped (they add 0 even against inf/nan, like the
+//            reference). Sums are formed in Num<T>::Acc and rounded once.
 #include "common.cuh"
 
 struct ResampleParams {
@@ -20,13 +23,18 @@ struct ResampleParams {
     i64 y_stride[4];  // element strides of the tensor being written
     i64 tab_off[4];   // per-axis offsets into the tables
     i64 identity;     // grad: bit a set when axis a maps every index to itself (no table reads)
+    i64 interp;       // forward LINEAR: bit a set when axis a is interpolated
 };
+
+// DirectML's interpolation step, float32 with every operation rounded (no contraction).
+__device__ __forceinline__ float lerp_dml(float a, float b, float t) {
+    return __fadd_rn(a, __fmul_rn(__fsub_rn(b, a), t));
+}
 
 template <typename T, bool LINEAR, typename I>
 __global__ void __launch_bounds__(256) resample_fwd(const T* __restrict__ x, T* __restrict__ y,
                                                     const i64* __restrict__ idx0, const i64* __restrict__ idx1,
-                                                    const double* __restrict__ w0, const double* __restrict__ w1,
-                                                    const ResampleParams p) {
+                                                    const float* __restrict__ tw, const ResampleParams p) {
     typedef typename Num<T>::Acc Acc;
     const I step = (I)gridDim.x * (I)blockDim.x;
     for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < (I)p.count; t += step) {
@@ -47,47 +55,51 @@ __global__ void __launch_bounds__(256) resample_fwd(const T* __restrict__ x, T* 
             y[dst] = x[src];  // nearest neighbour: data movement, bit-exact
         } else {
         I off[4][2];
-        Acc w[4][2];
+        float t[4];
 #pragma unroll
         for (int a = 0; a < 4; ++a) {
             const i64 q = p.tab_off[a] + o[a];
             off[a][0] = (I)idx0[q] * (I)p.x_stride[a];
             off[a][1] = (I)idx1[q] * (I)p.x_stride[a];
-            w[a][0] = (Acc)w0[q];
-            w[a][1] = (Acc)w1[q];
+            t[a] = tw[q];
         }
-        Acc acc = Acc(0);
+        const int interp = (int)p.interp;
+        // Corner k holds tap (k >> 3) & 1 of axis 0, ..., k & 1 of axis 3; corners that
+        // pick the second tap of an axis that is not interpolated are never read.
+        float v[16];
 #pragma unroll
-        for (int a0 = 0; a0 < 2; ++a0) {
-            if (w[0][a0] == Acc(0)) continue;
-#pragma unroll
-            for (int a1 = 0; a1 < 2; ++a1) {
-                if (w[1][a1] == Acc(0)) continue;
-                const Acc w01 = w[0][a0] * w[1][a1];
-#pragma unroll
-                for (int a2 = 0; a2 < 2; ++a2) {
-                    if (w[2][a2] == Acc(0)) continue;
-                    const Acc w012 = w01 * w[2][a2];
-#pragma unroll
-                    for (int a3 = 0; a3 < 2; ++a3) {
-                        if (w[3][a3] == Acc(0)) continue;
-                        const T v = x[off[0][a0] + off[1][a1] + off[2][a2] + off[3][a3]];
-                        acc += (w012 * w[3][a3]) * Num<T>::to_acc(v);
-                    }
-                }
+        for (int k = 0; k < 16; ++k) {
+            if (k & ~((interp & 1 ? 8 : 0) | (interp & 2 ? 4 : 0) | (interp & 4 ? 2 : 0) | (interp & 8 ? 1 : 0))) {
+                v[k] = 0.0f;
+                continue;
             }
+            const I src = off[0][(k >> 3) & 1] + off[1][(k >> 2) & 1] + off[2][(k >> 1) & 1] + off[3][k & 1];
+            v[k] = (float)Num<T>::to_acc(x[src]);
         }
-        y[dst] = Num<T>::from_acc(acc);
+        if (interp & 1) {
+#pragma unroll
+            for (int k = 0; k < 8; ++k) v[k] = lerp_dml(v[k], v[k + 8], t[0]);
+        }
+        if (interp & 2) {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) v[k] = lerp_dml(v[k], v[k + 4], t[1]);
+        }
+        if (interp & 4) {
+#pragma unroll
+            for (int k = 0; k < 2; ++k) v[k] = lerp_dml(v[k], v[k + 2], t[2]);
+        }
+        if (interp & 8) v[0] = lerp_dml(v[0], v[1], t[3]);
+        y[dst] = Num<T>::from_acc((Acc)v[0]);
         }
     }
 }
 
 // RESAMPLE2 fast path, FLOAT32 / FLOAT16, when only the last two of four axes resample
-// (the first two map every index to itself with weight 1) and 32-bit offsets are exact:
-// a thread per M outputs of one row, its coordinates by fast division once, the row's
-// taps once and each column's as one 16-byte HWTaps (offsets and weights). The sum
-// runs in resample_fwd's order with its rounding (its weight product 1 * 1 * wh * ww is
-// wh * ww, zero weights skipped), so the bits equal resample_fwd's.
+// (the first two are not interpolated and read every index as it is) and 32-bit offsets
+// are exact: a thread per M outputs of one row, its coordinates by fast division once,
+// the row's taps once and each column's as one 16-byte HWTaps (offsets and the weight
+// t). The interpolation is resample_fwd's (height, then width, float32 lerps), so the
+// bits equal resample_fwd's.
 //
 // STRIDED: a warp takes 32 x M consecutive outputs of a row and a thread every 32nd of
 // them, so each of its column-table loads, input loads and stores is one coalesced run
@@ -121,15 +133,16 @@ struct ResampleHWParams {
     i64 div[3];       // output groups per row (of M outputs, or STRIDED of 32 x M), OutputHeight, channels
     i64 out_w;        // OutputWidth
     i64 vec_store;    // 1: a thread's M outputs are one aligned vector (unit stride, host-checked)
+    i64 interp;       // LINEAR: bit 0 set when height is interpolated, bit 1 when width is
     i64 x_stride[4];  // InputTensor
     i64 y_stride[4];  // OutputTensor
 };
 
 // One output index's two taps along an axis: element offsets (index x the input stride)
-// and weights, loaded as one 16-byte piece.
+// and the weight t, loaded as one 16-byte piece.
 struct __align__(16) HWTaps {
     int off0, off1;
-    float w0, w1;
+    float t, unused;
 };
 
 __device__ __forceinline__ HWTaps load_taps(const HWTaps* t) {
@@ -156,7 +169,7 @@ __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, 
     const int out_w = (int)p.out_w;
     const HWTaps hr = load_taps(row_taps + oh);
     const T* row[2] = {xp + hr.off0, xp + hr.off1};
-    const Acc wh[2] = {hr.w0, hr.w1};
+    const bool along_h = p.interp & 1, along_w = p.interp & 2;
     T outs[M];
 #pragma unroll
     for (int m = 0; m < M; ++m) {
@@ -167,22 +180,14 @@ __global__ void __launch_bounds__(256) resample_fwd_hw(const T* __restrict__ x, 
         if (!LINEAR) {
             out = row[0][hc.off0];  // nearest neighbour: data movement, bit-exact
         } else {
-            const int cols[2] = {hc.off0, hc.off1};
-            const Acc wc[2] = {hc.w0, hc.w1};
-            // Branch-free: all four taps are loaded (their indices are clamped into the
-            // input) and a tap of weight 0 keeps the sum as it was, as skipping it does.
-            // One fused multiply-add per tap, as resample_fwd's contracted acc += w * x,
-            // so the bits stay resample_fwd's.
-            Acc acc = Acc(0);
-#pragma unroll
-            for (int a = 0; a < 2; ++a) {
-#pragma unroll
-                for (int b = 0; b < 2; ++b) {
-                    const Acc sum = fmaf(wh[a] * wc[b], Num<T>::to_acc(row[a][cols[b]]), acc);
-                    acc = (wh[a] == Acc(0) || wc[b] == Acc(0)) ? acc : sum;
-                }
+            // Height first, then width, as resample_fwd: the same float32 lerps.
+            float left = (float)Num<T>::to_acc(row[0][hc.off0]);
+            float right = along_w ? (float)Num<T>::to_acc(row[0][hc.off1]) : 0.0f;
+            if (along_h) {
+                left = lerp_dml(left, (float)Num<T>::to_acc(row[1][hc.off0]), hr.t);
+                if (along_w) right = lerp_dml(right, (float)Num<T>::to_acc(row[1][hc.off1]), hr.t);
             }
-            out = Num<T>::from_acc(acc);
+            out = Num<T>::from_acc((Acc)(along_w ? lerp_dml(left, right, hc.t) : left));
         }
     }
     // One vector store where the host found every row's M-output groups aligned; else
