@@ -358,6 +358,12 @@ def test_grad_is_adjoint_of_forward(case, dtype) -> None:
         input_pixel_offsets=ipo,
         output_pixel_offsets=opo,
     )
+    # DirectML's RESAMPLE2 takes its LINEAR taps from the quotient and RESAMPLE_GRAD1 from
+    # the coordinate (erratum E32): the two are transposes only while InputPixelOffsets lie
+    # in [0, 1), where both rules select the same taps.
+    if mode == "LINEAR":
+        ipo = [v if 0 <= v < 1 else v % 1.0 for v in ipo]
+        params["input_pixel_offsets"] = ipo
     lhs, rhs, scale = _adjoint_gap(x, g, out_sizes, in_sizes, params)
     # each side is one rounding per stored element away from the exact inner product
     tol = 2 * TOLERANCES[np.dtype(dtype)]["rtol"] * scale + 1e-12
@@ -461,6 +467,17 @@ def test_smallest_scale_is_flt_epsilon(backend: str) -> None:
         for scale in (float(np.nextafter(np.float32(2.0**-23), np.float32(0))), 1e-38, 0.0):
             with pytest.raises(InvalidDescError, match=r"Scales\[0\]"):
                 dmlops.resample2(x, [6], backend=backend, scales=[scale], **params)
+
+
+def test_grad_is_not_the_adjoint_outside_unit_offsets() -> None:
+    # InputPixelOffset -1.5 (x = o + 1.5): RESAMPLE2 extrapolates from taps (o, o + 1) with
+    # weight 1.5, RESAMPLE_GRAD1 spreads over (o + 1, o + 2) with weight 0.5 (probed on
+    # DirectML 1.15.4: [25, 35, 30] forward, [0, 0.5, 2.5] gradient of ones). The gradient
+    # of the forward would be [-0.5, 1, 2.5].
+    fwd = dict(interpolation_mode="LINEAR", scales=[1.0], input_pixel_offsets=[-1.5], output_pixel_offsets=[0.0])
+    x, g = np.array([10, 20, 30], np.float32), np.ones(3, np.float32)
+    assert_close(dmlops.resample2(x, [3], **fwd), np.array([25, 35, 30], np.float32))
+    assert_close(dmlops.resample_grad1(g, [3], **grad_params(fwd)), np.array([0, 0.5, 2.5], np.float32))
 
 
 def test_linear_identity_interpolates_the_first_dimension(backend: str) -> None:

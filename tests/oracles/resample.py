@@ -22,8 +22,14 @@ def coordinate(o: int, scale: float, input_pixel_offset: float, output_pixel_off
     return float(np.float32(t - np.float32(input_pixel_offset)))
 
 
-def taps(o: int, n: int, scale: float, ipo: float, opo: float, mode: str, direction: str) -> list[tuple[int, float]]:
-    """(input index, weight) pairs that output index ``o`` reads along one dimension."""
+def taps(
+    o: int, n: int, scale: float, ipo: float, opo: float, mode: str, direction: str, quotient: bool = True
+) -> list[tuple[int, float]]:
+    """(input index, weight) pairs that output index ``o`` reads along one dimension.
+
+    ``quotient``: RESAMPLE2's LINEAR first tap (DirectML's quotient rule); RESAMPLE_GRAD1
+    takes the page's ``floor(x)`` (erratum E32).
+    """
 
     def clamp(i: int) -> int:
         return min(max(i, 0), n - 1)
@@ -35,16 +41,22 @@ def taps(o: int, n: int, scale: float, ipo: float, opo: float, mode: str, direct
     # DirectML's first tap comes from the quotient q = (o - OutputPixelOffset) / Scale
     # (erratum E32): i0 = floor(q) - 1 when frac(q) < InputPixelOffset, else floor(q),
     # and the weight is x - i0 (outside [0, 1) when InputPixelOffset is).
-    q = float(np.float32(np.float32(np.float32(o) - np.float32(opo)) / np.float32(scale)))
-    i0 = math.floor(q)
-    if q - i0 < float(np.float32(ipo)):
-        i0 -= 1
+    if quotient:
+        q = float(np.float32(np.float32(np.float32(o) - np.float32(opo)) / np.float32(scale)))
+        i0 = math.floor(q)
+        if q - i0 < float(np.float32(ipo)):
+            i0 -= 1
+    else:
+        i0 = math.floor(x)
     f = x - i0
     return [(clamp(i0), 1.0 - f), (clamp(i0 + 1), f)]
 
 
-def _weights(in_sizes, out_coord, scales, ipo, opo, mode, direction):
-    per_dim = [taps(o, n, s, ip, op, mode, direction) for o, n, s, ip, op in zip(out_coord, in_sizes, scales, ipo, opo)]
+def _weights(in_sizes, out_coord, scales, ipo, opo, mode, direction, quotient=True):
+    per_dim = [
+        taps(o, n, s, ip, op, mode, direction, quotient)
+        for o, n, s, ip, op in zip(out_coord, in_sizes, scales, ipo, opo)
+    ]
     for combo in itertools.product(*per_dim):
         w = 1.0
         for _, wd in combo:
@@ -77,7 +89,7 @@ def resample_grad1_oracle(dy, in_sizes, scales, ipo, opo, mode="LINEAR", directi
     dy = np.asarray(dy)
     dx = np.zeros(tuple(in_sizes), dtype=np.float64)
     for oc in itertools.product(*(range(m) for m in dy.shape)):
-        for ic, w in _weights(tuple(in_sizes), oc, scales, opo, ipo, mode, direction):
+        for ic, w in _weights(tuple(in_sizes), oc, scales, opo, ipo, mode, direction, quotient=False):
             dx[ic] += w * float(dy[oc])
     return dx
 

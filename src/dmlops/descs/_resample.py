@@ -172,7 +172,7 @@ class LinearAxis:
 def linear_taps(
     input_size: int, output_size: int, scale: float, input_pixel_offset: float, output_pixel_offset: float
 ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float32]]:
-    """DirectML 1.15.4's LINEAR tap rule along one dimension (erratum E32): (first, second, weight).
+    """DirectML 1.15.4's RESAMPLE2 LINEAR tap rule along one dimension (erratum E32): (first, second, weight).
 
     DirectML splits the quotient ``q = (o - OutputPixelOffset) / Scale`` (float32) into
     ``floor(q)`` and ``frac(q)`` and takes the first tap ``i0 = floor(q) - (frac(q) <
@@ -197,6 +197,21 @@ def linear_taps(
     first = np.clip(i0, 0, last).astype(np.intp)
     second = np.clip(i0 + 1, 0, last).astype(np.intp)
     return first, second, t
+
+
+def coordinate_taps(
+    input_size: int, output_size: int, scale: float, input_pixel_offset: float, output_pixel_offset: float
+) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+    """The page's LINEAR taps along one dimension, which RESAMPLE_GRAD1 uses: (i0, t), i0 unclamped.
+
+    ``i0 = floor(x)``, ``t = x - i0`` (exact) with ``x`` the float32 coordinate. DirectML
+    1.15.4's RESAMPLE_GRAD1 follows this rule even where its RESAMPLE2 takes the quotient
+    rule of :func:`linear_taps` (erratum E32: 150 of 150 probes with offsets outside
+    [0, 1) agree with it). ``x`` is limited to [-1, n] first: that changes no clamped tap.
+    """
+    x = np.clip(input_coordinates(output_size, scale, input_pixel_offset, output_pixel_offset), -1.0, input_size)
+    i0 = np.floor(x.astype(np.float64))
+    return i0.astype(np.intp), x - i0
 
 
 def is_identity_map(output_size: int, scale: float, input_pixel_offset: float, output_pixel_offset: float) -> bool:

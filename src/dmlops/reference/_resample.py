@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..descs._resample import coordinate_taps
 from ..descs.resample2 import Resample2Desc
 from ..descs.resample_grad1 import ResampleGrad1Desc
 from ..enums import AxisDirection, InterpolationMode
@@ -48,21 +49,21 @@ def desc_taps(desc: ResampleDesc) -> list[list[Tap]]:
     """The taps of every dimension of a RESAMPLE2 / RESAMPLE_GRAD1 desc, as weighted sums.
 
     One tap (weight None = 1) per output index for NEAREST_NEIGHBOR; for LINEAR two,
-    ``first`` with ``1 - t`` and ``second`` with ``t`` (DirectML's tap rule,
-    :func:`dmlops.descs._resample.linear_taps`). The transpose and the cpu / cuda
-    tables read these; the forward LINEAR resample interpolates with
-    :meth:`~dmlops.descs._resample.ResampleParameters.linear_axes` instead.
+    ``clamp(i0)`` with ``1 - t`` and ``clamp(i0 + 1)`` with ``t`` by the page's rule
+    (:func:`dmlops.descs._resample.coordinate_taps`), which DirectML's RESAMPLE_GRAD1
+    follows. The transpose and the cpu / cuda gradient tables read these; the forward
+    LINEAR resample interpolates by DirectML's own rule instead
+    (:meth:`~dmlops.descs._resample.ResampleParameters.linear_axes`).
     """
     sizes = desc.forward_input_sizes
-    if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
-        return [
-            [(nearest_taps(desc.input_coordinates(d), sizes[d], desc.rounding_direction), None)]
-            for d in range(desc.dimension_count)
-        ]
     taps: list[list[Tap]] = []
-    for axis in desc.linear_axes():
-        t = axis.weight.astype(np.float64)
-        taps.append([(axis.first, 1.0 - t), (axis.second, t)])
+    for d in range(desc.dimension_count):
+        last = sizes[d] - 1
+        if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
+            taps.append([(nearest_taps(desc.input_coordinates(d), sizes[d], desc.rounding_direction), None)])
+            continue
+        i0, t = coordinate_taps(sizes[d], desc.forward_output_sizes[d], desc.scales[d], *desc.forward_pixel_offsets(d))
+        taps.append([(np.clip(i0, 0, last), 1.0 - t), (np.clip(i0 + 1, 0, last), t)])
     return taps
 
 
@@ -114,6 +115,7 @@ def _gather_axes(x: NDArray[Any], indices: Sequence[NDArray[np.intp] | None]) ->
     pass gathers, so arrays grow only as the output does.
     """
     a = x
+
     def growth(d: int) -> float:
         idx = indices[d]
         return 1.0 if idx is None else idx.size / max(x.shape[d], 1)
