@@ -417,12 +417,29 @@ def test_nearest_ties_follow_rounding_direction(backend: str, n, m, scale, ipo, 
 
 
 def test_float32_coordinates_are_documented_choice() -> None:
-    # (0 + 0.5) / float32(1/3) - 0.5: float32 arithmetic gives exactly 1.0 (the middle
-    # pixel); float64 would give 0.99999996 and floor to 0.
+    # (0 + 0.5) * float32(1 / float32(1/3)) - 0.5: float32 arithmetic gives exactly 1.0 (the
+    # middle pixel); float64 division would give 0.99999996 and floor to 0.
     desc = make_forward(in_sizes=(3,), out_sizes=(1,), scales=(1 / 3,), ipo=(0.5,), opo=(-0.5,))
     assert desc.input_coordinates(0).dtype == np.float32
     assert desc.input_coordinates(0)[0] == 1.0
     assert (0.5 / float(np.float32(1 / 3)) - 0.5) < 1.0
+
+
+def test_coordinates_multiply_by_the_reciprocal(backend: str) -> None:
+    # DirectML multiplies by float32(1 / Scale) (erratum E34). With Scales 1.2, 15 -> 18 and
+    # InputPixelOffset 0.5, some outputs land exactly on an integer by one rule and just
+    # below it by the other; DirectML 1.15.4 gives the reciprocal's indices (its o = 0, which
+    # floors to -1, reads the last element there: the stack's ftou artefact, see errata).
+    scale = 1.2000000476837158
+    x = np.arange(15, dtype=np.float32)
+    params = dict(interpolation_mode=NEAREST, rounding_direction="DECREASING", scales=[scale],
+                  input_pixel_offsets=[0.5], output_pixel_offsets=[0.0])  # fmt: skip
+    o = np.arange(18, dtype=np.float32)
+    by_reciprocal = np.floor(o * (np.float32(1) / np.float32(scale)) - np.float32(0.5))
+    by_division = np.floor(o / np.float32(scale) - np.float32(0.5))
+    assert not np.array_equal(by_reciprocal, by_division)  # the probe separates the two rules
+    want = np.clip(by_reciprocal, 0, 14).astype(np.float32)
+    assert_close(dmlops.resample2(x, [18], backend=backend, **params), want, exact=True)
 
 
 def test_linear_edge_taps_accumulate_on_edge(backend: str) -> None:
@@ -690,7 +707,7 @@ def test_torch_interpolate_parity(backend: str, torch_mode: str, spatial: int, p
     spatial_in, spatial_out = ([n_w], [m_w]) if spatial == 1 else ([n_h, n_w], [m_h, m_w])
     if torch_mode == "nearest" and not all(_torch_nearest_agrees(n, m) for n, m in zip(spatial_in, spatial_out)):
         pytest.skip(
-            "float32 index-boundary hazard (spec oracles 3.1): torch multiplies by in/out, DML divides by out/in"
+            "float32 index-boundary hazard (spec oracles 3.1): torch multiplies by float(in/out), DirectML by 1/float(out/in)"
         )
     rng = np.random.RandomState(pair_index)
     in_sizes = [2, 3, *spatial_in]
@@ -704,9 +721,26 @@ def test_torch_interpolate_parity(backend: str, torch_mode: str, spatial: int, p
     yt.backward(torch.from_numpy(g))
     params = _torch_params(torch_mode, spatial_in, spatial_out)
     got = dmlops.resample2(x, out_sizes, backend=backend, **params)
-    assert_close(got, yt.detach().numpy(), exact=torch_mode == "nearest")
+    if torch_mode == "nearest":
+        assert_close(got, yt.detach().numpy(), exact=True)
+    else:
+        # DirectML's float32 lerps a + (b - a) t (erratum E33) round differently from torch's
+        # weighted sum: a few float32 ulps of the largest input, not of the (possibly small) result.
+        bound = 16 * float(np.finfo(np.float32).eps) * float(np.abs(x).max())
+        np.testing.assert_allclose(got, yt.detach().numpy(), rtol=1e-5, atol=bound)
     dx = dmlops.resample_grad1(g, in_sizes, backend=backend, **grad_params(params))
-    assert_close(dx, xt.grad.numpy())
+    if torch_mode == "nearest":
+        assert_close(dx, xt.grad.numpy())
+    else:
+        # DirectML's coordinates multiply by the float32 reciprocal of the scale (erratum E34):
+        # a tap torch weighs exactly 0 may get a weight of a few ulps.
+        bound = (
+            16
+            * float(np.finfo(np.float32).eps)
+            * float(np.abs(g).max())
+            * max(m / n for n, m in zip(in_sizes, out_sizes))
+        )
+        np.testing.assert_allclose(dx, xt.grad.numpy(), rtol=1e-5, atol=bound)
 
 
 @pytest.mark.oracles

@@ -16,9 +16,10 @@ import numpy as np
 
 
 def coordinate(o: int, scale: float, input_pixel_offset: float, output_pixel_offset: float) -> float:
-    # x = (o - OutputPixelOffsets[d]) / Scales[d] - InputPixelOffsets[d], each step rounded to float32
+    # x = (o - OutputPixelOffsets[d]) / Scales[d] - InputPixelOffsets[d], each step rounded to
+    # float32, the division as a multiply by the float32 reciprocal (DirectML, erratum E34)
     t = np.float32(np.float32(o) - np.float32(output_pixel_offset))
-    t = np.float32(t / np.float32(scale))
+    t = np.float32(t * np.float32(np.float32(1.0) / np.float32(scale)))
     return float(np.float32(t - np.float32(input_pixel_offset)))
 
 
@@ -42,7 +43,9 @@ def taps(
     # (erratum E32): i0 = floor(q) - 1 when frac(q) < InputPixelOffset, else floor(q),
     # and the weight is x - i0 (outside [0, 1) when InputPixelOffset is).
     if quotient:
-        q = float(np.float32(np.float32(np.float32(o) - np.float32(opo)) / np.float32(scale)))
+        q = float(
+            np.float32(np.float32(np.float32(o) - np.float32(opo)) * np.float32(np.float32(1.0) / np.float32(scale)))
+        )
         i0 = math.floor(q)
         if q - i0 < float(np.float32(ipo)):
             i0 -= 1

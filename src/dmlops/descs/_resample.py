@@ -10,12 +10,13 @@ Coordinate mapping (ruling 9; spec section 2.1), per dimension ``d`` and output 
 
     x(o) = (o - OutputPixelOffsets[d]) / Scales[d] - InputPixelOffsets[d]
 
-dmlops evaluates it in **float32**, one correctly rounded IEEE operation at a time,
-in exactly that order: the parameters are DML ``FLOAT`` members and a DirectML shader
-works in 32-bit floats. The choice matters only where the exact quotient is an
-integer that float32 and float64 round to different sides (for example 14 -> 2 with
-Scales 1/7: float32 gives x(1) = 7.0, float64 gives 6.99999981). Every dmlops backend
-must use the same float32 operations (no reciprocal multiply, no fused ops).
+dmlops evaluates it as DirectML 1.15.4 does (erratum E34): in **float32**, one
+correctly rounded IEEE operation at a time, with the division done as a multiply by the
+float32 reciprocal, ``(o - OutputPixelOffset) * (1 / Scale) - InputPixelOffset``. The
+choice matters only where the exact quotient is an integer or a tie that the two
+roundings put on different sides (146 of 150 such NEAREST probes follow the reciprocal,
+1 the division; the rest are the stack's negative-index artefact and one rounding of the
+device's reciprocal). Every dmlops backend uses these host-computed float32 values.
 """
 
 from __future__ import annotations
@@ -141,17 +142,22 @@ def input_coordinates(
 ) -> NDArray[np.float32]:
     """``x(o)`` for ``o in range(output_size)`` of one dimension, in float32.
 
-    ``(o - OutputPixelOffset) / Scale - InputPixelOffset`` with each operation rounded
-    to float32 (see the module notes). ``o`` is converted from an integer to float32
-    first, as a shader converts its thread index. The quotient may overflow to +inf for
-    tiny scales; callers clamp.
+    ``(o - OutputPixelOffset) * (1 / Scale) - InputPixelOffset`` with each operation
+    rounded to float32 (see the module notes). ``o`` is converted from an integer to
+    float32 first, as a shader converts its thread index.
     """
     o = np.arange(output_size, dtype=np.int64).astype(np.float32)
     with np.errstate(over="ignore"):
-        x: NDArray[np.float32] = (o - np.float32(output_pixel_offset)) / np.float32(scale) - np.float32(
+        x: NDArray[np.float32] = (o - np.float32(output_pixel_offset)) * reciprocal(scale) - np.float32(
             input_pixel_offset
         )
     return x
+
+
+def reciprocal(scale: float) -> np.float32:
+    """``1 / Scale`` in float32: DirectML multiplies by it rather than dividing (erratum E34)."""
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.float32(1.0) / np.float32(scale)
 
 
 @dataclass(frozen=True)
@@ -186,7 +192,7 @@ def linear_taps(
     o = np.arange(output_size, dtype=np.int64).astype(np.float32)
     ipo = np.float32(input_pixel_offset)
     with np.errstate(over="ignore", invalid="ignore"):
-        q = (o - np.float32(output_pixel_offset)) / np.float32(scale)
+        q = (o - np.float32(output_pixel_offset)) * reciprocal(scale)
         x = q - ipo
         whole = np.floor(q)
         i0 = whole - (q - whole < ipo).astype(np.float32)
@@ -209,7 +215,9 @@ def coordinate_taps(
     rule of :func:`linear_taps` (erratum E32: 150 of 150 probes with offsets outside
     [0, 1) agree with it). ``x`` is limited to [-1, n] first: that changes no clamped tap.
     """
-    x = np.clip(input_coordinates(output_size, scale, input_pixel_offset, output_pixel_offset), -1.0, input_size)
+    x = np.clip(
+        input_coordinates(output_size, scale, input_pixel_offset, output_pixel_offset), -1.0, input_size
+    ).astype(np.float64)
     i0 = np.floor(x.astype(np.float64))
     return i0.astype(np.intp), x - i0
 
