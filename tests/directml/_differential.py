@@ -1181,7 +1181,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
     Cause(
         "resample2-linear-taps",
         "RESAMPLE2",
-        "new: RESAMPLE2 LINEAR takes its first tap from the quotient, not the coordinate (DirectML)",
+        "known: RESAMPLE2 LINEAR takes its first tap from the quotient, not the coordinate (DirectML; followed, E32)",
         "DirectML",
         _linear_taps_differ,
         _directml_linear_model,
@@ -1196,18 +1196,18 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
     Cause(
         "resample-grad1-linear-taps",
         "RESAMPLE_GRAD1",
-        "new: RESAMPLE_GRAD1 LINEAR takes its first tap from the quotient, not the coordinate (DirectML)",
+        "known: RESAMPLE_GRAD1 LINEAR keeps the page's taps while RESAMPLE2 takes the quotient's (DirectML; E32)",
         "DirectML",
         _linear_taps_differ,
         _directml_linear_model,
-        "the transpose of the RESAMPLE2 taps above (InputPixelOffset = the forward's, i.e. the grad's "
-        "OutputPixelOffsets)",
+        "DirectML's gradient takes floor(x), not the quotient rule of its forward (150 of 150 probes): "
+        "differences here mean dmlops's gradient took the forward's taps",
         scope=lambda case: case.desc.interpolation_mode is InterpolationMode.LINEAR,
     ),
     Cause(
         "resample2-int-truncation",
         "RESAMPLE2",
-        "new: RESAMPLE2 LINEAR INT8/UINT8 truncates toward zero (DirectML)",
+        "known: RESAMPLE2 LINEAR INT8/UINT8 truncates toward zero (DirectML; followed, E30)",
         "DirectML",
         _int_linear,
         _unrounded_model,
@@ -1221,7 +1221,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
     Cause(
         "resample2-linear-non-finite",
         "RESAMPLE2",
-        "new: RESAMPLE2 LINEAR with an infinite tap gives NaN (DirectML's interpolation arithmetic)",
+        "known: RESAMPLE2 LINEAR with an infinite tap gives NaN (DirectML's float32 lerps; followed, E33)",
         "DirectML",
         _linear_non_finite,
         None,
@@ -1233,7 +1233,7 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
     Cause(
         "resample-grad1-linear-non-finite",
         "RESAMPLE_GRAD1",
-        "new: RESAMPLE_GRAD1 LINEAR with an infinite gradient (DirectML's interpolation arithmetic)",
+        "known: RESAMPLE_GRAD1 LINEAR with an infinite gradient (gone with the page's taps, E32)",
         "DirectML",
         _linear_non_finite,
         None,
