@@ -243,8 +243,9 @@ ERRORS = {
         "InputTensor.DataType",
     ),
     "unknown operator": (
-        _set(["dispatchables", "slice1", "type"], "DML_OPERATOR_CONVOLUTION"),
-        "Failed to parse dispatchable 'slice1': operator type 'DML_OPERATOR_CONVOLUTION' is not supported by dmlops",
+        _set(["dispatchables", "slice1", "type"], "DML_OPERATOR_CONVOLUTION9"),
+        "Failed to parse dispatchable 'slice1': operator type 'DML_OPERATOR_CONVOLUTION9' is not a DML_OPERATOR_TYPE "
+        "known to dmlops",
     ),
     "hlsl dispatchable": (
         _set(["dispatchables", "slice1", "type"], "HLSL"),

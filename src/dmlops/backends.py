@@ -21,7 +21,13 @@ import numpy as np
 
 from .descs._base import OperatorDesc
 from .enums import FeatureLevel
-from .errors import ArgumentTypeError, BackendUnavailableError, TensorMismatchError, UnknownFeatureLevelError
+from .errors import (
+    ArgumentTypeError,
+    BackendUnavailableError,
+    TensorMismatchError,
+    UnknownFeatureLevelError,
+    UnsupportedError,
+)
 
 BACKENDS: dict[str, str] = {
     "numpy": "dmlops.reference",
@@ -126,6 +132,28 @@ def _check_arguments(
         raise UnknownFeatureLevelError(f"dmlops.execute: feature_level: {exc}") from None
 
 
+def check_implemented(desc: OperatorDesc, backend: str) -> None:
+    """UnsupportedError, at once, when ``backend`` has no implementation of the desc's operator.
+
+    The message names the operator and the backends that run it.
+    """
+    canonical = resolve_backend_name(backend)
+    if canonical in desc.backends:
+        return
+    runners = []
+    for name in desc.backends:
+        if name in _LOADED:
+            runners.append(f"{name} (available here)")
+        elif name == "directml":
+            runners.append("directml (the real DirectML through Wine; `dmlops directml status` says if it is set up)")
+        else:
+            runners.append(name)
+    raise UnsupportedError(
+        f"{desc.dml_name}: DML_OPERATOR_{desc.operator_type.name} has no implementation on backend "
+        f"{canonical!r} yet; it runs on: {', '.join(runners)}"
+    )
+
+
 def execute(
     desc: OperatorDesc,
     inputs: Mapping[str, Any],
@@ -162,6 +190,7 @@ def execute(
         Output member name (``"OutputTensor"``...) -> array.
     """
     level = _check_arguments(desc, inputs, backend, feature_level, outputs, strict)
+    check_implemented(desc, backend)
     desc.validate(level)
     expected = desc.tensor_names("input")
     if inputs.keys() != expected:

@@ -1,5 +1,9 @@
 """Operator descs: one module per DML operator, same basename in every backend.
 
+Operators without a hand-written class get a generic desc made from their catalogue
+row (:mod:`.generic`), so ``desc_class`` and ``desc_from_json`` know every
+DML_OPERATOR_TYPE; the hand-written classes keep priority.
+
 ``REGISTRY`` maps the short operator name to ``(module, class)`` and is resolved
 lazily, so importing dmlops costs nothing per operator.
 """
@@ -39,13 +43,24 @@ def operator_name(operator_type: str) -> str:
 
 
 def desc_class(operator_type: str) -> type[OperatorDesc]:
-    """The desc class of an operator type; UnsupportedError for operators dmlops lacks."""
+    """The desc class of an operator type.
+
+    A hand-written class (``REGISTRY``) where there is one, else the generic desc made
+    from the operator's catalogue row (:mod:`.generic`). UnsupportedError for names that
+    are no DML_OPERATOR_TYPE (spelled as DxDispatch spells them: exact case).
+    """
     name = operator_name(operator_type)
     entry = REGISTRY.get(name)
     if entry is None:
-        raise UnsupportedError(
-            f"operator type '{operator_type}' is not supported by dmlops (supported: {', '.join(sorted(REGISTRY))})"
-        )
+        from .generic import generic_desc_class
+
+        try:
+            return generic_desc_class(name)
+        except KeyError:
+            raise UnsupportedError(
+                f"operator type '{operator_type}' is not a DML_OPERATOR_TYPE known to dmlops "
+                "(DirectML.h through DML_FEATURE_LEVEL_6_4; `dmlops list` shows them)"
+            ) from None
     module = importlib.import_module(f"{__name__}.{entry[0]}")
     cls: type[OperatorDesc] = getattr(module, entry[1])
     return cls

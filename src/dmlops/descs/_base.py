@@ -23,7 +23,26 @@ from ..enums import DmlEnum, FeatureLevel, OperatorType, TensorDataType, TensorF
 from ..errors import DescParseError, DescTypeError, InvalidDescError
 from ..tensor import MAX_ELEMENTS, TensorDesc, check_member_names, overlapping_elements
 
-FieldKind = Literal["input", "output", "uint", "int", "float", "bool", "enum", "uint_array", "int_array", "float_array"]
+FieldKind = Literal[
+    "input",
+    "output",
+    "uint",
+    "int",
+    "float",
+    "bool",
+    "enum",
+    "uint_array",
+    "int_array",
+    "float_array",
+    # the kinds only generic descs (descs/generic.py) have so far
+    "input_array",
+    "output_array",
+    "scale_bias",
+    "size_2d",
+    "scalar_union",
+    "operator_desc",
+    "operator_desc_array",
+]
 TENSOR_KINDS = ("input", "output")
 BUFFER_ALIGNMENT = 16
 """Bytes every DirectML buffer tensor is aligned to; a GuaranteedBaseOffsetAlignment below is refused."""
@@ -104,6 +123,8 @@ class OperatorDesc:
     """Count members and the array members they size, e.g. DimensionCount."""
     support: ClassVar[SupportTable] = {}
     """The page's tensor-support tables."""
+    backends: ClassVar[tuple[str, ...]] = ("numpy", "cpu", "cuda", "directml")
+    """The backends that implement the operator (a generic desc: directml only)."""
 
     # -- construction -----------------------------------------------------------
 
@@ -192,6 +213,14 @@ class OperatorDesc:
         """DML names of the input (or output) tensor members, optional ones included."""
         return tuple(i.dml_name for i in cls.member_infos() if i.kind == kind)
 
+    def tensor_slots(self, kind: Literal["input", "output"]) -> tuple[str, ...]:
+        """The binding order of ``kind``: every tensor member, NULL optional ones included.
+
+        The same as :meth:`tensor_members` but where a desc has tensor arrays (generic
+        descs: ``InputTensors[0]``, ``InputTensors[1]``...).
+        """
+        return self.tensor_members(kind)
+
     def tensors(self, kind: Literal["input", "output"] | None = None) -> dict[str, TensorDesc]:
         """Bound tensor members (optional ones left out when NULL), by DML name."""
         by_kind: dict[str | None, dict[str, TensorDesc]] | None = self.__dict__.get("_tensors")
@@ -267,7 +296,7 @@ class OperatorDesc:
         self._check_counts()
         table = support_at(self.support, level)
         for member, tensor in self.tensors().items():
-            kind = "output" if member in self.tensor_members("output") else "input"
+            kind = "output" if member in self.tensor_names("output") else "input"
             self._check_tensor(member, tensor, kind, table.get(member) if table else None, level)
         self._validate(level)
 

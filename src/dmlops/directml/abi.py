@@ -329,7 +329,7 @@ def desc_members(desc: OperatorDesc) -> tuple[Member, ...]:
             continue
         info = infos[name]
         value = getattr(desc, info.attr)
-        if info.kind not in TENSOR_KINDS and info.kind != "enum" and value is None:
+        if info.kind not in TENSOR_KINDS and info.kind != "enum" and value is None and not info.optional:
             raise UnsupportedError(f"{desc.dml_name}.{name}: no value to pack")
         members.append(Member(name, info.kind, value, info.enum))
     return tuple(members)

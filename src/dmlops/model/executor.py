@@ -170,7 +170,7 @@ class Executor:
     def dispatch(self, command: DispatchCommand) -> None:
         """Bind, run the operator ``iterations`` times (or for ``milliseconds_to_run``), write the outputs back."""
         spec = self.model.dispatchables[command.dispatchable]
-        outputs = set(spec.desc.tensor_members("output"))
+        outputs = set(spec.desc.tensor_names("output"))
         timer = MedianTimer()
         limit_s = None if self.milliseconds_to_run is None else self.milliseconds_to_run / 1000.0
         progress = Progress(f"dispatch '{command.dispatchable}'", self.iterations, limit_s, stream=self.progress)

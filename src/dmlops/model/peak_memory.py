@@ -61,7 +61,7 @@ class PeakEstimate:
 def dispatch_bytes(command: DispatchCommand, model: Model, backend: str) -> int:
     """The working set of one dispatch command beyond the model's buffers."""
     desc = model.dispatchables[command.dispatchable].desc
-    outputs = set(desc.tensor_members("output"))
+    outputs = set(desc.tensor_names("output"))
     # Host memory the backend needs per output element besides the result (the reference's float64).
     scratch = getattr(load_backend(backend), "SCRATCH_BYTES_PER_OUTPUT_ELEMENT", 0)
     total = 0

@@ -320,8 +320,15 @@ def resolve_bindings(
     """
     tensors = spec.desc.tensors()
     declared = set(spec.desc.tensor_members("input")) | set(spec.desc.tensor_members("output"))
+    # A tensor array (JOIN's InputTensors) is one bind point bound to a list of resources,
+    # one per element; the desc names its elements InputTensors[0], InputTensors[1]...
+    arrays: dict[str, int] = {}
+    for member in tensors:
+        base, _, index = member.partition("[")
+        if index:
+            arrays[base] = arrays.get(base, 0) + 1
     for point in bindings:
-        if point not in tensors:
+        if point not in tensors and point not in arrays:
             why = "the desc leaves this optional tensor null" if point in declared else "no such tensor member"
             known = ", ".join(tensors)
             warnings.warn(
@@ -331,14 +338,16 @@ def resolve_bindings(
             )
     bound = []
     for member, tensor in tensors.items():
-        sources = bindings.get(member)
+        point, _, index = member.partition("[")
+        sources = bindings.get(point)
         if sources is None and tensor.flags & TensorFlags.OWNED_BY_DML:
-            sources = spec.init_bindings.get(member)
+            sources = spec.init_bindings.get(point)
         if sources is None:
-            raise ModelError(f"Bind point '{member}' is required but no resource is bound to it.")
-        if len(sources) != 1:
-            raise ModelError(f"Bind point '{member}' requires 1 resources, but {len(sources)} were bound.")
-        b = sources[0]
+            raise ModelError(f"Bind point '{point}' is required but no resource is bound to it.")
+        expected = arrays.get(point, 1)
+        if len(sources) != expected:
+            raise ModelError(f"Bind point '{point}' requires {expected} resources, but {len(sources)} were bound.")
+        b = sources[int(index.rstrip("]")) if index else 0]
         res = resources.get(b.resource)
         if res is None:
             raise ModelError(f"Bind point '{member}': unknown resource '{b.resource}'.")
