@@ -181,7 +181,12 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     for name in ("SLICE1", "GATHER", "MAX_POOLING2", "MAX_POOLING_GRAD", "RESAMPLE2", "RESAMPLE_GRAD1", "ROI_ALIGN"):
         assert f"  {name} " in out
-    assert "DML_SLICE1_OPERATOR_DESC" in out
+    assert "Operators: 177 DML_OPERATOR_TYPEs, 7 on every backend" in out
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert lines["SLICE1"].split()[1:] == ["2_1", "numpy,", "cpu,", "cuda,", "directml"]
+    assert lines["GEMM"].split()[1:] == ["1_0", "directml"]
+    assert "struct DML_SCATTER_OPERATOR_DESC; alias SCATTER" in lines["SCATTER_ELEMENTS"]
+    assert "not in DxDispatch" in lines["RESAMPLE3"]
     assert "numpy    available (default)" in out and "cuda" in out and "cpu" in out
     assert "Feature levels: 1_0, 2_0, 2_1" in out and "(default 6_4)" in out
 

@@ -263,16 +263,32 @@ def _cmd_validate(args: argparse.Namespace, reporter: _Reporter, out: TextIO) ->
 
 def _cmd_list(out: TextIO) -> int:
     from .backends import DEFAULT_BACKEND, backend_status
-    from .descs import REGISTRY, desc_class
+    from .catalogue import OPERATORS
+    from .descs import desc_class
     from .enums import FeatureLevel
 
-    print("Operators (DxDispatch 'type', DML struct, introduced in):", file=out)
-    for name in sorted(REGISTRY):
+    rows = []
+    for op in OPERATORS:
+        notes = [f"alias {a}" for a in op.aliases]
+        if op.struct != f"DML_{op.name}_OPERATOR_DESC":
+            notes.insert(0, f"struct {op.struct}")
+        if not op.in_dxdispatch:
+            notes.append("not in DxDispatch")
         try:
-            cls = desc_class(name)
-            print(f"  {name:<18} {cls.dml_name:<38} {cls.introduced}", file=out)
+            backends = ", ".join(desc_class(op.name).backends)
         except ImportError as exc:
-            print(f"  {name:<18} not available: {exc}", file=out)
+            backends = f"not available: {exc}"
+        note = f"  ({'; '.join(notes)})" if notes else ""
+        rows.append((op.name, op.feature_level.name[1:], backends + note))
+    name_w = max(len(r[0]) for r in rows)
+    everywhere = sum(r[2].startswith("numpy") for r in rows)
+    print(
+        f"Operators: {len(rows)} DML_OPERATOR_TYPEs, {everywhere} on every backend, the others on directml only\n"
+        "(DxDispatch 'type', whose struct is DML_<type>_OPERATOR_DESC; introduced in; backends):",
+        file=out,
+    )
+    for name, level, backends in rows:
+        print(f"  {name:<{name_w}} {level:<4} {backends}", file=out)
     print("Backends:", file=out)
     for name, reason in backend_status().items():
         state = "available" if reason is None else f"not available: {reason}"
