@@ -132,21 +132,6 @@ FORWARD_RULES = {
         dict(indices_type="INT32"),
         r"OutputIndicesTensor.DataType: must be one of UINT32, UINT64 at DML_FEATURE_LEVEL_6_4",
     ),
-    "stride >= 1": (
-        dict(strides=(2, 1), out_sizes=(1, 1, 1, 2)),
-        dict(strides=(0, 1)),
-        r"Strides\[0\]: must be >= 1; got 0",
-    ),
-    "window >= 1": (
-        dict(window=(1, 3), out_sizes=(1, 1, 3, 1)),
-        dict(window=(1, 0), out_sizes=(1, 1, 3, 4)),
-        r"WindowSize\[1\]: must be >= 1; got 0",
-    ),
-    "dilation >= 1": (
-        dict(dilations=(2, 1), out_sizes=(1, 1, 1, 2)),
-        dict(dilations=(1, 0)),
-        r"Dilations\[1\]: must be >= 1",
-    ),
     "BatchCount copied": (
         dict(),
         dict(out_sizes=(2, 1, 2, 2)),
@@ -269,6 +254,10 @@ ACCEPTED_BY_DIRECTML = {
     "forward: window larger than the padded input": ("forward", dict(window=(3, 1), dilations=(2, 1), start=(1, 0), out_sizes=(1, 1, 1, 3))),
     "forward: a window of only start padding": ("forward", dict(start=(2, 0), out_sizes=(1, 1, 4, 2))),
     "forward: windows skipping the input by dilation": ("forward", dict(in_sizes=(1, 1, 1, 3), out_sizes=(1, 1, 1, 2), window=(2, 2), dilations=(3, 1), start=(1, 0), end=(2, 0))),
+    "forward: Strides 0": ("forward", dict(strides=(0, 1))),
+    "forward: WindowSize 0": ("forward", dict(window=(1, 0), out_sizes=(1, 1, 3, 4))),
+    "forward: Dilations 0": ("forward", dict(dilations=(1, 0))),
+    "forward: all three 0": ("forward", dict(strides=(0, 0), window=(0, 0), dilations=(0, 0))),
     "grad: a window of only end padding": ("grad", dict(end=(0, 2), dy_sizes=(1, 1, 2, 4))),
     "grad: window larger than the padded input": ("grad", dict(dilations=(3, 2), dy_sizes=(1, 1, 1, 1))),
 }  # fmt: skip
@@ -479,6 +468,77 @@ def test_grad_is_adjoint_of_forward(backend: str, case) -> None:
     assert dx64.sum() == g.astype(np.float64).sum()
 
 
+# -- zero Strides, WindowSize, Dilations (MAX_POOLING2 only) ----------------------------------------
+
+# x of the directml probes (tests/directml/test_directml_findings.py::test_max_pooling2_zero_members):
+# [[0 7 14 5] [12 3 10 1] [8 15 6 13] [4 11 2 9]]
+ZERO_X = (np.arange(16, dtype=np.float32) * 7 % 16).reshape(1, 1, 4, 4)
+RAMP_3X3 = np.arange(1, 10, dtype=np.float32).reshape(1, 1, 3, 3)
+
+
+def _pool(x, out_hw, strides, window, dilations=(1, 1), start=(0, 0), backend="numpy"):
+    desc = make_forward(
+        in_sizes=x.shape, out_sizes=(*x.shape[:2], *out_hw), strides=strides, window=window, dilations=dilations,
+        start=start,
+    )  # fmt: skip
+    got = dmlops.execute(desc, {"InputTensor": x}, backend=backend)
+    return to_list(got["OutputTensor"][0, 0]), to_list(got["OutputIndicesTensor"][0, 0])
+
+
+def test_zero_strides_windows_dilations(backend: str) -> None:
+    # Values measured on DirectML 1.15.4 (PoolingWindow.scanned). Dilations {0, 1}: the two rows of
+    # a 2x2 window read the same row, so the 1x2 windows' maxima.
+    low = float(np.finfo(np.float32).min)
+    y, i = _pool(ZERO_X, (3, 3), (1, 1), (2, 2), dilations=(0, 1), backend=backend)
+    assert y == [[7, 14, 14], [12, 10, 10], [15, 15, 13]] and i == [[1, 2, 2], [4, 6, 6], [9, 9, 11]]
+    # Strides {0, 1}: every output row reads the first row of windows.
+    y, i = _pool(ZERO_X, (3, 3), (0, 1), (2, 2), backend=backend)
+    assert y == [[12, 14, 14]] * 3 and i == [[4, 2, 2]] * 3
+    # WindowSize {0, 2}: empty windows, as windows of only padding: -FLT_MAX at index 0.
+    y, i = _pool(ZERO_X, (3, 3), (1, 1), (0, 2), backend=backend)
+    assert y == [[low] * 3] * 3 and i == [[0] * 3] * 3
+    # A zero Dilation on W makes the H window read only its first element: a 2x1 window is the identity.
+    y, i = _pool(RAMP_3X3, (3, 3), (1, 1), (2, 1), dilations=(1, 0), backend=backend)
+    assert y == to_list(RAMP_3X3[0, 0]) and i == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    y, i = _pool(RAMP_3X3, (3, 3), (1, 1), (2, 2), dilations=(1, 0), start=(1, 0), backend=backend)
+    assert y == [[low] * 3, [1, 2, 3], [4, 5, 6]] and i == [[0, 0, 0], [0, 1, 2], [3, 4, 5]]
+    # WindowSize 0 with Dilation 0 reads the one coordinate; with Dilation 1 nothing.
+    y, i = _pool(RAMP_3X3, (3, 3), (1, 1), (0, 1), dilations=(0, 1), backend=backend)
+    assert y == to_list(RAMP_3X3[0, 0])
+    y, i = _pool(RAMP_3X3, (3, 3), (1, 1), (0, 1), dilations=(1, 0), backend=backend)
+    assert y == [[low] * 3] * 3 and i == [[0] * 3] * 3
+
+
+def test_scanned_window() -> None:
+    from dmlops.descs._pooling import PoolingWindow
+
+    w = PoolingWindow((1, 1, 1), (2, 3, 0), (0, 0, 0), (0, 0, 0), (1, 1, 1))
+    assert w.scanned() is w
+    w = PoolingWindow((1, 2, 1), (2, 0, 3), (1, 0, 0), (0, 0, 0), (2, 0, 1))
+    # axis 1 (Dilation 0) reads one coordinate; axis 0, before it, only its first element; axis 2 unchanged
+    assert w.scanned() == PoolingWindow((1, 2, 1), (1, 1, 3), (1, 0, 0), (0, 0, 0), (2, 1, 1))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_zero_members_match_reference_on_every_backend(backend: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        k = int(rng.integers(2, 4))
+        nc = (1, int(rng.integers(1, 3)))
+        x = rng.permutation(int(np.prod(nc) * 27)).astype(np.float32)[: int(np.prod(nc)) * 3**k]
+        x = x.reshape(*nc, *(3,) * k)
+        arrays = {name: tuple(int(v) for v in rng.integers(0, 3, size=k)) for name in ("s", "w", "d", "p", "e")}
+        out = (*nc, *(int(v) for v in rng.integers(1, 5, size=k)))
+        desc = make_forward(
+            in_sizes=x.shape, out_sizes=out, strides=arrays["s"], window=arrays["w"], dilations=arrays["d"],
+            start=arrays["p"], end=arrays["e"],
+        )  # fmt: skip
+        want = dmlops.execute(desc, {"InputTensor": x})
+        got = dmlops.execute(desc, {"InputTensor": x}, backend=backend)
+        for member in want:
+            assert_close(got[member], want[member], exact=True)
+
+
 # -- ties, NaN, -inf --------------------------------------------------------------------------------
 
 
@@ -685,8 +745,10 @@ def test_functional_out_and_errors() -> None:
         dmlops.max_pooling2(x, [2, 2], return_indices=True, indices_dtype=np.uint64, feature_level="4_0")
     with pytest.raises(InvalidDescError, match=r"DimensionCount: must equal InputTensor.DimensionCount - 2"):
         dmlops.max_pooling2(x, [2, 2, 2])
+    # A zero stride is valid for MAX_POOLING2 (DirectML accepts it), not for MAX_POOLING_GRAD.
+    dmlops.max_pooling2(x, [2, 2], strides=[0, 1])
     with pytest.raises(InvalidDescError, match=r"Strides\[0\]: must be >= 1"):
-        dmlops.max_pooling2(x, [2, 2], strides=[0, 1])
+        dmlops.max_pooling_grad(x, np.zeros((1, 1, 3, 3), dtype=np.float32), [2, 2], strides=[0, 1])
     # A window wider than the input is valid (DirectML accepts it, erratum E27): one window per row pair.
     wide = dmlops.max_pooling2(x, [2, 5])
     assert wide.shape == (1, 1, x.shape[2] - 1, 1)

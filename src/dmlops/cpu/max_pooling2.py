@@ -24,4 +24,5 @@ def run(
     strict: bool,
 ) -> None:
     """Window maxima into ``OutputTensor``; indices into ``OutputIndicesTensor`` when present."""
-    forward(desc.window, inputs["InputTensor"], outputs["OutputTensor"], outputs.get("OutputIndicesTensor"))
+    # A zero Dilation changes which elements DirectML scans (PoolingWindow.scanned).
+    forward(desc.window.scanned(), inputs["InputTensor"], outputs["OutputTensor"], outputs.get("OutputIndicesTensor"))

@@ -4,11 +4,12 @@
 FLOAT32 or FLOAT16 with 32-bit offsets, take ``max_pool_k2d_m``: the window and stride
 known at compile time, ``WINDOWS`` adjacent windows per thread sharing their input
 columns, the thread index decomposed by multiplication (``fast_div``). Everything else
-takes ``max_pool``, one thread per output element. Both scan a window row-major with
-DirectML's rule (kernels/pooling.cu): keys ``(isnan(v) or v < L) ? L : v`` with L the
-type's lowest finite value, the first in-bounds element starts, a strictly greater key
-replaces; the output value is the running key (L for a window of only NaN / -inf), and a
-window of padding only (any output size is valid) writes L and index 0.
+takes ``max_pool``, one thread per output element (zero Strides or WindowSize
+included). Both scan a window row-major with DirectML's rule (kernels/pooling.cu):
+keys ``(isnan(v) or v < L) ? L : v`` with L the type's lowest finite value, the first
+in-bounds element starts, a strictly greater key replaces; the output value is the
+running key (L for a window of only NaN / -inf), and a window of padding only (any
+output size is valid) writes L and index 0.
 """
 
 from __future__ import annotations
@@ -34,11 +35,14 @@ FAST_TYPES = (np.dtype(np.float32), np.dtype(np.float16))
 def _launch(desc: MaxPooling2Desc, x: Any, y: Any, z: Any, xs: Any, ys: Any, zs: Any) -> PackedLaunch:
     """The kernel launch of a desc for these arrays' shapes, strides and types (pointers: x, y, z)."""
     count = y.size
-    p, use32 = pool_params(desc.window, x.shape, y.shape, xs, ys, zs, count)
+    # A zero Dilation changes which elements DirectML scans (PoolingWindow.scanned); the
+    # result has Dilations >= 1. Zero Strides / WindowSize take the generic kernel.
+    window = desc.window.scanned()
+    p, use32 = pool_params(window, x.shape, y.shape, xs, ys, zs, count)
     idx_c = "NoIndexOut" if z is None else {"uint32": "u32", "uint64": "u64"}[str(z.dtype)]
     t = C_TYPES[x.dtype]
-    ws, st = tuple(desc.window_size), tuple(desc.strides)
-    fast = len(ws) == 2 and tuple(desc.dilations) == (1, 1) and max(ws + st) <= FUSED_MAX
+    ws, st = tuple(window.window_size), tuple(window.strides)
+    fast = len(ws) == 2 and tuple(window.dilations) == (1, 1) and min(ws + st) >= 1 and max(ws + st) <= FUSED_MAX
     if fast and use32 and x.dtype in FAST_TYPES:
         n, c, _, _ = x.shape
         oh, ow = y.shape[2:]

@@ -9,7 +9,8 @@ share.
 Geometry (dml-semantics §3.1/§3.2). Per spatial dimension, window element ``k`` of
 output position ``o`` reads input coordinate ``i = o * Stride + k * Dilation -
 StartPadding``; coordinates outside ``[0, InputSize)`` are padding and never
-participate. ``effective = (WindowSize - 1) * Dilation + 1``; the floor output size
+participate (MAX_POOLING2 allows 0 in Strides, WindowSize and Dilations, as DirectML
+does: the same formula). ``effective = (WindowSize - 1) * Dilation + 1``; the floor output size
 is ``(InputSize + StartPadding + EndPadding - effective) // Stride + 1`` (the pages
 print the formula without Dilations, erratum E11). DirectML's own CreateOperator
 decides which output sizes are valid (erratum E27): any for MAX_POOLING2, the floor
@@ -26,8 +27,6 @@ from ._base import OperatorDesc
 
 POOLING_ARRAYS = ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations")
 """The array members sized by ``DimensionCount``, in struct order."""
-
-# Bound the temporary arrays of the empty-window scan (only absurd descs get near it).
 
 
 @dataclass(frozen=True)
@@ -85,6 +84,31 @@ class PoolingWindow:
             sizes.append(span // stride + 1 + (1 if ceil_mode and span % stride else 0))
         return tuple(sizes)
 
+    def scanned(self) -> PoolingWindow:
+        """The window DirectML 1.15.4's MAX_POOLING2 scans: this one unless a Dilation is 0.
+
+        Measured on DirectML 1.15.4 (600 random descs with zeros in Strides, WindowSize
+        and Dilations, every output value and index equal): an axis whose Dilation is 0
+        reads the single coordinate ``o * Stride - StartPadding`` (its WindowSize
+        elements all read it, even a WindowSize of 0), and every axis *before* the last
+        such axis reads only its first window element (``k = 0``; nothing if its
+        WindowSize is 0). Axes after it are unchanged. Returned as an equivalent window
+        with Dilations >= 1, so the backends need no case of their own. Zero Strides and
+        zero WindowSize with Dilations >= 1 need no change (every output reads the first
+        window; an empty window holds only padding).
+        """
+        zero = [i for i, d in enumerate(self.dilations) if d == 0]
+        if not zero:
+            return self
+        last = zero[-1]
+        sizes, dilations = list(self.window_size), list(self.dilations)
+        for i, d in enumerate(self.dilations):
+            if d == 0:
+                sizes[i], dilations[i] = 1, 1
+            elif i < last:
+                sizes[i] = min(sizes[i], 1)
+        return PoolingWindow(self.strides, tuple(sizes), self.start_padding, self.end_padding, tuple(dilations))
+
     def gradient_output_sizes(self, input_spatial: Sequence[int]) -> tuple[int, ...]:
         """The InputGradientTensor sizes DirectML accepts for MAX_POOLING_GRAD: the floor size, or 1.
 
@@ -137,6 +161,8 @@ def validate_pooling(
     ruling 8): MAX_POOLING2 accepts any spatial output size (windows past the input,
     or larger than it, hold padding only); MAX_POOLING_GRAD (``gradient``) accepts only
     the floor size, or 1 where the dilated window is larger than the padded input.
+    Zero Strides, WindowSize and Dilations: MAX_POOLING2 accepts them, MAX_POOLING_GRAD
+    rejects them (DirectML 1.15.4's CreateOperator).
     """
     dims = input_tensor.dimension_count
     count = window.spatial_dimension_count
@@ -146,13 +172,21 @@ def validate_pooling(
             f"must equal {input_member}.DimensionCount - 2 ({dims - 2}), the number of spatial dimensions",
             count,
         )
-    for name, values in (("Strides", window.strides), ("WindowSize", window.window_size)):
-        for i, v in enumerate(values):
+    if gradient:
+        # DirectML 1.15.4's MAX_POOLING_GRAD rejects a 0 in any of the three (every
+        # InputGradientTensor size probed); its MAX_POOLING2 accepts them (below).
+        for name, values in (("Strides", window.strides), ("WindowSize", window.window_size)):
+            for i, v in enumerate(values):
+                if v < 1:
+                    raise desc.invalid(f"{name}[{i}]", "must be >= 1", v)
+        for i, v in enumerate(window.dilations):
             if v < 1:
-                raise desc.invalid(f"{name}[{i}]", "must be >= 1", v)
-    for i, v in enumerate(window.dilations):
-        if v < 1:
-            raise desc.invalid(f"Dilations[{i}]", "must be >= 1 (1 means no dilation)", v)
+                raise desc.invalid(f"Dilations[{i}]", "must be >= 1 (1 means no dilation)", v)
+    # MAX_POOLING2: DirectML 1.15.4's CreateOperator accepts Strides, WindowSize and
+    # Dilations of 0 and computes the geometry as written (window element k of output o
+    # reads o * Stride + k * Dilation - StartPadding): a 0 stride gives every output the
+    # first window, a 0 dilation reads one coordinate k times, a 0 window holds nothing
+    # (lowest value, index 0). Unsigned members: nothing below 0 to check.
     in_sizes = input_tensor.sizes
     out_sizes = output_tensor.sizes
     for axis, name in ((0, "BatchCount"), (1, "ChannelCount")):

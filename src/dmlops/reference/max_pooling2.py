@@ -23,7 +23,8 @@ def compute(
     the indices tensor's own type (UINT32 or UINT64); a DML tensor has fewer than 2^32
     elements, so they fit.
     """
-    values, indices, _ = window_argmax(inputs["InputTensor"], desc.window, desc.output_tensor.sizes[2:])
+    # A zero Dilation changes which elements DirectML scans (PoolingWindow.scanned).
+    values, indices, _ = window_argmax(inputs["InputTensor"], desc.window.scanned(), desc.output_tensor.sizes[2:])
     results = {"OutputTensor": values}
     if desc.output_indices_tensor is not None:
         results["OutputIndicesTensor"] = indices.astype(desc.output_indices_tensor.dtype)
