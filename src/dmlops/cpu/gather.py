@@ -67,12 +67,19 @@ def run(
     strict: bool,
 ) -> None:
     """``Output[pre, mid, post] = Input[pre, Indices[0.., mid], post]`` into ``outputs["OutputTensor"]``."""
-    x = inputs["InputTensor"]
+    # Dropped leading output entries other than 1: DirectML computes the slab at
+    # coordinate 0 of those dimensions (GatherDesc.leading_slab).
+    desc, x_slab, indices_slab = desc.leading_slab()
+    x = inputs["InputTensor"][x_slab]
     axis = desc.axis
     n = desc.input_tensor.sizes[axis]
     wrap = desc.indices_tensor.data_type.is_signed_integer and feature_level >= FeatureLevel.V3_0
     index = normalized(
-        np.asarray(inputs["IndicesTensor"]), n, wrap=wrap, strict=strict, what=f"{desc.dml_name}.IndicesTensor"
+        np.asarray(inputs["IndicesTensor"])[indices_slab],
+        n,
+        wrap=wrap,
+        strict=strict,
+        what=f"{desc.dml_name}.IndicesTensor",
     )
     d = desc.dimension_count
     index = index.reshape(desc.indices_tensor.sizes[d - desc.index_dimensions :])

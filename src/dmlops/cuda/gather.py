@@ -7,6 +7,7 @@ runs a check kernel first and raises DataIndexError with the reference's message
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -77,6 +78,12 @@ def first_bad_index(indices: Any, n: int, wrap: bool) -> int | None:
     return None if bad == NO_BAD else bad
 
 
+@functools.lru_cache(maxsize=256)
+def _leading_slab(desc: GatherDesc) -> tuple[GatherDesc, tuple[slice, ...], tuple[slice, ...]]:
+    """``desc.leading_slab()``, memoized so that the plan cache sees the same reduced desc."""
+    return desc.leading_slab()
+
+
 def run(
     desc: GatherDesc,
     inputs: Mapping[str, Any],
@@ -86,8 +93,11 @@ def run(
     strict: bool,
 ) -> None:
     """Launch GATHER on device views (see :func:`dmlops.cuda.execute`)."""
-    x = inputs["InputTensor"]
-    idx = inputs["IndicesTensor"]
+    # Dropped leading output entries other than 1: DirectML computes the slab at
+    # coordinate 0 of those dimensions (GatherDesc.leading_slab).
+    desc, x_slab, idx_slab = _leading_slab(desc)
+    x = inputs["InputTensor"][x_slab]
+    idx = inputs["IndicesTensor"][idx_slab]
     y = outputs["OutputTensor"]
     wrap = wraps_negative(desc, feature_level)
     n = desc.input_tensor.sizes[desc.axis]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ..enums import FeatureLevel, OperatorType
@@ -80,10 +80,15 @@ class GatherDesc(OperatorDesc):
       ("irrelevant leading ones"); dmlops rejects a desc where they are not, since
       DirectML would otherwise ignore real index data.
     * Right-alignment: when ``full`` (see :func:`gather_full_sizes`) is longer than
-      DimensionCount, its overflowing leading entries are dropped and must all be 1,
-      wherever they come from (input or indices; erratum E5); otherwise the desc is
-      invalid. Example 3 as printed (``IndexDimensions = 2``) fails this rule: its
-      data and output correspond to ``IndexDimensions = 1`` (erratum E2).
+      DimensionCount, its overflowing leading entries are dropped (erratum E5). The
+      page implies they must be 1; DirectML 1.15.4 accepts any and computes the slab
+      of the full output at coordinate 0 of the dropped dimensions
+      (:meth:`leading_slab`), which dmlops follows. So Example 3 as printed
+      (``IndexDimensions = 2``) is valid, but its printed output is that of
+      ``IndexDimensions = 1`` (erratum E2). When ``full`` is shorter (IndexDimensions
+      0), DirectML also accepts any leading OutputTensor size, but every slab past
+      the first reads beyond the input (the last element of its memory: an address
+      clamp); dmlops keeps requiring 1 there.
     * The titles of Examples 4 and 5 count axes of the unpadded tensors; ``Axis``
       counts axes of the padded ones, and the desc fields are authoritative (E3).
       The page's "The DimensionCount and DataType of this tensor must match
@@ -127,29 +132,55 @@ class GatherDesc(OperatorDesc):
         return gather_full_sizes(self.input_tensor.sizes, self.indices_tensor.sizes, self.axis, self.index_dimensions)
 
     def output_sizes(self) -> tuple[int, ...]:
-        """The OutputTensor.Sizes the page requires, right-aligned to DimensionCount.
+        """The OutputTensor.Sizes DirectML requires: ``full`` right-aligned to DimensionCount.
 
-        Raises
-        ------
-        InvalidDescError
-            When the entries that do not fit in DimensionCount are not all 1.
+        When ``full`` (:meth:`full_output_sizes`) is longer than DimensionCount, its
+        leading entries that do not fit are dropped, whatever they are: DirectML 1.15.4
+        accepts the desc and computes the slab of the full output at coordinate 0 of
+        the dropped dimensions (:meth:`leading_slab`). When it is shorter, it is padded
+        with leading 1s.
         """
         d = self.dimension_count
         full = self.full_output_sizes()
         excess = len(full) - d
-        if excess > 0:
-            dropped = full[:excess]
-            if any(s != 1 for s in dropped):
-                raise self.invalid(
-                    "IndexDimensions",
-                    f"the output sizes InputTensor.Sizes[0:Axis] ++ IndicesTensor.Sizes[D-IndexDimensions:D] ++ "
-                    f"InputTensor.Sizes[Axis+1:D] = {dims_text(full)} have {len(full)} entries, more than "
-                    f"DimensionCount ({d}), and the leading ones that do not fit ({dims_text(dropped)}) are not "
-                    f"all 1 (original rank of InputTensor + IndexDimensions - 1 must be <= DimensionCount)",
-                    self.index_dimensions,
-                )
-            return full[excess:]
-        return (1,) * -excess + full
+        return full[excess:] if excess > 0 else (1,) * -excess + full
+
+    def leading_slab(self) -> tuple[GatherDesc, tuple[slice, ...], tuple[slice, ...]]:
+        """An equivalent desc whose dropped leading output entries are all 1, and the slices that make it.
+
+        DirectML 1.15.4 computes a desc whose ``full`` output sizes have more than
+        DimensionCount entries, the dropped leading ones not all 1, as the slab of the
+        full output at coordinate 0 of every dropped dimension (probed with 2-D and
+        3-D tensors, IndexDimensions 2 and 3, dropped entries from InputTensor's leading
+        dimensions and from IndicesTensor's). The dropped dimensions are the first
+        ``IndexDimensions - 1`` of ``InputTensor.Sizes[0:Axis] ++ IndicesTensor.Sizes[D -
+        IndexDimensions:D]``, so the slab is InputTensor and IndicesTensor restricted to
+        coordinate 0 there: returns (the desc with those Sizes set to 1, the slices of
+        the logical InputTensor, the slices of the logical IndicesTensor). Unchanged
+        (``self`` and full slices) when nothing non-1 is dropped.
+        """
+        d = self.dimension_count
+        excess = len(self.full_output_sizes()) - d
+        if excess <= 0 or all(s == 1 for s in self.full_output_sizes()[:excess]):
+            return self, (slice(None),) * d, (slice(None),) * d
+        from_input = min(excess, self.axis)
+        first_index = d - self.index_dimensions
+        from_indices = excess - from_input
+        x_slices = tuple(slice(0, 1) if i < from_input else slice(None) for i in range(d))
+        i_slices = tuple(
+            slice(0, 1) if first_index <= i < first_index + from_indices else slice(None) for i in range(d)
+        )
+
+        def cut(t: TensorDesc, slices: tuple[slice, ...]) -> TensorDesc:
+            sizes = tuple(1 if sl.stop == 1 else n for n, sl in zip(t.sizes, slices))
+            if t.strides is None:  # packed: its minimal size shrinks with it
+                return replace(t, sizes=sizes, total_tensor_size_in_bytes=-1)
+            return replace(t, sizes=sizes)
+
+        reduced = replace(
+            self, input_tensor=cut(self.input_tensor, x_slices), indices_tensor=cut(self.indices_tensor, i_slices)
+        )
+        return reduced, x_slices, i_slices
 
     def _validate(self, level: FeatureLevel) -> None:
         self.require_same("DimensionCount", "InputTensor", "IndicesTensor", "OutputTensor")

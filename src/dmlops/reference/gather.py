@@ -80,8 +80,11 @@ def compute(
     un-aligned output (``desc.full_output_sizes()``), and a reshape right-aligns it to
     OutputTensor.Sizes (the dropped or prepended dimensions are all 1).
     """
-    x = inputs["InputTensor"]
-    indices = inputs["IndicesTensor"]
+    # Dropped leading output entries other than 1: DirectML computes the slab at
+    # coordinate 0 of those dimensions (GatherDesc.leading_slab).
+    desc, x_slab, indices_slab = desc.leading_slab()
+    x = inputs["InputTensor"][x_slab]
+    indices = inputs["IndicesTensor"][indices_slab]
     n = desc.input_tensor.sizes[desc.axis]
     wrap = desc.indices_tensor.data_type.is_signed_integer and feature_level >= FeatureLevel.V3_0
     index = normalize_indices(indices, n, wrap_negative=wrap, strict=strict, what=f"{desc.dml_name}.IndicesTensor")
