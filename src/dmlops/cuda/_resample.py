@@ -36,7 +36,7 @@ def forward_axes(desc: ResampleDesc) -> tuple[list[tuple[np.ndarray, np.ndarray,
     axes = [(zero, zero, np.zeros(1, np.float32))] * pad
     interp = 0
     if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
-        for (first, _), in desc_taps(desc):
+        for ((first, _),) in desc_taps(desc):
             index = first.astype(np.int64)
             axes.append((index, index, np.zeros(index.size, np.float32)))
         return axes, interp
