@@ -1261,8 +1261,8 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
     Cause(
         "max-pooling2-signed-zero",
         "MAX_POOLING2",
-        "new: MAX_POOLING2 value of -0.0 vs +0.0 is the later one (DirectML)",
-        "DirectML",
+        "known, kept: MAX_POOLING2 sign of a zero maximum (DirectML's shaders differ; D3D's max() leaves it open)",
+        "hardware",
         _pool_signed_zero,
         _pool_model,
         "a window whose maximum is zero and holds both -0.0 and +0.0 gives the later of them as the value "

@@ -532,8 +532,8 @@ NEW_DISAGREEMENTS: tuple[KnownDisagreement, ...] = (
         "gather-index-dimensions-0-output",
         "GATHER",
         "dmlops-only-reject",
-        "new (reported): DirectML's GATHER output-size check is looser than the page's formula in the "
-        "leading dimensions: with IndexDimensions 0 it accepts Input {1,1,1,1,2,1}, Axis 1, Output "
+        "known, kept (E37): DirectML's GATHER output-size check is looser than the page's formula in the "
+        "leading dimensions (dmlops follows it where the reads stay inside the tensor): with IndexDimensions 0 it accepts Input {1,1,1,1,2,1}, Axis 1, Output "
         "{2,1,1,1,2,1} (the second slice then reads clamped addresses), and it accepts Input {2,1}, Indices "
         "{1,1}, Axis 1, IndexDimensions 2, Output {1,1}, whose leading output entry {2} does not fit",
         _gather_k0_output,
@@ -550,8 +550,9 @@ NEW_DISAGREEMENTS: tuple[KnownDisagreement, ...] = (
         "max-pooling-grad-dimension-count",
         "MAX_POOLING_GRAD",
         "dmlops-only-reject",
-        "new (reported): DirectML's MAX_POOLING_GRAD accepts window arrays longer than the spatial dimensions "
-        "(DimensionCount 3 with 4-D tensors); dmlops requires InputTensor.DimensionCount - 2",
+        "known, kept (E36): DirectML's MAX_POOLING_GRAD accepts window arrays longer than the spatial dimensions "
+        "(DimensionCount 3 with 4-D tensors) but computes no pooling gradient with them; dmlops requires "
+        "InputTensor.DimensionCount - 2",
         _pool_grad_count,
     ),
     KnownDisagreement(

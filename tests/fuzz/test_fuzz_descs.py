@@ -219,8 +219,8 @@ def _exact(op: str, desc: Any) -> bool:
     return False
 
 
-def assert_matches(got: np.ndarray, want: np.ndarray, exact: bool, what: str) -> None:
-    """Bit-exact (NaN == NaN), or within one unit in the last place of the output type."""
+def assert_matches(got: np.ndarray, want: np.ndarray, exact: bool, what: str, atol: float = 0.0) -> None:
+    """Bit-exact (NaN == NaN), or within one unit in the last place of the output type (or ``atol``)."""
     assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype, got.shape, want.shape)
     if exact:
         np.testing.assert_array_equal(got, want, err_msg=what)
@@ -231,7 +231,7 @@ def assert_matches(got: np.ndarray, want: np.ndarray, exact: bool, what: str) ->
     g, w = got[~same], want[~same]
     if got.dtype.kind == "f":
         limit = np.spacing(np.maximum(np.abs(g), np.abs(w)).astype(got.dtype)).astype(np.float64)
-        ok = np.abs(g.astype(np.float64) - w.astype(np.float64)) <= limit
+        ok = np.abs(g.astype(np.float64) - w.astype(np.float64)) <= np.maximum(limit, atol)
     else:
         ok = np.abs(g.astype(np.int64) - w.astype(np.int64)) <= 1
     assert ok.all(), f"{what}: {int((~ok).sum())} element(s) beyond 1 ulp: got {g[~ok][:5]}, want {w[~ok][:5]}"
@@ -257,8 +257,14 @@ def check_one(op: str, desc_dict: dict[str, Any], level: str | None, via_class: 
         return "valid, too many ROI samples to run"
     got = dmlops.execute(desc, inputs, feature_level=level)
     want = oracle_outputs(op, desc, inputs)
+    atol = 0.0
+    if op == "RESAMPLE2" and desc.to_dml_dict()["InterpolationMode"] == "LINEAR":
+        # DirectML's float32 lerps, one per dimension (erratum E33), against the oracle's float64
+        # sum: each step may lose a few ulps of the largest input under cancellation.
+        x = np.abs(np.asarray(inputs["InputTensor"], dtype=np.float64))
+        atol = 8 * len(want["OutputTensor"].shape or (1,)) * 2.0**-23 * float(x.max(initial=0.0))
     for member, value in want.items():
-        assert_matches(np.asarray(got[member]), value, _exact(op, desc), f"{op}.{member}")
+        assert_matches(np.asarray(got[member]), value, _exact(op, desc), f"{op}.{member}", atol)
     return "valid, matches the loop oracle"
 
 
