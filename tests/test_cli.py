@@ -331,11 +331,23 @@ ERRORS = {
         _set(["resources", "in", "initialValues"], {"sourcePath": "missing.npy"}),
         "Failed to parse resource 'in': Error parsing field 'initialValues': file 'missing.npy' not found",
     ),
-    "image file": (
+    "missing image file": (
         _set(["resources", "in", "initialValues"], {"sourcePath": "cat.png"}),
-        "image initializers ('cat.png') are not supported by dmlops",
+        "Error parsing field 'initialValues': file 'cat.png' not found",
     ),
-    "deferred": (_set(["resources", "in", "initialValues"], "deferred"), "deferred resources"),
+    "deferred": (
+        _set(["resources", "in", "initialValues"], "deferred"),
+        "Failed to parse command 0 (dispatch): dispatchable 'slice1': Bind point 'InputTensor': resource 'in' is "
+        "deferred; DxDispatch gives deferred resources memory only as outputs of ONNX dispatchables",
+    ),
+    "print deferred": (
+        lambda m: (
+            m["resources"].update(y={"initialValuesDataType": "FLOAT32", "initialValues": "deferred"}),
+            m["commands"][1].update(resource="y"),
+        ),
+        "Failed to parse command 1 (print): Could not find deferred resource y: only an ONNX dispatchable gives a "
+        "deferred resource memory",
+    ),
     "top level not an object": (lambda m: m.clear(), "Field 'resources' is required."),
 }
 

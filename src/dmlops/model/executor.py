@@ -20,15 +20,15 @@ from numpy.typing import NDArray
 
 from .. import strided
 from ..backends import DEFAULT_BACKEND, execute, load_backend
-from ..descs._base import OperatorDesc
 from ..errors import DmlError
 from .errors import ModelError
 from .files import open_for_write, resolve_write_target
 from .formatting import iter_print
+from .images import image_target_shape, is_image_path, tensor_to_pixels, write_image
 from .peak_memory import aliases, check_peak
 from .reader import BoundTensor, DispatchCommand, Model, PrintCommand, WriteFileCommand
 from .resources import ResourceSpec
-from .timing import MedianTimer, Progress
+from .timing import CudaEventTimer, MedianTimer, Progress
 
 
 class SlowDispatchWarning(UserWarning):
@@ -119,6 +119,12 @@ class Executor:
         }
         self.peak = check_peak(model, backend, max_memory)
         self.buffers: dict[str, bytearray] = {name: res.allocate() for name, res in model.resources.items()}
+        # Initialization, before the first command: DirectML copies each OWNED_BY_DML input
+        # into the operator's persistent resource, so later writes to its buffer are not seen.
+        self.persistent: dict[str, dict[str, NDArray[Any]]] = {
+            name: {b.member: flat_span(self.buffers[b.resource], b).copy() for b in spec.init_bound}
+            for name, spec in model.dispatchables.items()
+        }
         self._hinted: set[str] = set()
 
     def _emit(self, line: str) -> None:
@@ -159,7 +165,7 @@ class Executor:
         span it addresses: a broadcast input is never expanded to its logical size.
         """
         written = [b for b in command.bindings if b.member in outputs]
-        inputs = {}
+        inputs = dict(self.persistent[command.dispatchable])
         for b in command.bindings:
             if b.member in outputs:
                 continue
@@ -168,35 +174,48 @@ class Executor:
         return inputs
 
     def dispatch(self, command: DispatchCommand) -> None:
-        """Bind, run the operator ``iterations`` times (or for ``milliseconds_to_run``), write the outputs back."""
+        """Bind, run the operator ``iterations`` times (or for ``milliseconds_to_run``), write the outputs back.
+
+        The CPU time of an iteration is the operator's, from the call to its results
+        (on cuda, until the GPU has finished); binding inputs and writing outputs back
+        are outside it, as uploads and downloads are outside DxDispatch's dispatch time.
+        On cuda the GPU time is measured too, with CUDA events around the operator.
+        """
         spec = self.model.dispatchables[command.dispatchable]
         outputs = set(spec.desc.tensor_names("output"))
         timer = MedianTimer()
+        gpu = CudaEventTimer() if self.backend == "cuda" else None
+        gpu_timer = MedianTimer()
         limit_s = None if self.milliseconds_to_run is None else self.milliseconds_to_run / 1000.0
         progress = Progress(f"dispatch '{command.dispatchable}'", self.iterations, limit_s, stream=self.progress)
         begin = time.perf_counter()
         try:
             while self.iterations is None or timer.count < self.iterations:
+                inputs: dict[str, Any] = self._inputs(command, outputs)
+                if gpu is not None:
+                    inputs = gpu.upload(inputs)
+                    gpu.begin()
                 start = time.perf_counter()
-                self._dispatch_once(spec.desc, command, outputs)
+                results = execute(spec.desc, inputs, backend=self.backend, feature_level=self.model.feature_level)
+                if gpu is not None:
+                    gpu_timer.add(gpu.end())
                 now = time.perf_counter()
+                self._write_outputs(command, outputs, results)
                 if timer.count == 0:
                     self._hint_if_slow(command.dispatchable, now - start)
                 timer.add((now - start) * 1000.0)
                 progress.update(timer.count)
-                if limit_s is not None and now - begin >= limit_s:
+                if limit_s is not None and time.perf_counter() - begin >= limit_s:
                     break
         finally:
             progress.close()
         if self.report_timing:
-            self._emit(
-                f"Dispatch '{command.dispatchable}': {timer.count} iterations, {timer.median():.4f} ms median (CPU)"
-            )
+            line = f"Dispatch '{command.dispatchable}': {timer.count} iterations, {timer.median():.4f} ms median (CPU)"
+            if gpu_timer.count:
+                line += f", {gpu_timer.median():.6f} ms median (GPU)"
+            self._emit(line)
 
-    def _dispatch_once(self, desc: OperatorDesc, command: DispatchCommand, outputs: set[str]) -> None:
-        results = execute(
-            desc, self._inputs(command, outputs), backend=self.backend, feature_level=self.model.feature_level
-        )
+    def _write_outputs(self, command: DispatchCommand, outputs: set[str], results: dict[str, Any]) -> None:
         for b in command.bindings:
             if b.member in outputs:
                 target = strided.byte_view(
@@ -238,12 +257,20 @@ class Executor:
         self.out.flush()
 
     def write_file(self, command: WriteFileCommand) -> None:
-        """Write ``.npy`` (shape from ``dimensions``, dtype from the resource) or raw bytes."""
+        """Write ``.npy`` (shape from ``dimensions``, dtype from the resource), a .png/.jpg image, or raw bytes."""
         res = self.model.resources[command.resource]
         path = self.targets[command.index]
         raw = self.buffers[command.resource]
+        suffix = path.suffix.lower()
+        if is_image_path(str(path)):
+            channels, height, width = image_target_shape(command.dimensions)
+            pixels = tensor_to_pixels(raw, res.data_type, channels, height, width)
+            with open_for_write(path) as f:
+                write_image(f, suffix, pixels)
+            self._emit(f"Resource '{command.resource}' written to '{path}'")
+            return
         with open_for_write(path) as f:
-            if path.suffix.lower() == ".npy":
+            if suffix == ".npy":
                 dtype = res.data_type.numpy_dtype
                 if command.dimensions is None:
                     values = self.values(res)

@@ -40,7 +40,7 @@ def parse_size(text: str) -> int:
 
 @dataclass(frozen=True)
 class PeakEstimate:
-    """Bytes a run needs at its peak: the buffers plus the largest dispatch's working set."""
+    """Bytes a run needs at its peak: the buffers (and OWNED_BY_DML copies) plus the largest dispatch's working set."""
 
     buffers: int
     dispatch: int
@@ -89,6 +89,8 @@ def aliases(a: BoundTensor, b: BoundTensor) -> bool:
 def estimate_peak(model: Model, backend: str) -> PeakEstimate:
     """The run's peak memory, from the model alone (nothing is allocated)."""
     buffers = sum(r.size_in_bytes for r in model.resources.values())
+    # The OWNED_BY_DML inputs copied at initialization (the operators' persistent resources).
+    buffers += sum(span_bytes(b) for spec in model.dispatchables.values() for b in spec.init_bound)
     worst, worst_name = 0, None
     for command in model.commands:
         if isinstance(command, DispatchCommand):

@@ -14,7 +14,7 @@ import json
 import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +24,18 @@ from ..descs._base import OperatorDesc
 from ..enums import FeatureLevel, TensorDataType, TensorFlags
 from ..errors import AllocationError, DescParseError, InvalidDescError, UnknownFieldWarning, UnsupportedError
 from ..tensor import TensorDesc
+from . import images
 from .errors import ModelError, context, field_error
 from .files import check_path_text, read_regular_file
 from .resources import ResourceSpec, parse_resource, warn_unknown
 
 TOP_LEVEL_FIELDS = ("$schema", "resources", "dispatchables", "commands")
 NON_DML_DISPATCHABLES = {"hlsl": "hlsl", "onnx": "onnx", "dmlserializedgraph": "dmlSerializedGraph"}
+NON_DML_REASONS = {
+    "hlsl": "they are HLSL compute shaders, compiled by DXC and run by Direct3D 12",
+    "onnx": "they are ONNX models, run by ONNX Runtime's DirectML execution provider",
+    "dmlSerializedGraph": "they are DirectML graphs serialized by ONNX Runtime, which dmlops does not deserialize",
+}
 EXECUTION_FLAGS = ("NONE", "ALLOW_HALF_PRECISION_COMPUTATION", "DISABLE_META_COMMANDS", "DESCRIPTORS_VOLATILE")
 COMPILE_TYPES = ("DmlCompileOp", "DmlCompileGraph")
 HLSL_BINDING_FIELDS = ("format", "counter", "counterOffsetBytes", "shape")
@@ -73,6 +79,8 @@ class DispatchableSpec:
     execution_flags: tuple[str, ...] = ()
     compile_type: str = "DmlCompileOp"
     init_bindings: Mapping[str, tuple[Binding, ...]] = field(default_factory=dict)
+    init_bound: tuple[BoundTensor, ...] = ()
+    """The OWNED_BY_DML inputs, bound at initialization: their values are taken before the first command."""
 
 
 @dataclass(frozen=True)
@@ -256,7 +264,9 @@ def _execution_flags(value: Any) -> tuple[str, ...]:
     return tuple(flags)
 
 
-def _parse_dispatchable(name: str, obj: Any, level: FeatureLevel) -> DispatchableSpec:
+def _parse_dispatchable(
+    name: str, obj: Any, level: FeatureLevel, resources: Mapping[str, ResourceSpec]
+) -> DispatchableSpec:
     if not isinstance(obj, Mapping):
         raise ModelError("Expected a non-null JSON object.", context=(f"Failed to parse dispatchable '{name}'",))
     with context(f"Failed to parse dispatchable '{name}'"):
@@ -265,8 +275,8 @@ def _parse_dispatchable(name: str, obj: Any, level: FeatureLevel) -> Dispatchabl
         kind = NON_DML_DISPATCHABLES.get(op_type.lower())
         if kind is not None:
             raise ModelError(
-                f"'{kind}' dispatchables are not supported by dmlops; only DirectML operators are "
-                "(run this model with DxDispatch on Windows)"
+                f"'{kind}' dispatchables are not supported by dmlops: {NON_DML_REASONS[kind]}; dmlops runs "
+                "DirectML operators only (run this model with DxDispatch on Windows)"
             )
         known = ("type", "Type", "desc", "Desc", "executionFlags", "dmlCompileType", "bindings")
         warn_unknown(obj, known, f"dispatchable '{name}'")
@@ -301,7 +311,18 @@ def _parse_dispatchable(name: str, obj: Any, level: FeatureLevel) -> Dispatchabl
             desc.validate(level)
         except InvalidDescError as exc:
             raise ModelError(str(exc)) from None
-    return DispatchableSpec(name, op_type, desc, flags, compile_type, init_bindings)
+    spec = DispatchableSpec(name, op_type, desc, flags, compile_type, init_bindings)
+    # Then DxDispatch initializes it: DirectML copies each OWNED_BY_DML input, bound here,
+    # into the operator's persistent resource, before any command runs.
+    with context(f"Failed to initialize dispatchable '{name}'"):
+        init_bound = resolve_bindings(
+            spec, init_bindings, resources, f"dispatchable '{name}' bindings", initialization=True
+        )
+    return replace(spec, init_bound=init_bound)
+
+
+def _owned(tensor: TensorDesc) -> bool:
+    return bool(tensor.flags & TensorFlags.OWNED_BY_DML)
 
 
 def resolve_bindings(
@@ -309,14 +330,19 @@ def resolve_bindings(
     bindings: Mapping[str, tuple[Binding, ...]],
     resources: Mapping[str, ResourceSpec],
     where: str,
+    *,
+    initialization: bool = False,
 ) -> tuple[BoundTensor, ...]:
-    """Check a dispatch's bindings against the desc and the buffers; byte offsets per member.
+    """Check bindings against the desc and the buffers; byte offsets per member.
 
-    Every tensor member the desc declares must be bound (OWNED_BY_DML inputs may be
-    bound on the dispatchable instead), to exactly one existing resource, at an offset
-    aligned to the element size (and GuaranteedBaseOffsetAlignment), with at least
-    TotalTensorSizeInBytes bytes from the offset to the end of the buffer (DirectML's
-    DML_BUFFER_BINDING rule).
+    At execution (a dispatch command), every tensor member the desc declares must be
+    bound except OWNED_BY_DML inputs, which DirectML takes at initialization only (from
+    the dispatchable's ``bindings``; binding one at execution is an error, as
+    DML_TENSOR_FLAGS says). With ``initialization``, exactly the OWNED_BY_DML inputs
+    are bound and other bind points are ignored with a warning. Each binding names one
+    existing, non-deferred resource, at an offset aligned to the element size (and
+    GuaranteedBaseOffsetAlignment), with at least TotalTensorSizeInBytes bytes from the
+    offset to the end of the buffer (DirectML's DML_BUFFER_BINDING rule).
     """
     tensors = spec.desc.tensors()
     declared = set(spec.desc.tensor_members("input")) | set(spec.desc.tensor_members("output"))
@@ -327,6 +353,7 @@ def resolve_bindings(
         base, _, index = member.partition("[")
         if index:
             arrays[base] = arrays.get(base, 0) + 1
+    owned = {m.partition("[")[0] for m, t in tensors.items() if _owned(t)}
     for point in bindings:
         if point not in tensors and point not in arrays:
             why = "the desc leaves this optional tensor null" if point in declared else "no such tensor member"
@@ -336,12 +363,29 @@ def resolve_bindings(
                 UnknownFieldWarning,
                 stacklevel=2,
             )
+        elif initialization and point not in owned:
+            warnings.warn(
+                f"{where}: bind point '{point}' ignored (only OWNED_BY_DML inputs are bound at initialization; "
+                "bind it in the dispatch command)",
+                UnknownFieldWarning,
+                stacklevel=2,
+            )
+        elif not initialization and point in owned:
+            raise ModelError(
+                f"Bind point '{point}' is flagged OWNED_BY_DML: DirectML takes it once, at initialization, from "
+                "the dispatchable's 'bindings', and binding it at execution is an error (DML_TENSOR_FLAGS)."
+            )
     bound = []
     for member, tensor in tensors.items():
         point, _, index = member.partition("[")
+        if (point in owned) != initialization:
+            continue
         sources = bindings.get(point)
-        if sources is None and tensor.flags & TensorFlags.OWNED_BY_DML:
-            sources = spec.init_bindings.get(point)
+        if sources is None and initialization:
+            raise ModelError(
+                f"Bind point '{point}' is flagged OWNED_BY_DML, so it must be bound in the dispatchable's "
+                "'bindings' (DirectML copies it at initialization)."
+            )
         if sources is None:
             raise ModelError(f"Bind point '{point}' is required but no resource is bound to it.")
         expected = arrays.get(point, 1)
@@ -351,6 +395,11 @@ def resolve_bindings(
         res = resources.get(b.resource)
         if res is None:
             raise ModelError(f"Bind point '{member}': unknown resource '{b.resource}'.")
+        if res.deferred:
+            raise ModelError(
+                f"Bind point '{member}': resource '{b.resource}' is deferred; DxDispatch gives deferred resources "
+                "memory only as outputs of ONNX dispatchables, so a DirectML operator cannot bind one."
+            )
         element_size = b.element_size_in_bytes or res.element_size
         if b.element_offset and not element_size:
             raise ModelError(
@@ -416,6 +465,7 @@ def _parse_command(
         res = resources.get(name)
         if res is None:
             raise ModelError(f"Unknown resource '{name}'.")
+        _check_not_deferred(res)
         if res.data_type is TensorDataType.UNKNOWN:
             raise ModelError(f"Resource '{name}' has no initialValuesDataType, so it cannot be printed.")
         verbose = obj.get("verbose", False)
@@ -428,12 +478,11 @@ def _parse_command(
         res = resources.get(name)
         if res is None:
             raise ModelError(f"Unknown resource '{name}'.")
+        _check_not_deferred(res)
         target = _string_field(obj, "targetPath")
         if not target:
             raise field_error("targetPath", "Expected a non-empty path.")
         check_path_text(target, "targetPath")
-        if Path(target).suffix.lower() in (".png", ".jpg", ".jpeg"):
-            raise ModelError(f"writing images ('{target}') is not supported by dmlops; use .npy, .dat or .bin")
         dims = obj.get("dimensions")
         if dims is not None:
             if not isinstance(dims, list) or not all(
@@ -441,6 +490,8 @@ def _parse_command(
             ):
                 raise field_error("dimensions", "Expected an array of unsigned integers.")
             dims = tuple(dims)
+        if images.is_image_path(target):
+            images.check_image_target(target, dims, res.data_type, res.size_in_bytes, name)
         if target.lower().endswith(".npy"):
             if res.data_type is TensorDataType.UNKNOWN:
                 raise ModelError(f"Resource '{name}' has no initialValuesDataType, so it cannot be written as .npy.")
@@ -455,6 +506,14 @@ def _parse_command(
                     )
         return WriteFileCommand(index, text, name, target, dims)
     raise ModelError(f"Unrecognized command type '{ctype}' (expected dispatch, print or writeFile).")
+
+
+def _check_not_deferred(res: ResourceSpec) -> None:
+    if res.deferred:
+        raise ModelError(
+            f"Could not find deferred resource {res.name}: only an ONNX dispatchable gives a deferred "
+            "resource memory, and dmlops runs DirectML operators only."
+        )
 
 
 def _object_field(doc: Mapping[str, Any], name: str, kind: type) -> Any:
@@ -506,7 +565,9 @@ def parse_model(
             memory.check_allocation(total, "the model's buffers")
         except AllocationError as exc:
             raise ModelError(str(exc)) from None
-        dispatchables = {name: _parse_dispatchable(name, obj, level) for name, obj in raw_dispatchables.items()}
+        dispatchables = {
+            name: _parse_dispatchable(name, obj, level, resources) for name, obj in raw_dispatchables.items()
+        }
         commands = []
         for i, obj in enumerate(raw_commands):
             label = f"Failed to parse command {i}"
@@ -532,6 +593,11 @@ def load_model(
         For any problem, with one message that says where and what.
     """
     path = Path(path)
+    if path.suffix.lower() == ".onnx":
+        raise ModelError(
+            f"'{path}' is an ONNX model, which DxDispatch runs through ONNX Runtime's DirectML execution "
+            "provider; dmlops runs DirectML operator models (.json) only"
+        )
     doc = read_json_file(path)
     return parse_model(
         doc,

@@ -23,6 +23,7 @@ from .. import memory
 from ..dml_json import as_float
 from ..enums import TensorDataType
 from ..errors import AllocationError, UnknownFieldWarning
+from . import images
 from .errors import ModelError, field_error
 from .files import check_path_text, open_regular, readinto_exactly
 
@@ -40,7 +41,8 @@ this (or for more than the machine's available memory) is refused with a clear
 error instead of an allocation failure.
 """
 
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff")
+RAW_IMAGE_EXTENSIONS = (".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+"""Image files DxDispatch does not decode: read as raw bytes, with a warning."""
 RESOURCE_FIELDS = (
     "initialValuesDataType",
     "initialValues",
@@ -88,6 +90,11 @@ class ResourceSpec:
     offset_in_bytes: int
     kind: str
     fill: Fill = field(repr=False, compare=False)
+
+    @property
+    def deferred(self) -> bool:
+        """``"initialValues": "deferred"``: a resource only ONNX dispatchables give memory to."""
+        return self.kind == "deferred"
 
     @property
     def element_size(self) -> int:
@@ -358,21 +365,37 @@ def _raw_fill(path: Path) -> Fill:
     return fill
 
 
-def _read_file(obj: Mapping[str, Any], dt: TensorDataType, base_dir: Path) -> tuple[int, Fill, TensorDataType]:
-    """A ``sourcePath`` initializer: checked now (a regular file, its size, a .npy header), read at allocation."""
-    source = obj.get("sourcePath")
+def _read_file(
+    obj: Mapping[str, Any], init: Mapping[str, Any], dt: TensorDataType, base_dir: Path
+) -> tuple[int, Fill, TensorDataType, str]:
+    """A ``sourcePath`` initializer: checked now (a regular file, its size, a header), read at allocation.
+
+    As DxDispatch: ``resampleSize``/``resampleMode`` are parsed for every file, used
+    for ``.jpg``/``.png`` (decoded as images), and every other extension but ``.npy``
+    is raw bytes (``.jpeg`` and ``.bmp`` too).
+    """
+    source = init.get("sourcePath")
     if not isinstance(source, str):
         raise field_error("sourcePath", "Expected a string.")
     check_path_text(source, "sourcePath")
+    resample_size, resample_mode = images.resample_fields(obj)
     suffix = Path(source).suffix.lower()
-    if suffix in IMAGE_EXTENSIONS:
-        raise ModelError(f"image initializers ('{source}') are not supported by dmlops")
     path = resolve_input_file(source, base_dir)
+    if images.is_image_path(source):
+        count, fill = images.image_initializer(path, source, dt, resample_size, resample_mode)
+        return count, fill, dt, "image"
+    _warn_resample(obj, f"'{source}' is not a .jpg or .png image")
+    if suffix in RAW_IMAGE_EXTENSIONS:
+        warnings.warn(
+            f"'{source}' is read as raw bytes: DxDispatch decodes only .jpg and .png images",
+            UnknownFieldWarning,
+            stacklevel=2,
+        )
     with open_regular(path, "initializer file") as (file, size):
         if suffix != ".npy":
             _require_type(dt)
             check_allocation(size, f"file '{source}'")
-            return size, _raw_fill(path), dt
+            return size, _raw_fill(path), dt, "file"
         layout = _npy_layout(file, source)
     file_type = _data_type_of(layout.dtype, source)
     available = size - layout.data_offset
@@ -384,7 +407,14 @@ def _read_file(obj: Mapping[str, Any], dt: TensorDataType, base_dir: Path) -> tu
     if dt is not TensorDataType.UNKNOWN and dt is not file_type:
         raise ModelError(f"Data type from file '{source}' does not match field 'initialValuesDataType'.")
     check_allocation(layout.nbytes, f"file '{source}'")
-    return layout.nbytes, _npy_fill(path, layout), file_type
+    return layout.nbytes, _npy_fill(path, layout), file_type, "file"
+
+
+def _warn_resample(obj: Mapping[str, Any], why: str) -> None:
+    present = [k for k in ("resampleSize", "resampleMode") if k in obj]
+    if present:
+        names = ", ".join(f"'{k}'" for k in present)
+        warnings.warn(f"field(s) {names} ignored: {why}", UnknownFieldWarning, stacklevel=2)
 
 
 def _data_type_of(dtype: np.dtype[Any], source: str) -> TensorDataType:
@@ -425,6 +455,23 @@ def _typed_list(values: list[Any]) -> bytes:
     return b"".join(parts)
 
 
+def _deferred(name: str, obj: Mapping[str, Any], dt: TensorDataType) -> ResourceSpec:
+    """``"initialValues": "deferred"``: no memory; DxDispatch leaves it to an ONNX dispatchable's output.
+
+    DxDispatch reads nothing else of such a resource (its size is 0, its other fields
+    unread), and only an ONNX dispatchable gives it memory, when ONNX Runtime allocates
+    an output of a shape known only at run time. So a DirectML operator cannot bind it
+    and ``print``/``writeFile`` find nothing (checked in the reader).
+    """
+    ignored = [k for k in ("sizeInBytes", "initialValuesOffsetInBytes", "resampleSize", "resampleMode") if k in obj]
+    if ignored:
+        names = ", ".join(f"'{k}'" for k in ignored)
+        warnings.warn(
+            f"resource '{name}': field(s) {names} ignored: the resource is deferred", UnknownFieldWarning, stacklevel=2
+        )
+    return ResourceSpec(name, dt, 0, 0, 0, "deferred", _copy_fill(b""))
+
+
 def parse_resource(name: str, obj: Any, base_dir: Path) -> ResourceSpec:
     """Read one entry of ``resources`` (DxDispatch's ParseModelBufferDesc).
 
@@ -443,7 +490,7 @@ def parse_resource(name: str, obj: Any, base_dir: Path) -> ResourceSpec:
     try:
         if isinstance(init, str):
             if init == "deferred":
-                raise ModelError("deferred resources (outputs sized by ONNX Runtime) are not supported by dmlops")
+                return _deferred(name, obj, dt)
             raise ModelError("The 'initialValues' string may only be 'deferred'.")
         if isinstance(init, list):
             if dt is TensorDataType.UNKNOWN:
@@ -471,11 +518,13 @@ def parse_resource(name: str, obj: Any, base_dir: Path) -> ResourceSpec:
             elif kind == "sequence":
                 count, fill = _sequence(init, dt)
             else:
-                count, fill, dt = _read_file(init, dt, base_dir)
+                count, fill, dt, kind = _read_file(obj, init, dt, base_dir)
         else:
             raise ModelError("Field 'initialValues' must be an array of numbers, an object, or deferred.")
     except ModelError as exc:
         raise exc.within("Error parsing field 'initialValues'") from None
+    if kind not in ("file", "image"):
+        _warn_resample(obj, "only image sourcePaths read them")
     if not count:
         raise ModelError("'initialValues' must be non-empty.")
     size = _uint_field(obj, "sizeInBytes", required=False, default=count)
