@@ -166,6 +166,33 @@ def test_half_truncation_table() -> None:
     assert np.isnan(float32_to_half_bits(np.float32([np.nan])).view(np.float16))[0]
 
 
+def test_json_float16_values_truncate_like_half_hpp(tmp_path: Path) -> None:
+    model = {
+        "resources": {
+            "a": {"initialValuesDataType": "FLOAT16", "initialValues": [1.2, -1.2, 65519, 65536, 0.1]},
+            "c": {"initialValuesDataType": "FLOAT16", "initialValues": {"valueCount": 2, "value": 1.2}},
+            # value += valueDelta in half: float sum, truncated at every step
+            "s": {
+                "initialValuesDataType": "FLOAT16",
+                "initialValues": {"valueCount": 4, "valueStart": 2047, "valueDelta": 1.5},
+            },
+            "t": {
+                "initialValuesDataType": "FLOAT16",
+                "initialValues": {"valueCount": 4, "valueStart": 0, "valueDelta": 0.1},
+            },
+        },
+        "dispatchables": {},
+        "commands": [],
+    }
+    res = load_model(write_model(tmp_path, model)).resources
+    bits = {name: np.frombuffer(r.initial_values, np.uint16).tolist() for name, r in res.items()}
+    assert bits["a"] == [0x3CCC, 0xBCCC, 0x7BFF, 0x7C00, 0x2E66]
+    assert bits["c"] == [0x3CCC, 0x3CCC]
+    # 2048.5 and 2049.5 truncate to 2048 (round-to-nearest would reach 2050, 2052)
+    assert np.frombuffer(res["s"].initial_values, np.float16).tolist() == [2047, 2048, 2048, 2048]
+    assert bits["t"] == [0x0000, 0x2E66, 0x3266, 0x34CC]  # 0, 0.1, 0.2, 0.3 as halves
+
+
 def test_image_is_scaled_to_resample_size(pil: Any, tmp_path: Path) -> None:
     rng = np.random.RandomState(0)
     hwc = rng.randint(0, 256, size=(6, 8, 3)).astype(np.uint8)

@@ -172,8 +172,9 @@ def _check_int(v: Any, dt: TensorDataType) -> int:
 def _to_float_type(values: NDArray[np.float64], dt: TensorDataType) -> NDArray[Any]:
     with np.errstate(over="ignore"):
         if dt is TensorDataType.FLOAT16:
-            # DxDispatch parses FLOAT16 as float, then converts to half: two roundings.
-            return values.astype(np.float32).astype("<f2")
+            # DxDispatch parses FLOAT16 as float (rounded), then builds a half_float::half,
+            # which truncates toward zero (half.hpp's default rounding style).
+            return images.float32_to_half_bits(values.astype(np.float32)).view("<f2")
         return values.astype(dt.numpy_dtype)
 
 
@@ -287,7 +288,9 @@ def _sequence(obj: Mapping[str, Any], dt: TensorDataType) -> tuple[int, Fill]:
 
     def fill(view: memoryview) -> None:
         values = np.frombuffer(view, dtype=dt.numpy_dtype)
-        if values.size:
+        if values.size and dt is TensorDataType.FLOAT16:
+            _half_sequence(values.view(np.uint16), parsed["valueStart"], parsed["valueDelta"])
+        elif values.size:
             values.fill(parsed["valueDelta"])
             values[0] = parsed["valueStart"]
             # DxDispatch does `value += valueDelta` in the element type: a running sum
@@ -296,6 +299,30 @@ def _sequence(obj: Mapping[str, Any], dt: TensorDataType) -> tuple[int, Fill]:
                 np.add.accumulate(values, out=values)
 
     return count * dt.numpy_dtype.itemsize, fill
+
+
+def _half_sequence(out: NDArray[np.uint16], start: Any, delta: Any) -> None:
+    """FLOAT16 ``value += valueDelta``: half + half in float, truncated back to half at each step.
+
+    Each step maps one of 65,536 half values to the next, so the sequence repeats after
+    at most 65,536 distinct values: those are computed one by one, the rest tiled.
+    """
+    d = np.float32(np.array(delta, dtype="<f2"))
+    every = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view("<f2").astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = images.float32_to_half_bits(every + d)
+    seen: dict[int, int] = {}
+    h = int(np.array(start, dtype="<f2").view(np.uint16))
+    i = 0
+    while i < out.size and h not in seen:
+        seen[h] = i
+        out[i] = h
+        h = int(step[h])
+        i += 1
+    if i < out.size:  # the values from index seen[h] repeat
+        cycle = out[seen[h] : i].copy()
+        rest = out[i:]
+        rest[:] = np.resize(cycle, rest.size)
 
 
 def resolve_input_file(source: str, base_dir: Path) -> Path:
