@@ -424,27 +424,101 @@ def test_everything_out_of_bounds_reads_the_value(backend: str) -> None:
 
 
 def test_non_finite_values(backend: str) -> None:
-    # An inf beside an exactly hit pixel does not leak into it (zero-weight taps are skipped);
-    # within reach it gives inf; nan propagates through AVERAGE. MAX is DirectML's (erratum E29):
-    # it ignores nan, and a MAX of only nan gives -FLT_MAX.
+    # DirectML 1.15.4's arithmetic (erratum E38): a LINEAR sample is a + (b - a)·t along y, then
+    # along x, in float32, every tap read, so an inf or nan tap gives nan even at weight 0. On
+    # pixel centres (t = 0) the second taps are the next column and row: samples before an inf
+    # or nan pixel in x or y are nan. MAX ignores nan (erratum E29): a MAX of only nan gives -FLT_MAX.
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     x[0, 0, 0, 3] = np.inf
     x[0, 0, 3, 0] = np.nan
     roi = [[0, 0, 4, 4]]
+    lowest = np.finfo(np.float32).min
     for reduction in ("AVERAGE", "MAX"):
         got = dmlops.roi_align(
             x, roi, [0], 4, reduction_function=reduction, maximum_samples_per_output=1, backend=backend
         )
-        want = x if reduction == "AVERAGE" else np.where(np.isnan(x), np.finfo(np.float32).min, x)
+        want = x.copy()
+        want[0, 0, 0, 2:] = np.nan  # (0, 2) lerps with column 3 at t = 0; (0, 3) with itself
+        want[0, 0, 2:, 0] = np.nan  # likewise along y
+        if reduction == "MAX":
+            want = np.where(np.isnan(want), lowest, want)
         assert_close(got, want, exact=True)
+        # NEAREST reads one pixel: inf stays inf, nan is nan (AVERAGE) or ignored (MAX).
+        got = dmlops.roi_align(
+            x, roi, [0], 4, reduction_function=reduction, interpolation_mode="NEAREST_NEIGHBOR",
+            maximum_samples_per_output=1, backend=backend,
+        )  # fmt: skip
+        assert_close(got, x if reduction == "AVERAGE" else np.where(np.isnan(x), lowest, x), exact=True)
         got = dmlops.roi_align(x, roi, [0], 2, reduction_function=reduction, backend=backend)
         want = roi_align_oracle(x, roi, [0], (2, 2), reduction=reduction)
         assert_close(got, want.astype(np.float32))
-        assert np.isinf(got[0, 0, 0, 1]) and np.isfinite(got[0, 0, 1, 1])
-        assert np.isnan(got[0, 0, 1, 0]) == (reduction == "AVERAGE")
+        # AVERAGE: bins (0, 1) and (1, 0) hold a nan sample; MAX skips it (bin (0, 1): max of 5.5, 6.5, nan, nan).
+        if reduction == "AVERAGE":
+            assert np.isnan(got[0, 0, 0, 1]) and np.isnan(got[0, 0, 1, 0]) and got[0, 0, 1, 1] == 12.5
+        else:
+            assert got[0, 0, 0, 1] == 7.0 and got[0, 0, 1, 1] == 15.0
     got = dmlops.roi_align(x[:, :, :2, :2], roi, [0], 2, out_of_bounds_input_value=np.inf, backend=backend)
     # Samples at 0..3 on a 2x2 image: bin (0, 0) is inside (mean 2.5), every other bin reads x = 3 > W.
     assert got[0, 0, 0, 0] == 2.5 and np.isinf(got.reshape(-1)[1:]).all()
+
+
+def test_linear_arithmetic_is_directml_float32_lerp(backend: str) -> None:
+    # Hand-computed (erratum E38): one sample at (x, y) = (t + 0.5 - 0.5, u + 0.5 - 0.5) of a
+    # zero-size ROI [t + 0.5, u + 0.5, t + 0.5, u + 0.5].
+    def sample(image, t, u, **kw):
+        image = np.asarray(image, np.float32).reshape(1, 1, *np.shape(image))
+        roi = np.array([[t + 0.5, u + 0.5, t + 0.5, u + 0.5]], np.float32)
+        return dmlops.roi_align(
+            image, roi, [0], 1, minimum_samples_per_output=1, maximum_samples_per_output=1, backend=backend, **kw
+        )[0, 0, 0, 0]
+
+    inf, big = np.inf, np.float32(3e38)
+    with np.errstate(all="ignore"):
+        # [1, inf] at t = 0: 1 + (inf - 1)·0 = nan; at t = 0.5 along x: inf, but the 1-row image's
+        # y lerp of the inf column with itself, inf + (inf - inf)·0, is nan first.
+        assert np.isnan(sample([[1, inf]], 0.0, 0.0))
+        assert np.isnan(sample([[1, inf]], 0.5, 0.0))
+        assert np.isnan(sample([[inf]], 0.25, 0.25))
+        # a coordinate in (-1, 0) has both taps on pixel 0: the inf after it is not read
+        assert sample([[1, inf, 3]], -0.5, 0.0) == 1.0
+        assert sample([[1], [inf]], 0.0, -0.5) == 1.0
+        # near FLT_MAX, b - a overflows: [[3e38, -3e38], [-3e38, 3e38]] at (0.5, 0.5), y first
+        # (each column: 3e38 + (-inf)·0.5 = -inf), then x: -inf + (inf - -inf)·0.5 = nan.
+        img = np.array([[big, -big], [-big, big]], np.float32)
+        col0 = img[0, 0] + (img[1, 0] - img[0, 0]) * np.float32(0.5)
+        col1 = img[0, 1] + (img[1, 1] - img[0, 1]) * np.float32(0.5)
+        want = col0 + (col1 - col0) * np.float32(0.5)
+        assert np.isnan(want)
+        np.testing.assert_array_equal(sample(img, 0.5, 0.5), want)
+        # rounding: y then x, no FMA, float32 (an exact value that the float64 weighted sum misses)
+        img = np.array([[1, 2**24], [3, 7]], np.float32)
+        t, u = np.float32(0.375), np.float32(0.625)
+        col0 = img[0, 0] + (img[1, 0] - img[0, 0]) * u
+        col1 = img[0, 1] + (img[1, 1] - img[0, 1]) * u
+        np.testing.assert_array_equal(sample(img, float(t), float(u)), col0 + (col1 - col0) * t)
+
+
+def test_average_is_a_float32_running_sum_in_sample_order(backend: str) -> None:
+    # AVERAGE (erratum E38): samples added in row-major order into a float32 sum from +0, then
+    # divided by the count. Three samples along x: 1e8, 1, -1e8 gives (1e8 + 1 - 1e8) / 3 = 0 in
+    # float32 (1 is lost), 1/3 in exact arithmetic. Out-of-bounds samples count in order too:
+    # two samples of OutOfBoundsInputValue 3e38 overflow the sum to inf even when all are out.
+    x = np.array([[1e8, 1, -1e8]], np.float32).reshape(1, 1, 1, 3)
+    got = dmlops.roi_align(x, [[0, 0, 3, 1]], [0], 1, backend=backend)
+    assert got[0, 0, 0, 0] == 0.0
+    with np.errstate(all="ignore"):
+        got = dmlops.roi_align(x, [[10, 10, 12, 11]], [0], 1, out_of_bounds_input_value=3e38, backend=backend)
+        assert np.isposinf(got[0, 0, 0, 0])
+        got = dmlops.roi_align(x, [[-3, 0, 3, 1]], [0], 1, out_of_bounds_input_value=0.1, backend=backend)
+    # samples at x = -2.5, -1.5 (out: 0.1 each) ... -0.5, 0.5, 1.5, 2.5 -> 0.1 + 0.1 + 1e8 + ...
+    f, half = np.float32, np.float32(0.5)
+    want = f(0)
+    for v in (f(0.1), f(0.1), f(1e8), f(1e8) + (f(1) - f(1e8)) * half, f(1) + (f(-1e8) - f(1)) * half, f(-1e8)):
+        want = want + v
+    assert got[0, 0, 0, 0] == np.float32(want / np.float32(6))
+    # +0 start: a sum of -0 samples is +0.
+    got = dmlops.roi_align(np.full((1, 1, 2, 2), -0.0, np.float32), [[0, 0, 2, 2]], [0], 1, backend=backend)
+    assert got[0, 0, 0, 0] == 0 and not np.signbit(got[0, 0, 0, 0])
 
 
 # -- batch indices ------------------------------------------------------------------------------
@@ -563,13 +637,14 @@ def test_blocked_evaluation_matches(monkeypatch: pytest.MonkeyPatch) -> None:
 
     x, rois, batch, out_size, scale, _, _ = random_case(5, np.float32, fixed=None)
     x = np.concatenate([x] * 3, axis=1)  # 6 channels
-    x[1, 4, 0, 0] = np.inf  # one non-finite crop takes the per-sample path for AVERAGE
+    x[1, 4, 0, 0] = np.inf
     kw = dict(spatial_scale=scale, minimum_samples_per_output=2, maximum_samples_per_output=7)
     expected = {r: dmlops.roi_align(x, rois, batch, out_size, reduction_function=r, **kw) for r in ("AVERAGE", "MAX")}
-    monkeypatch.setattr(ref, "BLOCK_ELEMENTS", 5)
+    # Blocks of part of one output row's samples: the running sums go on across blocks, bit for bit.
+    monkeypatch.setattr(ref, "STACK_ELEMENTS", 5)
     for r, want in expected.items():
         got = dmlops.roi_align(x, rois, batch, out_size, reduction_function=r, **kw)
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(got, want)
 
 
 def _many_rois(seed: int, n_rois: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

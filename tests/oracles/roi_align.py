@@ -3,11 +3,19 @@
 ROI_ALIGN = ROI_ALIGN1 with InputPixelOffset 0.5, OutputPixelOffset -0.5 and
 AlignRegionsToCorners FALSE. The pseudo-code's typos are fixed (spec erratum E17):
 the Y step uses the Y sizes, loops take ``samples`` (not ``samples + 1``) points and
-MAX starts from the type's lowest finite value and ignores NaN (DirectML 1.15.4, erratum E29). Rulings 4-6 fill the gaps: ``ceil(|size| / output)`` samples per
-axis, out of bounds unless ``-1 < x < W`` strictly (DirectML 1.15.4, erratum E28; else
-clamp), nearest = floor(x + 0.5).
+MAX starts from the type's lowest finite value and ignores NaN (DirectML 1.15.4, erratum
+E29). Rulings 4-6 fill the gaps: ``ceil(|size| / output)`` samples per axis, out of
+bounds unless ``-1 < x < W`` strictly (DirectML 1.15.4, erratum E28; else clamp),
+nearest = floor(x + 0.5).
 
-Everything is plain Python floats (IEEE double), one sample at a time.
+Sample coordinates are plain Python floats (IEEE double), one sample at a time; the
+values are DirectML 1.15.4's float32 arithmetic (measured, tests/directml/
+test_directml_roi_findings.py): a LINEAR sample lerps ``a + (b - a)·t`` along y first
+(both columns), then along x, every operation rounded to float32, the clamped taps
+included (so any infinite tap gives NaN); AVERAGE adds the samples into a float32
+running sum from 0, rows of samples in order, each row's samples in order
+(OutOfBoundsInputValue for a sample out of bounds), and divides it by the sample count
+in float32.
 """
 
 from __future__ import annotations
@@ -27,23 +35,43 @@ def _samples(size: float, out: int, lo: int, hi: int) -> int:
     return min(max(math.ceil(ratio), lo), hi)
 
 
-def _read(plane: np.ndarray, y: float, x: float, linear: bool, oob: float) -> float:
+F32 = np.float32
+
+
+def _lerp(a: np.float32, b: np.float32, t: np.float32) -> np.float32:
+    """DirectML's ``a + (b - a)·t``, each operation rounded to float32 (no FMA)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return F32(a + F32(F32(b - a) * t))
+
+
+def _taps(c: float, length: int) -> tuple[int, int, np.float32]:
+    """The LINEAR taps and weight of an in-bounds coordinate.
+
+    The coordinate is clamped to ``[0, length - 1]``; in ``(-1, 0)`` both taps are the
+    first pixel (DirectML clamps the tap indices ``floor(c)`` and ``floor(c) + 1``, so
+    the pixel after the edge is never read), in ``(length - 1, length)`` both the last.
+    """
+    if c < 0.0:
+        return 0, 0, F32(0.0)
+    c = min(c, length - 1.0)
+    c0 = math.floor(c)
+    return c0, min(c0 + 1, length - 1), F32(c - c0)
+
+
+def _read(plane: np.ndarray, y: float, x: float, linear: bool, oob: float) -> np.float32:
     h, w = plane.shape
     if not (-1.0 < x < w and -1.0 < y < h):  # DirectML: strictly inside (E28); nan compares false
-        return oob
-    x = min(max(x, 0.0), w - 1.0)
-    y = min(max(y, 0.0), h - 1.0)
+        return F32(oob)
     if not linear:
-        return float(plane[math.floor(y + 0.5), math.floor(x + 0.5)])
-    x0, y0 = math.floor(x), math.floor(y)
-    x1, y1 = min(x0 + 1, w - 1), min(y0 + 1, h - 1)
-    lx, ly = x - x0, y - y0
-    value = 0.0
-    for yy, wy in ((y0, 1.0 - ly), (y1, ly)):
-        for xx, wx in ((x0, 1.0 - lx), (x1, lx)):
-            if wy != 0.0 and wx != 0.0:  # zero-weight taps contribute nothing (no 0·inf)
-                value += wy * wx * float(plane[yy, xx])
-    return value
+        x = min(max(x, 0.0), w - 1.0)
+        y = min(max(y, 0.0), h - 1.0)
+        return F32(plane[math.floor(y + 0.5), math.floor(x + 0.5)])
+    x0, x1, tx = _taps(x, w)
+    y0, y1, ty = _taps(y, h)
+    # y first (each column), then x; clamped taps (x1 == x0) are lerped too: inf gives NaN.
+    left = _lerp(F32(plane[y0, x0]), F32(plane[y1, x0]), ty)
+    right = _lerp(F32(plane[y0, x1]), F32(plane[y1, x1]), ty)
+    return _lerp(left, right, tx)
 
 
 def roi_align_oracle(
@@ -86,8 +114,9 @@ def roi_align_oracle(
             plane = x[b, c]
             for oy in range(out_h):
                 for ox in range(out_w):
-                    # DirectML's MAX (erratum E29): from the lowest finite value, only a greater sample replaces
-                    acc = float(np.finfo(x.dtype).min) if reduction == "MAX" else 0.0
+                    # DirectML's MAX (erratum E29): from the lowest finite value, only a greater sample
+                    # replaces; AVERAGE: a float32 running sum from 0
+                    acc = F32(np.finfo(x.dtype).min) if reduction == "MAX" else F32(0.0)
                     for jy in range(oy * samples_y, oy * samples_y + samples_y):
                         yin = (jy - OUTPUT_PIXEL_OFFSET) * step_y + sy1 - INPUT_PIXEL_OFFSET
                         for jx in range(ox * samples_x, ox * samples_x + samples_x):
@@ -97,9 +126,11 @@ def roi_align_oracle(
                                 if v > acc:  # False for NaN
                                     acc = v
                             else:
-                                acc += v
+                                with np.errstate(invalid="ignore", over="ignore"):
+                                    acc = F32(acc + v)
                     if reduction != "MAX":
-                        acc /= samples_x * samples_y
+                        with np.errstate(invalid="ignore", over="ignore"):
+                            acc = F32(acc / F32(samples_x * samples_y))
                     out[r, c, oy, ox] = acc
     return out
 

@@ -1,41 +1,36 @@
-"""ROI_ALIGN on the CPU (numba).
+"""ROI_ALIGN on the CPU (numba), in DirectML's float32 arithmetic.
 
 The sample coordinates of every ROI and axis are computed up front in NumPy, in
 float64 with exactly the reference's operations and order
-(``(j - OutputPixelOffset) * step + start - InputPixelOffset``), so out-of-bounds
-decisions and nearest-neighbour indices agree with the reference bit for bit. Each
-sample becomes two taps and a weight plus an in-bounds flag (ruling 6: in bounds
-when ``-1 <= x <= InputWidth``, then clamped; nearest = ``floor(x + 0.5)``).
+(``(j - OutputPixelOffset) * step + start - InputPixelOffset``) and turned into taps by
+the reference's :func:`~dmlops.reference.roi_align.sample_taps`, so out-of-bounds
+decisions, taps and weights agree with the reference bit for bit. Every sample is then
+computed as DirectML 1.15.4 does (erratum E38), with the reference's operations, so the
+two backends agree bit for bit:
 
-Non-finite rule (as in the reference): a tap whose weight is exactly 0 is never
-read, so an ``inf`` next to an exactly hit pixel does not turn into ``nan``.
+* LINEAR: ``a + (b - a)·t`` along y first (both tap columns), then along x, in float32,
+  clamped taps included (an infinite tap gives NaN even at weight 0);
+* AVERAGE: a float32 running sum from +0, sample rows in order, each row's samples in
+  order, OutOfBoundsInputValue for a sample out of bounds; divided by the sample count;
+* MAX: from the type's lowest finite value, only a strictly greater sample replaces
+  (NaN never wins, erratum E29).
 
-**AVERAGE** is separable. The mean of output ``(oy, ox)`` is
-``sum_{r, c} Ay[oy, r] * Ax[ox, c] * X[r, c]`` over the in-bounds samples, plus
-``OutOfBoundsInputValue`` times the number of out-of-bounds samples, divided by
-``sY * sX``. ``Ay[oy, r]`` (``Ax[ox, c]``) is the summed float64 weight of the taps of
-row ``r`` (column ``c``) among output ``oy``'s in-bounds samples; taps of weight 0 are
-dropped *before* summing, so every stored weight is positive and the set of elements
-read is exactly the per-sample evaluation's: every in-bounds row tap of the output
-meets every in-bounds column tap. ``inf``/``nan`` therefore propagate as they do
-per sample, and no branch is left in the inner loops. Per ROI, one of two loop
-orders is taken, whichever reads fewer elements:
+The in-bounds samples of an output along an axis are one run (coordinates are affine
+in the sample index): only the run is evaluated; the samples around it read
+OutOfBoundsInputValue, added one at a time until the running sum stops changing (a
+region far larger than the input costs the samples that read it, not all of them).
 
-* *rows first* (large or densely sampled regions, adaptive sampling):
-  ``U[oy, :] = sum_r Ay[oy, r] * X[r, lo:hi+1]`` over contiguous row segments
-  (multiply-adds that LLVM vectorises), then ``out[oy, ox] = sum_c Ax[ox, c] * U[oy, c]``;
-  columns of ``U`` that no output weights are never read.
-* *direct*: ``out[oy, ox] = sum_r Ay[oy, r] * sum_c Ax[ox, c] * X[r, c]``, for few samples
-  spread over a wide region (e.g. two per output over hundreds of columns).
+Two loop forms per ROI evaluate the very same operations (whichever reads fewer elements,
+:func:`_average_form`):
 
-**MAX** is evaluated per sample: rows are interpolated first, then columns, skipping
-taps of weight exactly 0; it starts from -inf and propagates NaN. An out-of-bounds
-sample reads OutOfBoundsInputValue in both reductions.
+* *rows first* (0): for each in-bounds sample row, the y-lerp of every column of the
+  ROI's column span into a scratch row (vectorised), then each sample's x-lerp from it;
+* *direct* (1): each sample's four taps, for few samples spread over a wide span.
 
-Arithmetic is float32 (float64 for FLOAT64). One parallel task handles one ROI and a
-block of channels; tasks are numbered channel block first, so each thread's
-contiguous share of the (static) schedule spans every ROI and uneven ROI costs even
-out. A bad batch index raises DataIndexError before anything is written (ruling 3).
+One parallel task handles one ROI and a block of channels; tasks are numbered channel
+block first, so each thread's contiguous share of the (static) schedule spans every ROI
+and uneven ROI costs even out. A bad batch index raises DataIndexError before anything
+is written (ruling 3).
 """
 
 from __future__ import annotations
@@ -50,17 +45,14 @@ from numpy.typing import NDArray
 from ..descs.roi_align import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..memory import check_allocation
-from ..reference.roi_align import SAMPLE_BYTES, batch_indices
+from ..reference.roi_align import SAMPLE_BYTES, batch_indices, sample_taps
 from ._common import call_parallel, kernel_view, load, store
 
 CHANNEL_BLOCK = 16
-"""Channels per parallel task (the scratch of the rows-first order is reused across them)."""
-
-VECTOR_DISCOUNT = 4
-"""Relative cost of a contiguous (vectorised) multiply-add against a gathered one."""
+"""Channels per parallel task (the scratch row of the rows-first form is reused across them)."""
 
 Samples = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[Any], NDArray[Any]]
-Merged = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any], NDArray[np.int64], NDArray[np.int64]]
+Runs = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
 
 
 def axis_samples(
@@ -73,7 +65,7 @@ def axis_samples(
     (samples, offsets, first, second, weight, in_bounds)
         ``samples[r]`` per output element, ROI ``r``'s samples at
         ``[offsets[r], offsets[r] + n_out * samples[r])`` of the flat tap arrays; the
-        weight of ``second`` (``first`` has ``1 - weight``) in float64.
+        weight of ``second`` in float64 (the lerp's ``t``).
     """
     size = end - start
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -91,217 +83,154 @@ def axis_samples(
     with np.errstate(invalid="ignore", over="ignore"):
         step = size / count  # the reference: size / (n_out * s)
         coord = (j - desc.output_pixel_offset) * step[roi_of] + start[roi_of] - desc.input_pixel_offset
-    in_bounds = (coord > -1.0) & (coord < length)  # strictly inside (-1, length): erratum E28
-    c = np.clip(np.where(in_bounds, coord, 0.0), 0.0, length - 1.0)
-    if desc.interpolation_mode is InterpolationMode.LINEAR:
-        first = np.floor(c).astype(np.int64)
-        second = np.minimum(first + 1, length - 1)
-        weight = c - first
-    else:
-        first = np.floor(c + 0.5).astype(np.int64)
-        second = first
-        weight = np.zeros_like(c)
-    return samples, offsets, first, second, weight, in_bounds
+    first, second, weight, in_bounds = sample_taps(desc, coord, length)
+    return samples, offsets, first.astype(np.int64), second.astype(np.int64), weight, in_bounds
 
 
-def merged_taps(axis: Samples, n_out: int, wdtype: Any) -> Merged:
-    """The distinct nonzero-weight taps of each (ROI, output element), weights summed.
+def sample_runs(axis: Samples, n_out: int) -> Runs:
+    """The run of in-bounds samples of each (ROI, output element), and each ROI's tap span.
 
     Returns
     -------
-    (ptr, index, weight, n_in, span)
-        Output element ``o`` of ROI ``r`` has taps ``index[ptr[k]:ptr[k + 1]]`` with
-        ``k = r * n_out + o``, in increasing index order, with their weights summed in
-        float64 (taps of weight exactly 0 dropped first, as the reference skips them)
-        and then rounded to ``wdtype``; ``n_in[k]`` counts its in-bounds samples;
-        ``span[r]`` = (lowest, highest) tap index of ROI ``r`` (highest < lowest if none).
+    (lo, hi, n_in, span_lo, span)
+        Output element ``o`` of ROI ``r`` (``k = r * n_out + o``) has its in-bounds samples
+        at ``[lo[k], hi[k])`` of its ``samples[r]`` (coordinates are affine in the sample
+        index, so they are one run); ``span[r]`` = (lowest, highest) in-bounds tap of ROI
+        ``r`` (highest < lowest if none). ``n_in[r]`` counts ROI ``r``'s in-bounds samples.
     """
-    samples, offsets, first, second, weight, in_bounds = axis
+    samples, offsets, first, second, _, in_bounds = axis
     n_roi = samples.size
     roi_of = np.repeat(np.arange(n_roi, dtype=np.int64), np.diff(offsets))
     j = np.arange(offsets[-1], dtype=np.int64) - offsets[:-1][roi_of]
     key = roi_of * n_out + j // samples[roi_of]
-    n_in = np.bincount(key[in_bounds], minlength=n_roi * n_out).astype(np.int64)
-    k, w = key[in_bounds], weight[in_bounds]
-    keys = np.concatenate([k, k])
-    index = np.concatenate([first[in_bounds], second[in_bounds]])
-    weights = np.concatenate([1.0 - w, w])
-    keep = weights != 0.0
-    keys, index, weights = keys[keep], index[keep], weights[keep]
-    order = np.argsort(keys * (int(index.max(initial=0)) + 1) + index, kind="stable")
-    keys, index, weights = keys[order], index[order], weights[order]
-    if keys.size:
-        new = np.ones(keys.size, np.bool_)
-        new[1:] = (keys[1:] != keys[:-1]) | (index[1:] != index[:-1])
-        starts = np.flatnonzero(new)
-        weights = np.add.reduceat(weights, starts)  # in sample order: deterministic
-        keys, index = keys[starts], index[starts]
-    ptr = np.zeros(n_roi * n_out + 1, np.int64)
-    np.cumsum(np.bincount(keys, minlength=n_roi * n_out), out=ptr[1:])
-    # Per ROI the entries are sorted by output element, then index: min/max over its segment.
-    roi_ptr = ptr[::n_out]
-    has = roi_ptr[1:] > roi_ptr[:-1]
+    inside = np.flatnonzero(in_bounds)
+    count = np.bincount(key[inside], minlength=n_roi * n_out).astype(np.int64)
+    lo = np.zeros(n_roi * n_out, np.int64)
+    if inside.size:
+        keys = key[inside]
+        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+        lo[keys[starts]] = (j % samples[roi_of])[inside[starts]]
+    hi = lo + count
     span = np.zeros((n_roi, 2), np.int64)
     span[:, 1] = -1
-    if keys.size:
-        starts = roi_ptr[:-1][has]  # strictly increasing: each segment ends where the next ROI starts
-        span[has, 0] = np.minimum.reduceat(index, starts)
-        span[has, 1] = np.maximum.reduceat(index, starts)
-    return ptr, index, weights.astype(wdtype), n_in, span
+    if offsets[-1]:
+        big = np.iinfo(np.int64).max
+        span[:, 0] = np.minimum.reduceat(np.where(in_bounds, first, big), offsets[:-1])
+        span[:, 1] = np.maximum.reduceat(np.where(in_bounds, second, -1), offsets[:-1])
+        span[span[:, 1] < 0] = (0, -1)
+    n_in = np.bincount(roi_of[inside], minlength=n_roi).astype(np.int64)
+    return lo, hi, n_in, span[:, 0].copy(), span
 
 
 @njit(cache=True)
-def _lerp(a, b, w, one):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """``(1 - w) * a + w * b`` with taps of weight exactly 0 skipped."""
-    zero = one - one
-    r = zero
-    if w != one:
-        r += (one - w) * a
-    if w != zero:  # (compare with a fixed zero: ``r - r`` is nan once r is inf)
-        r += w * b
-    return r
+def _lerp(a, b, t):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """DirectML's ``a + (b - a) * t`` (each operation rounded to the compute type)."""
+    return a + (b - a) * t
+
+
+@njit(cache=True)
+def _add_repeated(acc, v, count):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """``count`` additions of ``v`` to the running sum, stopping once it no longer changes."""
+    for _ in range(count):
+        nxt = acc + v
+        if nxt == acc or nxt != nxt:  # stationary (NaN stays NaN)
+            return nxt
+        acc = nxt
+    return acc
 
 
 @njit(cache=True, parallel=True)
 def _roi_align(  # type: ignore[no-untyped-def]  # pragma: no cover
-    x, out, batch, form, cblock, oob, half, low,
-    ymerged_ptr, ymerged_idx, ymerged_w, y_in, xmerged_ptr, xmerged_idx, xmerged_w, x_in, xspan,
-    sy_, oy_, y0_, y1_, wy_, iny_, sx_, ox_, x0_, x1_, wx_, inx_,
+    x, out, batch, form, cblock, oob, half, low, reduce_max, linear,
+    sy_, oy_, y0_, y1_, wy_, ylo_, yhi_, sx_, ox_, x0_, x1_, wx_, xlo_, xhi_, xspan,
 ):  # fmt: skip
     n_roi, n_c, out_h, out_w = out.shape
-    one = xmerged_w.dtype.type(1)
+    one = wx_.dtype.type(1)
     zero = one - one
-    oobv = xmerged_w.dtype.type(oob)
+    oobv = wx_.dtype.type(oob)
     n_cb = (n_c + cblock - 1) // cblock
     for task in prange(n_roi * n_cb):
         cb = task // n_roi
         r = task - cb * n_roi
         b = batch[r]
         sy, sx = sy_[r], sx_[r]
-        n_samples = xmerged_w.dtype.type(sy * sx)
+        n_samples = wx_.dtype.type(sy * sx)
+        oy0, ox0 = oy_[r], ox_[r]
         c_end = min(n_c, (cb + 1) * cblock)
-        kind = form[r]
-        if kind == 0:  # AVERAGE, rows first
-            lo = xspan[r, 0]
-            width = xspan[r, 1] - lo + 1
-            u = np.empty((out_h, max(width, 1)), xmerged_w.dtype)
-            accs = np.empty(out_h, xmerged_w.dtype)
-            for c in range(cb * cblock, c_end):
-                xp = x[b, c]
-                for oy in range(out_h):
-                    urow = u[oy]
-                    k0 = r * out_h + oy
-                    e, e1 = ymerged_ptr[k0], ymerged_ptr[k0 + 1]
-                    if e == e1:
-                        for k in range(width):
-                            urow[k] = zero
-                        continue
-                    # slices, so that the contiguous loops vectorise (no index wraparound)
-                    wa, sa = ymerged_w[e], xp[ymerged_idx[e], lo : lo + width]
-                    for k in range(width):
-                        urow[k] = wa * load(sa[k], half)
-                    e += 1
-                    while e + 1 < e1:  # two rows per pass: half the scratch traffic
-                        wa, sa = ymerged_w[e], xp[ymerged_idx[e], lo : lo + width]
-                        wb, sb = ymerged_w[e + 1], xp[ymerged_idx[e + 1], lo : lo + width]
-                        for k in range(width):
-                            urow[k] += wa * load(sa[k], half) + wb * load(sb[k], half)
-                        e += 2
-                    if e < e1:
-                        wa, sa = ymerged_w[e], xp[ymerged_idx[e], lo : lo + width]
-                        for k in range(width):
-                            urow[k] += wa * load(sa[k], half)
+        lo = xspan[r, 0]
+        width = xspan[r, 1] - lo + 1
+        scratch = linear and form[r] == 0 and width > 0
+        col = np.empty(max(width, 1) if scratch else 1, wx_.dtype)
+        acc = np.empty(out_w, wx_.dtype)
+        for c in range(cb * cblock, c_end):
+            xp = x[b, c]
+            for oy in range(out_h):
+                k0 = r * out_h + oy
+                ylo, yhi = ylo_[k0], yhi_[k0]
                 for ox in range(out_w):
                     k1 = r * out_w + ox
-                    for oy in range(out_h):
-                        accs[oy] = zero
-                    for e in range(xmerged_ptr[k1], xmerged_ptr[k1 + 1]):
-                        wx = xmerged_w[e]
-                        col = xmerged_idx[e] - lo
-                        for oy in range(out_h):
-                            accs[oy] += wx * u[oy, col]
-                    nx = x_in[k1]
-                    for oy in range(out_h):
-                        n_in = y_in[r * out_h + oy] * nx
-                        if n_in == 0:
-                            acc = oobv
-                        else:
-                            acc = accs[oy]
-                            n_oob = sy * sx - n_in
-                            if n_oob > 0:  # skipped when 0: no 0 * inf
-                                acc += xmerged_w.dtype.type(n_oob) * oobv
-                            acc = acc / n_samples
-                        out[r, c, oy, ox] = store(acc, out[r, c, oy, ox], half)
-        elif kind == 1:  # AVERAGE, direct
-            for c in range(cb * cblock, c_end):
-                xp = x[b, c]
-                for oy in range(out_h):
-                    k0 = r * out_h + oy
-                    ny = y_in[k0]
+                    if reduce_max:
+                        a = low
+                        # some sample out of bounds (only a greater value replaces: order is irrelevant)
+                        if (ylo > 0 or yhi < sy or xlo_[k1] > 0 or xhi_[k1] < sx) and oobv > a:
+                            a = oobv
+                        acc[ox] = a
+                    elif yhi == ylo:
+                        acc[ox] = _add_repeated(zero, oobv, sy * sx)
+                    else:
+                        acc[ox] = _add_repeated(zero, oobv, ylo * sx)
+                for ky in range(ylo, yhi):
+                    jy = oy0 + oy * sy + ky
+                    wy = wy_[jy]
+                    row0 = xp[y0_[jy]]
+                    row1 = xp[y1_[jy]]
+                    if scratch:
+                        for k in range(width):
+                            col[k] = _lerp(load(row0[lo + k], half), load(row1[lo + k], half), wy)
                     for ox in range(out_w):
                         k1 = r * out_w + ox
-                        n_in = ny * x_in[k1]
-                        if n_in == 0:
-                            acc = oobv
-                        else:
-                            acc = zero
-                            for e in range(ymerged_ptr[k0], ymerged_ptr[k0 + 1]):
-                                row = xp[ymerged_idx[e]]
-                                t = zero
-                                for f in range(xmerged_ptr[k1], xmerged_ptr[k1 + 1]):
-                                    t += xmerged_w[f] * load(row[xmerged_idx[f]], half)
-                                acc += ymerged_w[e] * t
-                            n_oob = sy * sx - n_in
-                            if n_oob > 0:
-                                acc += xmerged_w.dtype.type(n_oob) * oobv
-                            acc = acc / n_samples
-                        out[r, c, oy, ox] = store(acc, out[r, c, oy, ox], half)
-        else:  # MAX, per sample
-            oy0, ox0 = oy_[r], ox_[r]
-            for c in range(cb * cblock, c_end):
-                xp = x[b, c]
-                for oy in range(out_h):
-                    for ox in range(out_w):
-                        acc = low  # DirectML's MAX: from the lowest finite value (erratum E29)
-                        for ky in range(sy):
-                            jy = oy0 + oy * sy + ky
-                            wy, yin = wy_[jy], iny_[jy]
-                            row0 = xp[y0_[jy]]
-                            row1 = xp[y1_[jy]]
-                            for kx in range(sx):
-                                jx = ox0 + ox * sx + kx
-                                if yin and inx_[jx]:
-                                    xa, xb, wx = x0_[jx], x1_[jx], wx_[jx]
-                                    top = load(row0[xa], half)
-                                    bot = load(row1[xa], half)
-                                    left = _lerp(top, bot, wy, one)
-                                    if wx != zero:
-                                        top = load(row0[xb], half)
-                                        bot = load(row1[xb], half)
-                                        v = _lerp(left, _lerp(top, bot, wy, one), wx, one)
-                                    else:
-                                        v = left
-                                else:
-                                    v = oobv
-                                if v > acc:  # strictly greater: NaN never wins
-                                    acc = v
-                        out[r, c, oy, ox] = store(acc, out[r, c, oy, ox], half)
+                        xlo, xhi = xlo_[k1], xhi_[k1]
+                        a = acc[ox]
+                        if not reduce_max:
+                            a = _add_repeated(a, oobv, xlo)
+                        for kx in range(xlo, xhi):
+                            jx = ox0 + ox * sx + kx
+                            xa, xb = x0_[jx], x1_[jx]
+                            if not linear:
+                                v = load(row0[xa], half)
+                            elif scratch:
+                                v = _lerp(col[xa - lo], col[xb - lo], wx_[jx])
+                            else:
+                                left = _lerp(load(row0[xa], half), load(row1[xa], half), wy)
+                                right = _lerp(load(row0[xb], half), load(row1[xb], half), wy)
+                                v = _lerp(left, right, wx_[jx])
+                            if reduce_max:
+                                if v > a:  # strictly greater: NaN never wins (erratum E29)
+                                    a = v
+                            else:
+                                a = a + v
+                        if not reduce_max:
+                            a = _add_repeated(a, oobv, sx - xhi)
+                        acc[ox] = a
+                for ox in range(out_w):
+                    a = acc[ox]
+                    if not reduce_max:
+                        if yhi > ylo:
+                            a = _add_repeated(a, oobv, (sy - yhi) * sx)
+                        a = a / n_samples
+                    out[r, c, oy, ox] = store(a, out[r, c, oy, ox], half)
 
 
-def _average_form(ym: Merged, xm: Merged, out_h: int, out_w: int) -> NDArray[np.int64]:
-    """Per ROI the AVERAGE loop order: 0 rows first, 1 direct (fewer element reads wins).
+def _average_form(ym: Runs, xm: Runs, out_h: int, out_w: int) -> NDArray[np.int64]:
+    """Per ROI the loop form (AVERAGE and MAX): 0 rows first, 1 direct (fewer element reads wins).
 
-    Rows first reads ``nnz(Ay) * width`` contiguous elements (vectorised, discounted by
-    ``VECTOR_DISCOUNT``) and ``OutputHeight * nnz(Ax)`` scratch entries; direct reads
-    ``nnz(Ay) * nnz(Ax)`` gathered elements.
+    Rows first lerps ``width`` columns per in-bounds sample row (contiguous, vectorised)
+    and reads two scratch entries per in-bounds sample; direct reads four taps per sample.
     """
-    n_roi = xm[4].shape[0]
-    nnz_y = np.diff(ym[0][::out_h])
-    nnz_x = np.diff(xm[0][::out_w])
     width = np.maximum(xm[4][:, 1] - xm[4][:, 0] + 1, 0)
-    rows_first = nnz_y * width / VECTOR_DISCOUNT + out_h * nnz_x
-    direct = nnz_y * nnz_x
-    return np.where(rows_first <= direct, 0, 1).astype(np.int64)[:n_roi]
+    rows_first = 2 * width + 2 * xm[2]  # per in-bounds sample row: xm[2] = in-bounds samples along x
+    direct = 4 * xm[2]
+    return np.where(rows_first <= direct, 0, 1).astype(np.int64)
 
 
 def run(
@@ -322,19 +251,8 @@ def run(
     with np.errstate(invalid="ignore", over="ignore"):
         xs = axis_samples(desc, rois[:, 0] * desc.spatial_scale_x, rois[:, 2] * desc.spatial_scale_x, out_w, width)
         ys = axis_samples(desc, rois[:, 1] * desc.spatial_scale_y, rois[:, 3] * desc.spatial_scale_y, out_h, height)
-    n_roi = rois.shape[0]
-    if desc.reduction_function is ReduceFunction.MAX:
-        form = np.full(n_roi, 2, np.int64)
-        empty = (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, wdtype), np.zeros(0, np.int64))
-        ym, xm = empty, empty
-        xspan = np.zeros((0, 2), np.int64)
-    else:
-        ym_full, xm_full = merged_taps(ys, out_h, wdtype), merged_taps(xs, out_w, wdtype)
-        form = _average_form(ym_full, xm_full, out_h, out_w)
-        ym, xm, xspan = ym_full[:4], xm_full[:4], xm_full[4]
-    # MAX's per-sample tables: weights in the compute type
-    per_sample_y = (*ys[:4], ys[4].astype(wdtype), ys[5])
-    per_sample_x = (*xs[:4], xs[4].astype(wdtype), xs[5])
+    yr, xr = sample_runs(ys, out_h), sample_runs(xs, out_w)
+    form = _average_form(yr, xr, out_h, out_w)
     xk, half = kernel_view(x)
     ok, _ = kernel_view(outputs["OutputTensor"])
     call_parallel(
@@ -347,9 +265,8 @@ def run(
         float(desc.out_of_bounds_input_value),
         half,
         np.dtype(wdtype).type(np.finfo(x.dtype).min),  # where DirectML's MAX starts
-        *ym,
-        *xm,
-        xspan,
-        *per_sample_y,
-        *per_sample_x,
-    )
+        desc.reduction_function is ReduceFunction.MAX,
+        desc.interpolation_mode is InterpolationMode.LINEAR,
+        ys[0], ys[1], ys[2], ys[3], ys[4].astype(wdtype), yr[0], yr[1],
+        xs[0], xs[1], xs[2], xs[3], xs[4].astype(wdtype), xr[0], xr[1], xr[4],
+    )  # fmt: skip

@@ -2,7 +2,9 @@
 
 Three kernels:
 
-* ``roi_align_avg`` for AVERAGE (outputs up to 64 x 64): the separable tap-list form
+* ``roi_align_avg`` for AVERAGE (outputs up to 64 x 64), only while ``SEPARABLE_AVERAGE``
+  is on (it is off: the separable sums are not DirectML's arithmetic, erratum E38; AVERAGE
+  then runs per sample like MAX): the separable tap-list form
   (each output row and column reduced to its distinct taps with summed weights, built
   once per block in shared memory), evaluated by a thread per output column walking
   the output rows; neighbouring threads take neighbouring output columns (NCHW, with
@@ -10,8 +12,8 @@ Three kernels:
   stride is 1 (NHWC-strided), neighbouring channels. A block's
   outputs go through shared memory to be written as one run where that measured faster
   (see ``STAGE_OUTPUTS``);
-* ``roi_align_cl`` (channels across the lanes of a warp, coalesced tap loads) for MAX,
-  and for larger outputs, on inputs whose channel stride is 1, per sample;
+* ``roi_align_cl`` (channels across the lanes of a warp, coalesced tap loads) for MAX and
+  AVERAGE on inputs whose channel stride is 1, per sample;
 * ``roi_align`` (threads over channel x bin of one ROI, per sample) otherwise.
 
 Per-sample evaluation (MAX, larger outputs, and AVERAGE regions with more samples than the
@@ -50,6 +52,12 @@ from .gather import NO_BAD
 _PLANS = PlanCache()
 _INDEX_C = {"uint32": "u32", "uint64": "u64"}
 """C types of the BatchIndicesTensor data types."""
+SEPARABLE_AVERAGE = False
+"""Whether AVERAGE may take ``roi_align_avg``. Off: its separable sums (tap weights summed per
+row and column, zero-weight taps dropped, float32 products) are not DirectML's arithmetic
+(erratum E38: per-sample float32 lerps along y then x, every tap read, a float32 running sum
+in sample order), so an infinite tap or values near FLT_MAX give other results than
+DirectML's; AVERAGE runs per sample, as MAX does, bit for bit the reference's."""
 SEPARABLE_MAX_OUT = 64
 """Largest OutputHeight / OutputWidth of ``roi_align_avg`` (its ROI_SEP_OUT)."""
 SEPARABLE_CHANNELS = 64
@@ -217,7 +225,7 @@ def _plan(
     )
     bi_c = _INDEX_C[bi_dtype]
     channels_last = xs[1] == 1 and c > 1
-    if desc.reduction_function is ReduceFunction.AVERAGE and max(oh, ow) <= SEPARABLE_MAX_OUT:
+    if SEPARABLE_AVERAGE and desc.reduction_function is ReduceFunction.AVERAGE and max(oh, ow) <= SEPARABLE_MAX_OUT:
         linear = "true" if desc.interpolation_mode is InterpolationMode.LINEAR else "false"
         fixed = desc.minimum_samples_per_output == desc.maximum_samples_per_output
         per_block = min(c, SEPARABLE_CHANNELS if fixed else SEPARABLE_CHANNELS_ADAPTIVE)

@@ -113,8 +113,13 @@ class RoiAlignDesc(OperatorDesc):
     * NEAREST_NEIGHBOR rounds ``floor(x + 0.5)`` (ties up; ruling 4). The one
       DirectML-authored nearest example (ROI_ALIGN_GRAD page) needs ties down
       (erratum E18);
-    * MAX takes the maximum of interpolated samples, starting from -inf (the
-      ROI_ALIGN1 pseudo-code initialises it to 0, erratum E17);
+    * MAX takes the maximum of interpolated samples, starting from the type's lowest
+      finite value and ignoring NaN, as DirectML 1.15.4 does (the ROI_ALIGN1 pseudo-code
+      initialises it to 0, erratum E17; erratum E29);
+    * the arithmetic is DirectML 1.15.4's (erratum E38): a LINEAR sample lerps
+      ``a + (b - a)·t`` in float32 along y, then x, every tap read (an infinite tap gives
+      NaN even at weight 0; a coordinate in (-1, 0) reads only the edge pixel); AVERAGE is
+      a float32 running sum of the samples in row-major order, divided by their count;
     * a batch index outside ``[0, BatchCount)`` is undefined behaviour in DirectML;
       every dmlops backend raises :class:`~dmlops.errors.DataIndexError` (ruling 3).
 

@@ -78,7 +78,9 @@ __device__ __forceinline__ Tap make_tap(const AxisSetup& a, i64 j, double out_of
     if (LINEAR) {
         const double f = floor(c);
         t.first = (i32)f;
-        t.second = t.first + 1 < length ? t.first + 1 : (i32)(length - 1);
+        // DirectML clamps the tap indices floor(coord) and floor(coord) + 1: in (-1, 0) both are
+        // pixel 0 (erratum E38), at and past length - 1 both the last pixel.
+        t.second = coord < 0.0 ? t.first : (t.first + 1 < length ? t.first + 1 : (i32)(length - 1));
         t.weight = c - f;
     } else {
         t.first = (i32)floor(__dadd_rn(c, 0.5));
@@ -96,22 +98,27 @@ __device__ __forceinline__ float max_start(const float*) { return -3.40282346638
 __device__ __forceinline__ float max_start(const half_t*) { return -65504.0f; }  // FLOAT16's lowest finite
 __device__ __forceinline__ double max_start(const double*) { return -1.79769313486231570815e+308; }  // -DBL_MAX
 
-template <typename Acc> __device__ __forceinline__ Acc lerp(Acc a, Acc b, Acc w) {
-    // (1 - w) a + w b with zero-weight taps skipped (no 0 * inf), as the reference.
-    const Acc left = w == Acc(1) ? Acc(0) : (Acc(1) - w) * a;
-    const Acc right = w == Acc(0) ? Acc(0) : w * b;
-    return left + right;
+// DirectML's interpolation (erratum E38): a + (b - a) * t, each operation rounded (no FMA
+// contraction), so an infinite tap gives NaN even at weight 0 and b - a may overflow.
+__device__ __forceinline__ float lerp(float a, float b, float t) { return __fadd_rn(a, __fmul_rn(__fadd_rn(b, -a), t)); }
+__device__ __forceinline__ double lerp(double a, double b, double t) {
+    return __dadd_rn(a, __dmul_rn(__dadd_rn(b, -a), t));
 }
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 
-// The mean of an AVERAGE output: `inside` in-bounds samples summed to `acc`, the other
-// total - inside samples read OutOfBoundsInputValue; all out of bounds gives exactly it.
-// The sum is carried in float64: an output may average millions of samples (adaptive
-// sampling of a large region), where a float32 running sum drifts by ~1e-3 relative.
-__device__ __forceinline__ double average(double sum, i64 inside, i64 total, double oob) {
-    if (inside == 0) return oob;
-    const i64 outside = total - inside;
-    if (outside > 0) sum += (double)outside * oob;
-    return sum / (double)total;
+// AVERAGE's running sum (DirectML's, erratum E38): `count` samples that read
+// OutOfBoundsInputValue added one at a time, stopping once the sum no longer changes (or is
+// NaN), so a region far larger than the input costs the samples that read it.
+template <typename Acc> __device__ __forceinline__ Acc add_repeated(Acc acc, Acc v, i64 count) {
+    for (i64 i = 0; i < count; ++i) {
+        const Acc next = add_rn(acc, v);
+        if (next == acc || next != next) return next;
+        acc = next;
+    }
+    return acc;
 }
 
 // The samples of one ROI along one axis: a shared-memory table built once per block
@@ -183,36 +190,42 @@ __device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1
     hi = l;
 }
 
-// One output element evaluated sample by sample, in the reference's order: rows are
-// interpolated first, then columns; MAX is DirectML's (max_step: NaN never wins);
-// AVERAGE counts out-of-bounds samples with OutOfBoundsInputValue.
+// One output element evaluated sample by sample, in DirectML's arithmetic (erratum E38, as
+// the reference): a LINEAR sample lerps along y first (both tap columns), then along x; MAX
+// is DirectML's (max_step: NaN never wins); AVERAGE adds every sample, in order (sample
+// rows, then the samples of a row; OutOfBoundsInputValue for those out of bounds), into a
+// running sum in Acc from +0, then divides by the sample count.
 //
 // Along an axis without a table (more samples than the tables hold: adaptive sampling
 // of a region far larger than the input, or a huge sample count) only the in-bounds run
 // of samples is visited, so the work follows the samples that read the input, not the
 // region's size (a region of 10^6 pixels would otherwise loop ~10^12 times per output).
-// The skipped samples are out of bounds: AVERAGE counts them through the total, MAX
-// folds OutOfBoundsInputValue in once (the fold ignores order).
+// The skipped samples are out of bounds: AVERAGE adds them where they fall in the order
+// (add_repeated), MAX folds OutOfBoundsInputValue in once (the fold ignores order).
 template <typename T, bool MAX, bool LINEAR>
 __device__ typename Num<T>::Acc per_sample_output(const T* plane, const RoiParams& p, const AxisSetup& ax,
                                                   const AxisSetup& ay, const TapTable& tx, const TapTable& ty, int oh,
                                                   int ow) {
     typedef typename Num<T>::Acc Acc;
     const Acc oob = (Acc)p.oob;
-    Acc acc = (Acc)max_start((const T*)nullptr);  // MAX: from the lowest finite value
-    double sum = 0.0;            // AVERAGE
-    i64 inside = 0;
+    Acc acc = MAX ? (Acc)max_start((const T*)nullptr) : Acc(0);  // MAX: from the lowest finite value
     const i64 y0 = oh * ay.samples, y1 = y0 + ay.samples, x0 = ow * ax.samples, x1 = x0 + ax.samples;
     i64 ylo = y0, yhi = y1, xlo = x0, xhi = x1;
     if (!ty.tabled) in_bounds_run(ay, y0, y1, p.out_offset, p.in_offset, p.in_h, ylo, yhi);
     if (!tx.tabled) in_bounds_run(ax, x0, x1, p.out_offset, p.in_offset, p.in_w, xlo, xhi);
-    if (MAX && (ylo > y0 || xlo > x0 || ylo >= yhi || xlo >= xhi)) {
+    const i64 total = ay.samples * ax.samples;
+    if (ylo >= yhi || xlo >= xhi) {  // every sample is out of bounds
+        return MAX ? max_step(acc, oob) : div_rn(add_repeated(acc, oob, total), (Acc)total);
+    }
+    if (MAX && (ylo > y0 || xlo > x0)) {
         acc = max_step(acc, oob);  // some samples are skipped: they are out of bounds
     }
+    if (!MAX) acc = add_repeated(acc, oob, (ylo - y0) * ax.samples);
     for (i64 jy = ylo; jy < yhi; ++jy) {
         const Tap sy = fetch<LINEAR>(ty, ay, jy, p.out_offset, p.in_offset, p.in_h);
         const T* row0 = plane + sy.first * p.x_stride[2];
         const T* row1 = plane + sy.second * p.x_stride[2];
+        if (!MAX) acc = add_repeated(acc, oob, xlo - x0);
         for (i64 jx = xlo; jx < xhi; ++jx) {
             const Tap sx = fetch<LINEAR>(tx, ax, jx, p.out_offset, p.in_offset, p.in_w);
             Acc v;
@@ -222,24 +235,20 @@ __device__ typename Num<T>::Acc per_sample_output(const T* plane, const RoiParam
             } else if (LINEAR) {
                 const i64 xa = sx.first * p.x_stride[3], xb = sx.second * p.x_stride[3];
                 const Acc wy = (Acc)sy.weight, wx = (Acc)sx.weight;
-                const Acc r0 = lerp<Acc>(Num<T>::to_acc(row0[xa]), Num<T>::to_acc(row1[xa]), wy);
-                const Acc r1 = lerp<Acc>(Num<T>::to_acc(row0[xb]), Num<T>::to_acc(row1[xb]), wy);
-                v = lerp<Acc>(r0, r1, wx);
+                const Acc r0 = lerp(Num<T>::to_acc(row0[xa]), Num<T>::to_acc(row1[xa]), wy);
+                const Acc r1 = lerp(Num<T>::to_acc(row0[xb]), Num<T>::to_acc(row1[xb]), wy);
+                v = lerp(r0, r1, wx);
             } else {
                 v = Num<T>::to_acc(row0[sx.first * p.x_stride[3]]);
             }
-            if (MAX) {
-                acc = max_step(acc, v);
-            } else if (ok) {
-                sum += (double)v;
-                ++inside;
-            }
+            acc = MAX ? max_step(acc, v) : add_rn(acc, v);
         }
         if (MAX && xhi < x1) acc = max_step(acc, oob);  // the first skipped column follows the first row's run
+        if (!MAX) acc = add_repeated(acc, oob, x1 - xhi);
     }
-    if (MAX && yhi < y1) acc = max_step(acc, oob);  // skipped rows follow every visited one
-    if (MAX) return acc;
-    return (Acc)average(sum, inside, ay.samples * ax.samples, p.oob);
+    if (MAX) return yhi < y1 ? max_step(acc, oob) : acc;  // skipped rows follow every visited one
+    acc = add_repeated(acc, oob, (y1 - yhi) * ax.samples);
+    return div_rn(acc, (Acc)total);
 }
 
 // Scaled start, step and sample count of both axes of ROI r.
