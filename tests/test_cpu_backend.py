@@ -485,7 +485,7 @@ def test_nearest_runs_detects_non_consecutive_sources() -> None:
 @pytest.mark.parametrize("wrap", [True, False])
 def test_gather_index_normalisation_matches_the_reference(dtype, wrap: bool) -> None:
     from dmlops.cpu.gather import normalized
-    from dmlops.reference.gather import normalize_indices
+    from dmlops.descs.gather import normalize_indices
 
     info = np.iinfo(dtype)
     values = [info.min, info.max, 0, 1, 6, 7, 8, -1, -7, -8, -9, 2**31 - 1, 2**32 - 1]

@@ -4,7 +4,7 @@ The indices are normalised first (ruling 2: one wrap of negative signed indices,
 then a per-axis clamp) into one ``intp`` copy (small next to the rows they select):
 signed indices in one numba pass, unsigned ones with ``np.minimum`` in their own
 type (a UINT64 above 2^63 clamps, never wraps). Strict mode uses the reference's
-:func:`~dmlops.reference.gather.normalize_indices`, which raises DataIndexError for
+:func:`~dmlops.descs.gather.normalize_indices`, which raises DataIndexError for
 the first bad index; the reference's NumPy passes took 20 ms for 1M int64 indices
 (a sixth of the benchmark gather), the numba pass 0.5 ms. ``mode="clip"`` then
 never changes an index; it is chosen because ``np.take(out=)`` buffers the whole
@@ -20,9 +20,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from ..descs.gather import GatherDesc
+from ..descs.gather import GatherDesc, normalize_indices
 from ..enums import FeatureLevel
-from ..reference.gather import normalize_indices
 from ._copy import run_chunks
 
 

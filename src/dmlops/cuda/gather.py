@@ -102,7 +102,7 @@ def run(
     wrap = wraps_negative(desc, feature_level)
     n = desc.input_tensor.sizes[desc.axis]
     if strict and first_bad_index(idx, n, wrap) is not None:
-        from ..reference.gather import normalize_indices
+        from ..descs.gather import normalize_indices
 
         normalize_indices(idx.get(), n, wrap_negative=wrap, strict=True, what=f"{desc.dml_name}.IndicesTensor")
         raise DataIndexError(f"{desc.dml_name}.IndicesTensor: an index is out of range (strict mode)")
