@@ -109,8 +109,14 @@ INVALID = {
         dict(scales=(1e-30, 1.5)),
         r"Scales\[0\]: must be >= FLT_EPSILON \(1.1920928955078125e-07, 2\^-23\) and not NaN; got 1.00000",
     ),
-    "input offset nan": (dict(ipo=(0.5, math.nan)), r"InputPixelOffsets\[1\]: must be finite; got nan"),
-    "output offset inf": (dict(opo=(-math.inf, -0.5)), r"OutputPixelOffsets\[0\]: must be finite; got -inf"),
+    "input offset nan": (
+        dict(ipo=(0.5, math.nan)),
+        r"InputPixelOffsets\[1\]: must not be NaN \(\+-inf is accepted\); got nan",
+    ),
+    "output offset nan": (
+        dict(opo=(math.nan, -0.5)),
+        r"OutputPixelOffsets\[0\]: must not be NaN \(\+-inf is accepted\); got nan",
+    ),
     "unsupported data type": (
         dict(in_type="INT32"),
         r"{first}.DataType: must be one of .*; got DML_TENSOR_DATA_TYPE_INT32",
@@ -142,6 +148,7 @@ def test_valid_descs_pass_every_rule(op: str) -> None:
     make(mode="LINEAR", direction="INCREASING").validate()
     make(scales=(np.finfo(np.float32).max, 2.0**-23)).validate()  # ORT passes FLT_MAX; FLT_EPSILON is DirectML's least
     make(ipo=(-3.0, 0.0), opo=(0.0, 7.25)).validate()  # any finite offset
+    make(ipo=(math.inf, 0.0), opo=(-math.inf, 0.5)).validate()  # and +-inf, as DirectML 1.15.4
     make(in_sizes=(5,), out_sizes=(2,), scales=(0.4,), ipo=(0.5,), opo=(-0.5,)).validate()  # 1-D
     make(in_sizes=(1, 2, 3, 4), out_sizes=(2, 2, 2, 2), scales=(2, 1, 0.5, 0.5), ipo=(0,) * 4, opo=(0,) * 4).validate()
 
@@ -770,3 +777,113 @@ def test_infinite_scale_is_valid(backend: str) -> None:
         backend=backend,
     )  # fmt: skip
     assert_close(got, np.full(3, 25.0, dtype=np.float32), exact=True)
+
+
+# Probed on DirectML 1.15.4 (x = [10, 20, 30, 40], RESAMPLE2 LINEAR, Scales 1, one dimension).
+INFINITE_OFFSET_CASES = [
+    # InputPixelOffsets +inf: the first lane's quotient rule gives taps (0, 0) at weight -inf
+    # (NaN); the other lanes' floor(-inf) gives weight NaN.
+    (4, math.inf, 0.0, [math.nan] * 4),
+    # -inf: weight +inf on taps (0, 1) at o = 0, NaN elsewhere.
+    (4, -math.inf, 0.0, [math.inf, math.nan, math.nan, math.nan]),
+    # Six outputs: one output per thread, every one by the quotient rule.
+    (6, -math.inf, 0.0, [math.inf, math.inf, math.inf, math.inf, math.inf, math.nan]),
+    # OutputPixelOffsets +-inf: the quotient is infinite, every weight NaN.
+    (4, 0.25, math.inf, [math.nan] * 4),
+    (4, 0.25, -math.inf, [math.nan] * 4),
+]
+
+
+@pytest.mark.parametrize("size, ipo, opo, want", INFINITE_OFFSET_CASES)
+def test_infinite_pixel_offsets_follow_directml(backend: str, size: int, ipo: float, opo: float, want) -> None:
+    x = np.array([10, 20, 30, 40], dtype=np.float32)
+    got = dmlops.resample2(
+        x, [size], interpolation_mode="LINEAR", scales=[1.0 if size == 4 else 1.5], input_pixel_offsets=[ipo],
+        output_pixel_offsets=[opo], backend=backend,
+    )  # fmt: skip
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.float32))
+
+
+@pytest.mark.parametrize("mode", [NEAREST, "LINEAR"])
+def test_infinite_pixel_offsets_clamp_to_an_edge(backend: str, mode: str) -> None:
+    # x = +inf reads the last element (DirectML: the same); x = -inf the first (this
+    # oracle's lavapipe gives the last there: its ftou of a negative float, errata "-").
+    x = np.array([10, 20, 30, 40], dtype=np.float32)
+    plus = dmlops.resample2(
+        x, [3], interpolation_mode=mode, scales=[0.5], input_pixel_offsets=[-math.inf], output_pixel_offsets=[0.0],
+        backend=backend,
+    )  # fmt: skip
+    if mode == NEAREST:
+        np.testing.assert_array_equal(plus, [40, 40, 40])
+        minus = dmlops.resample2(
+            x, [3], interpolation_mode=mode, scales=[0.5], input_pixel_offsets=[math.inf], output_pixel_offsets=[0.0],
+            backend=backend,
+        )  # fmt: skip
+        np.testing.assert_array_equal(minus, [10, 10, 10])
+    # The gradient of an infinite coordinate goes to the edge it clamps to (DirectML,
+    # LINEAR: [111111, 0, 0, 0] for InputPixelOffsets +inf, [0, 0, 0, 111111] for -inf).
+    g = np.array([1, 10, 100, 1000, 10000, 100000], dtype=np.float32)
+    for offset, edge in ((math.inf, 0), (-math.inf, 3)):
+        got = dmlops.resample_grad1(
+            g, [4], interpolation_mode=mode, scales=[1.5], input_pixel_offsets=[offset], output_pixel_offsets=[0.5],
+            backend=backend,
+        )  # fmt: skip
+        want = np.zeros(4, np.float32)
+        want[edge] = g.sum()
+        np.testing.assert_array_equal(got, want)
+
+
+# DirectML 1.15.4 RESAMPLE2 LINEAR, x = [0, 1, 4, ..., 63^2] (64 elements), Scales 1,
+# InputPixelOffsets -1.25: x(o) = o + 1.25. Where several outputs share a thread, only the
+# first of each group takes the quotient rule (taps o, o + 1 at weight 1.25); the others take
+# floor(x) (taps o + 1, o + 2 at weight 0.25).
+VECTOR_LANE_CASES = [
+    (3, "QQQ"),
+    (4, "QPPP"),
+    (7, "QQQQQQQ"),
+    (8, "QPPPPPPP"),
+    (12, "QPPPQPPPQPPP"),
+    (17, "Q" + "P" * 7 + "Q" + "P" * 7 + "Q"),
+]
+
+
+@pytest.mark.parametrize("size, lanes", VECTOR_LANE_CASES)
+def test_linear_vector_lanes_follow_directml(backend: str, size: int, lanes: str) -> None:
+    x = np.arange(64, dtype=np.float32) ** 2
+    got = dmlops.resample2(
+        x, [size], interpolation_mode="LINEAR", scales=[1.0], input_pixel_offsets=[-1.25], output_pixel_offsets=[0.0],
+        backend=backend,
+    )  # fmt: skip
+    o = np.arange(size)
+    quotient = x[o] + (x[o + 1] - x[o]) * np.float32(1.25)
+    page = x[o + 1] + (x[o + 2] - x[o + 1]) * np.float32(0.25)
+    want = np.where(np.array(list(lanes)) == "Q", quotient, page).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_linear_vector_lanes_on_the_first_dimension(backend: str) -> None:
+    # DirectML 1.15.4, [0, 1, 2] x [0, 10] -> (4, 2), Scales {1, 1}, InputPixelOffsets
+    # {1.25, 0}: x(o) = o - 1.25 on the first dimension. Row 0 takes the quotient rule
+    # (taps 0, 0); rows 1 to 3 floor(x): taps (0, 0), (0, 1) at 0.75, (1, 2) at 0.75.
+    x = np.array([[0, 10], [100, 110], [200, 210]], dtype=np.float32)
+    got = dmlops.resample2(x, [4, 2], interpolation_mode="LINEAR", scales=[1.0, 1.0], input_pixel_offsets=[1.25, 0.0],
+                           output_pixel_offsets=[0.0, 0.0], backend=backend)  # fmt: skip
+    np.testing.assert_array_equal(got, [[0, 10], [0, 10], [75, 85], [175, 185]])
+
+
+def test_identity_dimension_reads_the_first_tap(backend: str) -> None:
+    # DirectML 1.15.4: Scales {3, 1}, InputPixelOffsets {2.25, -0.5}, OutputPixelOffsets
+    # {-1.5, 0.5} on a 4 x 3 input: the second dimension is an identity map, not interpolated,
+    # and reads the quotient rule's first tap o - 1 (weight 1 ignored): columns 0, 0, 1, 2, 2, ...
+    rng = np.random.default_rng(0)
+    x = (rng.normal(size=(4, 3)) * 10).astype(np.float32)
+    kw = dict(interpolation_mode="LINEAR", backend=backend)
+    got = dmlops.resample2(x, [7, 6], scales=[3.0, 1.0], input_pixel_offsets=[2.25, -0.5],
+                           output_pixel_offsets=[-1.5, 0.5], **kw)  # fmt: skip
+    rows = dmlops.resample2(x, [7, 3], scales=[3.0, 1.0], input_pixel_offsets=[2.25, 0.0],
+                            output_pixel_offsets=[-1.5, 0.0], **kw)  # fmt: skip
+    np.testing.assert_array_equal(got, rows[:, [0, 0, 1, 2, 2, 2]])
+    # Every dimension an identity map: the first is interpolated with its weights (1 here).
+    one = dmlops.resample2(np.array([1, 10, 100], np.float32), [5], scales=[1.0], input_pixel_offsets=[-0.5],
+                           output_pixel_offsets=[0.5], **kw)  # fmt: skip
+    np.testing.assert_array_equal(one, [1, 10, 100, 100, 100])

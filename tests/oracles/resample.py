@@ -23,6 +23,16 @@ def coordinate(o: int, scale: float, input_pixel_offset: float, output_pixel_off
     return float(np.float32(t - np.float32(input_pixel_offset)))
 
 
+def vector_lanes(m: int) -> int:
+    # DirectML computes 8 (sizes that are multiples of 8 or >= 16) or 4 (multiples of 4 or
+    # >= 8) consecutive outputs of the first dimension per thread, else one
+    return 8 if m % 8 == 0 or m >= 16 else 4 if m % 4 == 0 or m >= 8 else 1
+
+
+def is_identity(m: int, scale: float, ipo: float, opo: float) -> bool:
+    return np.float32(scale) == 1 and all(coordinate(o, scale, ipo, opo) == o for o in range(m))
+
+
 def taps(
     o: int, n: int, scale: float, ipo: float, opo: float, mode: str, direction: str, quotient: bool = True
 ) -> list[tuple[int, float]]:
@@ -55,11 +65,24 @@ def taps(
     return [(clamp(i0), 1.0 - f), (clamp(i0 + 1), f)]
 
 
-def _weights(in_sizes, out_coord, scales, ipo, opo, mode, direction, quotient=True):
-    per_dim = [
-        taps(o, n, s, ip, op, mode, direction, quotient)
-        for o, n, s, ip, op in zip(out_coord, in_sizes, scales, ipo, opo)
-    ]
+def _weights(in_sizes, out_coord, scales, ipo, opo, mode, direction, quotient=True, out_sizes=None):
+    if out_sizes is None:  # the gradient: the page's taps everywhere
+        per_dim = [
+            taps(o, n, s, ip, op, mode, direction, quotient)
+            for o, n, s, ip, op in zip(out_coord, in_sizes, scales, ipo, opo)
+        ]
+    else:
+        # RESAMPLE2: the first dimension's lanes after the first of each thread take floor(x);
+        # an identity dimension reads its first tap, unless every dimension is one (then the
+        # first is interpolated as any other)
+        identity = [is_identity(m, s, ip, op) for m, s, ip, op in zip(out_sizes, scales, ipo, opo)]
+        per_dim = []
+        for d, (o, n, s, ip, op) in enumerate(zip(out_coord, in_sizes, scales, ipo, opo)):
+            q = quotient and (d > 0 or o % vector_lanes(out_sizes[0]) == 0)
+            t = taps(o, n, s, ip, op, mode, direction, q)
+            if mode == "LINEAR" and identity[d] and not (all(identity) and d == 0):
+                t = [(t[0][0], 1.0)]
+            per_dim.append(t)
     for combo in itertools.product(*per_dim):
         w = 1.0
         for _, wd in combo:
@@ -75,7 +98,7 @@ def resample2_oracle(x, out_sizes, scales, ipo, opo, mode="LINEAR", direction="D
     y = np.zeros(tuple(out_sizes), dtype=np.float64)
     for oc in itertools.product(*(range(m) for m in out_sizes)):
         total = 0.0
-        for ic, w in _weights(x.shape, oc, scales, ipo, opo, mode, direction):
+        for ic, w in _weights(x.shape, oc, scales, ipo, opo, mode, direction, out_sizes=tuple(out_sizes)):
             total += w * float(x[ic])
         y[oc] = total
     return y
