@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from dmlops import catalogue
-from dmlops.catalogue import OPERATORS, MemberSpec, OperatorSpec
+from dmlops.catalogue import OPERATORS, MemberSpec, OperatorSpec, page_descs, page_facts
 from dmlops.descs import REGISTRY, desc_class, desc_from_json
 from dmlops.descs.generic import GenericDesc, ScaleBias, Size2D, generic_desc_class
 from dmlops.enums import FeatureLevel, TensorDataType
@@ -90,8 +90,7 @@ def test_parse_validate_round_trip(op: OperatorSpec):
     for source in (minimal_json(op), full_json(op)):
         desc = desc_from_json(op.dml_name, source, require_counts=True)
         assert type(desc) is cls
-        if op.name not in REGISTRY:  # the hand-written descs check their pages' rules: their own tests
-            desc.validate(op.feature_level)
+        # (validation against the page's rules: test_page_shaped_desc_validates, below)
         out = desc.to_dml_dict()
         again = desc_from_json(op.name, out, require_counts=True)
         assert again == desc
@@ -110,6 +109,32 @@ def test_parse_validate_round_trip(op: OperatorSpec):
             if m.kind in ("output", "output_array") and m.name in source
         )
         assert len(desc.tensors("output")) == expected_outputs
+
+
+@pytest.mark.parametrize("op", [op for op in OPERATORS if op.name not in REGISTRY], ids=lambda op: op.name)
+def test_page_shaped_desc_validates(op: OperatorSpec):
+    """The page-shaped desc (catalogue.page_descs) passes every page rule at each table's level and 6_4."""
+    levels = {op.feature_level, FeatureLevel.V6_4} | {
+        fl for fl in page_facts.support(op.name) if fl >= op.feature_level
+    }
+    for level in sorted(levels):
+        desc = desc_from_json(op.name, page_descs.valid_json(op.name, level))
+        desc.validate(level)
+
+
+@pytest.mark.parametrize("op", [op for op in OPERATORS if op.name not in REGISTRY], ids=lambda op: op.name)
+def test_each_broken_page_rule_is_rejected_naming_the_member(op: OperatorSpec):
+    """One desc per page rule (a data type, a dimension count, a same-attribute constraint) is refused."""
+    for rule, slot, bad in page_descs.broken_descs(op.name, FeatureLevel.V6_4):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            desc = desc_from_json(op.name, bad)
+        with pytest.raises(InvalidDescError) as info:
+            desc.validate("6_4")
+        assert info.value.struct == op.struct
+        assert str(info.value).startswith(f"{op.struct}."), str(info.value)
+        if not rule.startswith("same"):
+            assert slot in str(info.value) or rule.split(".")[1] in str(info.value), (rule, str(info.value))
 
 
 @pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.name)
@@ -179,8 +204,10 @@ def test_fused_activation_spellings_and_rules():
     softmax = desc_from_json("ELEMENT_WISE_ADD1", {**base, "FusedActivation": {"Type": "ACTIVATION_SOFTMAX"}})
     err = _raises(InvalidDescError, op, "FusedActivation", softmax.validate)
     assert "fusable activations" in str(err)
-    # an activation newer than the level asked for (CELU is 3_0, ADD1 2_0)
-    celu = desc_from_json("ELEMENT_WISE_ADD1", {**base, "FusedActivation": {"Type": "ACTIVATION_CELU", "Alpha": 1}})
+    # an activation newer than the level asked for (CELU is 3_0, ADD1 2_0; 4-D tensors, as 2_0's table requires)
+    t4 = {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 2]}
+    base4 = {"ATensor": t4, "BTensor": t4, "OutputTensor": t4}
+    celu = desc_from_json("ELEMENT_WISE_ADD1", {**base4, "FusedActivation": {"Type": "ACTIVATION_CELU", "Alpha": 1}})
     celu.validate("3_0")
     _raises(InvalidDescError, op, "FusedActivation", lambda: celu.validate("2_0"))
     # errors inside the nested desc

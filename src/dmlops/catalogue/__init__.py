@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+from . import page_facts
 from ._enums import ENUMS
 from ._operators import FUSABLE_ACTIVATIONS, OPERATORS
 from ._spec import (
@@ -49,6 +50,7 @@ __all__ = [
     "OperatorSpec",
     "enum",
     "operator",
+    "page_facts",
 ]
 
 _BY_NAME: dict[str, OperatorSpec] = {n: op for op in OPERATORS for n in (op.name, *op.aliases)}

@@ -23,13 +23,17 @@ operator_desc        ``{"Type": "ACTIVATION_RELU", "Desc": {...}}`` or the membe
 operator_desc_array  a JSON array of those
 ==================== ==================================================================
 
-Validation is **structural only**: the operator's feature level (and the feature
-level of each enum value and nested operator), every tensor desc by the
+Validation checks the structure: the operator's feature level (and the feature level
+of each enum value and nested operator), every tensor desc by the
 DML_BUFFER_TENSOR_DESC rules every desc shares, member types and ranges, count
-members against their arrays, and a FusedActivation naming a fusable activation. The
-rules of each operator's page (shapes that must agree, allowed data types, axis
-ranges) are not checked yet: DirectML's CreateOperator (the ``directml`` backend) is
-the judge of those until each family gets its own desc rules.
+members against their arrays, and a FusedActivation naming a fusable activation. It
+also checks the facts of the operator's page (:mod:`dmlops.catalogue.page_facts`):
+each tensor's data type and dimension count against the page's "Tensor support" table
+of the highest feature level at or below the requested one, and the page's "must have
+the same DataType / DimensionCount / Sizes" constraints, corrected where DirectML
+1.15.4 disagrees with the page. Rules of an operator's own (axis ranges, output-size
+formulas) are not checked yet: DirectML's CreateOperator (the ``directml`` backend)
+is the judge of those until each family gets its own desc rules.
 
 Examples
 --------
@@ -56,11 +60,11 @@ from typing import Any, ClassVar, Literal, NamedTuple
 import numpy as np
 
 from .. import catalogue, dml_json
-from ..catalogue import FUSABLE_ACTIVATIONS, MemberSpec, OperatorSpec
+from ..catalogue import FUSABLE_ACTIVATIONS, MemberSpec, OperatorSpec, page_facts
 from ..enums import AxisDirection, DmlEnum, FeatureLevel, InterpolationMode, ReduceFunction, TensorDataType, _dml_names
 from ..errors import DescParseError, InvalidDescError
 from ..tensor import TensorDesc, check_member_names
-from ._base import TENSOR_KINDS, MemberInfo, OperatorDesc, _json_float
+from ._base import TENSOR_KINDS, MemberInfo, OperatorDesc, SupportTable, TensorSupport, _json_float
 
 TENSOR_ARRAY_KINDS = ("input_array", "output_array")
 
@@ -296,7 +300,12 @@ class GenericDesc(OperatorDesc):
     # -- validation ---------------------------------------------------------------------------------
 
     def _validate(self, level: FeatureLevel) -> None:
-        """Structural rules only (see the module docstring): enum values and nested operators."""
+        """The page's same-attribute constraints, enum value levels and nested operators."""
+        if not self.fused:
+            for members, attributes in page_facts.same_rules(self.spec.name):
+                expanded = [slot for m in members for slot in self._slots(m)]
+                for attribute in attributes:
+                    self.require_same(attribute, *expanded)  # type: ignore[arg-type]
         for info in self.member_infos():
             value = getattr(self, info.attr)
             if info.kind == "enum":
@@ -320,6 +329,12 @@ class GenericDesc(OperatorDesc):
                             f"{info.dml_name}[{i}]", "must be an activation operator", nested.spec.dml_name
                         )
                     self._validate_nested(f"{info.dml_name}[{i}]", nested, level)
+
+    def _slots(self, member: str) -> list[str]:
+        """A tensor member's bound names: itself, or ``Name[i]`` for each element of a tensor array."""
+        if self.spec.member(member).kind in TENSOR_ARRAY_KINDS:
+            return [f"{member}[{i}]" for i in range(len(getattr(self, _snake(member))))]
+        return [member]
 
     def _validate_nested(self, where: str, nested: GenericDesc, level: FeatureLevel) -> None:
         try:
@@ -550,6 +565,28 @@ def generic_desc_class(operator_type: str) -> type[GenericDesc]:
     return cls
 
 
+class _LevelSupport(dict[str, TensorSupport]):
+    """One level's support rows by member; ``Name[i]`` of a tensor array reads ``Name``'s row."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The row of ``key``, or of the tensor array ``key`` is an element of."""
+        if key in self:
+            return self[key]
+        return super().get(key.split("[", 1)[0], default)
+
+
+def _support_table(spec: OperatorSpec) -> SupportTable:
+    table: dict[FeatureLevel, _LevelSupport] = {}
+    for level, rows in page_facts.support(spec.name).items():
+        table[level] = _LevelSupport(
+            {
+                member: TensorSupport(tuple(range(row.dims[0], row.dims[1] + 1)), frozenset(row.data_types))
+                for member, row in rows.items()
+            }
+        )
+    return table
+
+
 def _make_class(spec: OperatorSpec) -> type[GenericDesc]:
     fields: list[tuple[str, Any, Any]] = []
     for m in spec.members:
@@ -568,7 +605,8 @@ def _make_class(spec: OperatorSpec) -> type[GenericDesc]:
         "module": spec.name.lower(),
         "count_members": spec.count_members(),
         "spec": spec,
-        "__doc__": f"{spec.struct} ({spec.feature_level}), made from the catalogue; structural validation only.",
+        "support": _support_table(spec),
+        "__doc__": f"{spec.struct} ({spec.feature_level}), made from the catalogue and its page's facts.",
     }
     cls = dataclasses.make_dataclass(
         _camel(spec.name) + "Desc", fields, bases=(GenericDesc,), namespace=namespace, frozen=True, kw_only=True
