@@ -787,3 +787,36 @@ def test_onnxruntime_reproduces_the_dml_verified_vector() -> None:
         x, rois, batch, (3, 4), spatial_scale=1 / 16, minimum_samples_per_output=2, maximum_samples_per_output=2
     )
     np.testing.assert_array_equal(got, want)
+
+
+def _add_one_at_a_time(acc: np.float32, v: np.float32, count: int) -> np.float32:
+    for _ in range(count):
+        nxt = np.float32(acc + v)
+        if nxt == acc or nxt != nxt:
+            return nxt
+        acc = nxt
+    return acc
+
+
+def test_repeated_out_of_bounds_additions_are_exact_and_fast() -> None:
+    # AVERAGE adds OutOfBoundsInputValue once per out-of-bounds sample into a float32 sum
+    # (E38); the kernels jump over runs of equal increments. Bit-exact against one addition
+    # at a time, including ties, sign changes, subnormals and sums that stop changing.
+    pytest.importorskip("numba")
+    from dmlops.cpu.roi_align import _add_repeated
+
+    f = np.float32
+    rng = np.random.default_rng(7)
+    for _ in range(3000):
+        acc = f(rng.choice([0.0, rng.normal() * 10.0 ** rng.integers(-40, 39)]))
+        v = f(rng.normal() * 10.0 ** rng.integers(-40, 39))
+        if rng.random() < 0.3:
+            v = f(f(2.0) ** rng.integers(-149, 20) * rng.choice([1, -1, 1.5, -1.5, 0.5, 3]))
+        if rng.random() < 0.3 and acc != 0:
+            v = f(-acc / rng.integers(1, 10**5))
+        count = int(rng.choice([0, 1, 2, 3, 5, 100, 10**4, 2 * 10**5]))
+        got, want = f(_add_repeated(acc, v, count)), _add_one_at_a_time(acc, v, count)
+        assert got.view(np.uint32) == want.view(np.uint32) or (got != got and want != want), (acc, v, count)
+    # 10^12 additions of 1 from 0 stop at 2^24; of 0.1 at 2^21 (where 0.1 is below half an ulp)
+    assert _add_repeated(f(0), f(1), 10**12) == 2.0**24
+    assert _add_repeated(f(0), f(0.1), 10**12) == 2.0**21

@@ -35,6 +35,7 @@ is written (ruling 3).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -129,13 +130,58 @@ def _lerp(a, b, t):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @njit(cache=True)
+def _binade(x):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Frexp's exponent of a float32 value; the subnormals form one binade (-126)."""
+    return max(math.frexp(np.float64(x))[1], -126)
+
+
+@njit(cache=True)
 def _add_repeated(acc, v, count):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """``count`` additions of ``v`` to the running sum, stopping once it no longer changes."""
-    for _ in range(count):
+    """``count`` float32 additions of ``v`` to the running sum, in O(binades) steps (exact).
+
+    Within one binade of the sum the increment ``fl(s + v) - s`` is the same for every
+    ``s`` once two consecutive steps agree (rounding sees ``s`` only through the parity of
+    ``s / ulp``), so a run of steps whose exact sums stay in the binade (one ulp of margin)
+    is one multiply-add; it stops once the sum no longer changes (NaN stays NaN). The same
+    algorithm as the cuda kernels' ``add_repeated``.
+    """
+    k = count
+    while k > 0:
         nxt = acc + v
-        if nxt == acc or nxt != nxt:  # stationary (NaN stays NaN)
+        if nxt == acc or nxt != nxt:
             return nxt
-        acc = nxt
+        jumped = False
+        if k >= 3 and acc != 0 and nxt != 0 and (acc > 0) == (nxt > 0):
+            nxt2 = nxt + v
+            d = np.float64(nxt) - np.float64(acc)  # exact
+            e = _binade(acc)
+            if (
+                np.float64(nxt2) - np.float64(nxt) == d
+                and nxt2 != 0
+                and (nxt2 > 0) == (acc > 0)
+                and _binade(nxt) == e
+                and _binade(nxt2) == e
+            ):
+                a, step, w = abs(np.float64(acc)), abs(d), abs(np.float64(v))
+                ulp = math.ldexp(1.0, max(e, -125) - 24)
+                hi = math.ldexp(1.0, e)
+                lo = math.ldexp(1.0, e - 1) if e > -126 else 0.0
+                if (d > 0) == (acc > 0):  # |sum| grows: every exact sum below hi - ulp
+                    j = math.floor((hi - ulp - a - w) / step) + 1
+                    while j > 0 and a + (j - 1) * step + w + ulp >= hi:
+                        j -= 1
+                else:  # |sum| shrinks: every exact sum at least lo + ulp, never through 0
+                    j = math.floor((a - w - ulp - lo) / step) + 1
+                    while j > 0 and (a - (j - 1) * step - w - ulp < lo or a - j * step <= 0.0):
+                        j -= 1
+                j = min(j, k)
+                if j >= 2:
+                    acc = np.float32(np.float64(acc) + j * d)  # exact: inside the binade
+                    k -= j
+                    jumped = True
+        if not jumped:
+            acc = nxt
+            k -= 1
     return acc
 
 

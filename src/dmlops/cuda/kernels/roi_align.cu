@@ -110,13 +110,65 @@ __device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, 
 __device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 
 // AVERAGE's running sum (DirectML's, erratum E38): `count` samples that read
-// OutOfBoundsInputValue added one at a time, stopping once the sum no longer changes (or is
-// NaN), so a region far larger than the input costs the samples that read it.
+// OutOfBoundsInputValue added one at a time. The result is that of `count` float32 additions
+// in order, but computed in O(binades) steps: within one binade of the sum (one ulp) the
+// increment fl(s + v) - s is the same for every s once two consecutive steps agree (the
+// rounding depends on s only through the parity of s / ulp, which two equal steps cover), so
+// the run of steps whose exact sums stay inside the binade (one ulp of margin) is one
+// multiply-add. It stops early once the sum no longer changes (or is NaN). A region of 10^6
+// out-of-bounds pixels (10^12 samples) then costs a few hundred steps per output.
+__device__ __forceinline__ int binade(float x) {
+    int e;
+    frexpf(x, &e);
+    return e < -126 ? -126 : e;  // the subnormals form one binade (one ulp, 2^-149)
+}
+
 template <typename Acc> __device__ __forceinline__ Acc add_repeated(Acc acc, Acc v, i64 count) {
-    for (i64 i = 0; i < count; ++i) {
+    for (i64 i = 0; i < count; ++i) {  // FLOAT64 (not a ROI_ALIGN type): the plain loop
         const Acc next = add_rn(acc, v);
         if (next == acc || next != next) return next;
         acc = next;
+    }
+    return acc;
+}
+
+template <> __device__ __forceinline__ float add_repeated<float>(float acc, float v, i64 count) {
+    i64 k = count;
+    while (k > 0) {
+        const float next = __fadd_rn(acc, v);
+        if (next == acc || next != next) return next;
+        bool jumped = false;
+        if (k >= 3 && acc != 0.0f && next != 0.0f && (acc > 0.0f) == (next > 0.0f)) {
+            const float next2 = __fadd_rn(next, v);
+            const double d = __dadd_rn((double)next, -(double)acc);  // exact
+            const int e = binade(acc);
+            if (__dadd_rn((double)next2, -(double)next) == d && next2 != 0.0f && (next2 > 0.0f) == (acc > 0.0f) &&
+                binade(next) == e && binade(next2) == e) {
+                const double a = fabs((double)acc), step = fabs(d), w = fabs((double)v);
+                const double ulp = ldexp(1.0, (e > -125 ? e : -125) - 24);
+                const double hi = ldexp(1.0, e), lo = e > -126 ? ldexp(1.0, e - 1) : 0.0;
+                i64 j;
+                if ((d > 0.0) == (acc > 0.0f)) {  // |sum| grows: every exact sum below hi - ulp
+                    j = (i64)floor((hi - ulp - a - w) / step) + 1;
+                    while (j > 0 && __dadd_rn(__dadd_rn(__dadd_rn(a, __dmul_rn((double)(j - 1), step)), w), ulp) >= hi) --j;
+                } else {  // |sum| shrinks: every exact sum at least lo + ulp, never through 0
+                    j = (i64)floor((a - w - ulp - lo) / step) + 1;
+                    while (j > 0 && (__dadd_rn(__dadd_rn(__dadd_rn(a, -__dmul_rn((double)(j - 1), step)), -w), -ulp) < lo ||
+                                     __dadd_rn(a, -__dmul_rn((double)j, step)) <= 0.0))
+                        --j;
+                }
+                if (j > k) j = k;
+                if (j >= 2) {
+                    acc = (float)__dadd_rn((double)acc, __dmul_rn((double)j, d));  // exact: in the binade
+                    k -= j;
+                    jumped = true;
+                }
+            }
+        }
+        if (!jumped) {
+            acc = next;
+            --k;
+        }
     }
     return acc;
 }
