@@ -78,12 +78,13 @@ def store(result: NDArray[Any], target: NDArray[Any]) -> None:
     Floats round to nearest even (NumPy's float64 -> float16/32 conversion is a single
     correctly rounded step). Float results stored into integer tensors are truncated
     toward zero, as DirectML converts them (D3D's ftoi/ftou; erratum E30), and saturated
-    to the type's range.
+    to the type's range; NaN becomes 0.
     """
     if target.dtype.kind in "iu" and result.dtype.kind == "f":
         info = np.iinfo(target.dtype)
         with np.errstate(invalid="ignore"):
-            result = np.clip(np.trunc(result), info.min, info.max)
+            # NaN converts to 0, as D3D's ftoi/ftou define it
+            result = np.where(np.isnan(result), 0, np.clip(np.trunc(result), info.min, info.max))
     np.copyto(target, result, casting="unsafe")
 
 

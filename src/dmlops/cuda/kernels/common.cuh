@@ -64,8 +64,9 @@ template <typename T, long long LO, unsigned long long HI> struct IntNum {
     typedef double Acc;
     static __device__ __forceinline__ double to_acc(T v) { return (double)v; }
     static __device__ __forceinline__ T from_acc(double v) {
-        double r = trunc(v);  // toward zero, as DirectML (erratum E30)
-        if (!(r >= (double)LO)) return (T)LO;  // also catches NaN -> LO (NumPy gives the same for clip)
+        if (v != v) return (T)0;  // NaN -> 0, as D3D's ftoi/ftou (and the reference)
+        double r = trunc(v);        // toward zero, as DirectML (erratum E30)
+        if (!(r >= (double)LO)) return (T)LO;
         if (r >= (double)HI) return (T)HI;
         return (T)r;
     }
