@@ -45,6 +45,7 @@ for _p in (_TESTS, _TESTS / "fuzz"):
         sys.path.insert(0, str(_p))
 
 from _desc_strategies import BUILDERS  # noqa: E402
+from oracles.resample import resample_grad1_nearest_stack_matrix  # noqa: E402
 from test_fuzz_descs import make_inputs, too_large  # noqa: E402
 
 import dmlops  # noqa: E402
@@ -761,6 +762,16 @@ def _resample_ftou_model(case: Case) -> dict[str, np.ndarray]:
     return {"OutputGradientTensor": g}
 
 
+def _grad1_nearest_stack_model(case: Case) -> dict[str, np.ndarray]:
+    """RESAMPLE_GRAD1 NEAREST as this stack computes it: rows whose range end converts below 0 get everything."""
+    desc: Any = case.desc
+    g = case.logical("InputGradientTensor").astype(np.float64)
+    for d in range(desc.dimension_count):
+        m = resample_grad1_nearest_stack_matrix(desc, d)
+        g = np.moveaxis(np.tensordot(m, np.moveaxis(g, d, 0), axes=1), 0, d)
+    return {"OutputGradientTensor": g}
+
+
 def _along(w: np.ndarray | None, axis: int, ndim: int) -> Any:
     if w is None:
         return 1.0
@@ -1168,14 +1179,13 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
     Cause(
         "resample-grad1-negative-index",
         "RESAMPLE_GRAD1",
-        "suspect stack: RESAMPLE_GRAD1 NEAREST with coordinates clamped at an edge (float-to-integer conversion)",
+        "known: RESAMPLE_GRAD1 NEAREST range end below 0 (stack artefact: lavapipe ftou)",
         "stack",
         _resample_negative,
-        _resample_ftou_model,
-        "the differences occur only where a nearest coordinate falls outside [0, n) (see the split below); where "
-        "it is negative, the transpose of the ftou forward (negative -> last element) reproduces DirectML; "
-        "beyond the end, DirectML's grad maps an edge back to a range of forward outputs whose float bounds "
-        "exceed the integer range, which this stack converts without D3D's saturation",
+        _grad1_nearest_stack_model,
+        "DirectML gathers each gradient row from a range [lo, hi) of forward outputs; a negative hi becomes "
+        "0xFFFFFFFF on lavapipe (D3D12's ftou: 0), so every row below round(x(-1)) receives the whole gradient "
+        "along that dimension (154 of 154 1-D probes; tests/oracles/resample.py)",
         scope=lambda case: case.desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR,
     ),
     Cause(
