@@ -45,7 +45,6 @@ for _p in (_TESTS, _TESTS / "fuzz"):
         sys.path.insert(0, str(_p))
 
 from _desc_strategies import BUILDERS  # noqa: E402
-from oracles.resample import resample_grad1_nearest_stack_matrix  # noqa: E402
 from test_fuzz_descs import make_inputs, too_large  # noqa: E402
 
 import dmlops  # noqa: E402
@@ -60,6 +59,7 @@ from dmlops.errors import (  # noqa: E402
     UnsupportedError,
 )
 from dmlops.tensor import TensorDesc  # noqa: E402
+from oracles.resample import resample_grad1_nearest_stack_matrix  # noqa: E402
 
 Draw = Callable[[st.SearchStrategy[Any]], Any]
 T = TensorDataType
