@@ -125,7 +125,7 @@ def torch_pair(mode: str, in_hw: tuple[int, int], out_hw: tuple[int, int], seed:
 
 # Input sizes H x W (1..7 x 2..6) against a spread of output sizes (1..12 x 1..12), thinned to keep CI
 # short: every combination with (hi + wi + ho + wo) % 5 == 0. The sweep in oracles.md §3.1 (all 3,600)
-# also passes. torch's nearest index is floor(dst * float32(in/out)) and DML's dst / float32(out/in):
+# also passes. torch's nearest index is floor(dst * float32(in/out)) and DML's dst * float32(1 / float32(out/in)) (E34):
 # they can land on different integers at exact boundaries (oracles.md §3.1 hazard, e.g. in=14, out=2);
 # none of these sizes hits one.
 IN_SIZES = [(hi, wi) for hi, wi in itertools.product(range(1, 8), range(2, 7)) if (hi * 3 + wi) % 4 == 0]
@@ -161,7 +161,7 @@ def test_seed_example_is_torch_nearest(backend: str) -> None:
     strict=True,
     reason=(
         "known divergence (oracles.md §3.1): torch's nearest index is floor(dst * float32(in/out)) = 7 for in=14, "
-        "out=2, dst=1; DML's dst / float32(out/in) = 6.9999... floors to 6, and DirectML 1.15.4 itself gives 6 (the directml instance)"
+        "out=2, dst=1; DML's dst * float32(1 / float32(out/in)) = 6.9999995 floors to 6, and DirectML 1.15.4 itself gives 6 (the directml instance)"
     ),
 )
 def test_torch_nearest_float32_boundary(backend: str) -> None:
