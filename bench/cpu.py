@@ -64,11 +64,10 @@ os.environ.setdefault("OMP_NUM_THREADS", str(ARGS.threads))
 
 import dmlops  # noqa: E402
 from dmlops import TensorDesc  # noqa: E402
-from dmlops.descs.gather import GatherDesc  # noqa: E402
-from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc  # noqa: E402
-from dmlops.descs.resample_grad1 import ResampleGrad1Desc  # noqa: E402
-from dmlops.descs.roi_align import UINT32_MAX, RoiAlignDesc  # noqa: E402
-from dmlops.descs.slice1 import Slice1Desc  # noqa: E402
+from dmlops.descs.data_movement import GatherDesc, Slice1Desc  # noqa: E402
+from dmlops.descs.pooling import MaxPoolingGradDesc  # noqa: E402
+from dmlops.descs.resampling import ResampleGrad1Desc  # noqa: E402
+from dmlops.descs.roi import UINT32_MAX, RoiAlignDesc  # noqa: E402
 
 try:
     import torch

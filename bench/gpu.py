@@ -39,11 +39,10 @@ from roi_workload import roi_desc, roi_set
 
 import dmlops
 from dmlops import TensorDesc
-from dmlops.descs.gather import GatherDesc
-from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
-from dmlops.descs.resample_grad1 import ResampleGrad1Desc
-from dmlops.descs.roi_align import RoiAlignDesc
-from dmlops.descs.slice1 import Slice1Desc
+from dmlops.descs.data_movement import GatherDesc, Slice1Desc
+from dmlops.descs.pooling import MaxPoolingGradDesc
+from dmlops.descs.resampling import ResampleGrad1Desc
+from dmlops.descs.roi import RoiAlignDesc
 
 ROWS: list[dict[str, Any]] = []
 MAXPOOL_VARIANTS: list[str] = []
@@ -52,7 +51,7 @@ ROI_VARIANTS: dict[str, dict[str, Any]] = {
     "outputs stored directly, not staged": {"STAGE_OUTPUTS": False},
     "work items not padded (7 per channel)": {"PAD_COLUMNS": False},
 }
-"""Other settings of the ROI_ALIGN AVERAGE kernel (attributes of dmlops.cuda.roi_align), timed beside the default."""
+"""Other settings of the ROI_ALIGN AVERAGE kernel (attributes of dmlops.cuda.roi), timed beside the default."""
 L2_BYTES = 0
 COPY_BPS = 0.0
 QUICK = False
@@ -266,7 +265,7 @@ def bench_maxpool_grad(dtype: str) -> None:
     record(w, dtype, "dmlops cuda", mine, floor, peer)
     # --maxpool-variant: the whole operator (dmlops.execute's path) with another 2-D fast
     # path as the default, timed beside torch in the same run.
-    from dmlops.cuda import max_pooling_grad as mpg
+    from dmlops.cuda import pooling as mpg
 
     default = mpg.VARIANT
     for v in MAXPOOL_VARIANTS:
@@ -344,8 +343,8 @@ def bench_forward(dtype: str) -> None:
     max_pool2d with indices (int64 there, UINT32 here). No targets in the issue; the floor
     is each input read once and each output written once.
     """
-    from dmlops.descs.max_pooling2 import MaxPooling2Desc
-    from dmlops.descs.resample2 import Resample2Desc
+    from dmlops.descs.pooling import MaxPooling2Desc
+    from dmlops.descs.resampling import Resample2Desc
 
     cdt, _, dml = dt(dtype)
     small, big = (32, 64, 64, 64), (32, 64, 128, 128)
@@ -373,7 +372,7 @@ def bench_forward(dtype: str) -> None:
     record(w, dtype, "torch interpolate", peer, floor)
     record(w, dtype, "dmlops cuda", mine, floor, peer)
     # The kernel over all four axes' taps that other descs take, on the same desc.
-    from dmlops.cuda import resample2 as rs2
+    from dmlops.cuda import resampling as rs2
 
     us = _general_kernel_us(
         rs2, up, lambda d, i: run_cuda(d, {"InputTensor": sets[i % len(sets)]}, {"OutputTensor": out})
@@ -416,7 +415,7 @@ def bench_forward(dtype: str) -> None:
     record(w, dtype, "torch max_pool2d (int64 indices)", peer, floor)
     record(w, dtype, "dmlops cuda (UINT32 indices)", mine, floor, peer)
     # The one-thread-per-output kernel that other windows take, on the same desc.
-    from dmlops.cuda import max_pooling2 as mp2
+    from dmlops.cuda import pooling as mp2
 
     def pool_call(d: Any, i: int) -> Any:
         return run_cuda(d, {"InputTensor": x}, {"OutputTensor": y, "OutputIndicesTensor": ind})
@@ -452,11 +451,11 @@ def bench_roi(dtype: str, sampling: int) -> None:
             {"OutputTensor": out},
         )
 
-    from dmlops.cuda import roi_align as cuda_roi
+    from dmlops.cuda import roi as cuda_roi
     from dmlops.enums import FeatureLevel
 
     def kernel_only(i: int, d: RoiAlignDesc = desc, inputs: list[Any] = sets) -> None:
-        cuda_roi.run(
+        cuda_roi.run_roi_align(
             d,
             {"InputTensor": inputs[i % len(inputs)], "ROITensor": rois, "BatchIndicesTensor": bi},
             {"OutputTensor": out},
@@ -561,8 +560,8 @@ def bench_variants() -> None:
     and -inf windows (several windows, strides, paddings, odd widths), then timed on the
     benchmark workload.
     """
-    from dmlops.cuda import max_pooling_grad as mpg
-    from dmlops.cuda import resample_grad1 as rg
+    from dmlops.cuda import pooling as mpg
+    from dmlops.cuda import resampling as rg
     from dmlops.cuda._runtime import element_strides
 
     rng = np.random.default_rng(5)
@@ -700,8 +699,8 @@ def _latency_cases() -> list[tuple[str, Any, dict[str, Any], dict[str, Any], Cal
 
     Each case is (operator, desc, inputs, preallocated outputs, peer call, peer name).
     """
-    from dmlops.descs.max_pooling2 import MaxPooling2Desc
-    from dmlops.descs.resample2 import Resample2Desc
+    from dmlops.descs.pooling import MaxPooling2Desc
+    from dmlops.descs.resampling import Resample2Desc
 
     f32 = cp.float32
     x = cp.random.standard_normal((16, 16, 32, 32), dtype=f32)  # 1 MiB
@@ -934,7 +933,7 @@ def bench_latency() -> None:
     includes that wait.
     """
     from dmlops import cuda as cuda_backend
-    from dmlops.cuda import roi_align as cuda_roi
+    from dmlops.cuda import roi as cuda_roi
     from dmlops.enums import FeatureLevel
 
     level = FeatureLevel.latest()
@@ -961,7 +960,7 @@ def bench_latency() -> None:
             return cuda_backend.execute(desc, inputs, outputs, feature_level=level, strict=False)
 
         def unchecked(desc: Any = desc, inputs: Any = inputs, outputs: Any = outputs) -> None:
-            cuda_roi.run(desc, inputs, outputs, feature_level=level, strict=False, check_batch_indices=False)
+            cuda_roi.run_roi_align(desc, inputs, outputs, feature_level=level, strict=False, check_batch_indices=False)
 
         try:
             gpu_us[name] = _graph_gpu_us(unchecked if name.startswith("ROI_ALIGN") else backend)

@@ -17,7 +17,7 @@ import torchvision
 sys.path.insert(0, "bench")
 from roi_workload import roi_desc, roi_set
 
-from dmlops.cuda import roi_align as cuda_roi
+from dmlops.cuda import roi as cuda_roi
 from dmlops.enums import FeatureLevel
 
 
@@ -39,7 +39,7 @@ def main() -> None:
     for sampling in (2, 0):
         desc = roi_desc("FLOAT32", sampling)
         for _ in range(2):
-            cuda_roi.run(
+            cuda_roi.run_roi_align(
                 desc,
                 {"InputTensor": x, "ROITensor": rois, "BatchIndicesTensor": bi},
                 {"OutputTensor": out},

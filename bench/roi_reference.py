@@ -37,7 +37,7 @@ import numpy as np
 
 import dmlops
 from dmlops import TensorDesc
-from dmlops.descs.roi_align import UINT32_MAX, RoiAlignDesc
+from dmlops.descs.roi import UINT32_MAX, RoiAlignDesc
 
 
 def _rss_kib(field: str) -> int:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from dmlops import TensorDesc
-from dmlops.descs.roi_align import RoiAlignDesc
-from dmlops.reference.roi_align import _axis
+from dmlops.descs.roi import RoiAlignDesc
+from dmlops.reference.roi import _axis
 
 
 def roi_set(n_rois: int, scale: float) -> np.ndarray:

@@ -20,12 +20,10 @@ from attributes import BILINEAR_2X
 
 import dmlops
 from dmlops import TensorDesc
-from dmlops.descs.gather import GatherDesc
-from dmlops.descs.max_pooling2 import MaxPooling2Desc
-from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
-from dmlops.descs.resample2 import Resample2Desc
-from dmlops.descs.resample_grad1 import ResampleGrad1Desc
-from dmlops.descs.roi_align import RoiAlignDesc
+from dmlops.descs.data_movement import GatherDesc
+from dmlops.descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc
+from dmlops.descs.resampling import Resample2Desc, ResampleGrad1Desc
+from dmlops.descs.roi import RoiAlignDesc
 from dmlops.errors import DataIndexError
 
 cp.cuda.set_allocator(None)
@@ -163,7 +161,7 @@ for channels_last, (lo, hi) in itertools.product((False, True), ((300, 300), (1,
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
     checked += 1
 # MAX_POOLING_GRAD 2-D fast paths (every variant), MAX_POOLING2's, and RESAMPLE_GRAD1 2x on tight planes.
-from dmlops.cuda import max_pooling_grad as mpg  # noqa: E402
+from dmlops.cuda import pooling as mpg  # noqa: E402
 from dmlops.cuda._runtime import element_strides  # noqa: E402
 
 rng = np.random.default_rng(9)
@@ -243,7 +241,7 @@ for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):
 # -inf, through every path (tests/test_cuda_pooling_rule.py checks the values). Run
 # through the backend's entry point and plans, without validation.
 from dmlops import cuda as dmlops_cuda  # noqa: E402
-from dmlops.cuda import max_pooling2 as mp2  # noqa: E402
+from dmlops.cuda import pooling as mp2  # noqa: E402
 from dmlops.enums import FeatureLevel  # noqa: E402
 
 for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16")):

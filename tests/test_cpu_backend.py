@@ -18,13 +18,10 @@ import dmlops
 from conftest import assert_close
 from dmlops import TensorDesc
 from dmlops.backends import DEFAULT_BACKEND
-from dmlops.descs.gather import GatherDesc
-from dmlops.descs.max_pooling2 import MaxPooling2Desc
-from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
-from dmlops.descs.resample2 import Resample2Desc
-from dmlops.descs.resample_grad1 import ResampleGrad1Desc
-from dmlops.descs.roi_align import RoiAlignDesc
-from dmlops.descs.slice1 import Slice1Desc
+from dmlops.descs.data_movement import GatherDesc, Slice1Desc
+from dmlops.descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc
+from dmlops.descs.resampling import Resample2Desc, ResampleGrad1Desc
+from dmlops.descs.roi import RoiAlignDesc
 from dmlops.errors import BackendUnavailableError
 
 pytest.importorskip("numba")
@@ -361,7 +358,7 @@ def test_roi_align_non_finite_inputs_on_every_loop_order(
     """AVERAGE's two loop orders (rows first, direct) and MAX's per-sample loop agree with the
     reference on inputs with inf/-inf/nan: a tap of weight exactly 0 is never read (no 0 * inf),
     an inf in reach propagates, and MAX propagates nan."""
-    import dmlops.cpu.roi_align as cpu_roi
+    import dmlops.cpu.roi as cpu_roi
 
     if form is not None:
         monkeypatch.setattr(cpu_roi, "_average_form", lambda ym, xm, oh, ow: np.full(xm[4].shape[0], form, np.int64))
@@ -392,7 +389,7 @@ def test_roi_align_non_finite_inputs_on_every_loop_order(
 
 def test_roi_align_loop_orders_agree_on_large_regions(monkeypatch: pytest.MonkeyPatch) -> None:
     """Both AVERAGE loop orders over regions larger than the output (shared rows and columns)."""
-    import dmlops.cpu.roi_align as cpu_roi
+    import dmlops.cpu.roi as cpu_roi
 
     rng = np.random.default_rng(8)
     x = rng.standard_normal((1, 5, 40, 33)).astype(np.float32)
@@ -472,7 +469,7 @@ def test_resample_grad_nearest_runs(scales) -> None:
 
 
 def test_nearest_runs_detects_non_consecutive_sources() -> None:
-    from dmlops.cpu._resample import _runs
+    from dmlops.cpu.resampling import _runs
 
     ptr = np.array([0, 2, 2, 3], np.int64)
     lo, hi = _runs(ptr, np.array([4, 5, 9], np.int64))
@@ -484,8 +481,8 @@ def test_nearest_runs_detects_non_consecutive_sources() -> None:
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.uint64])
 @pytest.mark.parametrize("wrap", [True, False])
 def test_gather_index_normalisation_matches_the_reference(dtype, wrap: bool) -> None:
-    from dmlops.cpu.gather import normalized
-    from dmlops.descs.gather import normalize_indices
+    from dmlops.cpu.data_movement import normalized
+    from dmlops.descs.data_movement import normalize_indices
 
     info = np.iinfo(dtype)
     values = [info.min, info.max, 0, 1, 6, 7, 8, -1, -7, -8, -9, 2**31 - 1, 2**32 - 1]

@@ -16,7 +16,7 @@ import pytest
 
 from dmlops.cuda._compile import compile_source
 from dmlops.cuda._runtime import kernel_source, kernel_sources
-from dmlops.cuda.max_pooling_grad import _block_offset
+from dmlops.cuda.pooling import _block_offset
 
 DATA = ["float", "half_t", "double", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"]
 INDEX = ["i32", "i64", "u32", "u64"]

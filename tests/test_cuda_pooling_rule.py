@@ -24,8 +24,7 @@ import pytest
 from conftest import backend_params
 from dmlops import TensorDesc
 from dmlops.backends import load_backend
-from dmlops.descs.max_pooling2 import MaxPooling2Desc
-from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+from dmlops.descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc
 from dmlops.enums import FeatureLevel
 from dmlops.errors import BackendUnavailableError
 
@@ -192,7 +191,7 @@ def _force(monkeypatch, module: Any, path: str) -> None:
     ids=lambda v: v if isinstance(v, str) else np.dtype(v).name,
 )
 def test_max_pooling2_rule(gpu, monkeypatch, case, dtype, path) -> None:
-    from dmlops.cuda import max_pooling2 as mp2
+    from dmlops.cuda import pooling as mp2
     from dmlops.cuda._copy import C_TYPES
     from dmlops.cuda._runtime import get_kernel
 
@@ -201,7 +200,7 @@ def test_max_pooling2_rule(gpu, monkeypatch, case, dtype, path) -> None:
     desc = _forward_desc(shape, dtype, ws, st, ps, pe, extra)
     x = _data(shape, dtype, seed=len(case))
     _check_forward(gpu, desc, x)
-    launch = next(plan[1] for plan in mp2._PLANS.plans.values() if plan[0] is desc)
+    launch = next(plan[1] for plan in mp2._MAX_POOLING2_PLANS.plans.values() if plan[0] is desc)
     t = C_TYPES[np.dtype(dtype)]
     kk = f"{ws[0]}, {ws[1]}, {st[0]}, {st[1]}"
     name = {
@@ -223,7 +222,7 @@ def test_max_pooling2_rule_3d(gpu) -> None:
 @pytest.mark.parametrize("path", ["fast", "generic", "generic64"])
 def test_max_pooling2_directml_evidence(gpu, monkeypatch, path) -> None:
     """What DirectML 1.15.4 output (docs/directml.md), through each kernel."""
-    from dmlops.cuda import max_pooling2 as mp2
+    from dmlops.cuda import pooling as mp2
 
     _force(monkeypatch, mp2, path)
     low = np.float32(lowest(np.float32))
@@ -281,7 +280,7 @@ def _grad_desc(x_shape, dtype, ws, st, ps, pe) -> MaxPoolingGradDesc:
 
 def _grad_on_path(cp, monkeypatch, desc: MaxPoolingGradDesc, x: np.ndarray, dy: np.ndarray, path: str) -> Any:
     """OutputGradient through one path (a 2-D variant of _plan, or the generic kernels); returns (dx, plan kind)."""
-    from dmlops.cuda import max_pooling_grad as mpg
+    from dmlops.cuda import pooling as mpg
     from dmlops.cuda._runtime import element_strides
 
     gx, gdy = cp.asarray(x), cp.asarray(dy)

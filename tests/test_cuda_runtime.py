@@ -12,8 +12,7 @@ from conftest import backend_params
 from dmlops import TensorDesc
 from dmlops.backends import load_backend
 from dmlops.cuda import _plan
-from dmlops.descs.gather import GatherDesc
-from dmlops.descs.slice1 import Slice1Desc
+from dmlops.descs.data_movement import GatherDesc, Slice1Desc
 from dmlops.errors import BackendUnavailableError, DataIndexError
 
 # -- plan layer: no GPU needed ------------------------------------------------------------------
@@ -54,7 +53,7 @@ def test_full_reverse_collapses_to_one_dimension() -> None:
 @pytest.mark.parametrize("stride", range(1, 6))
 def test_block_offset_is_the_offset_in_the_first_window(window, stride) -> None:
     """max_pool_grad_blk2d's compile-time block offsets, against a search of the windows."""
-    from dmlops.cuda.max_pooling_grad import _block_offset
+    from dmlops.cuda.pooling import _block_offset
 
     for pad in range(window):
         offsets = set()
@@ -137,13 +136,13 @@ def _c_struct_members(source: str, struct: str) -> list[tuple[str, int]]:
 
 
 def _roi_params():
-    from dmlops.cuda import roi_align as cuda_roi
+    from dmlops.cuda import roi as cuda_roi
 
     return cuda_roi._params(_roi_desc(1, 2, 5, 6, 3, "FLOAT32", sr=2), 2, (60, 30, 6, 1), (4, 1), (1,), (24, 12, 4, 1))
 
 
 def _roi_check_params():
-    from dmlops.cuda import roi_align as cuda_roi
+    from dmlops.cuda import roi as cuda_roi
 
     return cuda_roi._check_params(3, 1, 2)
 
@@ -155,26 +154,26 @@ def _copy_params():
 
 
 def _check_params():
-    from dmlops.cuda.gather import check_params
+    from dmlops.cuda.data_movement import check_params
 
     return check_params((2, 5), (5, 1), 7)
 
 
 def _resample_params():
-    from dmlops.cuda._resample import resample_params
+    from dmlops.cuda.resampling import resample_params
 
     return resample_params((1, 2, 6, 6), (1, 2, 3, 3), (18, 9, 3, 1), (72, 36, 6, 1), (0, 1, 2, 3))[0]
 
 
 def _x2_params():
-    from dmlops.cuda.resample_grad1 import x2_params
+    from dmlops.cuda.resampling import x2_params
 
     return x2_params(96, (4, 6, 2), (72, 36, 6, 1), (18, 9, 3, 1), 6, 2, -1)
 
 
 def _pool_grad_desc(shape, name, window, stride, pad, out_strides=None):
     """A 2-D MAX_POOLING_GRAD desc with symmetric padding (InputGradient sizes follow)."""
-    from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+    from dmlops.descs.pooling import MaxPoolingGradDesc
 
     oh = (shape[2] + 2 * pad[0] - window[0]) // stride[0] + 1
     ow = (shape[3] + 2 * pad[1] - window[1]) // stride[1] + 1
@@ -191,26 +190,26 @@ def _pool_grad_desc(shape, name, window, stride, pad, out_strides=None):
 
 
 def _resample_hw_params():
-    from dmlops.cuda.resample2 import hw_params
+    from dmlops.cuda.resampling import hw_params
 
     return hw_params((1, 2, 6, 8), (18, 9, 3, 1), (96, 48, 8, 1), True)
 
 
 def _pool_params():
-    from dmlops.cuda._pooling import pool_params
+    from dmlops.cuda.pooling import pool_params
 
     desc = _pool_grad_desc((1, 2, 6, 6), "FLOAT32", (2, 2), (2, 2), (0, 0))
     return pool_params(desc.window, (1, 2, 6, 6), (1, 2, 3, 3), (72, 36, 6, 1), (18, 9, 3, 1), (72, 36, 6, 1), 72)[0]
 
 
 def _pool_div_params():
-    from dmlops.cuda._pooling import div_params
+    from dmlops.cuda.pooling import div_params
 
     return div_params(100, 5, 4, 3)
 
 
 def _stream_params():
-    from dmlops.cuda.max_pooling_grad import _stream_params
+    from dmlops.cuda.pooling import _stream_params
 
     return _stream_params(6, 8, 5, 3, 1)
 
@@ -239,7 +238,7 @@ def test_host_params_match_the_kernel_struct(source, struct, build) -> None:
 
 
 def test_roi_work_items_pad_to_a_power_of_two_idling_at_most_an_eighth(monkeypatch) -> None:
-    from dmlops.cuda import roi_align as cuda_roi
+    from dmlops.cuda import roi as cuda_roi
 
     widths = {1: 1, 3: 3, 4: 4, 5: 5, 6: 6, 7: 8, 8: 8, 12: 12, 14: 16, 15: 16, 27: 27, 28: 32, 31: 32, 33: 33, 64: 64}
     assert {w: cuda_roi.item_width(w) for w in widths} == widths
@@ -437,7 +436,7 @@ def test_wild_gather_indices_clamp_and_strict_raises(gpu, idx_dtype) -> None:
 
 def test_repeated_runs_are_bitwise_identical(gpu) -> None:
     cp = gpu
-    from dmlops.descs.resample_grad1 import ResampleGrad1Desc
+    from dmlops.descs.resampling import ResampleGrad1Desc
 
     rng = np.random.default_rng(0)
     dy = cp.asarray(rng.standard_normal((2, 3, 32, 32)).astype(np.float32))
@@ -468,7 +467,7 @@ def _roi_desc(
     n, c, h, w, r, dtype, *, sr, reduce="AVERAGE", mode="LINEAR", strides=None, oob=0.0, out=(3, 4),
     out_strides=None, scale=(0.5, 0.25),
 ):  # fmt: skip
-    from dmlops.descs.roi_align import RoiAlignDesc
+    from dmlops.descs.roi import RoiAlignDesc
 
     lo, hi = (sr, sr) if sr else (1, 2**32 - 1)
     return RoiAlignDesc(
@@ -566,7 +565,7 @@ def test_roi_align_average_output_staging(gpu, monkeypatch, dtype, dml, layout, 
     some blocks and the staged register path in others, sharing one buffer. On NCHW
     strides, 7 and 15 outputs per row run as 8 and 16 work items per channel (idle
     lanes). Elements between the addressed ones stay untouched."""
-    from dmlops.cuda import roi_align as cuda_roi
+    from dmlops.cuda import roi as cuda_roi
 
     cp = gpu
     monkeypatch.setattr(cuda_roi, "STAGE_OUTPUTS", staged)
@@ -702,7 +701,7 @@ def test_roi_align_verdict_wait(gpu, monkeypatch, spins) -> None:
     """The host gets the check's verdict by polling the pinned word or by the fall-back
     (stream synchronized when no spin saw it; 0 spins forces it): the same errors and
     results either way, behind a slow kernel queued before the call."""
-    from dmlops.cuda import roi_align as cuda_roi
+    from dmlops.cuda import roi as cuda_roi
     from dmlops.errors import DataIndexError
 
     cp = gpu
@@ -763,7 +762,7 @@ def test_max_pooling_grad_every_variant(gpu, shape, dtype, window, stride, pad, 
     (scalar fallback). The 2 x 2 block and strip forms of pass 2 sum in the same order:
     their results must be bit-identical."""
     cp = gpu
-    from dmlops.cuda import max_pooling_grad as mpg
+    from dmlops.cuda import pooling as mpg
     from dmlops.cuda._runtime import element_strides
 
     rng = np.random.default_rng(3)
@@ -816,7 +815,7 @@ def test_max_pooling_grad_single_pass_layouts(gpu, dtype, window, stride, pad, l
     strided InputTensor (element loads) and a strided OutputGradient (scalar stores;
     elements between rows stay untouched)."""
     cp = gpu
-    from dmlops.cuda import max_pooling_grad as mpg
+    from dmlops.cuda import pooling as mpg
     from dmlops.cuda._runtime import element_strides
 
     rng = np.random.default_rng(4)
@@ -872,9 +871,9 @@ def test_max_pooling2_fast_path_matches_the_reference_bit_for_bit(gpu, dtype, wi
     windows outside the row (45, 3) or fill it (8), strided outputs (elements between
     stay untouched), no indices, and UINT64 indices."""
     cp = gpu
-    from dmlops.cuda import max_pooling2 as mp2
+    from dmlops.cuda import pooling as mp2
     from dmlops.cuda._runtime import get_kernel
-    from dmlops.descs.max_pooling2 import MaxPooling2Desc
+    from dmlops.descs.pooling import MaxPooling2Desc
 
     rng = np.random.default_rng(9)
     shape = (2, 3, 13, width)
@@ -913,7 +912,7 @@ def test_max_pooling2_fast_path_matches_the_reference_bit_for_bit(gpu, dtype, wi
     t = "float" if dtype == np.float32 else "half_t"
     z = {None: "NoIndexOut", "UINT32": "u32", "UINT64": "u64"}[index_type]
     kk = f"{window[0]}, {window[1]}, {stride[0]}, {stride[1]}"
-    launch = next(plan[1] for plan in mp2._PLANS.plans.values() if plan[0] is desc)
+    launch = next(plan[1] for plan in mp2._MAX_POOLING2_PLANS.plans.values() if plan[0] is desc)
     assert launch.fn is get_kernel("pooling.cu", f"max_pool_k2d_m<{t}, {z}, {kk}, 4>")
 
 
@@ -923,7 +922,7 @@ def test_max_pooling2_fast_path_matches_the_reference_bit_for_bit(gpu, dtype, wi
 )
 def test_resample_grad_linear_scales(gpu, dtype, scale, offsets) -> None:
     cp = gpu
-    from dmlops.descs.resample_grad1 import ResampleGrad1Desc
+    from dmlops.descs.resampling import ResampleGrad1Desc
 
     rng = np.random.default_rng(4)
     small = (2, 3, 37, 70)
@@ -967,9 +966,9 @@ def test_resample2_height_width_path_equals_the_general_kernel(
     (input width 70 scaled by 2 or 3) take a thread's outputs strided across its warp,
     with a partial last run of 128; shorter rows adjacent outputs."""
     cp = gpu
-    from dmlops.cuda import resample2 as rs2
+    from dmlops.cuda import resampling as rs2
     from dmlops.cuda._runtime import get_kernel
-    from dmlops.descs.resample2 import Resample2Desc
+    from dmlops.descs.resampling import Resample2Desc
 
     rng = np.random.default_rng(10)
     small = (2, 3, 9, width)
@@ -994,12 +993,12 @@ def test_resample2_height_width_path_equals_the_general_kernel(
     got = {}
     for fast in (True, False):
         flat = cp.full(size, -3.0, dtype=dtype)
-        rs2._PLANS.plans.clear()
+        rs2._RESAMPLE2_PLANS.plans.clear()
         if not fast:
             rs2.FAST_TYPES, saved = (), rs2.FAST_TYPES
         try:
             dmlops.execute(desc, {"InputTensor": cp.asarray(x)}, outputs={"OutputTensor": flat}, backend="cuda")
-            launch = next(iter(rs2._PLANS.plans.values()))[1]
+            launch = next(iter(rs2._RESAMPLE2_PLANS.plans.values()))[1]
         finally:
             if not fast:
                 rs2.FAST_TYPES = saved

@@ -9,13 +9,10 @@ import pytest
 
 MODULES = [
     "dmlops",
-    "dmlops.ops.gather",
-    "dmlops.ops.slice1",
-    "dmlops.ops.max_pooling2",
-    "dmlops.ops.max_pooling_grad",
-    "dmlops.ops.resample2",
-    "dmlops.ops.resample_grad1",
-    "dmlops.ops.roi_align",
+    "dmlops.ops.data_movement",
+    "dmlops.ops.pooling",
+    "dmlops.ops.resampling",
+    "dmlops.ops.roi",
 ]
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import dmlops
 from conftest import assert_close, to_numpy
 from dmlops import DataIndexError, InvalidDescError, TensorDesc
-from dmlops.descs.gather import GatherDesc
+from dmlops.descs.data_movement import GatherDesc
 from helpers import ALL_DTYPES, random_array
 from oracles.gather import expected_output_sizes, gather_oracle
 

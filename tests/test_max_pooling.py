@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 import dmlops
 from conftest import assert_close
 from dmlops import DescParseError, InvalidDescError, TensorDesc
-from dmlops.descs.max_pooling2 import MaxPooling2Desc
-from dmlops.descs.max_pooling_grad import MaxPoolingGradDesc
+from dmlops.descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc
 from helpers import ALL_DTYPES, random_array
 from oracles.max_pooling import max_pool_grad_oracle, max_pool_oracle, pooled_size
 
@@ -510,7 +509,7 @@ def test_zero_strides_windows_dilations(backend: str) -> None:
 
 
 def test_scanned_window() -> None:
-    from dmlops.descs._pooling import PoolingWindow
+    from dmlops.descs.pooling import PoolingWindow
 
     w = PoolingWindow((1, 1, 1), (2, 3, 0), (0, 0, 0), (0, 0, 0), (1, 1, 1))
     assert w.scanned() is w

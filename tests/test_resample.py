@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 import dmlops
 from conftest import TOLERANCES, assert_close
 from dmlops import DescParseError, InvalidDescError, TensorDesc
-from dmlops.descs.resample2 import Resample2Desc
-from dmlops.descs.resample_grad1 import ResampleGrad1Desc
+from dmlops.descs.resampling import Resample2Desc, ResampleGrad1Desc
 from oracles.resample import resample2_oracle, resample_grad1_oracle, round_to
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None

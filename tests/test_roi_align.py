@@ -8,7 +8,7 @@ import pytest
 import dmlops
 from conftest import assert_close, backend_params
 from dmlops import AllocationError, DataIndexError, InvalidDescError, TensorDesc
-from dmlops.descs.roi_align import UINT32_MAX, RoiAlignDesc, samples_per_output
+from dmlops.descs.roi import UINT32_MAX, RoiAlignDesc, samples_per_output
 from oracles.roi_align import roi_align_oracle, rois_sampling_the_bounds
 
 
@@ -633,7 +633,7 @@ def test_wrapper_arguments() -> None:
 
 def test_blocked_evaluation_matches(monkeypatch: pytest.MonkeyPatch) -> None:
     # Force tiny blocks so the channel chunks and sample-row sub-blocks of the reference run.
-    import dmlops.reference.roi_align as ref
+    import dmlops.reference.roi as ref
 
     x, rois, batch, out_size, scale, _, _ = random_case(5, np.float32, fixed=None)
     x = np.concatenate([x] * 3, axis=1)  # 6 channels
@@ -666,7 +666,7 @@ def test_vectorised_reference_is_bit_identical_to_one_roi_at_a_time(
     # The reference stacks ROIs by crop shape (AVERAGE) or sample counts (MAX) and takes them
     # in chunks and blocks; none of that may change a bit: each ROI alone, and tiny chunks and
     # stacks, give the very same float64 results (before rounding) as one call over all ROIs.
-    import dmlops.reference.roi_align as ref
+    import dmlops.reference.roi as ref
     from dmlops.enums import FeatureLevel
 
     x, rois, batch = _many_rois(3, 60)
@@ -687,7 +687,7 @@ def test_vectorised_reference_is_bit_identical_to_one_roi_at_a_time(
             **kw,
         )
         inputs = {"InputTensor": image, "ROITensor": r, "BatchIndicesTensor": b}
-        return ref.compute(desc, inputs, feature_level=FeatureLevel.latest(), strict=False)["OutputTensor"]
+        return ref.compute_roi_align(desc, inputs, feature_level=FeatureLevel.latest(), strict=False)["OutputTensor"]
 
     everything = run(rois, batch)
     one_at_a_time = np.concatenate([run(rois[i : i + 1], batch[i : i + 1]) for i in range(len(rois))])
@@ -803,7 +803,7 @@ def test_repeated_out_of_bounds_additions_are_exact_and_fast() -> None:
     # (E38); the kernels jump over runs of equal increments. Bit-exact against one addition
     # at a time, including ties, sign changes, subnormals and sums that stop changing.
     pytest.importorskip("numba")
-    from dmlops.cpu.roi_align import _add_repeated
+    from dmlops.cpu.roi import _add_repeated
 
     f = np.float32
     rng = np.random.default_rng(7)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import dmlops
 from conftest import assert_close
 from dmlops import InvalidDescError, TensorDesc
-from dmlops.descs.slice1 import Slice1Desc
+from dmlops.descs.data_movement import Slice1Desc
 from helpers import ALL_DTYPES, data_type, random_array
 from oracles.slice1 import slice1_oracle
 

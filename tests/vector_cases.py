@@ -80,5 +80,6 @@ def load_vectors(operator_dir: str | None = None) -> list[Vector]:
     return out
 
 
-def operator_module(operator: str) -> str:
-    return desc_class(operator).module
+def operator_folder(operator: str) -> str:
+    """The operator's folder under tests/vectors (its short name in lower case)."""
+    return desc_class(operator).operator_type.name.lower()

@@ -48,13 +48,13 @@ __version__ = "0.1.0"
 # name -> (module, attribute), imported on first access so that `import dmlops`
 # stays cheap and loads no operator it is not asked for.
 _LAZY: dict[str, tuple[str, str]] = {
-    "gather": ("ops.gather", "gather"),
-    "slice1": ("ops.slice1", "slice1"),
-    "max_pooling2": ("ops.max_pooling2", "max_pooling2"),
-    "max_pooling_grad": ("ops.max_pooling_grad", "max_pooling_grad"),
-    "resample2": ("ops.resample2", "resample2"),
-    "resample_grad1": ("ops.resample_grad1", "resample_grad1"),
-    "roi_align": ("ops.roi_align", "roi_align"),
+    "gather": ("ops.data_movement", "gather"),
+    "slice1": ("ops.data_movement", "slice1"),
+    "max_pooling2": ("ops.pooling", "max_pooling2"),
+    "max_pooling_grad": ("ops.pooling", "max_pooling_grad"),
+    "resample2": ("ops.resampling", "resample2"),
+    "resample_grad1": ("ops.resampling", "resample_grad1"),
+    "roi_align": ("ops.roi", "roi_align"),
     **{cls: (f"descs.{module}", cls) for module, cls in REGISTRY.values()},
 }
 

@@ -20,7 +20,7 @@ from _directml import (
 )
 
 import dmlops
-from dmlops.descs.slice1 import Slice1Desc
+from dmlops.descs.data_movement import Slice1Desc
 from dmlops.enums import FeatureLevel, TensorDataType
 from dmlops.tensor import TensorDesc
 from vector_cases import load_vectors

@@ -10,7 +10,7 @@ from _directml import directml  # noqa: F401  (fixture)
 
 import dmlops
 from dmlops import directml as backend
-from dmlops.descs.slice1 import Slice1Desc
+from dmlops.descs.data_movement import Slice1Desc
 from dmlops.directml import abi, protocol
 from dmlops.directml.host import MANAGER, HostCrashed
 from dmlops.directml.selftest import ELEMENT_WISE_ADD

@@ -154,7 +154,7 @@ ZERO_MEMBER_PROBES = {
 @pytest.mark.parametrize("probe", ZERO_MEMBER_PROBES, ids=str)
 def test_max_pooling2_zero_members(probe: str) -> None:
     # DirectML's CreateOperator accepts 0 in Strides, WindowSize and Dilations; what it computes is
-    # PoolingWindow.scanned() (docs: descs/_pooling.py). dmlops accepts them and matches, values and
+    # PoolingWindow.scanned() (docs: descs/pooling.py). dmlops accepts them and matches, values and
     # indices, on numpy and cpu.
     out, strides, window, dilations, start = ZERO_MEMBER_PROBES[probe]
     x = (np.arange(16, dtype=np.float32) * 7 % 16).reshape(1, 1, 4, 4)

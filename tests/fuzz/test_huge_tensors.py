@@ -19,7 +19,7 @@ resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 import numpy as np
 import dmlops
 from dmlops import TensorDesc
-from dmlops.descs.slice1 import Slice1Desc
+from dmlops.descs.data_movement import Slice1Desc
 
 n = 2**31  # 16 GiB of FLOAT64: valid for DML (< 2^32 elements), from a 1-element broadcast input
 desc = Slice1Desc(

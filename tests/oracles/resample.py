@@ -140,7 +140,7 @@ def resample_grad1_nearest_stack_matrix(desc, d: int) -> np.ndarray:
     rounded coordinate of the forward output o = -1; other rows are the transpose. Checked
     on 154 1-D probe descs (both directions, Scales 1/8 to 3, offsets to +-100 and +-inf).
     """
-    from dmlops.descs._resample import reciprocal
+    from dmlops.descs.resampling import reciprocal
 
     n, m = desc.forward_input_sizes[d], desc.forward_output_sizes[d]
     ipo, opo = desc.forward_pixel_offsets(d)

@@ -44,9 +44,9 @@ def execute(
     feature_level: FeatureLevel,
     strict: bool,
 ) -> dict[str, Any]:
-    """Bind arrays and run the operator's ``run``, which writes into the output views."""
+    """Bind arrays and run the operator (its family module's ``OPERATORS``), which writes into the output views."""
     ins, outs = bind_all(desc, inputs, outputs)
-    impl = importlib.import_module(f"{__name__}.{desc.module}")
+    run = importlib.import_module(f"{__name__}.{desc.family}").OPERATORS[desc.operator_type.name]
     views = {member: target for member, (target, _) in outs.items()}
-    impl.run(desc, ins, views, feature_level=feature_level, strict=strict)
+    run(desc, ins, views, feature_level=feature_level, strict=strict)
     return {member: ret for member, (_, ret) in outs.items()}

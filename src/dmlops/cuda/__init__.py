@@ -41,14 +41,16 @@ def availability() -> str | None:
 _OPERATORS: dict[str, Any] = {}
 
 
-def _operator(module: str) -> Any:
-    impl = _OPERATORS.get(module)
+def _operator(desc: OperatorDesc) -> Any:
+    """The operator's ``run`` from its family module's ``OPERATORS`` table."""
+    name = desc.operator_type.name
+    impl = _OPERATORS.get(name)
     if impl is None:
         try:
-            impl = importlib.import_module(f"{__name__}.{module}")
-        except ModuleNotFoundError:
-            raise UnsupportedError(f"the cuda backend does not implement {module}") from None
-        _OPERATORS[module] = impl
+            impl = importlib.import_module(f"{__name__}.{desc.family}").OPERATORS[name]
+        except (ModuleNotFoundError, KeyError):
+            raise UnsupportedError(f"the cuda backend does not implement {name}") from None
+        _OPERATORS[name] = impl
     return impl
 
 
@@ -90,13 +92,13 @@ def execute(
     bindings = {m: _runtime.bind_output(desc, m, given.get(m), sizes, dtype) for m, sizes, dtype in info.outputs}
     impl = info.impl
     if impl is None:
-        impl = info.impl = _operator(desc.module)
+        impl = info.impl = _operator(desc)
     out_views = {m: b.view for m, b in bindings.items()}
     if "torch" in kinds:
         with _runtime.torch_stream():
-            impl.run(desc, views, out_views, feature_level=feature_level, strict=strict)
+            impl(desc, views, out_views, feature_level=feature_level, strict=strict)
             return {m: b.finish(result_kind) for m, b in bindings.items()}
-    impl.run(desc, views, out_views, feature_level=feature_level, strict=strict)
+    impl(desc, views, out_views, feature_level=feature_level, strict=strict)
     return {m: b.finish(result_kind) for m, b in bindings.items()}
 
 

@@ -1,10 +1,16 @@
-"""Operator descs: one module per DML operator, same basename in every backend.
+"""Operator descs and their semantics: one module per operator FAMILY, same basename in every layer.
+
+A family module (``data_movement``, ``pooling``, ``resampling``, ``roi``) holds its
+operators' desc classes (struct mirror, validation, output sizes) and the rules every
+backend needs (GATHER's index normalisation, RESAMPLE's tap tables, ROI_ALIGN's samples):
+this is the semantics layer, which backends import and never each other
+(docs/architecture.md).
 
 Operators without a hand-written class get a generic desc made from their catalogue
 row (:mod:`.generic`), so ``desc_class`` and ``desc_from_json`` know every
 DML_OPERATOR_TYPE; the hand-written classes keep priority.
 
-``REGISTRY`` maps the short operator name to ``(module, class)`` and is resolved
+``REGISTRY`` maps the short operator name to ``(family module, class)`` and is resolved
 lazily, so importing dmlops costs nothing per operator.
 """
 
@@ -18,15 +24,19 @@ from ..errors import ArgumentTypeError, UnsupportedError
 from ._base import OperatorDesc, TensorSupport
 
 REGISTRY: dict[str, tuple[str, str]] = {
-    "GATHER": ("gather", "GatherDesc"),
-    "SLICE1": ("slice1", "Slice1Desc"),
-    "MAX_POOLING2": ("max_pooling2", "MaxPooling2Desc"),
-    "MAX_POOLING_GRAD": ("max_pooling_grad", "MaxPoolingGradDesc"),
-    "RESAMPLE2": ("resample2", "Resample2Desc"),
-    "RESAMPLE_GRAD1": ("resample_grad1", "ResampleGrad1Desc"),
-    "ROI_ALIGN": ("roi_align", "RoiAlignDesc"),
+    "GATHER": ("data_movement", "GatherDesc"),
+    "SLICE1": ("data_movement", "Slice1Desc"),
+    "MAX_POOLING2": ("pooling", "MaxPooling2Desc"),
+    "MAX_POOLING_GRAD": ("pooling", "MaxPoolingGradDesc"),
+    "RESAMPLE2": ("resampling", "Resample2Desc"),
+    "RESAMPLE_GRAD1": ("resampling", "ResampleGrad1Desc"),
+    "ROI_ALIGN": ("roi", "RoiAlignDesc"),
 }
-"""Short DML_OPERATOR_TYPE name -> (module basename, desc class name)."""
+"""Short DML_OPERATOR_TYPE name -> (family module basename, desc class name).
+
+The family is also each desc class's ``family`` and the module of the same basename in
+``reference/``, ``cpu/``, ``cuda/`` and ``ops/``; its ``OPERATORS`` table maps the
+operator name to the backend's function."""
 
 
 def operator_name(operator_type: str) -> str:

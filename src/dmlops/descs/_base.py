@@ -117,8 +117,10 @@ class OperatorDesc:
     """The DML_OPERATOR_TYPE, e.g. ``OperatorType.SLICE1``."""
     introduced: ClassVar[FeatureLevel]
     """The feature level that introduced the operator."""
-    module: ClassVar[str]
-    """Basename of the module implementing it in every backend (``slice1``)."""
+    family: ClassVar[str]
+    """The operator's family: basename of the module that implements it in every layer
+    (``descs/``, ``reference/``, ``cpu/``, ``cuda/``, ``ops/``), e.g. ``"data_movement"``
+    for SLICE1; ``""`` for a generic desc, which no family implements yet."""
     count_members: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     """Count members and the array members they size, e.g. DimensionCount."""
     support: ClassVar[SupportTable] = {}
@@ -269,6 +271,17 @@ class OperatorDesc:
     def parse_error(cls, detail: str, member: str = "") -> DescParseError:
         """A DescParseError attributed to this struct."""
         return DescParseError(detail, struct=cls.dml_name, member=member)
+
+    # -- data checks ----------------------------------------------------------------
+
+    def check_data(self, inputs: Mapping[str, Any], feature_level: FeatureLevel) -> None:
+        """The strict-mode data checks (``strict=True``): DataIndexError for an index DirectML would clamp.
+
+        ``inputs`` are the logical input arrays (NumPy), keyed by DML member name. The
+        reference runs the same rules while computing; a backend that cannot raise
+        mid-kernel (the real DirectML) calls this first. Most operators have no
+        data-dependent rule: nothing to check.
+        """
 
     # -- validation -----------------------------------------------------------------
 

@@ -602,7 +602,7 @@ def _make_class(spec: OperatorSpec) -> type[GenericDesc]:
         "dml_name": spec.struct,
         "operator_type": CatalogueOperatorType[spec.name],
         "introduced": spec.feature_level,
-        "module": spec.name.lower(),
+        "family": "",  # directml only: no dmlops family implements it yet
         "count_members": spec.count_members(),
         "spec": spec,
         "support": _support_table(spec),

@@ -199,13 +199,11 @@ def run(
     refused = refused_data_type(desc)
     if refused is not None:
         raise UnsupportedError(refused)
-    if strict and "numpy" in desc.backends:
-        # DirectML clamps data-dependent indices and never raises: strict checks are
-        # dmlops's own, so run the reference's (it raises DataIndexError).
-        from .. import reference
-
-        reference.execute(desc, inputs, None, feature_level=feature_level, strict=True)
     ins, outs = bind_all(desc, inputs, outputs)
+    if strict:
+        # DirectML clamps data-dependent indices and never raises: strict checks are
+        # dmlops's own, the semantics layer's (they raise DataIndexError).
+        desc.check_data(ins, feature_level)
     # Binding order: tensor arrays (JOIN's InputTensors) bind one buffer per element.
     in_members = desc.tensor_slots("input")
     out_members = desc.tensor_slots("output")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..descs.slice1 import Slice1Desc
+from ..descs.data_movement import Slice1Desc
 from ..enums import FeatureLevel, TensorDataType
 from ..tensor import TensorDesc
 from . import abi, protocol

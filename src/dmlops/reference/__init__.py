@@ -1,9 +1,10 @@
 """The NumPy reference backend: the executable spec.
 
-Each operator module defines ``compute(desc, inputs, *, feature_level, strict)``
-taking logical input arrays keyed by DML member name and returning the outputs the
-same way. Arithmetic is done in float64 and rounded once when stored; data movement
-is bit-exact.
+Each family module (``data_movement``, ``pooling``, ``resampling``, ``roi``: the
+desc's ``family``) maps operator names to functions in its ``OPERATORS`` table; each is
+``compute_<op>(desc, inputs, *, feature_level, strict)``, taking logical input arrays
+keyed by DML member name and returning the outputs the same way. Arithmetic is done in
+float64 and rounded once when stored; data movement is bit-exact.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ def execute(
 ) -> dict[str, Any]:
     """Bind arrays, run the operator's ``compute`` and store the rounded results."""
     ins, outs = bind_all(desc, inputs, outputs, scratch_bytes_per_element=SCRATCH_BYTES_PER_OUTPUT_ELEMENT)
-    impl = importlib.import_module(f"{__name__}.{desc.module}")
-    results = impl.compute(desc, ins, feature_level=feature_level, strict=strict)
+    compute = importlib.import_module(f"{__name__}.{desc.family}").OPERATORS[desc.operator_type.name]
+    results = compute(desc, ins, feature_level=feature_level, strict=strict)
     returned = {}
     for member, (target, ret) in outs.items():
         store(results[member], target)

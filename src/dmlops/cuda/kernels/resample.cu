@@ -2,7 +2,7 @@
 //
 // Both work on four dimensions (fewer are padded with leading size-1 dimensions whose
 // map is the identity). The per-axis maps are tables computed on the host with the
-// semantics layer's float32 rules (dmlops.descs._resample), so the selected indices are
+// semantics layer's float32 rules (dmlops.descs.resampling), so the selected indices are
 // identical to the reference:
 //   forward: for output index o of axis a, taps idx0 and idx1 and the weight t at
 //            tab_off[a] + o (NEAREST uses idx0 only). LINEAR interpolates as DirectML

@@ -10,7 +10,7 @@
 // The ROI is the fastest-varying block index: all ROIs of one channel group run together,
 // so the input planes they share stay in L2 instead of being fetched once per ROI.
 //
-// Sample coordinates follow dmlops.reference.roi_align exactly: float64 coordinates
+// Sample coordinates follow dmlops.reference.roi exactly: float64 coordinates
 // formed one correctly rounded operation at a time (no FMA contraction: __dmul_rn /
 // __dadd_rn), ruling 5's sample counts, ruling 6's out-of-bounds test and clamping,
 // ruling 4's nearest rule floor(x + 0.5). The per-sample kernels keep them in shared

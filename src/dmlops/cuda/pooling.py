@@ -1,4 +1,27 @@
-"""MAX_POOLING_GRAD on the GPU as a gather (no atomics, no zero-fill; deterministic).
+"""Pooling on the CUDA backend: MAX_POOLING2, MAX_POOLING_GRAD.
+
+Shared helpers
+--------------
+Parameters shared by MAX_POOLING2 and MAX_POOLING_GRAD (kernels/pooling.cu).
+
+MAX_POOLING2
+------------
+MAX_POOLING2 on the GPU (values and indices bit-exact).
+
+2-D windows with dilation 1 and at most ``FUSED_MAX`` elements / stride per axis, in
+FLOAT32 or FLOAT16 with 32-bit offsets, take ``max_pool_k2d_m``: the window and stride
+known at compile time, ``WINDOWS`` adjacent windows per thread sharing their input
+columns, the thread index decomposed by multiplication (``fast_div``). Everything else
+takes ``max_pool``, one thread per output element (zero Strides or WindowSize
+included). Both scan a window row-major with DirectML's rule (kernels/pooling.cu):
+keys ``(isnan(v) or v < L) ? L : v`` with L the type's lowest finite value, the first
+in-bounds element starts, a strictly greater key replaces; the output value is the
+running key (L for a window of only NaN / -inf), and a window of padding only (any
+output size is valid) writes L and index 0.
+
+MAX_POOLING_GRAD
+----------------
+MAX_POOLING_GRAD on the GPU as a gather (no atomics, no zero-fill; deterministic).
 
 2-D windows with dilation 1 and at most 5 x 5 elements / stride 5 have fast paths with
 the window and stride known at compile time, 32-bit offsets and the thread index
@@ -34,17 +57,137 @@ those that selected it. Sums are formed in float32 for FLOAT16 and rounded once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ..descs.max_pooling_grad import MaxPoolingGradDesc
+import numpy as np
+
+from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow
 from ..enums import FeatureLevel
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
-from ._pooling import div_params, pool_params
-from ._runtime import PackedLaunch, cupy_module, element_strides, fast_div, get_kernel, params
+from ._plan import max_abs_offset
+from ._runtime import PackedLaunch, cupy_module, element_strides, fast_div, get_kernel, params, plane_item_fields
 
-_PLANS = PlanCache()
+# -- Shared helpers ------------------------------------------------------------
+
+
+def _spatial3(values: Sequence[int], fill: int) -> list[int]:
+    """Pad a 2-D spatial array to 3-D with a leading entry ``fill``."""
+    values = [int(v) for v in values]
+    return [fill] * (3 - len(values)) + values
+
+
+def _strides5(strides: Sequence[int]) -> list[int]:
+    """``{N, C, [D], H, W}`` strides as five entries (a missing D gets stride 0)."""
+    s = [int(v) for v in strides]
+    return s if len(s) == 5 else [s[0], s[1], 0, s[2], s[3]]
+
+
+def pool_params(
+    window: PoolingWindow,
+    input_sizes: Sequence[int],
+    output_sizes: Sequence[int],
+    x_strides: Sequence[int],
+    y_strides: Sequence[int],
+    z_strides: Sequence[int],
+    count: int,
+) -> tuple[np.void, bool]:
+    """(the PoolParams struct, whether 32-bit offsets are exact)."""
+    n, c = int(input_sizes[0]), int(input_sizes[1])
+    p = params(
+        ("count", "i8", count),
+        ("n", "i8", n),
+        ("c", "i8", c),
+        ("in_size", "i8", _spatial3(input_sizes[2:], 1)),
+        ("out_size", "i8", _spatial3(output_sizes[2:], 1)),
+        ("stride", "i8", _spatial3(window.strides, 1)),
+        ("window", "i8", _spatial3(window.window_size, 1)),
+        ("pad", "i8", _spatial3(window.start_padding, 0)),
+        ("dil", "i8", _spatial3(window.dilations, 1)),
+        ("x_stride", "i8", _strides5(x_strides)),
+        ("y_stride", "i8", _strides5(y_strides)),
+        ("z_stride", "i8", _strides5(z_strides)),
+    )
+    elements = int(np.prod(input_sizes)) + int(np.prod(output_sizes))
+    # Window coordinates o * Stride - StartPadding + k * Dilation, also of windows of
+    # padding only (any output size, any padding): the 32-bit kernels form them in int.
+    reach = max(
+        int(o) * int(s) + int(pad) + (int(k) - 1) * int(d) + int(i)
+        for o, s, pad, k, d, i in zip(
+            output_sizes[2:], window.strides, window.start_padding, window.window_size, window.dilations,
+            input_sizes[2:],
+        )
+    )  # fmt: skip
+    biggest = max(
+        max_abs_offset(input_sizes, x_strides),
+        max_abs_offset(output_sizes, y_strides),
+        max_abs_offset(output_sizes if len(z_strides) == len(output_sizes) else input_sizes, z_strides),
+        4 * elements,
+        reach,
+    )
+    return p, biggest < 2**30
+
+
+def div_params(count: int, d0: int, d1: int, c: int) -> np.void:
+    """PoolDivParams: ``count`` threads decomposed by (d0, d1, C), with fast_div magic numbers."""
+    return params(*plane_item_fields(count, d0, d1, c))
+
+
+# -- MAX_POOLING2 --------------------------------------------------------------
+
+_MAX_POOLING2_PLANS = PlanCache()
 BLOCK = 256
+FAST_TYPES = (np.dtype(np.float32), np.dtype(np.float16))
+"""Data types of the 2-D fast path."""
+
+
+def _launch(desc: MaxPooling2Desc, x: Any, y: Any, z: Any, xs: Any, ys: Any, zs: Any) -> PackedLaunch:
+    """The kernel launch of a desc for these arrays' shapes, strides and types (pointers: x, y, z)."""
+    count = y.size
+    # A zero Dilation changes which elements DirectML scans (PoolingWindow.scanned); the
+    # result has Dilations >= 1. Zero Strides / WindowSize take the generic kernel.
+    window = desc.window.scanned()
+    p, use32 = pool_params(window, x.shape, y.shape, xs, ys, zs, count)
+    idx_c = "NoIndexOut" if z is None else {"uint32": "u32", "uint64": "u64"}[str(z.dtype)]
+    t = C_TYPES[x.dtype]
+    ws, st = tuple(window.window_size), tuple(window.strides)
+    fast = len(ws) == 2 and tuple(window.dilations) == (1, 1) and min(ws + st) >= 1 and max(ws + st) <= FUSED_MAX
+    if fast and use32 and x.dtype in FAST_TYPES:
+        n, c, _, _ = x.shape
+        oh, ow = y.shape[2:]
+        qw = -(-ow // WINDOWS)
+        threads = n * c * oh * qw
+        kk = f"{ws[0]}, {ws[1]}, {st[0]}, {st[1]}"
+        fn = get_kernel("pooling.cu", f"max_pool_k2d_m<{t}, {idx_c}, {kk}, {WINDOWS}>")
+        return PackedLaunch(fn, grid_for(threads, BLOCK), BLOCK, 3, p, div_params(threads, qw, oh, c))
+    fn = get_kernel("pooling.cu", f"max_pool<{t}, {idx_c}, {index_type(use32)}>")
+    return PackedLaunch(fn, grid_for(count, BLOCK), BLOCK, 3, p)
+
+
+def run_max_pooling2(
+    desc: MaxPooling2Desc,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Launch MAX_POOLING2 on device views (see :func:`dmlops.cuda.execute`)."""
+    x = inputs["InputTensor"]
+    y = outputs["OutputTensor"]
+    z = outputs.get("OutputIndicesTensor")
+    xs, ys = element_strides(x), element_strides(y)
+    zs = element_strides(z) if z is not None else ys
+    key = (id(desc), xs, ys, zs)
+    plan = _MAX_POOLING2_PLANS.get(key)
+    if plan is None or plan[0] is not desc:
+        plan = _MAX_POOLING2_PLANS.put(key, (desc, _launch(desc, x, y, z, xs, ys, zs)))
+    plan[1](x.data.ptr, y.data.ptr, (z if z is not None else y).data.ptr)
+
+
+# -- MAX_POOLING_GRAD ----------------------------------------------------------
+
+_MAX_POOLING_GRAD_PLANS = PlanCache()
 FUSED_MAX = 5
 """Largest window extent and stride (per axis) of the 2-D fast path."""
 VARIANTS = ("two_pass4", "two_pass4v", "two_pass4v_row16", "stream")
@@ -72,7 +215,7 @@ ROW16_ITEMSIZES = (2,)
 """Element sizes whose pass 2 takes ``max_pool_grad_row16`` under the default variant."""
 
 
-def run(
+def run_max_pooling_grad(
     desc: MaxPoolingGradDesc,
     inputs: Mapping[str, Any],
     outputs: Mapping[str, Any],
@@ -86,9 +229,9 @@ def run(
     dx = outputs["OutputGradientTensor"]
     xs, gs, ds = element_strides(x), element_strides(dy), element_strides(dx)
     key = (id(desc), xs, gs, ds)
-    plan = _PLANS.get(key)
+    plan = _MAX_POOLING_GRAD_PLANS.get(key)
     if plan is None or plan[0] is not desc:
-        plan = _PLANS.put(key, _plan(desc, x.shape, dy.shape, xs, gs, ds, x.dtype))
+        plan = _MAX_POOLING_GRAD_PLANS.put(key, _plan(desc, x.shape, dy.shape, xs, gs, ds, x.dtype))
     launch(plan, x, dy, dx)
 
 
@@ -369,3 +512,7 @@ def _plan(
         n_out,
         arg_dtype,
     )
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"MAX_POOLING2": run_max_pooling2, "MAX_POOLING_GRAD": run_max_pooling_grad}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -1,7 +1,11 @@
-"""RESAMPLE2 (forward) and RESAMPLE_GRAD1 (transpose) in NumPy.
+"""Resampling in NumPy: RESAMPLE2, RESAMPLE_GRAD1.
+
+Shared helpers
+--------------
+RESAMPLE2 (forward) and RESAMPLE_GRAD1 (transpose) in NumPy.
 
 The N-D map is a product of one 1-D map per dimension, each with at most two taps per
-output index (:mod:`dmlops.descs._resample` holds the tap rules, DirectML's included).
+output index (:mod:`dmlops.descs.resampling` holds the tap rules, DirectML's included).
 
 * NEAREST_NEIGHBOR forward is a gather per axis (bit-exact, any dtype).
 * LINEAR forward follows DirectML's arithmetic: for each output element, the corners
@@ -12,59 +16,30 @@ output index (:mod:`dmlops.descs._resample` holds the tap rules, DirectML's incl
   indices (tap indices never decrease with ``o``), weights and sums in float64, rounded
   once when stored; the axes are processed shrinking ones first, so no intermediate is
   larger than the larger of the two tensors.
+
+RESAMPLE2
+---------
+RESAMPLE2 in NumPy: the separable forward resample.
+
+RESAMPLE_GRAD1
+--------------
+RESAMPLE_GRAD1 in NumPy: the transpose of RESAMPLE2.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs._resample import coordinate_taps
-from ..descs.resample2 import Resample2Desc
-from ..descs.resample_grad1 import ResampleGrad1Desc
-from ..enums import AxisDirection, InterpolationMode
+from ..descs.resampling import Resample2Desc, ResampleDesc, ResampleGrad1Desc, Tap, desc_taps
+from ..enums import FeatureLevel, InterpolationMode
 from ..memory import check_allocation
 
-ResampleDesc = Resample2Desc | ResampleGrad1Desc
-Weights = NDArray[np.float64]
-Tap = tuple[NDArray[np.intp], Weights | None]
-"""(input index per output index, weight per output index or None for weight 1)."""
-
-
-def nearest_taps(coordinates: NDArray[np.float32], size: int, direction: AxisDirection) -> NDArray[np.intp]:
-    """NEAREST_NEIGHBOR's input index for every output index: DECREASING = floor, INCREASING = ceil, clamped.
-
-    Clamping the float first keeps +-inf coordinates (overflowed quotients) defined.
-    """
-    x = coordinates.astype(np.float64)
-    rounded = np.floor(x) if direction is AxisDirection.DECREASING else np.ceil(x)
-    return np.clip(rounded, 0, size - 1).astype(np.intp)
-
-
-def desc_taps(desc: ResampleDesc) -> list[list[Tap]]:
-    """The taps of every dimension of a RESAMPLE2 / RESAMPLE_GRAD1 desc, as weighted sums.
-
-    One tap (weight None = 1) per output index for NEAREST_NEIGHBOR; for LINEAR two,
-    ``clamp(i0)`` with ``1 - t`` and ``clamp(i0 + 1)`` with ``t`` by the page's rule
-    (:func:`dmlops.descs._resample.coordinate_taps`), which DirectML's RESAMPLE_GRAD1
-    follows. The transpose and the cpu / cuda gradient tables read these; the forward
-    LINEAR resample interpolates by DirectML's own rule instead
-    (:meth:`~dmlops.descs._resample.ResampleParameters.linear_axes`).
-    """
-    sizes = desc.forward_input_sizes
-    taps: list[list[Tap]] = []
-    for d in range(desc.dimension_count):
-        last = sizes[d] - 1
-        if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
-            taps.append([(nearest_taps(desc.input_coordinates(d), sizes[d], desc.rounding_direction), None)])
-            continue
-        i0, t = coordinate_taps(sizes[d], desc.forward_output_sizes[d], desc.scales[d], *desc.forward_pixel_offsets(d))
-        taps.append([(np.clip(i0, 0, last), 1.0 - t), (np.clip(i0 + 1, 0, last), t)])
-    return taps
+# -- Shared helpers ------------------------------------------------------------
 
 
 def _axis_order(source: Sequence[int], target: Sequence[int]) -> list[int]:
@@ -198,3 +173,32 @@ def resample_transpose(g: NDArray[Any], desc: ResampleDesc) -> NDArray[np.float6
             _scatter_add_sorted(result, idx, contributions)
         a = np.moveaxis(result, 0, d)
     return a
+
+
+# -- RESAMPLE2 -----------------------------------------------------------------
+
+
+def compute_resample2(
+    desc: Resample2Desc, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """``OutputTensor = RESAMPLE2(InputTensor)``.
+
+    NEAREST_NEIGHBOR is a gather and returns the input dtype; LINEAR returns float64,
+    which the common store rounds once (nearest even for floats; for INT8/UINT8 half to
+    even, then saturated).
+    """
+    return {"OutputTensor": resample(inputs["InputTensor"], desc)}
+
+
+# -- RESAMPLE_GRAD1 ------------------------------------------------------------
+
+
+def compute_resample_grad1(
+    desc: ResampleGrad1Desc, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """``OutputGradient[i] = sum_o w(o, i) * InputGradient[o]``, summed in float64 and rounded once."""
+    return {"OutputGradientTensor": resample_transpose(inputs["InputGradientTensor"], desc)}
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"RESAMPLE2": compute_resample2, "RESAMPLE_GRAD1": compute_resample_grad1}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -1,26 +1,36 @@
-"""GATHER on the GPU: a strided copy whose gathered axis offset comes from the indices.
+"""Data movement on the CUDA backend: GATHER, SLICE1.
+
+GATHER
+------
+GATHER on the GPU: a strided copy whose gathered axis offset comes from the indices.
 
 Every index is wrapped once (signed types from FL 3_0) and clamped to ``[0, n - 1]``
 inside the kernel (ruling 2), so no index value reads outside the input. ``strict``
 runs a check kernel first and raises DataIndexError with the reference's message.
+
+SLICE1
+------
+SLICE1 on the GPU: one strided copy (bit-exact).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from ..descs.gather import GatherDesc
+from ..descs.data_movement import GatherDesc, Slice1Desc
 from ..enums import FeatureLevel
 from ..errors import DataIndexError
 from ._copy import INDEX_TYPES, CopyPlan, PlanCache, grid_for
 from ._plan import copy_layout, gather_dimensions
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
 
-_PLANS = PlanCache()
+# -- GATHER --------------------------------------------------------------------
+
+_GATHER_PLANS = PlanCache()
 NO_BAD = 2**64 - 1
 
 
@@ -29,12 +39,12 @@ def wraps_negative(desc: GatherDesc, feature_level: FeatureLevel) -> bool:
     return desc.indices_tensor.data_type.is_signed_integer and feature_level >= FeatureLevel.V3_0
 
 
-def plan_for(
+def gather_plan_for(
     desc: GatherDesc, xs: tuple[int, ...], is_: tuple[int, ...], ys: tuple[int, ...], itemsize: int, wrap: bool
 ) -> CopyPlan:
     """The collapsed gather layout for these strides."""
     key = (id(desc), xs, is_, ys, wrap)
-    plan = _PLANS.get(key)
+    plan = _GATHER_PLANS.get(key)
     if plan is None or plan.desc is not desc:
         sizes, src, dst, idx = gather_dimensions(
             desc.input_tensor.sizes, xs, desc.indices_tensor.sizes, is_, ys, desc.axis, desc.index_dimensions
@@ -43,7 +53,7 @@ def plan_for(
             sizes, src, dst, idx, axis_size=desc.input_tensor.sizes[desc.axis], axis_stride=xs[desc.axis]
         )
         ctype = INDEX_TYPES[desc.indices_tensor.dtype]
-        plan = _PLANS.put(key, CopyPlan(desc, layout, itemsize, ctype, wrap))
+        plan = _GATHER_PLANS.put(key, CopyPlan(desc, layout, itemsize, ctype, wrap))
     return plan
 
 
@@ -84,7 +94,7 @@ def _leading_slab(desc: GatherDesc) -> tuple[GatherDesc, tuple[slice, ...], tupl
     return desc.leading_slab()
 
 
-def run(
+def run_gather(
     desc: GatherDesc,
     inputs: Mapping[str, Any],
     outputs: Mapping[str, Any],
@@ -102,9 +112,52 @@ def run(
     wrap = wraps_negative(desc, feature_level)
     n = desc.input_tensor.sizes[desc.axis]
     if strict and first_bad_index(idx, n, wrap) is not None:
-        from ..descs.gather import normalize_indices
+        from ..descs.data_movement import normalize_indices
 
         normalize_indices(idx.get(), n, wrap_negative=wrap, strict=True, what=f"{desc.dml_name}.IndicesTensor")
         raise DataIndexError(f"{desc.dml_name}.IndicesTensor: an index is out of range (strict mode)")
-    plan = plan_for(desc, element_strides(x), element_strides(idx), element_strides(y), x.itemsize, wrap)
+    plan = gather_plan_for(desc, element_strides(x), element_strides(idx), element_strides(y), x.itemsize, wrap)
     plan.launch(x, y, idx)
+
+
+# -- SLICE1 --------------------------------------------------------------------
+
+_SLICE1_PLANS = PlanCache()
+
+
+def slice1_plan_for(
+    desc: Slice1Desc, in_strides: tuple[int, ...], out_strides: tuple[int, ...], itemsize: int
+) -> CopyPlan:
+    """``Output[o] = Input[CopyStart + InputWindowStrides * o]`` as a collapsed strided copy.
+
+    Source element strides are ``InputWindowStrides[i] * input_stride[i]`` (signed), the
+    source base is ``sum(CopyStart[i] * input_stride[i])``.
+    """
+    key = (id(desc), in_strides, out_strides)
+    plan = _SLICE1_PLANS.get(key)
+    if plan is None or plan.desc is not desc:
+        start = desc.copy_start()
+        src = [w * s for w, s in zip(desc.input_window_strides, in_strides)]
+        base = sum(c * s for c, s in zip(start, in_strides))
+        layout = copy_layout(desc.output_tensor.sizes, src, out_strides, src_base=base)
+        plan = _SLICE1_PLANS.put(key, CopyPlan(desc, layout, itemsize))
+    return plan
+
+
+def run_slice1(
+    desc: Slice1Desc,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Launch SLICE1 on device views (see :func:`dmlops.cuda.execute`)."""
+    x = inputs["InputTensor"]
+    y = outputs["OutputTensor"]
+    plan = slice1_plan_for(desc, element_strides(x), element_strides(y), x.itemsize)
+    plan.launch(x, y)
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"GATHER": run_gather, "SLICE1": run_slice1}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -1,8 +1,12 @@
-"""Max-pooling kernels shared by MAX_POOLING2 and MAX_POOLING_GRAD.
+"""Pooling on the CPU backend (numba): MAX_POOLING2, MAX_POOLING_GRAD.
+
+Shared helpers
+--------------
+Max-pooling kernels shared by MAX_POOLING2 and MAX_POOLING_GRAD.
 
 Every tensor is viewed as 5-D ``{N, C, D, H, W}`` (a 2-D pooling gets D = 1 with a
 window of 1), and each parallel task owns one ``(n, c)`` plane. The argmax rule is
-the reference's (:mod:`dmlops.reference._pooling`), DirectML's: row-major window
+the reference's (:mod:`dmlops.reference.pooling`), DirectML's: row-major window
 scan, padding never takes part, the running maximum starts at the type's lowest
 finite value at the first in-bounds element, and a later element replaces it only if
 strictly greater (so NaN never wins). Values are compared exactly (FLOAT16 decoded to
@@ -14,18 +18,34 @@ window's argmax and stores the plane once, rounded. No atomics, deterministic. F
 2-D pooling the windows of an output row that lie wholly inside the input row are
 scanned together (stride-de-interleaved rows, a branch-free compare-and-select that
 vectorises), with the same compares per window in the same order as ``_argmax``.
+
+MAX_POOLING2
+------------
+MAX_POOLING2 on the CPU (numba): windowed maximum and its row-major linear index.
+
+The selected element is copied, so every type is bit-exact.
+
+MAX_POOLING_GRAD
+----------------
+MAX_POOLING_GRAD on the CPU (numba): recompute the forward argmax, add the gradient there.
+
+Plane-private float32 accumulation, one rounding at the store.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from numba import njit, prange
 from numpy.typing import NDArray
 
-from ..descs._pooling import PoolingWindow
+from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow
+from ..enums import FeatureLevel
 from ._common import call_parallel, kernel_view, key, load, store
+
+# -- Shared helpers ------------------------------------------------------------
 
 
 @njit(cache=True, inline="always")
@@ -212,3 +232,38 @@ def gradient(window: PoolingWindow, x: NDArray[Any], dy: NDArray[Any], dx: NDArr
     geometry = (int(window.strides[spatial - 1]), int(window.window_size[spatial - 1]))
     low, _ = _lowest(x.dtype, xk.dtype)
     call_parallel(_grad, xk, dyk, dxk, *_params(window, x.shape[2:], dy.shape[2:]), half, zero, *geometry, low)
+
+
+# -- MAX_POOLING2 --------------------------------------------------------------
+
+
+def run_max_pooling2(
+    desc: MaxPooling2Desc,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Window maxima into ``OutputTensor``; indices into ``OutputIndicesTensor`` when present."""
+    # A zero Dilation changes which elements DirectML scans (PoolingWindow.scanned).
+    forward(desc.window.scanned(), inputs["InputTensor"], outputs["OutputTensor"], outputs.get("OutputIndicesTensor"))
+
+
+# -- MAX_POOLING_GRAD ----------------------------------------------------------
+
+
+def run_max_pooling_grad(
+    desc: MaxPoolingGradDesc,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """``OutputGradient[i] = sum of InputGradient[o]`` over the windows ``o`` whose argmax is ``i``."""
+    gradient(desc.window, inputs["InputTensor"], inputs["InputGradientTensor"], outputs["OutputGradientTensor"])
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"MAX_POOLING2": run_max_pooling2, "MAX_POOLING_GRAD": run_max_pooling_grad}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

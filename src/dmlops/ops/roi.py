@@ -1,4 +1,9 @@
-"""``dmlops.roi_align``: ROI_ALIGN on arrays."""
+"""The functional API of the ROI family: roi_align.
+
+ROI_ALIGN
+---------
+``dmlops.roi_align``: ROI_ALIGN on arrays.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,12 @@ from typing import Any
 import numpy as np
 
 from ..backends import DEFAULT_BACKEND
-from ..descs.roi_align import UINT32_MAX, RoiAlignDesc
+from ..descs.roi import UINT32_MAX, RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..errors import DataIndexError
 from ._common import array_argument, number_or_pair, run_single_output, tensor_of, wrong_type
+
+# -- ROI_ALIGN -----------------------------------------------------------------
 
 
 def roi_align(
@@ -34,7 +41,7 @@ def roi_align(
 
     Half-pixel semantics (ONNX RoiAlign-16 ``half_pixel``): with scale 1, the ROI
     ``[0, 0, W, H]`` and one sample per output, output pixel ``(i, j)`` samples input
-    pixel centre ``(i, j)``. See :class:`~dmlops.descs.roi_align.RoiAlignDesc` for the
+    pixel centre ``(i, j)``. See :class:`~dmlops.descs.roi.RoiAlignDesc` for the
     exact sampling, out-of-bounds and reduction rules.
 
     Parameters

@@ -1,4 +1,8 @@
-"""ROI_ALIGN on the GPU, see kernels/roi_align.cu.
+"""ROI operators on the CUDA backend: ROI_ALIGN.
+
+ROI_ALIGN
+---------
+ROI_ALIGN on the GPU, see kernels/roi_align.cu.
 
 Three kernels:
 
@@ -38,16 +42,18 @@ is idle.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from ..descs.roi_align import RoiAlignDesc
+from ..descs.roi import RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ._copy import C_TYPES, PlanCache
 from ._runtime import PackedLaunch, cupy_module, current_device, element_strides, fast_div, get_kernel, params
-from .gather import NO_BAD
+from .data_movement import NO_BAD
+
+# -- ROI_ALIGN -----------------------------------------------------------------
 
 _PLANS = PlanCache()
 _INDEX_C = {"uint32": "u32", "uint64": "u64"}
@@ -252,7 +258,7 @@ def _plan(
     return (desc, PackedLaunch(fn, (r, -(-c // 32)), 256, 4, _params(desc, 32, xs, rs, bs, ys)))
 
 
-def run(
+def run_roi_align(
     desc: RoiAlignDesc,
     inputs: Mapping[str, Any],
     outputs: Mapping[str, Any],
@@ -296,3 +302,7 @@ def run(
     if bad != NO_BAD:
         flat = bi.reshape(-1) if bi.flags.c_contiguous else bi.ravel()
         raise desc.batch_index_error(bad, int(flat[bad].get()))
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"ROI_ALIGN": run_roi_align}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

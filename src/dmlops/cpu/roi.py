@@ -1,9 +1,13 @@
-"""ROI_ALIGN on the CPU (numba), in DirectML's float32 arithmetic.
+"""ROI operators on the CPU backend (numba): ROI_ALIGN.
+
+ROI_ALIGN
+---------
+ROI_ALIGN on the CPU (numba), in DirectML's float32 arithmetic.
 
 The sample coordinates of every ROI and axis are computed up front in NumPy, in
 float64 with exactly the reference's operations and order
 (``(j - OutputPixelOffset) * step + start - InputPixelOffset``) and turned into taps by
-the reference's :func:`~dmlops.reference.roi_align.sample_taps`, so out-of-bounds
+the semantics layer's :func:`~dmlops.descs.roi.sample_taps`, so out-of-bounds
 decisions, taps and weights agree with the reference bit for bit. Every sample is then
 computed as DirectML 1.15.4 does (erratum E38), with the reference's operations, so the
 two backends agree bit for bit:
@@ -36,18 +40,19 @@ is written (ruling 3).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from numba import njit, prange
 from numpy.typing import NDArray
 
-from ..descs.roi_align import RoiAlignDesc
+from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, sample_taps
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..memory import check_allocation
-from ..reference.roi_align import SAMPLE_BYTES, batch_indices, sample_taps
 from ._common import call_parallel, kernel_view, load, store
+
+# -- ROI_ALIGN -----------------------------------------------------------------
 
 CHANNEL_BLOCK = 16
 """Channels per parallel task (the scratch row of the rows-first form is reused across them)."""
@@ -279,7 +284,7 @@ def _average_form(ym: Runs, xm: Runs, out_h: int, out_w: int) -> NDArray[np.int6
     return np.where(rows_first <= direct, 0, 1).astype(np.int64)
 
 
-def run(
+def run_roi_align(
     desc: RoiAlignDesc,
     inputs: Mapping[str, NDArray[Any]],
     outputs: Mapping[str, NDArray[Any]],
@@ -316,3 +321,7 @@ def run(
         ys[0], ys[1], ys[2], ys[3], ys[4].astype(wdtype), yr[0], yr[1],
         xs[0], xs[1], xs[2], xs[3], xs[4].astype(wdtype), xr[0], xr[1], xr[4],
     )  # fmt: skip
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"ROI_ALIGN": run_roi_align}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -1,16 +1,28 @@
-"""DML_ROI_ALIGN_OPERATOR_DESC."""
+"""ROI descs and their semantics: ROI_ALIGN.
+
+The desc class (:class:`RoiAlignDesc`) and the rules every backend reads: samples per
+output (:func:`samples_per_output`), the taps of sample coordinates (:func:`sample_taps`),
+the batch-index rule (:func:`batch_indices`, ruling 3) and the memory estimate per sample
+(``SAMPLE_BYTES``).
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
 
 from ..enums import FeatureLevel, InterpolationMode, OperatorType, ReduceFunction
 from ..enums import TensorDataType as T
 from ..errors import DataIndexError
 from ..tensor import TensorDesc
 from ._base import OperatorDesc, TensorSupport, attr_field, tensor_field
+
+# -- ROI_ALIGN -----------------------------------------------------------------
 
 UINT32_MAX = 0xFFFFFFFF
 """``MaximumSamplesPerOutput`` that leaves the adaptive sample count unbounded (ONNX Runtime's mapping
@@ -134,7 +146,7 @@ class RoiAlignDesc(OperatorDesc):
     dml_name: ClassVar[str] = "DML_ROI_ALIGN_OPERATOR_DESC"
     operator_type: ClassVar[OperatorType] = OperatorType.ROI_ALIGN
     introduced: ClassVar[FeatureLevel] = FeatureLevel.V3_0
-    module: ClassVar[str] = "roi_align"
+    family: ClassVar[str] = "roi"
     support: ClassVar[dict[FeatureLevel, dict[str, TensorSupport]]] = {
         FeatureLevel.V3_0: _table(T.UINT32),
         FeatureLevel.V5_0: _table(T.UINT32, T.UINT64),
@@ -165,6 +177,10 @@ class RoiAlignDesc(OperatorDesc):
     def batch_count(self) -> int:
         """``BatchCount`` (``InputTensor.Sizes[0]``)."""
         return self.input_tensor.sizes[0]
+
+    def check_data(self, inputs: Mapping[str, Any], feature_level: FeatureLevel) -> None:
+        """DataIndexError for a batch index outside ``[0, BatchCount)`` (every backend refuses it)."""
+        batch_indices(self, inputs["BatchIndicesTensor"])
 
     def batch_index_error(self, roi: int, value: int) -> DataIndexError:
         """The error every backend raises for a batch index outside ``[0, BatchCount)`` (ruling 3)."""
@@ -216,3 +232,46 @@ class RoiAlignDesc(OperatorDesc):
             raise self.invalid("MinimumSamplesPerOutput", "must be at least 1", lo)
         if hi < lo:
             raise self.invalid("MaximumSamplesPerOutput", f"must be >= MinimumSamplesPerOutput ({lo})", hi)
+
+
+# -- Semantics every backend reads: samples and batch indices ----------------
+
+SAMPLE_BYTES = 128
+"""Bytes per sample assumed for an axis's coordinate, tap and weight arrays and their
+temporaries: an estimate (the CPU backend's tables hold less). The check catches sample
+grids that miss the memory by far, as absurd sample counts do."""
+
+
+def sample_taps(
+    desc: RoiAlignDesc, coord: NDArray[np.float64], length: int
+) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], NDArray[np.bool_]]:
+    """(first, second, weight, in_bounds) of sample coordinates along an axis of ``length`` pixels.
+
+    DirectML 1.15.4 (erratum E28, refining ruling 6): a sample is in bounds only strictly
+    inside (-1, length), so exactly -1 or length reads OutOfBoundsInputValue (nan too).
+    LINEAR (erratum E38): taps ``floor(c)`` and ``floor(c) + 1`` of the coordinate
+    clamped to ``[0, length - 1]``, the second clamped too, weight ``c - floor(c)``;
+    a coordinate in (-1, 0) has both taps on pixel 0 (DirectML clamps the tap indices,
+    so the pixel after the edge is not read). NEAREST: ``floor(c + 0.5)`` (ruling 4,
+    ties go up; ``c <= L - 1`` keeps it in range), both taps on it.
+    """
+    in_bounds = (coord > -1.0) & (coord < length)
+    c = np.clip(np.where(in_bounds, coord, 0.0), 0.0, length - 1.0)
+    if desc.interpolation_mode is InterpolationMode.LINEAR:
+        first = np.floor(c).astype(np.intp)
+        second = np.where(in_bounds & (coord < 0.0), first, np.minimum(first + 1, length - 1))
+        weight = c - first
+    else:
+        first = np.floor(c + 0.5).astype(np.intp)
+        second = first
+        weight = np.zeros_like(c)
+    return first, second, weight, in_bounds
+
+
+def batch_indices(desc: RoiAlignDesc, indices: NDArray[Any]) -> NDArray[np.int64]:
+    """The NumROIs batch indices as int64; DataIndexError for one outside ``[0, BatchCount)``."""
+    flat = np.asarray(indices).reshape(-1)
+    bad = np.flatnonzero(flat >= desc.batch_count)
+    if bad.size:
+        raise desc.batch_index_error(int(bad[0]), int(flat[bad[0]]))
+    return flat.astype(np.int64)

@@ -1,7 +1,11 @@
-"""ROI_ALIGN in NumPy, vectorised across ROIs, in DirectML's float32 arithmetic.
+"""ROI operators in NumPy: ROI_ALIGN.
+
+ROI_ALIGN
+---------
+ROI_ALIGN in NumPy, vectorised across ROIs, in DirectML's float32 arithmetic.
 
 Every axis of every ROI is reduced to a list of samples (two taps and a weight each,
-plus an in-bounds flag); see :class:`~dmlops.descs.roi_align.RoiAlignDesc` for the
+plus an in-bounds flag); see :class:`~dmlops.descs.roi.RoiAlignDesc` for the
 formulas. The lists of a chunk of ROIs are computed together, flat, ROI after ROI
 (:class:`_Axes`); sample coordinates are float64, as before.
 
@@ -44,24 +48,21 @@ bounds.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs.roi_align import RoiAlignDesc
+from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, sample_taps
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..memory import check_allocation
 
+# -- ROI_ALIGN -----------------------------------------------------------------
+
 F32 = NDArray[np.float32]
 F64 = NDArray[np.float64]
-
-SAMPLE_BYTES = 128
-"""Bytes per sample assumed for an axis's coordinate, tap and weight arrays and their
-temporaries: an estimate (the CPU backend's tables hold less). The check catches sample
-grids that miss the memory by far, as absurd sample counts do."""
 
 STACK_ELEMENTS = 1 << 17
 """Values (float32 samples, at most 1 MiB of float64) of one block of stacked ROIs x channels
@@ -85,38 +86,12 @@ class _Axes:
 
 
 def _samples_per_output(desc: RoiAlignDesc, size: F64, n_out: int) -> NDArray[np.int64]:
-    """:func:`~dmlops.descs.roi_align.samples_per_output` of every ROI (ruling 5)."""
+    """:func:`~dmlops.descs.roi.samples_per_output` of every ROI (ruling 5)."""
     lo, hi = desc.minimum_samples_per_output, desc.maximum_samples_per_output
     with np.errstate(invalid="ignore", over="ignore"):
         ratio = np.abs(size) / n_out
         finite = np.isfinite(ratio)
         return np.where(finite, np.clip(np.ceil(np.where(finite, ratio, 0.0)), lo, hi), lo).astype(np.int64)
-
-
-def sample_taps(
-    desc: RoiAlignDesc, coord: F64, length: int
-) -> tuple[NDArray[np.intp], NDArray[np.intp], F64, NDArray[np.bool_]]:
-    """(first, second, weight, in_bounds) of sample coordinates along an axis of ``length`` pixels.
-
-    DirectML 1.15.4 (erratum E28, refining ruling 6): a sample is in bounds only strictly
-    inside (-1, length), so exactly -1 or length reads OutOfBoundsInputValue (nan too).
-    LINEAR (erratum E38): taps ``floor(c)`` and ``floor(c) + 1`` of the coordinate
-    clamped to ``[0, length - 1]``, the second clamped too, weight ``c - floor(c)``;
-    a coordinate in (-1, 0) has both taps on pixel 0 (DirectML clamps the tap indices,
-    so the pixel after the edge is not read). NEAREST: ``floor(c + 0.5)`` (ruling 4,
-    ties go up; ``c <= L - 1`` keeps it in range), both taps on it.
-    """
-    in_bounds = (coord > -1.0) & (coord < length)
-    c = np.clip(np.where(in_bounds, coord, 0.0), 0.0, length - 1.0)
-    if desc.interpolation_mode is InterpolationMode.LINEAR:
-        first = np.floor(c).astype(np.intp)
-        second = np.where(in_bounds & (coord < 0.0), first, np.minimum(first + 1, length - 1))
-        weight = c - first
-    else:
-        first = np.floor(c + 0.5).astype(np.intp)
-        second = first
-        weight = np.zeros_like(c)
-    return first, second, weight, in_bounds
 
 
 def _axes(desc: RoiAlignDesc, start: F64, end: F64, samples: NDArray[np.int64], n_out: int, length: int) -> _Axes:
@@ -300,16 +275,7 @@ def _chunks(samples_x: NDArray[np.int64], samples_y: NDArray[np.int64], desc: Ro
     return chunks
 
 
-def batch_indices(desc: RoiAlignDesc, indices: NDArray[Any]) -> NDArray[np.int64]:
-    """The NumROIs batch indices as int64; DataIndexError for one outside ``[0, BatchCount)``."""
-    flat = np.asarray(indices).reshape(-1)
-    bad = np.flatnonzero(flat >= desc.batch_count)
-    if bad.size:
-        raise desc.batch_index_error(int(bad[0]), int(flat[bad[0]]))
-    return flat.astype(np.int64)
-
-
-def compute(
+def compute_roi_align(
     desc: RoiAlignDesc, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, NDArray[Any]]:
     """ROI_ALIGN of every ROI, a chunk of ROIs at a time, in DirectML's float32 arithmetic."""
@@ -336,3 +302,7 @@ def compute(
         every = np.arange(at.size)
         _per_sample(x, batch[at], ay, ax, every, desc.out_of_bounds_input_value, low, linear, reduce_max, out, at)
     return {"OutputTensor": out}
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"ROI_ALIGN": compute_roi_align}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -1,4 +1,13 @@
-"""What RESAMPLE2 and RESAMPLE_GRAD1 share: support tables, rules, coordinate mapping.
+"""Resampling descs and their semantics: RESAMPLE2, RESAMPLE_GRAD1.
+
+The desc classes (:class:`Resample2Desc`, :class:`ResampleGrad1Desc`) and the rules every
+backend reads: the float32 coordinate mapping, DirectML's LINEAR taps
+(:meth:`ResampleParameters.linear_axes`) and the tap tables (:func:`desc_taps`,
+:func:`nearest_taps`, :func:`coordinate_taps`).
+
+Shared rules
+------------
+What RESAMPLE2 and RESAMPLE_GRAD1 share: support tables, rules, coordinate mapping.
 
 Both structs carry the same parameters (InterpolationMode, RoundingDirection,
 DimensionCount, Scales, InputPixelOffsets, OutputPixelOffsets) and describe the same
@@ -25,14 +34,17 @@ import math
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..enums import InterpolationMode
+from ..enums import AxisDirection, FeatureLevel, InterpolationMode, OperatorType
 from ..enums import TensorDataType as T
-from ._base import OperatorDesc, TensorSupport
+from ..tensor import TensorDesc
+from ._base import OperatorDesc, TensorSupport, attr_field, tensor_field
+
+# -- Shared helpers ------------------------------------------------------------
 
 FLOAT_TYPES = (T.FLOAT32, T.FLOAT16)
 INT8_TYPES = (T.INT8, T.UINT8)
@@ -353,3 +365,235 @@ def parameter_fields(
             tuple(output_pixel_offsets) if output_pixel_offsets is not None else (default_output,) * dims
         ),
     }
+
+
+# -- RESAMPLE2 -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resample2Desc(ResampleParameters, OperatorDesc):
+    """Resamples every dimension of a tensor by nearest-neighbour or linear interpolation.
+
+    For each dimension ``d`` and output index ``o`` the input coordinate is
+    ``x = (o - OutputPixelOffsets[d]) / Scales[d] - InputPixelOffsets[d]``, evaluated in
+    float32 (see :mod:`dmlops.descs.resampling`).
+
+    * NEAREST_NEIGHBOR: index ``floor(x)`` for RoundingDirection DECREASING, ``ceil(x)``
+      for INCREASING, clamped to ``[0, n - 1]``.
+    * LINEAR: ``i0 = floor(x)``, ``f = x - i0``; taps ``clamp(i0)`` with weight ``1 - f``
+      and ``clamp(i0 + 1)`` with weight ``f``; the N-D result is the separable product over
+      all dimensions. RoundingDirection has no effect.
+
+    Attributes
+    ----------
+    input_tensor : TensorDesc
+        ``InputTensor``.
+    output_tensor : TensorDesc
+        ``OutputTensor``; same DataType and DimensionCount as the input, any sizes.
+    interpolation_mode : InterpolationMode
+        ``InterpolationMode``.
+    rounding_direction : AxisDirection
+        ``RoundingDirection`` (nearest-neighbour only).
+    scales : tuple of float
+        ``Scales``, output/input size ratio per dimension; finite and > 0.
+    input_pixel_offsets, output_pixel_offsets : tuple of float
+        ``InputPixelOffsets``/``OutputPixelOffsets``; 0.5 / -0.5 select pixel centres.
+
+    Notes
+    -----
+    Introduced in DML_FEATURE_LEVEL_5_1 (1 to 4 dimensions, FLOAT32/FLOAT16); INT8 and
+    UINT8 from 6_2. Integer outputs are computed in float64 and rounded half to even,
+    then saturated (the weights are convex, so saturation never triggers).
+
+    The page's remark that NEAREST_NEIGHBOR with DECREASING equals RESAMPLE1 "with
+    OutputPixelOffsets adjusted an additional -0.5" holds only for Scales 1; the exact
+    statement is InputPixelOffsets -0.5 (erratum E13).
+
+    A tap whose weight is exactly 0 is not read, so an output that falls exactly on an
+    input element copies it even when a neighbour is Inf or NaN (identity resampling is
+    a copy). DirectML's behaviour there is undocumented.
+
+    References
+    ----------
+    NS:directml.DML_RESAMPLE2_OPERATOR_DESC
+    """
+
+    dml_name: ClassVar[str] = "DML_RESAMPLE2_OPERATOR_DESC"
+    operator_type: ClassVar[OperatorType] = OperatorType.RESAMPLE2
+    introduced: ClassVar[FeatureLevel] = FeatureLevel.V5_1
+    family: ClassVar[str] = "resampling"
+    count_members: ClassVar[dict[str, tuple[str, ...]]] = {"DimensionCount": RESAMPLE_ARRAYS}
+    support: ClassVar[dict[FeatureLevel, dict[str, TensorSupport]]] = {
+        FeatureLevel.V5_1: rows("InputTensor", "OutputTensor", FLOAT_TYPES),
+        FeatureLevel.V6_2: rows("InputTensor", "OutputTensor", (*FLOAT_TYPES, *INT8_TYPES)),
+    }
+
+    input_tensor: TensorDesc = tensor_field("InputTensor", "input")
+    output_tensor: TensorDesc = tensor_field("OutputTensor", "output")
+    interpolation_mode: InterpolationMode = attr_field("InterpolationMode", "enum", enum=InterpolationMode)
+    rounding_direction: AxisDirection = attr_field("RoundingDirection", "enum", enum=AxisDirection)
+    scales: tuple[float, ...] = attr_field("Scales", "float_array")
+    input_pixel_offsets: tuple[float, ...] = attr_field("InputPixelOffsets", "float_array")
+    output_pixel_offsets: tuple[float, ...] = attr_field("OutputPixelOffsets", "float_array")
+
+    @property
+    def forward_input_sizes(self) -> tuple[int, ...]:
+        """Sizes of the tensor being resampled (``InputTensor.Sizes``)."""
+        return self.input_tensor.sizes
+
+    @property
+    def forward_output_sizes(self) -> tuple[int, ...]:
+        """Sizes of the resampled tensor (``OutputTensor.Sizes``)."""
+        return self.output_tensor.sizes
+
+    def forward_pixel_offsets(self, d: int) -> tuple[float, float]:
+        """``(InputPixelOffsets[d], OutputPixelOffsets[d])``: this desc is the forward."""
+        return self.input_pixel_offsets[d], self.output_pixel_offsets[d]
+
+    def _validate(self, level: FeatureLevel) -> None:
+        validate_resample(
+            self, "InputTensor", "OutputTensor", self.scales, self.input_pixel_offsets, self.output_pixel_offsets
+        )
+
+
+# -- RESAMPLE_GRAD1 ------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResampleGrad1Desc(ResampleParameters, OperatorDesc):
+    """Backpropagation of :class:`~dmlops.descs.resampling.Resample2Desc`.
+
+    The exact transpose of the forward map with the *forward's* parameters:
+    ``OutputGradient[i] = sum over o of w(o, i) * InputGradient[o]``, where ``w(o, i)`` is
+    the weight RESAMPLE2 gives input element ``i`` in output element ``o`` (nearest: 1
+    for the selected index; linear: the product of the per-dimension tap weights).
+    Clamped taps accumulate on the edge element; elements no output reads get 0.
+
+    Attributes
+    ----------
+    input_gradient_tensor : TensorDesc
+        ``InputGradientTensor``, sized like the forward *output*.
+    output_gradient_tensor : TensorDesc
+        ``OutputGradientTensor``, sized like the forward *input*; same DataType and
+        DimensionCount as InputGradientTensor.
+    interpolation_mode : InterpolationMode
+        ``InterpolationMode`` of the forward resample.
+    rounding_direction : AxisDirection
+        ``RoundingDirection`` of the forward resample (nearest-neighbour only).
+    scales : tuple of float
+        ``Scales`` of the forward resample (forward output/input), finite and > 0.
+    input_pixel_offsets : tuple of float
+        ``InputPixelOffsets``: the pixel offsets of InputGradientTensor, i.e. the
+        forward's ``OutputPixelOffsets``.
+    output_pixel_offsets : tuple of float
+        ``OutputPixelOffsets``: the pixel offsets of OutputGradientTensor, i.e. the
+        forward's ``InputPixelOffsets``.
+
+    Notes
+    -----
+    Introduced in DML_FEATURE_LEVEL_5_1: 1 to 4 dimensions, FLOAT32/FLOAT16 only at
+    every level; the forward's INT8/UINT8 support from 6_2 does not extend here
+    (erratum E15).
+
+    The page's example gives no offsets or RoundingDirection; it reproduces with
+    DECREASING, Scales {0.5, 1.5} and the half-pixel offsets of either naming, and not
+    with DirectMLX's INCREASING default (erratum E14). The remark's "OutputPixelOffsets
+    adjusted an additional -0.5" is exact only for Scales 1 (erratum E13).
+
+    Unlike the page, which says the parameters are the forward's, DirectML 1.15.4 names
+    the two offsets after this operator's own tensors (erratum E25, overturning ruling 9
+    for the grad): the gradient of a RESAMPLE2 with InputPixelOffsets ``a`` and
+    OutputPixelOffsets ``b`` is this operator with InputPixelOffsets ``b`` and
+    OutputPixelOffsets ``a`` (same Scales, mode and RoundingDirection).
+
+    References
+    ----------
+    NS:directml.DML_RESAMPLE_GRAD1_OPERATOR_DESC
+    """
+
+    dml_name: ClassVar[str] = "DML_RESAMPLE_GRAD1_OPERATOR_DESC"
+    operator_type: ClassVar[OperatorType] = OperatorType.RESAMPLE_GRAD1
+    introduced: ClassVar[FeatureLevel] = FeatureLevel.V5_1
+    family: ClassVar[str] = "resampling"
+    count_members: ClassVar[dict[str, tuple[str, ...]]] = {"DimensionCount": RESAMPLE_ARRAYS}
+    support: ClassVar[dict[FeatureLevel, dict[str, TensorSupport]]] = {
+        FeatureLevel.V5_1: rows("InputGradientTensor", "OutputGradientTensor", FLOAT_TYPES),
+    }
+
+    input_gradient_tensor: TensorDesc = tensor_field("InputGradientTensor", "input")
+    output_gradient_tensor: TensorDesc = tensor_field("OutputGradientTensor", "output")
+    interpolation_mode: InterpolationMode = attr_field("InterpolationMode", "enum", enum=InterpolationMode)
+    rounding_direction: AxisDirection = attr_field("RoundingDirection", "enum", enum=AxisDirection)
+    scales: tuple[float, ...] = attr_field("Scales", "float_array")
+    input_pixel_offsets: tuple[float, ...] = attr_field("InputPixelOffsets", "float_array")
+    output_pixel_offsets: tuple[float, ...] = attr_field("OutputPixelOffsets", "float_array")
+
+    @property
+    def forward_input_sizes(self) -> tuple[int, ...]:
+        """Sizes of the forward resample's input (``OutputGradientTensor.Sizes``)."""
+        return self.output_gradient_tensor.sizes
+
+    @property
+    def forward_output_sizes(self) -> tuple[int, ...]:
+        """Sizes of the forward resample's output (``InputGradientTensor.Sizes``)."""
+        return self.input_gradient_tensor.sizes
+
+    def forward_pixel_offsets(self, d: int) -> tuple[float, float]:
+        """The forward's ``(InputPixelOffset, OutputPixelOffset)``: this desc's two offsets swapped.
+
+        DirectML names RESAMPLE_GRAD1's offsets after its own tensors: InputPixelOffsets
+        belong to InputGradientTensor, on the forward's output side, and
+        OutputPixelOffsets to OutputGradientTensor, on the forward's input side (DirectML
+        1.15.4, measured; docs/errata.md).
+        """
+        return self.output_pixel_offsets[d], self.input_pixel_offsets[d]
+
+    def _validate(self, level: FeatureLevel) -> None:
+        validate_resample(
+            self,
+            "InputGradientTensor",
+            "OutputGradientTensor",
+            self.scales,
+            self.input_pixel_offsets,
+            self.output_pixel_offsets,
+        )
+
+
+# -- Semantics every backend reads: the tap tables ----------------------------
+
+ResampleDesc = Resample2Desc | ResampleGrad1Desc
+Weights = NDArray[np.float64]
+Tap = tuple[NDArray[np.intp], Weights | None]
+"""(input index per output index, weight per output index or None for weight 1)."""
+
+
+def nearest_taps(coordinates: NDArray[np.float32], size: int, direction: AxisDirection) -> NDArray[np.intp]:
+    """NEAREST_NEIGHBOR's input index for every output index: DECREASING = floor, INCREASING = ceil, clamped.
+
+    Clamping the float first keeps +-inf coordinates (overflowed quotients) defined.
+    """
+    x = coordinates.astype(np.float64)
+    rounded = np.floor(x) if direction is AxisDirection.DECREASING else np.ceil(x)
+    return np.clip(rounded, 0, size - 1).astype(np.intp)
+
+
+def desc_taps(desc: ResampleDesc) -> list[list[Tap]]:
+    """The taps of every dimension of a RESAMPLE2 / RESAMPLE_GRAD1 desc, as weighted sums.
+
+    One tap (weight None = 1) per output index for NEAREST_NEIGHBOR; for LINEAR two,
+    ``clamp(i0)`` with ``1 - t`` and ``clamp(i0 + 1)`` with ``t`` by the page's rule
+    (:func:`dmlops.descs.resampling.coordinate_taps`), which DirectML's RESAMPLE_GRAD1
+    follows. The transpose and the cpu / cuda gradient tables read these; the forward
+    LINEAR resample interpolates by DirectML's own rule instead
+    (:meth:`~dmlops.descs.resampling.ResampleParameters.linear_axes`).
+    """
+    sizes = desc.forward_input_sizes
+    taps: list[list[Tap]] = []
+    for d in range(desc.dimension_count):
+        last = sizes[d] - 1
+        if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
+            taps.append([(nearest_taps(desc.input_coordinates(d), sizes[d], desc.rounding_direction), None)])
+            continue
+        i0, t = coordinate_taps(sizes[d], desc.forward_output_sizes[d], desc.scales[d], *desc.forward_pixel_offsets(d))
+        taps.append([(np.clip(i0, 0, last), 1.0 - t), (np.clip(i0 + 1, 0, last), t)])
+    return taps

@@ -1,4 +1,8 @@
-"""Max-pooling argmax in NumPy, shared by MAX_POOLING2 and MAX_POOLING_GRAD.
+"""Pooling in NumPy: MAX_POOLING2, MAX_POOLING_GRAD.
+
+Shared helpers
+--------------
+Max-pooling argmax in NumPy, shared by MAX_POOLING2 and MAX_POOLING_GRAD.
 
 The window is scanned one offset ``k`` at a time (row-major over the window, so in
 increasing logical input index), each offset as one gather over every output
@@ -6,19 +10,30 @@ position at once; a running maximum keeps the first element that beats it. The r
 is DirectML's, measured on DirectML 1.15.4 (erratum E26): the running maximum starts
 at the type's lowest finite value, not at the first element, so NaN and -inf never
 win.
+
+MAX_POOLING2
+------------
+MAX_POOLING2 in NumPy: windowed maximum and its linear index (bit-exact data movement).
+
+MAX_POOLING_GRAD
+----------------
+MAX_POOLING_GRAD in NumPy: recompute the forward argmax, scatter-add the gradient there.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs._pooling import PoolingWindow
+from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow
+from ..enums import FeatureLevel
+
+# -- Shared helpers ------------------------------------------------------------
 
 
 def _outer(arrays: Sequence[NDArray[Any]]) -> list[NDArray[Any]]:
@@ -106,3 +121,54 @@ def window_argmax(
     image = int(np.prod(in_spatial, dtype=np.int64))
     batch_channel = np.arange(n * c, dtype=np.int64).reshape(n, c, *([1] * len(in_spatial)))
     return best, np.where(have, best_spatial + batch_channel * image, 0), have
+
+
+# -- MAX_POOLING2 --------------------------------------------------------------
+
+
+def compute_max_pooling2(
+    desc: MaxPooling2Desc, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """``Output[o] = max over the window of o``; ``OutputIndices[o]`` = its row-major input index.
+
+    The selected element is copied, so every data type (integers, signed zeros) comes
+    out bit-exact; a window with nothing above the type's lowest finite value (only
+    NaN, -inf or padding) gives that value, as DirectML does. Indices are returned in
+    the indices tensor's own type (UINT32 or UINT64); a DML tensor has fewer than 2^32
+    elements, so they fit.
+    """
+    # A zero Dilation changes which elements DirectML scans (PoolingWindow.scanned).
+    values, indices, _ = window_argmax(inputs["InputTensor"], desc.window.scanned(), desc.output_tensor.sizes[2:])
+    results = {"OutputTensor": values}
+    if desc.output_indices_tensor is not None:
+        results["OutputIndicesTensor"] = indices.astype(desc.output_indices_tensor.dtype)
+    return results
+
+
+# -- MAX_POOLING_GRAD ----------------------------------------------------------
+
+
+def compute_max_pooling_grad(
+    desc: MaxPoolingGradDesc, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """``OutputGradient[i] = sum of InputGradient[o] over the windows o whose maximum is i``.
+
+    The argmax is the forward's (MAX_POOLING2 with the same parameters and tie rule).
+    The sums are formed in float64 and rounded once when stored; elements no window
+    selects are 0. The gradient of a window holding only padding goes nowhere
+    (DirectML 1.15.4, erratum E26).
+    """
+    x = inputs["InputTensor"]
+    dy = inputs["InputGradientTensor"]
+    _, indices, nonempty = window_argmax(x, desc.window, desc.input_gradient_tensor.sizes[2:])
+    weights = np.where(nonempty, np.asarray(dy, dtype=np.float64), 0.0)
+    # bincount adds the weights of repeated indices: overlapping windows sum.
+    dx = np.bincount(indices.ravel(), weights=weights.ravel(), minlength=x.size)
+    return {"OutputGradientTensor": dx.reshape(x.shape)}
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "MAX_POOLING2": compute_max_pooling2,
+    "MAX_POOLING_GRAD": compute_max_pooling_grad,
+}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

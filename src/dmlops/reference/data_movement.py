@@ -1,17 +1,29 @@
-"""GATHER in NumPy: ``np.take`` with normalised indices (bit-exact data movement)."""
+"""Data movement in NumPy: GATHER, SLICE1.
+
+GATHER
+------
+GATHER in NumPy: ``np.take`` with normalised indices (bit-exact data movement).
+
+SLICE1
+------
+SLICE1 in NumPy: a strided view of the input (bit-exact data movement).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 from numpy.typing import NDArray
 
-from ..descs.gather import GatherDesc, normalize_indices
+from ..descs.data_movement import GatherDesc, Slice1Desc, normalize_indices
 from ..enums import FeatureLevel
 
+# -- GATHER --------------------------------------------------------------------
 
-def compute(
+
+def compute_gather(
     desc: GatherDesc, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, NDArray[Any]]:
     """``Output[pre, mid, post] = Input[pre, Indices[0.., mid], post]`` via ``np.take``.
@@ -34,3 +46,23 @@ def compute(
     # Indexing rather than np.take, which would first copy a strided or broadcast x whole.
     out = x[(slice(None),) * desc.axis + (index,)]
     return {"OutputTensor": out.reshape(desc.output_tensor.sizes)}
+
+
+# -- SLICE1 --------------------------------------------------------------------
+
+
+def compute_slice1(
+    desc: Slice1Desc, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """``Output[o] = Input[CopyStart + InputWindowStrides * o]`` as one basic-indexing view."""
+    x = inputs["InputTensor"]
+    index = tuple(
+        slice(start, start + stride * n if start + stride * n >= 0 else None, stride)
+        for start, stride, n in zip(desc.copy_start(), desc.input_window_strides, desc.output_tensor.sizes)
+    )
+    out = x[index]
+    return {"OutputTensor": np.asarray(out)}
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"GATHER": compute_gather, "SLICE1": compute_slice1}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

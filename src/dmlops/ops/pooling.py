@@ -1,4 +1,13 @@
-"""``dmlops.max_pooling2``: MAX_POOLING2 on arrays."""
+"""The functional API of the pooling family: max_pooling2, max_pooling_grad.
+
+MAX_POOLING2
+------------
+``dmlops.max_pooling2``: MAX_POOLING2 on arrays.
+
+MAX_POOLING_GRAD
+----------------
+``dmlops.max_pooling_grad``: MAX_POOLING_GRAD on arrays.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +17,13 @@ from typing import Any
 import numpy as np
 
 from ..backends import DEFAULT_BACKEND, execute
-from ..descs._pooling import PoolingWindow
-from ..descs.max_pooling2 import MaxPooling2Desc
+from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow
 from ..enums import FeatureLevel, TensorDataType
 from ..errors import TensorMismatchError
 from ..tensor import TensorDesc
-from ._common import int_tuple, optional_int_tuple, tensor_of
+from ._common import int_tuple, optional_int_tuple, run_single_output, tensor_of
+
+# -- MAX_POOLING2 --------------------------------------------------------------
 
 
 def pooling_window(
@@ -167,3 +177,73 @@ def max_pooling2(
     if return_indices:
         return result["OutputTensor"], result["OutputIndicesTensor"]
     return result["OutputTensor"]
+
+
+# -- MAX_POOLING_GRAD ----------------------------------------------------------
+
+
+def max_pooling_grad(
+    x: Any,
+    dy: Any,
+    window_size: Sequence[int],
+    *,
+    strides: Sequence[int] | None = None,
+    start_padding: Sequence[int] | None = None,
+    end_padding: Sequence[int] | None = None,
+    dilations: Sequence[int] | None = None,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_MAX_POOLING_GRAD: the gradient of max pooling with respect to its input.
+
+    Parameters
+    ----------
+    x : array
+        ``InputTensor``, the forward input ``{N, C, [D], H, W}`` (FLOAT32/FLOAT16).
+    dy : array
+        ``InputGradientTensor``, shaped as the forward output (floor or ceil-mode
+        size; its shape selects which), same dtype as ``x``.
+    window_size, strides, start_padding, end_padding, dilations
+        As :func:`dmlops.max_pooling2` (defaults: strides and dilations 1, paddings 0).
+    backend, feature_level, out
+        As :func:`dmlops.execute`.
+
+    Returns
+    -------
+    array
+        ``OutputGradientTensor``, shaped as ``x``: each ``dy`` element added at the
+        position of its window's maximum (ties: lowest index), 0 elsewhere.
+
+    Examples
+    --------
+    The page's example:
+
+    >>> import numpy as np, dmlops
+    >>> x = np.array([[1, 2, 3], [2, 4, 2], [5, 6, 7]], dtype=np.float32).reshape(1, 1, 3, 3)
+    >>> dy = np.array([[1, 2], [4, 5]], dtype=np.float32).reshape(1, 1, 2, 2)
+    >>> dmlops.max_pooling_grad(x, dy, [2, 2])[0, 0]
+    array([[0., 0., 0.],
+           [0., 3., 0.],
+           [0., 4., 5.]], dtype=float32)
+    """
+    input_tensor = tensor_of(x, "x")
+    window = pooling_window(window_size, strides, start_padding, end_padding, dilations, function="max_pooling_grad")
+    desc = MaxPoolingGradDesc(
+        input_tensor=input_tensor,
+        input_gradient_tensor=tensor_of(dy, "dy"),
+        output_gradient_tensor=input_tensor,
+        strides=window.strides,
+        window_size=window.window_size,
+        start_padding=window.start_padding,
+        end_padding=window.end_padding,
+        dilations=window.dilations,
+    )
+    return run_single_output(
+        desc,
+        {"InputTensor": x, "InputGradientTensor": dy},
+        backend=backend,
+        feature_level=feature_level,
+        out=out,
+        output_member="OutputGradientTensor",
+    )

@@ -1,7 +1,11 @@
-"""Separable resampling kernels shared by RESAMPLE2 (forward) and RESAMPLE_GRAD1 (transpose).
+"""Resampling on the CPU backend (numba): RESAMPLE2, RESAMPLE_GRAD1.
+
+Shared helpers
+--------------
+Separable resampling kernels shared by RESAMPLE2 (forward) and RESAMPLE_GRAD1 (transpose).
 
 Both operators apply one sparse 1-D operator per dimension. The per-dimension taps
-come from the reference (:func:`dmlops.reference._resample.desc_taps`: float32
+come from the semantics layer (:func:`dmlops.descs.resampling.desc_taps`: float32
 coordinates, floor/ceil, clamps), so every backend selects the same indices. Each
 1-D operator is stored as CSR rows (target index -> source indices and weights),
 the transpose simply swapping the roles; taps of weight exactly 0 are dropped (no
@@ -19,18 +23,37 @@ dimensions 2 and 3 the elements sent to one target index form a contiguous run o
 source indices (the nearest index is monotone in the coordinate). Each target row
 therefore sums whole source rows (contiguous adds that vectorise) into a scratch row,
 then adds up the runs of that row: no CSR lookup per element.
+
+RESAMPLE2
+---------
+RESAMPLE2 on the CPU (numba).
+
+NEAREST_NEIGHBOR is a bit-exact gather; LINEAR interpolates one dimension after the
+other in float32, as DirectML does (:func:`interpolate`).
+
+RESAMPLE_GRAD1
+--------------
+RESAMPLE_GRAD1 on the CPU (numba): the exact transpose of RESAMPLE2 as a gather.
+
+Each OutputGradient element sums the InputGradient elements whose forward taps hit
+it (shared helpers above): no atomics, no zero-fill pass, float32 accumulation
+(FLOAT16 too), one rounding at the store.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from numba import njit, prange
 from numpy.typing import NDArray
 
-from ..reference._resample import ResampleDesc, desc_taps
+from ..descs.resampling import Resample2Desc, ResampleDesc, ResampleGrad1Desc, desc_taps
+from ..enums import FeatureLevel, InterpolationMode
 from ._common import call_parallel, kernel_view, load, store
+
+# -- Shared helpers ------------------------------------------------------------
 
 Csr = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[Any]]
 
@@ -243,7 +266,7 @@ def _interpolate(src, dst, f0, s0, t0, f1, s1, t1, f2, s2, t2, f3, s3, t3, inter
 def interpolate(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any]) -> None:
     """LINEAR forward as DirectML computes it: per-dimension float32 lerps, outermost first.
 
-    See :meth:`dmlops.descs._resample.ResampleParameters.linear_axes` (erratum E33).
+    See :meth:`dmlops.descs.resampling.ResampleParameters.linear_axes` (erratum E33).
     """
     src, half = kernel_view(source.reshape(pad4(source.shape)))
     dst, _ = kernel_view(_view4(target))
@@ -272,3 +295,45 @@ def _bits(a: NDArray[Any]) -> NDArray[Any]:
 def _view4(a: NDArray[Any]) -> NDArray[Any]:
     """A writeable 4-D view of an output view (adding leading size-1 dims never copies)."""
     return a[(np.newaxis,) * (4 - a.ndim)]
+
+
+# -- RESAMPLE2 -----------------------------------------------------------------
+
+
+def run_resample2(
+    desc: Resample2Desc,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """``OutputTensor = RESAMPLE2(InputTensor)``, written into ``outputs["OutputTensor"]``."""
+    x, out = inputs["InputTensor"], outputs["OutputTensor"]
+    if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
+        nearest_forward(desc, x, out)
+    else:
+        interpolate(desc, x, out)
+
+
+# -- RESAMPLE_GRAD1 ------------------------------------------------------------
+
+
+def run_resample_grad1(
+    desc: ResampleGrad1Desc,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """``OutputGradient[i] = sum_o w(o, i) * InputGradient[o]`` into ``outputs["OutputGradientTensor"]``."""
+    dy, dx = inputs["InputGradientTensor"], outputs["OutputGradientTensor"]
+    if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
+        nearest_transpose(desc, dy, dx)
+    else:
+        apply(desc, dy, dx, transpose=True)
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"RESAMPLE2": run_resample2, "RESAMPLE_GRAD1": run_resample_grad1}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""
