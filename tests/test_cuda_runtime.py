@@ -247,14 +247,14 @@ def test_roi_work_items_pad_to_a_power_of_two_idling_at_most_an_eighth(monkeypat
 
 
 @pytest.mark.parametrize(
-    "module, constant, macro",
+    "module, kernel, constant, macro",
     [
-        ("roi_align", "SEPARABLE_MAX_OUT", "ROI_SEP_OUT"),
-        ("roi_align", "REGISTER_TAPS", "ROI_REG_TAPS"),
-        ("roi_align", "CHECK_THREADS", "ROI_CHECK_THREADS"),
+        ("roi", "roi_align.cu", "SEPARABLE_MAX_OUT", "ROI_SEP_OUT"),
+        ("roi", "roi_align.cu", "REGISTER_TAPS", "ROI_REG_TAPS"),
+        ("roi", "roi_align.cu", "CHECK_THREADS", "ROI_CHECK_THREADS"),
     ],
 )
-def test_host_limits_match_the_kernel_defines(module, constant, macro) -> None:
+def test_host_limits_match_the_kernel_defines(module, kernel, constant, macro) -> None:
     """A host-side limit that decides which kernel path runs equals the kernel's #define."""
     import importlib
     import re
@@ -262,7 +262,7 @@ def test_host_limits_match_the_kernel_defines(module, constant, macro) -> None:
     from dmlops.cuda._runtime import kernel_source
 
     value = getattr(importlib.import_module(f"dmlops.cuda.{module}"), constant)
-    found = re.search(rf"^#define {macro} (\d+)", kernel_source(f"{module}.cu"), re.MULTILINE)
+    found = re.search(rf"^#define {macro} (\d+)", kernel_source(kernel), re.MULTILINE)
     assert found is not None and int(found.group(1)) == value
 
 
