@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from dmlops import TensorDesc
-from dmlops.descs.roi import RoiAlignDesc
-from dmlops.reference.roi import _axis
+from dmlops.descs.roi import RoiAlignDesc, sample_taps, samples_per_output
 
 
 def roi_set(n_rois: int, scale: float) -> np.ndarray:
@@ -41,6 +40,16 @@ def roi_desc(dml: str, sampling: int, strides: tuple[int, ...] | None = None) ->
     )
 
 
+def _taps(desc: RoiAlignDesc, start: float, end: float, n_out: int, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """The in-bounds (first, second) taps of one ROI's samples along an axis (the scaled region start..end)."""
+    samples = samples_per_output(end - start, n_out, desc.minimum_samples_per_output, desc.maximum_samples_per_output)
+    count = n_out * samples
+    j = np.arange(count, dtype=np.float64)
+    coord = (j - desc.output_pixel_offset) * ((end - start) / count) + start - desc.input_pixel_offset
+    first, second, _, in_bounds = sample_taps(desc, coord, length)
+    return first[in_bounds], second[in_bounds]
+
+
 def sector_footprint(sampling: int, itemsize: int) -> int:
     """Distinct 32-byte sectors of the workload's taps, over all ROIs and channels."""
     desc = roi_desc("FLOAT32", sampling)
@@ -49,10 +58,8 @@ def sector_footprint(sampling: int, itemsize: int) -> int:
     per_sector = 32 // itemsize
     total = 0
     for x1, y1, x2, y2 in roi_set(r, desc.spatial_scale_x).astype(np.float32).astype(np.float64):
-        ax = _axis(desc, x1 * desc.spatial_scale_x, x2 * desc.spatial_scale_x, ow, w)
-        ay = _axis(desc, y1 * desc.spatial_scale_y, y2 * desc.spatial_scale_y, oh, h)
-        cols = np.concatenate([ax.first[ax.in_bounds], ax.second[ax.in_bounds]])
-        rows = np.concatenate([ay.first[ay.in_bounds], ay.second[ay.in_bounds]])
+        cols = np.concatenate(_taps(desc, x1 * desc.spatial_scale_x, x2 * desc.spatial_scale_x, ow, w))
+        rows = np.concatenate(_taps(desc, y1 * desc.spatial_scale_y, y2 * desc.spatial_scale_y, oh, h))
         total += np.unique(rows).size * np.unique(cols // per_sector).size
     return total * c
 
