@@ -2,7 +2,7 @@
 
 Usage::
 
-    python scripts/gen_page_facts.py [--docs ../shared/dml-docs] [--write]
+    python scripts/gen_page_facts.py [--docs ../shared/dml-docs] [--current-pages DIR] [--write]
 
 Reads every operator page ``ns-directml-dml_<op>_operator_desc.md`` of the DirectML
 reference (copies of ``MicrosoftDocs/sdk-api``, ``sdk-api-src/content/directml``) and
@@ -20,6 +20,15 @@ Many stored copies are old (``ms.date`` 2018-2021) and lack the tables of featur
 transcribed from the current pages on learn.microsoft.com (read through the ``search``
 tool; only the tables' facts, with the page address as source). Where a current table
 exists for a level, it replaces the stored one; the source of every table is recorded.
+
+``--current-pages DIR`` reads newer versions of the pages, fetched from the public
+repository ``MicrosoftDocs/sdk-api`` (``sdk-api-src/content/directml/``) and saved outside
+the repository (they are not copied into it): files ``ns-directml-dml_<op>_operator_desc.md``
+with the front matter's ``UID`` and ``ms.date``, an ``sdk-api-commit:`` line naming the
+commit they were read at, and the page's "Availability", "Tensor constraints" and "Tensor
+support" sections as they are on the page. Per operator, the page whose newest table is of
+the highest feature level wins (a tie goes to the sdk-api page, the stored copies being
+older snapshots); its tables and constraints are used, and the source records it.
 
 Without ``--write`` the module is printed to stdout; with it, it is written into the
 source tree. Findings (table members that are not tensor members of the catalogue row,
@@ -170,7 +179,7 @@ def _constraints(section: list[tuple[int, str]]) -> tuple[list, list]:
     return same, unparsed
 
 
-def read_pages(docs: Path) -> dict[str, PageFacts]:
+def read_pages(docs: Path, kind: str = "stored copy") -> dict[str, PageFacts]:
     """The facts of every operator page in ``docs``, by catalogue name."""
     by_struct = {op.struct: op for op in catalogue.OPERATORS}
     facts: dict[str, PageFacts] = {}
@@ -185,7 +194,11 @@ def read_pages(docs: Path) -> dict[str, PageFacts]:
         lines = text.splitlines()
         level = str(op.feature_level).removeprefix("DML_FEATURE_LEVEL_")
         d = date.group(1) if date else "?"
-        source = f"stored copy {path.name} (ms.date {d})"
+        commit = re.search(r"^sdk-api-commit:\s*([0-9a-f]+)", text, re.M)
+        if commit:
+            source = f"{kind} {path.name} (MicrosoftDocs/sdk-api {commit.group(1)[:12]}, ms.date {d})"
+        else:
+            source = f"{kind} {path.name} (ms.date {d})"
         tables = _tables(_section(lines, "tensor support"), level, source)
         same, unparsed = _constraints(_section(lines, "tensor constraints"))
         # A "Tensor constraints" section that runs into the support tables (CONVOLUTION_INTEGER)
@@ -193,11 +206,29 @@ def read_pages(docs: Path) -> dict[str, PageFacts]:
     return facts
 
 
+def _newest(page: PageFacts) -> tuple[int, int]:
+    return max((_level_key(t.level) for t in page.tables), default=(0, 0))
+
+
+def merge_pages(stored: dict[str, PageFacts], newer: dict[str, PageFacts]) -> dict[str, PageFacts]:
+    """Per operator, the page whose newest table is of the highest level (a tie: ``newer``)."""
+    facts = dict(stored)
+    for name, page in newer.items():
+        old = facts.get(name)
+        if old is None or (page.tables and _newest(page) >= _newest(old)):
+            facts[name] = page
+    return facts
+
+
 def merge_current(facts: dict[str, PageFacts]) -> None:
-    """Replace stored tables by the current pages' tables of the same level (``CURRENT``)."""
+    """Replace stored tables by the search-transcribed tables of the same level (``CURRENT``).
+
+    A table already read from an sdk-api page (``--current-pages``) of that level is kept."""
     for name, (level, rows) in CURRENT.items():
         op = catalogue.operator(name)
         page = facts.setdefault(name, PageFacts(name, "", "", [], [], []))
+        if any(t.level == level and t.source.startswith("current page") for t in page.tables):
+            continue
         source = f"current page {LEARN}{op.struct.lower()}"
         page.tables = [t for t in page.tables if t.level != level]
         page.tables.append(Table(level, dict(rows), source))
@@ -301,9 +332,12 @@ def main() -> int:
     """Command line: see the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=Path, default=DOCS)
+    parser.add_argument("--current-pages", type=Path, default=None)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     facts = read_pages(args.docs)
+    if args.current_pages is not None:
+        facts = merge_pages(facts, read_pages(args.current_pages, "current page"))
     merge_current(facts)
     for finding in check(facts):
         print(finding, file=sys.stderr)

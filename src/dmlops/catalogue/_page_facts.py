@@ -49,6 +49,16 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
         },
     },
+    'ELEMENT_WISE_ACOS': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
     'ELEMENT_WISE_ADD': {
         FL.V5_1: {
             'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
@@ -71,10 +81,48 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
         },
     },
+    'ELEMENT_WISE_ASIN': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_ATAN': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
     'ELEMENT_WISE_CEIL': {
         FL.V3_0: {
             'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
             'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_CLIP': {
+        FL.V5_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
         },
         FL.V1_0: {
             'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
@@ -114,6 +162,302 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
         },
     },
+    'ELEMENT_WISE_FLOOR': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_LOG': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_LOGICAL_AND': {
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'UINT32 UINT8'),
+            'BTensor': ('input', (1, 8), 'UINT32 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V2_0: {
+            'ATensor': ('input', (4, 4), 'UINT32 UINT8'),
+            'BTensor': ('input', (4, 4), 'UINT32 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'UINT32'),
+            'BTensor': ('input', (4, 4), 'UINT32'),
+            'OutputTensor': ('output', (4, 4), 'UINT32'),
+        },
+    },
+    'ELEMENT_WISE_LOGICAL_EQUALS': {
+        FL.V4_1: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V2_1: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+        FL.V2_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'UINT32'),
+        },
+    },
+    'ELEMENT_WISE_LOGICAL_GREATER_THAN': {
+        FL.V4_1: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V2_1: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+        FL.V2_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'UINT32'),
+        },
+    },
+    'ELEMENT_WISE_LOGICAL_LESS_THAN': {
+        FL.V4_1: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V2_1: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+        FL.V2_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'UINT32'),
+        },
+    },
+    'ELEMENT_WISE_LOGICAL_NOT': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'UINT32 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 4), 'UINT32 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'UINT32'),
+            'OutputTensor': ('output', (4, 4), 'UINT32'),
+        },
+    },
+    'ELEMENT_WISE_LOGICAL_OR': {
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'UINT32 UINT8'),
+            'BTensor': ('input', (1, 8), 'UINT32 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V2_0: {
+            'ATensor': ('input', (4, 4), 'UINT32 UINT8'),
+            'BTensor': ('input', (4, 4), 'UINT32 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'UINT32'),
+            'BTensor': ('input', (4, 4), 'UINT32'),
+            'OutputTensor': ('output', (4, 4), 'UINT32'),
+        },
+    },
+    'ELEMENT_WISE_LOGICAL_XOR': {
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'UINT32 UINT8'),
+            'BTensor': ('input', (1, 8), 'UINT32 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V2_0: {
+            'ATensor': ('input', (4, 4), 'UINT32 UINT8'),
+            'BTensor': ('input', (4, 4), 'UINT32 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'UINT32'),
+            'BTensor': ('input', (4, 4), 'UINT32'),
+            'OutputTensor': ('output', (4, 4), 'UINT32'),
+        },
+    },
+    'ELEMENT_WISE_MAX': {
+        FL.V5_0: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_MEAN': {
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 UINT32'),
+        },
+        FL.V2_1: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 UINT32'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_MIN': {
+        FL.V5_0: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_MULTIPLY': {
+        FL.V5_1: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V4_1: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32'),
+        },
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 UINT32'),
+        },
+        FL.V2_1: {
+            'ATensor': ('input', (4, 5), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'BTensor': ('input', (4, 5), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16 INT32 UINT32'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_POW': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'ExponentTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'ExponentTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_CONSTANT_POW': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_RECIP': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_SIN': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
     'ELEMENT_WISE_SQRT': {
         FL.V3_0: {
             'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
@@ -124,10 +468,51 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
         },
     },
+    'ELEMENT_WISE_SUBTRACT': {
+        FL.V5_1: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V4_1: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32'),
+        },
+        FL.V3_0: {
+            'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 UINT32'),
+        },
+        FL.V2_1: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 UINT32'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 UINT32'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
     'ELEMENT_WISE_TAN': {
         FL.V3_0: {
             'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
             'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_THRESHOLD': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
         },
         FL.V1_0: {
             'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
@@ -174,6 +559,76 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputTensor': ('output', (4, 4), 'FLOAT32'),
         },
     },
+    'ACTIVATION_ELU': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_HARDMAX': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_HARD_SIGMOID': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_IDENTITY': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_LEAKY_RELU': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
     'ACTIVATION_LINEAR': {
         FL.V3_0: {
             'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
@@ -188,7 +643,173 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
         },
     },
+    'ACTIVATION_LOG_SOFTMAX': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_PARAMETERIZED_RELU': {
+        FL.V5_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8'),
+            'SlopeTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'SlopeTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'SlopeTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'SlopeTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_PARAMETRIC_SOFTPLUS': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_RELU': {
+        FL.V5_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_SCALED_ELU': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_SCALED_TANH': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_SIGMOID': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_SOFTMAX': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
     'ACTIVATION_SOFTPLUS': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_SOFTSIGN': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_TANH': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_THRESHOLDED_RELU': {
         FL.V3_0: {
             'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
             'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
@@ -246,6 +867,34 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputSingleTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
         },
     },
+    'ELEMENT_WISE_SIGN': {
+        FL.V4_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_IS_NAN': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'UINT32 UINT8'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'UINT32 UINT8'),
+        },
+    },
     'ELEMENT_WISE_ERF': {
         FL.V3_0: {
             'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
@@ -272,7 +921,27 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
         },
     },
+    'ELEMENT_WISE_TANH': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
     'ELEMENT_WISE_ASINH': {
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ELEMENT_WISE_ACOSH': {
         FL.V3_0: {
             'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
             'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
@@ -320,6 +989,20 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
         FL.V2_0: {
             'ATensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
             'BTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'ACTIVATION_SHRINK': {
+        FL.V5_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
             'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
         },
     },
@@ -898,15 +1581,33 @@ SOURCES: dict[str, dict[FL, str]] = {
         FL.V2_1: 'stored copy ns-directml-dml_element_wise_abs_operator_desc.md (ms.date 10/29/2020)',
         FL.V1_0: 'stored copy ns-directml-dml_element_wise_abs_operator_desc.md (ms.date 10/29/2020)',
     },
+    'ELEMENT_WISE_ACOS': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_acos_operator_desc.md (MicrosoftDocs/sdk-api 0f1321925c4c, ms.date 10/29/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_acos_operator_desc.md (MicrosoftDocs/sdk-api 0f1321925c4c, ms.date 10/29/2020)',
+    },
     'ELEMENT_WISE_ADD': {
         FL.V5_1: 'current page https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_element_wise_add_operator_desc',
         FL.V3_0: 'stored copy ns-directml-dml_element_wise_add_operator_desc.md (ms.date 10/29/2020)',
         FL.V2_1: 'stored copy ns-directml-dml_element_wise_add_operator_desc.md (ms.date 10/29/2020)',
         FL.V1_0: 'stored copy ns-directml-dml_element_wise_add_operator_desc.md (ms.date 10/29/2020)',
     },
+    'ELEMENT_WISE_ASIN': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_asin_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/29/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_asin_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/29/2020)',
+    },
+    'ELEMENT_WISE_ATAN': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_atan_operator_desc.md (MicrosoftDocs/sdk-api f88051d5c21a, ms.date 10/29/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_atan_operator_desc.md (MicrosoftDocs/sdk-api f88051d5c21a, ms.date 10/29/2020)',
+    },
     'ELEMENT_WISE_CEIL': {
         FL.V3_0: 'stored copy ns-directml-dml_element_wise_ceil_operator_desc.md (ms.date 10/29/2020)',
         FL.V1_0: 'stored copy ns-directml-dml_element_wise_ceil_operator_desc.md (ms.date 10/29/2020)',
+    },
+    'ELEMENT_WISE_CLIP': {
+        FL.V5_0: 'current page ns-directml-dml_element_wise_clip_operator_desc.md (MicrosoftDocs/sdk-api 37a8df4aa27b, ms.date 01/19/2022)',
+        FL.V3_0: 'current page ns-directml-dml_element_wise_clip_operator_desc.md (MicrosoftDocs/sdk-api 37a8df4aa27b, ms.date 01/19/2022)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_clip_operator_desc.md (MicrosoftDocs/sdk-api 37a8df4aa27b, ms.date 01/19/2022)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_clip_operator_desc.md (MicrosoftDocs/sdk-api 37a8df4aa27b, ms.date 01/19/2022)',
     },
     'ELEMENT_WISE_COS': {
         FL.V3_0: 'current page https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_element_wise_cos_operator_desc',
@@ -920,13 +1621,114 @@ SOURCES: dict[str, dict[FL, str]] = {
         FL.V3_0: 'stored copy ns-directml-dml_element_wise_exp_operator_desc.md (ms.date 10/29/2020)',
         FL.V1_0: 'stored copy ns-directml-dml_element_wise_exp_operator_desc.md (ms.date 10/29/2020)',
     },
+    'ELEMENT_WISE_FLOOR': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_floor_operator_desc.md (MicrosoftDocs/sdk-api 290b21b0f5cd, ms.date 10/29/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_floor_operator_desc.md (MicrosoftDocs/sdk-api 290b21b0f5cd, ms.date 10/29/2020)',
+    },
+    'ELEMENT_WISE_LOG': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_log_operator_desc.md (MicrosoftDocs/sdk-api 0f1321925c4c, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_log_operator_desc.md (MicrosoftDocs/sdk-api 0f1321925c4c, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_LOGICAL_AND': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_logical_and_operator_desc.md (MicrosoftDocs/sdk-api f2d501f718b1, ms.date 10/30/2020)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_logical_and_operator_desc.md (MicrosoftDocs/sdk-api f2d501f718b1, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_logical_and_operator_desc.md (MicrosoftDocs/sdk-api f2d501f718b1, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_LOGICAL_EQUALS': {
+        FL.V4_1: 'current page ns-directml-dml_element_wise_logical_equals_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/30/2020)',
+        FL.V3_0: 'current page ns-directml-dml_element_wise_logical_equals_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/30/2020)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_logical_equals_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/30/2020)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_logical_equals_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_logical_equals_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_LOGICAL_GREATER_THAN': {
+        FL.V4_1: 'current page ns-directml-dml_element_wise_logical_greater_than_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+        FL.V3_0: 'current page ns-directml-dml_element_wise_logical_greater_than_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_logical_greater_than_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_logical_greater_than_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_logical_greater_than_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_LOGICAL_LESS_THAN': {
+        FL.V4_1: 'current page ns-directml-dml_element_wise_logical_less_than_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+        FL.V3_0: 'current page ns-directml-dml_element_wise_logical_less_than_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_logical_less_than_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_logical_less_than_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_logical_less_than_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_LOGICAL_NOT': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_logical_not_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_logical_not_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_logical_not_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_LOGICAL_OR': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_logical_or_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 10/30/2020)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_logical_or_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_logical_or_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_LOGICAL_XOR': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_logical_xor_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 10/30/2020)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_logical_xor_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_logical_xor_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_MAX': {
+        FL.V5_0: 'current page ns-directml-dml_element_wise_max_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date 01/19/2022)',
+        FL.V3_0: 'current page ns-directml-dml_element_wise_max_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date 01/19/2022)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_max_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date 01/19/2022)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_max_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date 01/19/2022)',
+    },
+    'ELEMENT_WISE_MEAN': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_mean_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 10/30/2020)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_mean_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_mean_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_MIN': {
+        FL.V5_0: 'current page ns-directml-dml_element_wise_min_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 01/19/2022)',
+        FL.V3_0: 'current page ns-directml-dml_element_wise_min_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 01/19/2022)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_min_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 01/19/2022)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_min_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 01/19/2022)',
+    },
+    'ELEMENT_WISE_MULTIPLY': {
+        FL.V5_1: 'current page ns-directml-dml_element_wise_multiply_operator_desc.md (MicrosoftDocs/sdk-api f2d501f718b1, ms.date 07/20/2022)',
+        FL.V4_1: 'current page ns-directml-dml_element_wise_multiply_operator_desc.md (MicrosoftDocs/sdk-api f2d501f718b1, ms.date 07/20/2022)',
+        FL.V3_0: 'current page ns-directml-dml_element_wise_multiply_operator_desc.md (MicrosoftDocs/sdk-api f2d501f718b1, ms.date 07/20/2022)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_multiply_operator_desc.md (MicrosoftDocs/sdk-api f2d501f718b1, ms.date 07/20/2022)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_multiply_operator_desc.md (MicrosoftDocs/sdk-api f2d501f718b1, ms.date 07/20/2022)',
+    },
+    'ELEMENT_WISE_POW': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_pow_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_pow_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_CONSTANT_POW': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_constant_pow_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/29/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_constant_pow_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/29/2020)',
+    },
+    'ELEMENT_WISE_RECIP': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_recip_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_recip_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_SIN': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_sin_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_sin_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/30/2020)',
+    },
     'ELEMENT_WISE_SQRT': {
         FL.V3_0: 'stored copy ns-directml-dml_element_wise_sqrt_operator_desc.md (ms.date 10/30/2020)',
         FL.V1_0: 'stored copy ns-directml-dml_element_wise_sqrt_operator_desc.md (ms.date 10/30/2020)',
     },
+    'ELEMENT_WISE_SUBTRACT': {
+        FL.V5_1: 'current page ns-directml-dml_element_wise_subtract_operator_desc.md (MicrosoftDocs/sdk-api b78cd15a8e1d, ms.date 07/20/2022)',
+        FL.V4_1: 'current page ns-directml-dml_element_wise_subtract_operator_desc.md (MicrosoftDocs/sdk-api b78cd15a8e1d, ms.date 07/20/2022)',
+        FL.V3_0: 'current page ns-directml-dml_element_wise_subtract_operator_desc.md (MicrosoftDocs/sdk-api b78cd15a8e1d, ms.date 07/20/2022)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_subtract_operator_desc.md (MicrosoftDocs/sdk-api b78cd15a8e1d, ms.date 07/20/2022)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_subtract_operator_desc.md (MicrosoftDocs/sdk-api b78cd15a8e1d, ms.date 07/20/2022)',
+    },
     'ELEMENT_WISE_TAN': {
         FL.V3_0: 'stored copy ns-directml-dml_element_wise_tan_operator_desc.md (ms.date 10/30/2020)',
         FL.V1_0: 'stored copy ns-directml-dml_element_wise_tan_operator_desc.md (ms.date 10/30/2020)',
+    },
+    'ELEMENT_WISE_THRESHOLD': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_threshold_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/30/2020)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_threshold_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/30/2020)',
+        FL.V1_0: 'current page ns-directml-dml_element_wise_threshold_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/30/2020)',
     },
     'ELEMENT_WISE_QUANTIZE_LINEAR': {
         FL.V3_0: 'stored copy ns-directml-dml_element_wise_quantize_linear_operator_desc.md (ms.date 10/30/2020)',
@@ -938,15 +1740,97 @@ SOURCES: dict[str, dict[FL, str]] = {
         FL.V2_1: 'stored copy ns-directml-dml_element_wise_dequantize_linear_operator_desc.md (ms.date 10/29/2020)',
         FL.V1_0: 'stored copy ns-directml-dml_element_wise_dequantize_linear_operator_desc.md (ms.date 10/29/2020)',
     },
+    'ACTIVATION_ELU': {
+        FL.V3_0: 'current page ns-directml-dml_activation_elu_operator_desc.md (MicrosoftDocs/sdk-api 290b21b0f5cd, ms.date 12/5/2018)',
+        FL.V2_0: 'current page ns-directml-dml_activation_elu_operator_desc.md (MicrosoftDocs/sdk-api 290b21b0f5cd, ms.date 12/5/2018)',
+        FL.V1_0: 'current page ns-directml-dml_activation_elu_operator_desc.md (MicrosoftDocs/sdk-api 290b21b0f5cd, ms.date 12/5/2018)',
+    },
+    'ACTIVATION_HARDMAX': {
+        FL.V3_0: 'current page ns-directml-dml_activation_hardmax_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 12/5/2018)',
+        FL.V2_0: 'current page ns-directml-dml_activation_hardmax_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 12/5/2018)',
+        FL.V1_0: 'current page ns-directml-dml_activation_hardmax_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 12/5/2018)',
+    },
+    'ACTIVATION_HARD_SIGMOID': {
+        FL.V3_0: 'current page ns-directml-dml_activation_hard_sigmoid_operator_desc.md (MicrosoftDocs/sdk-api f4acb9bc5d5d, ms.date 12/5/2018)',
+        FL.V2_0: 'current page ns-directml-dml_activation_hard_sigmoid_operator_desc.md (MicrosoftDocs/sdk-api f4acb9bc5d5d, ms.date 12/5/2018)',
+        FL.V1_0: 'current page ns-directml-dml_activation_hard_sigmoid_operator_desc.md (MicrosoftDocs/sdk-api f4acb9bc5d5d, ms.date 12/5/2018)',
+    },
+    'ACTIVATION_IDENTITY': {
+        FL.V3_0: 'current page ns-directml-dml_activation_identity_operator_desc.md (MicrosoftDocs/sdk-api 0dbacd0650a5, ms.date 12/5/2018)',
+        FL.V2_0: 'current page ns-directml-dml_activation_identity_operator_desc.md (MicrosoftDocs/sdk-api 0dbacd0650a5, ms.date 12/5/2018)',
+        FL.V1_0: 'current page ns-directml-dml_activation_identity_operator_desc.md (MicrosoftDocs/sdk-api 0dbacd0650a5, ms.date 12/5/2018)',
+    },
+    'ACTIVATION_LEAKY_RELU': {
+        FL.V3_0: 'current page ns-directml-dml_activation_leaky_relu_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 12/5/2018)',
+        FL.V2_0: 'current page ns-directml-dml_activation_leaky_relu_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 12/5/2018)',
+        FL.V1_0: 'current page ns-directml-dml_activation_leaky_relu_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 12/5/2018)',
+    },
     'ACTIVATION_LINEAR': {
         FL.V3_0: 'stored copy ns-directml-dml_activation_linear_operator_desc.md (ms.date 12/5/2018)',
         FL.V2_0: 'stored copy ns-directml-dml_activation_linear_operator_desc.md (ms.date 12/5/2018)',
         FL.V1_0: 'stored copy ns-directml-dml_activation_linear_operator_desc.md (ms.date 12/5/2018)',
     },
+    'ACTIVATION_LOG_SOFTMAX': {
+        FL.V3_0: 'current page ns-directml-dml_activation_log_softmax_operator_desc.md (MicrosoftDocs/sdk-api 9ade0e62b736, ms.date 07/20/2022)',
+        FL.V2_0: 'current page ns-directml-dml_activation_log_softmax_operator_desc.md (MicrosoftDocs/sdk-api 9ade0e62b736, ms.date 07/20/2022)',
+        FL.V1_0: 'current page ns-directml-dml_activation_log_softmax_operator_desc.md (MicrosoftDocs/sdk-api 9ade0e62b736, ms.date 07/20/2022)',
+    },
+    'ACTIVATION_PARAMETERIZED_RELU': {
+        FL.V5_1: 'current page ns-directml-dml_activation_parameterized_relu_operator_desc.md (MicrosoftDocs/sdk-api a28e08e71789, ms.date 07/20/2022)',
+        FL.V3_0: 'current page ns-directml-dml_activation_parameterized_relu_operator_desc.md (MicrosoftDocs/sdk-api a28e08e71789, ms.date 07/20/2022)',
+        FL.V2_0: 'current page ns-directml-dml_activation_parameterized_relu_operator_desc.md (MicrosoftDocs/sdk-api a28e08e71789, ms.date 07/20/2022)',
+        FL.V1_0: 'current page ns-directml-dml_activation_parameterized_relu_operator_desc.md (MicrosoftDocs/sdk-api a28e08e71789, ms.date 07/20/2022)',
+    },
+    'ACTIVATION_PARAMETRIC_SOFTPLUS': {
+        FL.V3_0: 'current page ns-directml-dml_activation_parametric_softplus_operator_desc.md (MicrosoftDocs/sdk-api ea9cf3ce19e9, ms.date 10/28/2020)',
+        FL.V2_0: 'current page ns-directml-dml_activation_parametric_softplus_operator_desc.md (MicrosoftDocs/sdk-api ea9cf3ce19e9, ms.date 10/28/2020)',
+        FL.V1_0: 'current page ns-directml-dml_activation_parametric_softplus_operator_desc.md (MicrosoftDocs/sdk-api ea9cf3ce19e9, ms.date 10/28/2020)',
+    },
+    'ACTIVATION_RELU': {
+        FL.V5_1: 'current page ns-directml-dml_activation_relu_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 07/20/2022)',
+        FL.V3_0: 'current page ns-directml-dml_activation_relu_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 07/20/2022)',
+        FL.V2_0: 'current page ns-directml-dml_activation_relu_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 07/20/2022)',
+        FL.V1_0: 'current page ns-directml-dml_activation_relu_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date 07/20/2022)',
+    },
+    'ACTIVATION_SCALED_ELU': {
+        FL.V3_0: 'current page ns-directml-dml_activation_scaled_elu_operator_desc.md (MicrosoftDocs/sdk-api 2db4b02040c8, ms.date 10/28/2020)',
+        FL.V2_0: 'current page ns-directml-dml_activation_scaled_elu_operator_desc.md (MicrosoftDocs/sdk-api 2db4b02040c8, ms.date 10/28/2020)',
+        FL.V1_0: 'current page ns-directml-dml_activation_scaled_elu_operator_desc.md (MicrosoftDocs/sdk-api 2db4b02040c8, ms.date 10/28/2020)',
+    },
+    'ACTIVATION_SCALED_TANH': {
+        FL.V3_0: 'current page ns-directml-dml_activation_scaled_tanh_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/28/2020)',
+        FL.V2_0: 'current page ns-directml-dml_activation_scaled_tanh_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/28/2020)',
+        FL.V1_0: 'current page ns-directml-dml_activation_scaled_tanh_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/28/2020)',
+    },
+    'ACTIVATION_SIGMOID': {
+        FL.V3_0: 'current page ns-directml-dml_activation_sigmoid_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/28/2020)',
+        FL.V2_0: 'current page ns-directml-dml_activation_sigmoid_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/28/2020)',
+        FL.V1_0: 'current page ns-directml-dml_activation_sigmoid_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date 10/28/2020)',
+    },
+    'ACTIVATION_SOFTMAX': {
+        FL.V3_0: 'current page ns-directml-dml_activation_softmax_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 07/20/2022)',
+        FL.V2_0: 'current page ns-directml-dml_activation_softmax_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 07/20/2022)',
+        FL.V1_0: 'current page ns-directml-dml_activation_softmax_operator_desc.md (MicrosoftDocs/sdk-api b5f9f4f44d15, ms.date 07/20/2022)',
+    },
     'ACTIVATION_SOFTPLUS': {
         FL.V3_0: 'stored copy ns-directml-dml_activation_softplus_operator_desc.md (ms.date 10/28/2020)',
         FL.V2_0: 'stored copy ns-directml-dml_activation_softplus_operator_desc.md (ms.date 10/28/2020)',
         FL.V1_0: 'stored copy ns-directml-dml_activation_softplus_operator_desc.md (ms.date 10/28/2020)',
+    },
+    'ACTIVATION_SOFTSIGN': {
+        FL.V3_0: 'current page ns-directml-dml_activation_softsign_operator_desc.md (MicrosoftDocs/sdk-api 705a7eaab871, ms.date 10/28/2020)',
+        FL.V2_0: 'current page ns-directml-dml_activation_softsign_operator_desc.md (MicrosoftDocs/sdk-api 705a7eaab871, ms.date 10/28/2020)',
+        FL.V1_0: 'current page ns-directml-dml_activation_softsign_operator_desc.md (MicrosoftDocs/sdk-api 705a7eaab871, ms.date 10/28/2020)',
+    },
+    'ACTIVATION_TANH': {
+        FL.V3_0: 'current page ns-directml-dml_activation_tanh_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date 10/28/2020)',
+        FL.V2_0: 'current page ns-directml-dml_activation_tanh_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date 10/28/2020)',
+        FL.V1_0: 'current page ns-directml-dml_activation_tanh_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date 10/28/2020)',
+    },
+    'ACTIVATION_THRESHOLDED_RELU': {
+        FL.V3_0: 'current page ns-directml-dml_activation_thresholded_relu_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date 10/28/2020)',
+        FL.V2_0: 'current page ns-directml-dml_activation_thresholded_relu_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date 10/28/2020)',
+        FL.V1_0: 'current page ns-directml-dml_activation_thresholded_relu_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date 10/28/2020)',
     },
     'AVERAGE_POOLING': {
         FL.V1_0: 'stored copy ns-directml-dml_average_pooling_operator_desc.md (ms.date 10/28/2020)',
@@ -965,6 +1849,16 @@ SOURCES: dict[str, dict[FL, str]] = {
     'GRU': {
         FL.V1_0: 'stored copy ns-directml-dml_gru_operator_desc.md (ms.date 11/02/2020)',
     },
+    'ELEMENT_WISE_SIGN': {
+        FL.V4_1: 'current page ns-directml-dml_element_wise_sign_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date ?)',
+        FL.V3_0: 'current page ns-directml-dml_element_wise_sign_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date ?)',
+        FL.V2_1: 'current page ns-directml-dml_element_wise_sign_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date ?)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_sign_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date ?)',
+    },
+    'ELEMENT_WISE_IS_NAN': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_is_nan_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/29/2020)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_is_nan_operator_desc.md (MicrosoftDocs/sdk-api 2fe0b48c7aeb, ms.date 10/29/2020)',
+    },
     'ELEMENT_WISE_ERF': {
         FL.V3_0: 'stored copy ns-directml-dml_element_wise_erf_operator_desc.md (ms.date 10/29/2020)',
         FL.V2_0: 'stored copy ns-directml-dml_element_wise_erf_operator_desc.md (ms.date 10/29/2020)',
@@ -976,9 +1870,17 @@ SOURCES: dict[str, dict[FL, str]] = {
     'ELEMENT_WISE_COSH': {
         FL.V3_0: 'current page https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_element_wise_cosh_operator_desc',
     },
+    'ELEMENT_WISE_TANH': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_tanh_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_tanh_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+    },
     'ELEMENT_WISE_ASINH': {
         FL.V3_0: 'stored copy ns-directml-dml_element_wise_asinh_operator_desc.md (ms.date 10/29/2020)',
         FL.V2_0: 'stored copy ns-directml-dml_element_wise_asinh_operator_desc.md (ms.date 10/29/2020)',
+    },
+    'ELEMENT_WISE_ACOSH': {
+        FL.V3_0: 'current page ns-directml-dml_element_wise_acosh_operator_desc.md (MicrosoftDocs/sdk-api dcb2387531f1, ms.date ?)',
+        FL.V2_0: 'current page ns-directml-dml_element_wise_acosh_operator_desc.md (MicrosoftDocs/sdk-api dcb2387531f1, ms.date ?)',
     },
     'ELEMENT_WISE_ATANH': {
         FL.V3_0: 'stored copy ns-directml-dml_element_wise_atanh_operator_desc.md (ms.date 10/29/2020)',
@@ -992,6 +1894,11 @@ SOURCES: dict[str, dict[FL, str]] = {
         FL.V3_0: 'stored copy ns-directml-dml_element_wise_add1_operator_desc.md (ms.date 10/29/2020)',
         FL.V2_1: 'stored copy ns-directml-dml_element_wise_add1_operator_desc.md (ms.date 10/29/2020)',
         FL.V2_0: 'stored copy ns-directml-dml_element_wise_add1_operator_desc.md (ms.date 10/29/2020)',
+    },
+    'ACTIVATION_SHRINK': {
+        FL.V5_1: 'current page ns-directml-dml_activation_shrink_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+        FL.V3_0: 'current page ns-directml-dml_activation_shrink_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+        FL.V2_0: 'current page ns-directml-dml_activation_shrink_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
     },
     'DIAGONAL_MATRIX': {
         FL.V2_1: 'stored copy ns-directml-dml_diagonal_matrix_operator_desc.md (ms.date 10/29/2020)',
@@ -1204,27 +2111,71 @@ SOURCES: dict[str, dict[FL, str]] = {
 SAME: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
     'ELEMENT_WISE_IDENTITY': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_ABS': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_ACOS': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_ADD': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_ASIN': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_ATAN': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_CEIL': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_CLIP': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_DIVIDE': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_EXP': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_FLOOR': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_LOG': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_LOGICAL_AND': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_LOGICAL_EQUALS': ((('ATensor', 'BTensor', 'OutputTensor'), ('DimensionCount', 'Sizes')), (('ATensor', 'BTensor'), ('DataType',)),),
+    'ELEMENT_WISE_LOGICAL_GREATER_THAN': ((('ATensor', 'BTensor', 'OutputTensor'), ('DimensionCount', 'Sizes')), (('ATensor', 'BTensor'), ('DataType',)),),
+    'ELEMENT_WISE_LOGICAL_LESS_THAN': ((('ATensor', 'BTensor', 'OutputTensor'), ('DimensionCount', 'Sizes')), (('ATensor', 'BTensor'), ('DataType',)),),
+    'ELEMENT_WISE_LOGICAL_NOT': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_LOGICAL_OR': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_LOGICAL_XOR': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_MAX': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_MEAN': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_MIN': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_MULTIPLY': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_POW': ((('ExponentTensor', 'InputTensor', 'OutputTensor'), ('DimensionCount', 'Sizes')), (('InputTensor', 'OutputTensor'), ('DataType',)),),
+    'ELEMENT_WISE_CONSTANT_POW': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_RECIP': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_SIN': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_SQRT': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_SUBTRACT': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_TAN': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_THRESHOLD': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_QUANTIZE_LINEAR': ((('OutputTensor', 'ZeroPointTensor'), ('DataType',)), (('InputTensor', 'OutputTensor', 'ScaleTensor', 'ZeroPointTensor'), ('DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_DEQUANTIZE_LINEAR': ((('InputTensor', 'ZeroPointTensor'), ('DataType',)), (('InputTensor', 'OutputTensor', 'ScaleTensor', 'ZeroPointTensor'), ('DimensionCount', 'Sizes')),),
+    'ACTIVATION_ELU': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_HARDMAX': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_HARD_SIGMOID': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_IDENTITY': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_LEAKY_RELU': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ACTIVATION_LINEAR': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_LOG_SOFTMAX': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_PARAMETERIZED_RELU': ((('InputTensor', 'OutputTensor', 'SlopeTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_PARAMETRIC_SOFTPLUS': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_RELU': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_SCALED_ELU': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_SCALED_TANH': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_SIGMOID': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_SOFTMAX': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ACTIVATION_SOFTPLUS': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_SOFTSIGN': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_TANH': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_THRESHOLDED_RELU': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'AVERAGE_POOLING': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount')),),
     'LP_POOLING': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount')),),
     'JOIN': ((('InputTensors', 'OutputTensor'), ('DataType', 'DimensionCount')),),
     'LP_NORMALIZATION': ((('InputTensor', 'OutputTensor'), ('DataType', 'Sizes')),),
     'GRU': ((('BiasTensor', 'HiddenInitTensor', 'InputTensor', 'OutputSequenceTensor', 'OutputSingleTensor', 'RecurrenceTensor', 'WeightTensor'), ('DataType',)),),
+    'ELEMENT_WISE_SIGN': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_IS_NAN': ((('InputTensor', 'OutputTensor'), ('DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_ERF': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_SINH': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_TANH': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_ASINH': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ELEMENT_WISE_ACOSH': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_ATANH': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_IF': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType',)), (('ATensor', 'BTensor', 'ConditionTensor', 'OutputTensor'), ('DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_ADD1': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'ACTIVATION_SHRINK': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ONE_HOT': ((('IndicesTensor', 'OutputTensor', 'ValuesTensor'), ('DimensionCount',)), (('OutputTensor', 'ValuesTensor'), ('DataType',)),),
     'RESAMPLE': ((('InputTensor', 'OutputTensor'), ('DataType',)),),
     'ELEMENT_WISE_BIT_SHIFT_LEFT': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),

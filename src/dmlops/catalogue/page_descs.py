@@ -263,10 +263,15 @@ def valid_json(name: str, level: FeatureLevel | str = FeatureLevel.V6_4) -> dict
             desc[m.name] = [{"Type": "ACTIVATION_SIGMOID"}]
         else:
             desc[m.name] = _scalar(m.name, m.kind, spec, types)
+    rows = table_at(spec.name, level)
     for member, value in copy.deepcopy(SHAPES.get(spec.name, {})).items():
         if value is None:
             desc.pop(member, None)
             continue
+        row = rows.get(member)
+        if isinstance(value, dict) and value.get("DataType") and row is not None:
+            if TensorDataType[value["DataType"]] not in row.data_types:
+                value["DataType"] = None  # the page's table at this level wins over the shape's type
         _keep_types(value, desc.get(member))
         desc[member] = value
     return desc
