@@ -28,6 +28,10 @@ PROBED: dict[str, dict[str, tuple[str, tuple[int, int], str]]] = {
         'InputTensors': ('input', (4, 5), 'FLOAT32 FLOAT16 UINT32 UINT16 UINT8 INT32 INT16 INT8 FLOAT64 UINT64 INT64'),
         'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16 UINT32 UINT16 UINT8 INT32 INT16 INT8 FLOAT64 UINT64 INT64'),
     },
+    'TILE': {
+        'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 UINT32 UINT16 UINT8 INT32 INT16 INT8 FLOAT64 UINT64 INT64'),
+        'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 UINT32 UINT16 UINT8 INT32 INT16 INT8 FLOAT64 UINT64 INT64'),
+    },
     'ELEMENT_WISE_IF': {
         'ATensor': ('input', (1, 8), 'FLOAT32 FLOAT16 UINT32 UINT16 UINT8 INT32 INT16 INT8 FLOAT64 UINT64 INT64'),
         'BTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 UINT32 UINT16 UINT8 INT32 INT16 INT8 FLOAT64 UINT64 INT64'),
@@ -164,6 +168,9 @@ PROBED: dict[str, dict[str, tuple[str, tuple[int, int], str]]] = {
         'InputGradientTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 UINT32 UINT16 UINT8 INT32 INT16 INT8 FLOAT64 UINT64 INT64'),
         'OutputGradientTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 UINT32 UINT16 UINT8 INT32 INT16 INT8 FLOAT64 UINT64 INT64'),
     },
+    'ADAM_OPTIMIZER': {
+        'TrainingStepTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 UINT32'),
+    },
     'ARGMIN': {
         'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 UINT32 UINT16 UINT8 INT32 INT16 INT8 UINT64 INT64'),
     },
@@ -193,6 +200,7 @@ PROBED_WHY: dict[str, str] = {
     'ELEMENT_WISE_ABS': 'DirectML 1.15.4 accepts, beyond the newest table of the page: InputTensor: types INT64; OutputTensor: types INT64',
     'ELEMENT_WISE_DIVIDE': 'DirectML 1.15.4 accepts, beyond the newest table of the page: ATensor: types UINT64 INT64; BTensor: types UINT64 INT64; OutputTensor: types UINT64 INT64',
     'JOIN': 'DirectML 1.15.4 accepts, beyond the newest table of the page: InputTensors: types UINT64 INT64 FLOAT64; OutputTensor: types UINT64 INT64 FLOAT64',
+    'TILE': 'DirectML 1.15.4 accepts, beyond the newest table of the page: InputTensor: types FLOAT64; OutputTensor: types FLOAT64',
     'ELEMENT_WISE_IF': 'DirectML 1.15.4 accepts, beyond the newest table of the page: ATensor: types UINT64 INT64 FLOAT64; BTensor: types UINT64 INT64 FLOAT64; OutputTensor: types UINT64 INT64 FLOAT64',
     'DIAGONAL_MATRIX': 'DirectML 1.15.4 accepts, beyond the newest table of the page: OutputTensor: types UINT64 INT64 FLOAT64, dimension counts 2 3',
     'ONE_HOT': 'DirectML 1.15.4 accepts, beyond the newest table of the page: ValuesTensor: types UINT64 INT64 FLOAT64; OutputTensor: types UINT64 INT64 FLOAT64',
@@ -224,6 +232,7 @@ PROBED_WHY: dict[str, str] = {
     'RANDOM_GENERATOR': 'DirectML 1.15.4 accepts, beyond the newest table of the page: OutputTensor: dimension counts 1 2 3 5 6 7 8',
     'NONZERO_COORDINATES': 'DirectML 1.15.4 accepts, beyond the newest table of the page: InputTensor: dimension counts 1 2 3 6 7 8; OutputCountTensor: dimension counts 1 2 3 6 7 8; OutputCoordinatesTensor: dimension counts 2 3 6 7 8',
     'SLICE_GRAD': 'DirectML 1.15.4 accepts, beyond the newest table of the page: InputGradientTensor: types UINT64 INT64 FLOAT64; OutputGradientTensor: types UINT64 INT64 FLOAT64',
+    'ADAM_OPTIMIZER': 'DirectML 1.15.4 accepts, beyond the newest table of the page: TrainingStepTensor: types UINT32, dimension counts 1 2 3 5 6 7 8',
     'ARGMIN': 'DirectML 1.15.4 accepts, beyond the newest table of the page: InputTensor: types UINT64 INT64',
     'ARGMAX': 'DirectML 1.15.4 accepts, beyond the newest table of the page: InputTensor: types UINT64 INT64',
     'GATHER_ND1': 'DirectML 1.15.4 accepts, beyond the newest table of the page: InputTensor: types UINT64 INT64 FLOAT64; OutputTensor: types UINT64 INT64 FLOAT64',

@@ -823,6 +823,20 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
         },
     },
+    'GEMM': {
+        FL.V4_0: {
+            'ATensor': ('input', (2, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (2, 4), 'FLOAT32 FLOAT16'),
+            'CTensor': ('input', (2, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (2, 4), 'FLOAT32 FLOAT16'),
+        },
+        FL.V1_0: {
+            'ATensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'BTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'CTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
     'AVERAGE_POOLING': {
         FL.V1_0: {
             'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
@@ -833,6 +847,60 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
         FL.V1_0: {
             'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
             'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'SLICE': {
+        FL.V4_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16 INT32 INT16 UINT32 UINT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16 INT32 INT16 UINT32 UINT16'),
+        },
+    },
+    'CAST': {
+        FL.V4_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT16 INT8 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT16 INT8 UINT16 UINT8'),
+        },
+    },
+    'SPLIT': {
+        FL.V4_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensors': ('output', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensors': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensors': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 UINT32 UINT16'),
+            'OutputTensors': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 UINT32 UINT16'),
         },
     },
     'JOIN': {
@@ -847,6 +915,110 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
         FL.V1_0: {
             'InputTensors': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 UINT32 UINT16'),
             'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 UINT32 UINT16'),
+        },
+    },
+    'PADDING': {
+        FL.V5_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'VALUE_SCALE_2D': {
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'UPSAMPLE_2D': {
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 5), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'SPACE_TO_DEPTH': {
+        FL.V5_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'DEPTH_TO_SPACE': {
+        FL.V5_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'TILE': {
+        FL.V4_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'TOP_K': {
+        FL.V5_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputValueTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputIndexTensor': ('output', (1, 8), 'UINT64 UINT32'),
+        },
+        FL.V3_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputValueTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputIndexTensor': ('output', (1, 8), 'UINT32'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputValueTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputIndexTensor': ('output', (4, 4), 'UINT32'),
+        },
+        FL.V2_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputValueTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputIndexTensor': ('output', (4, 4), 'UINT32'),
+        },
+    },
+    'LOCAL_RESPONSE_NORMALIZATION': {
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
         },
     },
     'LP_NORMALIZATION': {
@@ -1006,11 +1178,49 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
         },
     },
+    'MAX_UNPOOLING': {
+        FL.V5_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'IndicesTensor': ('input', (4, 4), 'UINT64 UINT32'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'IndicesTensor': ('input', (4, 4), 'UINT32'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
     'DIAGONAL_MATRIX': {
         FL.V2_1: {
             'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
         },
         FL.V2_0: {
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
+    'SCATTER_ELEMENTS': {
+        FL.V4_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'IndicesTensor': ('input', (1, 8), 'INT64 INT32 UINT64 UINT32'),
+            'UpdatesTensor': ('input', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'IndicesTensor': ('input', (1, 8), 'INT64 INT32 UINT64 UINT32'),
+            'UpdatesTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'IndicesTensor': ('input', (4, 4), 'UINT32'),
+            'UpdatesTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'IndicesTensor': ('input', (4, 4), 'UINT32'),
+            'UpdatesTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
             'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
         },
     },
@@ -1832,16 +2042,75 @@ SOURCES: dict[str, dict[FL, str]] = {
         FL.V2_0: 'current page ns-directml-dml_activation_thresholded_relu_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date 10/28/2020)',
         FL.V1_0: 'current page ns-directml-dml_activation_thresholded_relu_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date 10/28/2020)',
     },
+    'GEMM': {
+        FL.V4_0: 'current page ns-directml-dml_gemm_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+        FL.V1_0: 'current page ns-directml-dml_gemm_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+    },
     'AVERAGE_POOLING': {
         FL.V1_0: 'stored copy ns-directml-dml_average_pooling_operator_desc.md (ms.date 10/28/2020)',
     },
     'LP_POOLING': {
         FL.V1_0: 'stored copy ns-directml-dml_lp_pooling_operator_desc.md (ms.date 11/02/2020)',
     },
+    'SLICE': {
+        FL.V4_1: 'current page ns-directml-dml_slice_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date ?)',
+        FL.V3_0: 'current page ns-directml-dml_slice_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date ?)',
+        FL.V2_1: 'current page ns-directml-dml_slice_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date ?)',
+        FL.V1_0: 'current page ns-directml-dml_slice_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date ?)',
+    },
+    'CAST': {
+        FL.V4_1: 'current page ns-directml-dml_cast_operator_desc.md (MicrosoftDocs/sdk-api 879f4fcc329a, ms.date ?)',
+        FL.V3_1: 'current page ns-directml-dml_cast_operator_desc.md (MicrosoftDocs/sdk-api 879f4fcc329a, ms.date ?)',
+        FL.V3_0: 'current page ns-directml-dml_cast_operator_desc.md (MicrosoftDocs/sdk-api 879f4fcc329a, ms.date ?)',
+        FL.V1_0: 'current page ns-directml-dml_cast_operator_desc.md (MicrosoftDocs/sdk-api 879f4fcc329a, ms.date ?)',
+    },
+    'SPLIT': {
+        FL.V4_1: 'current page ns-directml-dml_split_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+        FL.V3_0: 'current page ns-directml-dml_split_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+        FL.V2_1: 'current page ns-directml-dml_split_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+        FL.V1_0: 'current page ns-directml-dml_split_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+    },
     'JOIN': {
         FL.V3_0: 'stored copy ns-directml-dml_join_operator_desc.md (ms.date 11/02/2020)',
         FL.V2_1: 'stored copy ns-directml-dml_join_operator_desc.md (ms.date 11/02/2020)',
         FL.V1_0: 'stored copy ns-directml-dml_join_operator_desc.md (ms.date 11/02/2020)',
+    },
+    'PADDING': {
+        FL.V5_0: 'current page ns-directml-dml_padding_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+        FL.V3_1: 'current page ns-directml-dml_padding_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+        FL.V2_1: 'current page ns-directml-dml_padding_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+        FL.V1_0: 'current page ns-directml-dml_padding_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+    },
+    'VALUE_SCALE_2D': {
+        FL.V1_0: 'current page ns-directml-dml_value_scale_2d_operator_desc.md (MicrosoftDocs/sdk-api 0f1321925c4c, ms.date ?)',
+    },
+    'UPSAMPLE_2D': {
+        FL.V1_0: 'current page ns-directml-dml_upsample_2d_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+    },
+    'SPACE_TO_DEPTH': {
+        FL.V5_0: 'current page ns-directml-dml_space_to_depth_operator_desc.md (MicrosoftDocs/sdk-api 6721cae40a45, ms.date ?)',
+        FL.V2_1: 'current page ns-directml-dml_space_to_depth_operator_desc.md (MicrosoftDocs/sdk-api 6721cae40a45, ms.date ?)',
+        FL.V1_0: 'current page ns-directml-dml_space_to_depth_operator_desc.md (MicrosoftDocs/sdk-api 6721cae40a45, ms.date ?)',
+    },
+    'DEPTH_TO_SPACE': {
+        FL.V5_0: 'current page ns-directml-dml_depth_to_space_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+        FL.V2_1: 'current page ns-directml-dml_depth_to_space_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+        FL.V1_0: 'current page ns-directml-dml_depth_to_space_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+    },
+    'TILE': {
+        FL.V4_1: 'current page ns-directml-dml_tile_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+        FL.V3_1: 'current page ns-directml-dml_tile_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+        FL.V2_1: 'current page ns-directml-dml_tile_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+        FL.V1_0: 'current page ns-directml-dml_tile_operator_desc.md (MicrosoftDocs/sdk-api b6ccb924f6c4, ms.date ?)',
+    },
+    'TOP_K': {
+        FL.V5_0: 'current page ns-directml-dml_top_k_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+        FL.V3_1: 'current page ns-directml-dml_top_k_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+        FL.V2_1: 'current page ns-directml-dml_top_k_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+        FL.V2_0: 'current page ns-directml-dml_top_k_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
+    },
+    'LOCAL_RESPONSE_NORMALIZATION': {
+        FL.V1_0: 'current page ns-directml-dml_local_response_normalization_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
     },
     'LP_NORMALIZATION': {
         FL.V1_0: 'stored copy ns-directml-dml_lp_normalization_operator_desc.md (ms.date 11/02/2020)',
@@ -1900,9 +2169,19 @@ SOURCES: dict[str, dict[FL, str]] = {
         FL.V3_0: 'current page ns-directml-dml_activation_shrink_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
         FL.V2_0: 'current page ns-directml-dml_activation_shrink_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
     },
+    'MAX_UNPOOLING': {
+        FL.V5_0: 'current page ns-directml-dml_max_unpooling_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date ?)',
+        FL.V3_0: 'current page ns-directml-dml_max_unpooling_operator_desc.md (MicrosoftDocs/sdk-api dd64e5cb8c7c, ms.date ?)',
+    },
     'DIAGONAL_MATRIX': {
         FL.V2_1: 'stored copy ns-directml-dml_diagonal_matrix_operator_desc.md (ms.date 10/29/2020)',
         FL.V2_0: 'stored copy ns-directml-dml_diagonal_matrix_operator_desc.md (ms.date 10/29/2020)',
+    },
+    'SCATTER_ELEMENTS': {
+        FL.V4_1: 'current page ns-directml-dml_scatter_operator_desc.md (MicrosoftDocs/sdk-api f88051d5c21a, ms.date ?)',
+        FL.V3_0: 'current page ns-directml-dml_scatter_operator_desc.md (MicrosoftDocs/sdk-api f88051d5c21a, ms.date ?)',
+        FL.V2_1: 'current page ns-directml-dml_scatter_operator_desc.md (MicrosoftDocs/sdk-api f88051d5c21a, ms.date ?)',
+        FL.V1_0: 'current page ns-directml-dml_scatter_operator_desc.md (MicrosoftDocs/sdk-api f88051d5c21a, ms.date ?)',
     },
     'ONE_HOT': {
         FL.V3_0: 'stored copy ns-directml-dml_one_hot_operator_desc.md (ms.date 11/03/2020)',
@@ -2160,9 +2439,21 @@ SAME: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
     'ACTIVATION_SOFTSIGN': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ACTIVATION_TANH': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ACTIVATION_THRESHOLDED_RELU': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'GEMM': ((('ATensor', 'BTensor', 'CTensor', 'OutputTensor'), ('DataType', 'DimensionCount')), (('CTensor', 'OutputTensor'), ('Sizes',)),),
     'AVERAGE_POOLING': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount')),),
     'LP_POOLING': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount')),),
+    'SLICE': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount')),),
+    'CAST': ((('InputTensor', 'OutputTensor'), ('DimensionCount', 'Sizes')),),
+    'SPLIT': ((('InputTensor', 'OutputTensors'), ('DataType', 'DimensionCount')),),
     'JOIN': ((('InputTensors', 'OutputTensor'), ('DataType', 'DimensionCount')),),
+    'PADDING': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount')),),
+    'VALUE_SCALE_2D': ((('InputTensor', 'OutputTensor'), ('DataType', 'Sizes')),),
+    'UPSAMPLE_2D': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount')),),
+    'SPACE_TO_DEPTH': ((('InputTensor', 'OutputTensor'), ('DataType',)),),
+    'DEPTH_TO_SPACE': ((('InputTensor', 'OutputTensor'), ('DataType',)),),
+    'TILE': ((('InputTensor', 'OutputTensor'), ('DataType',)),),
+    'TOP_K': ((('InputTensor', 'OutputIndexTensor', 'OutputValueTensor'), ('DimensionCount',)), (('InputTensor', 'OutputValueTensor'), ('DataType',)),),
+    'LOCAL_RESPONSE_NORMALIZATION': ((('InputTensor', 'OutputTensor'), ('DataType', 'Sizes')),),
     'LP_NORMALIZATION': ((('InputTensor', 'OutputTensor'), ('DataType', 'Sizes')),),
     'GRU': ((('BiasTensor', 'HiddenInitTensor', 'InputTensor', 'OutputSequenceTensor', 'OutputSingleTensor', 'RecurrenceTensor', 'WeightTensor'), ('DataType',)),),
     'ELEMENT_WISE_SIGN': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
@@ -2176,6 +2467,8 @@ SAME: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
     'ELEMENT_WISE_IF': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType',)), (('ATensor', 'BTensor', 'ConditionTensor', 'OutputTensor'), ('DimensionCount', 'Sizes')),),
     'ELEMENT_WISE_ADD1': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
     'ACTIVATION_SHRINK': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),
+    'MAX_UNPOOLING': ((('InputTensor', 'OutputTensor'), ('DataType',)),),
+    'SCATTER_ELEMENTS': ((('IndicesTensor', 'InputTensor', 'OutputTensor', 'UpdatesTensor'), ('DimensionCount',)), (('InputTensor', 'OutputTensor', 'UpdatesTensor'), ('DataType',)),),
     'ONE_HOT': ((('IndicesTensor', 'OutputTensor', 'ValuesTensor'), ('DimensionCount',)), (('OutputTensor', 'ValuesTensor'), ('DataType',)),),
     'RESAMPLE': ((('InputTensor', 'OutputTensor'), ('DataType',)),),
     'ELEMENT_WISE_BIT_SHIFT_LEFT': ((('ATensor', 'BTensor', 'OutputTensor'), ('DataType', 'DimensionCount', 'Sizes')),),

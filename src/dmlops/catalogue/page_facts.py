@@ -92,10 +92,11 @@ SUPPORT_OVERRIDES: dict[str, dict[FeatureLevel, dict[str, RawRow]]] = {
 """operator -> level -> member -> row replacing the page's. A level the page lacks gets a
 table of its own: the page's table below it with these rows replaced."""
 
-for _op, _rows in PROBED.items():  # the hand-written rows above, where there are, win
-    _at = SUPPORT_OVERRIDES.setdefault(_op, {}).setdefault(_V, {})
+for _op, _rows in PROBED.items():  # the hand-written rows above, where there are (at any level), win
+    _hand = {m for _lv in SUPPORT_OVERRIDES.get(_op, {}).values() for m in _lv}
     for _member, _probed in _rows.items():
-        _at.setdefault(_member, _probed)
+        if _member not in _hand:
+            SUPPORT_OVERRIDES.setdefault(_op, {}).setdefault(_V, {}).setdefault(_member, _probed)
 
 
 def _without(operator: str, attribute: str, *, drop_member: str | None = None) -> tuple[Rule, ...]:
