@@ -61,6 +61,10 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 def __getattr__(name: str) -> Any:
     entry = _LAZY.get(name)
+    if entry is None and not name.startswith("_"):
+        # the element-wise family's functions are made from a table (ops/elementwise.py)
+        if name in importlib.import_module(f"{__name__}.ops.elementwise").FUNCTIONS:
+            entry = ("ops.elementwise", name)
     if entry is None:
         raise AttributeError(f"module 'dmlops' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{entry[0]}"), entry[1])

@@ -38,6 +38,10 @@ The family is also each desc class's ``family`` and the module of the same basen
 ``reference/``, ``cpu/``, ``cuda/`` and ``ops/``; its ``OPERATORS`` table maps the
 operator name to the backend's function."""
 
+GENERIC_FAMILIES: tuple[str, ...] = ("elementwise",)
+"""Families whose operators keep their generic (catalogue-made) descs: each module's
+``claim(name)`` gives the family and backends of the operators it implements."""
+
 
 def operator_name(operator_type: str) -> str:
     """``"DML_OPERATOR_SLICE1"`` or ``"SLICE1"`` -> ``"SLICE1"`` (case-sensitive, as DxDispatch).
@@ -93,4 +97,12 @@ def desc_from_json(operator_type: str, desc: Mapping[str, Any], *, require_count
     return desc_class(operator_type).from_dml_dict(desc, require_counts=require_counts)
 
 
-__all__ = ["REGISTRY", "OperatorDesc", "TensorSupport", "desc_class", "desc_from_json", "operator_name"]
+__all__ = [
+    "GENERIC_FAMILIES",
+    "REGISTRY",
+    "OperatorDesc",
+    "TensorSupport",
+    "desc_class",
+    "desc_from_json",
+    "operator_name",
+]

@@ -52,6 +52,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -587,7 +588,19 @@ def _support_table(spec: OperatorSpec) -> SupportTable:
     return table
 
 
+def _claimed(name: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(family, backends)`` from the family module that claims a catalogue row (``GENERIC_FAMILIES``)."""
+    from . import GENERIC_FAMILIES
+
+    for family in GENERIC_FAMILIES:
+        found: tuple[str, tuple[str, ...]] | None = importlib.import_module(f"{__package__}.{family}").claim(name)
+        if found is not None:
+            return found
+    return None
+
+
 def _make_class(spec: OperatorSpec) -> type[GenericDesc]:
+    claimed = _claimed(spec.name)
     fields: list[tuple[str, Any, Any]] = []
     for m in spec.members:
         if m.kind == "count":
@@ -602,10 +615,11 @@ def _make_class(spec: OperatorSpec) -> type[GenericDesc]:
         "dml_name": spec.struct,
         "operator_type": CatalogueOperatorType[spec.name],
         "introduced": spec.feature_level,
-        "family": "",  # directml only: no dmlops family implements it yet
+        "family": claimed[0] if claimed else "",  # "": directml only, no dmlops family implements it yet
         "count_members": spec.count_members(),
         "spec": spec,
         "support": _support_table(spec),
+        **({"backends": claimed[1]} if claimed else {}),
         "__doc__": f"{spec.struct} ({spec.feature_level}), made from the catalogue and its page's facts.",
     }
     cls = dataclasses.make_dataclass(

@@ -1,0 +1,105 @@
+"""The element-wise and activation family: which operators it holds, and the rules every backend shares.
+
+Its 92 operators (the ELEMENT_WISE_* and ACTIVATION_* rows of the catalogue) keep the
+generic descs made from their catalogue rows (:mod:`.generic`); this module *claims*
+them, so their desc classes carry ``family = "elementwise"`` and the reference backend
+dispatches to ``reference/elementwise.py``. ``REFERENCE_OPERATORS`` lists those the
+NumPy reference implements; the others run on ``directml`` only and every other
+backend refuses them with UnsupportedError naming directml.
+
+Rules DirectML 1.15.4 follows (probed on the ``directml`` backend; where a page is
+silent or says otherwise, DirectML wins):
+
+* Integer arithmetic of 8/16/32-bit types is done in 32-bit registers and the result's
+  low bits are stored (wrap-around), except ABS and NEGATE of 8-bit and 16-bit types,
+  which saturate (ABS(INT8 -128) = 127); 32-bit ABS/NEGATE wrap (ABS(INT32_MIN) = INT32_MIN).
+* Signed integer DIVIDE: the unsigned quotient of the magnitudes, negated when the signs
+  differ; a divisor of 0 gives the all-ones quotient (so ``a / 0`` is -1 for ``a >= 0``
+  and 1 for ``a < 0``); INT32_MIN / -1 = INT32_MIN. Unsigned: ``a / 0`` = all ones.
+* MODULUS_TRUNCATE (signed) is ``a - (a / b) * b`` with that quotient (``a % 0 = a``);
+  unsigned: the unsigned remainder (``a % 0`` = all ones). MODULUS_FLOOR is the unsigned
+  remainder of the magnitudes with the dividend's sign, plus ``b`` when nonzero and of
+  the other sign than ``b`` (``a % 0`` is -1 for ``a >= 0``, 1 for ``a < 0``).
+  Float modulus is ``a - b * trunc(a / b)`` / ``a - b * floor(a / b)`` in float32 steps
+  (``x % inf`` is NaN).
+* Shift counts are taken modulo 32 (8/16/32-bit types), the shifted 32-bit value truncated.
+* MAX / MIN of a NaN and a number give the number; equal operands (``-0`` and ``+0``)
+  give A. CLIP is ``max(min(x, Max), Min)`` with those rules (NaN -> Max; Min > Max ->
+  Min). THRESHOLD is ``max(x, Min)`` (NaN -> Min).
+* ScaleBias is ``x * Scale + Bias`` in two float32 roundings (no fused multiply-add);
+  an integer input is converted to float32 first and the result stored truncated.
+* ROUND: TOWARD_ZERO truncates; TOWARD_INFINITY rounds halves away from zero as
+  ``x >= 0 ? floor(x + 0.5) : ceil(x - 0.5)`` in float32 (so ROUND(-0) = +0).
+* SIGN(NaN) = 0, SIGN(-0) = +0.
+* SOFTMAX / LOG_SOFTMAX / HARDMAX (FL 1.0) work along the last dimension; the *1
+  variants along the set ``Axes``. HARDMAX picks the first maximum by a strict ``>``
+  scan from the first element (a NaN at the first position wins, NaN elsewhere never).
+  LOG_SOFTMAX is ``(x - m) - log(max(sum(exp(x - m)), 1e-20))``, ``m`` the NaN-ignoring
+  maximum.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..catalogue import OPERATORS as CATALOGUE_OPERATORS
+
+FAMILY = "elementwise"
+
+OPERATORS: frozenset[str] = frozenset(
+    op.name for op in CATALOGUE_OPERATORS if op.name.startswith(("ELEMENT_WISE_", "ACTIVATION_"))
+)
+"""Every operator of the family (the 65 ELEMENT_WISE_* and the 27 ACTIVATION_* rows)."""
+
+REFERENCE_OPERATORS: frozenset[str] = frozenset(
+    """
+    ELEMENT_WISE_IDENTITY ELEMENT_WISE_ABS ELEMENT_WISE_ACOS ELEMENT_WISE_ACOSH ELEMENT_WISE_ADD
+    ELEMENT_WISE_ADD1 ELEMENT_WISE_ASIN ELEMENT_WISE_ASINH ELEMENT_WISE_ATAN ELEMENT_WISE_ATANH
+    ELEMENT_WISE_ATAN_YX ELEMENT_WISE_BIT_AND ELEMENT_WISE_BIT_COUNT ELEMENT_WISE_BIT_NOT
+    ELEMENT_WISE_BIT_OR ELEMENT_WISE_BIT_SHIFT_LEFT ELEMENT_WISE_BIT_SHIFT_RIGHT ELEMENT_WISE_BIT_XOR
+    ELEMENT_WISE_CEIL ELEMENT_WISE_CLIP ELEMENT_WISE_CLIP1 ELEMENT_WISE_CONSTANT_POW ELEMENT_WISE_COS
+    ELEMENT_WISE_COSH ELEMENT_WISE_DIFFERENCE_SQUARE ELEMENT_WISE_DIVIDE ELEMENT_WISE_ERF
+    ELEMENT_WISE_EXP ELEMENT_WISE_FLOOR ELEMENT_WISE_IF ELEMENT_WISE_IS_INFINITY ELEMENT_WISE_IS_NAN
+    ELEMENT_WISE_LOG ELEMENT_WISE_LOGICAL_AND ELEMENT_WISE_LOGICAL_EQUALS
+    ELEMENT_WISE_LOGICAL_GREATER_THAN ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL
+    ELEMENT_WISE_LOGICAL_LESS_THAN ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL ELEMENT_WISE_LOGICAL_NOT
+    ELEMENT_WISE_LOGICAL_OR ELEMENT_WISE_LOGICAL_XOR ELEMENT_WISE_MAX ELEMENT_WISE_MEAN ELEMENT_WISE_MIN
+    ELEMENT_WISE_MODULUS_FLOOR ELEMENT_WISE_MODULUS_TRUNCATE ELEMENT_WISE_MULTIPLY ELEMENT_WISE_NEGATE
+    ELEMENT_WISE_POW ELEMENT_WISE_RECIP ELEMENT_WISE_ROUND ELEMENT_WISE_SIGN ELEMENT_WISE_SIN
+    ELEMENT_WISE_SINH ELEMENT_WISE_SQRT ELEMENT_WISE_SUBTRACT ELEMENT_WISE_TAN ELEMENT_WISE_TANH
+    ELEMENT_WISE_THRESHOLD
+    ACTIVATION_CELU ACTIVATION_ELU ACTIVATION_GELU ACTIVATION_HARDMAX ACTIVATION_HARDMAX1
+    ACTIVATION_HARD_SIGMOID ACTIVATION_HARD_SWISH ACTIVATION_IDENTITY ACTIVATION_LEAKY_RELU
+    ACTIVATION_LINEAR ACTIVATION_LOG_SOFTMAX ACTIVATION_LOG_SOFTMAX1 ACTIVATION_PARAMETERIZED_RELU
+    ACTIVATION_PARAMETRIC_SOFTPLUS ACTIVATION_RELU ACTIVATION_RELU_GRAD ACTIVATION_SCALED_ELU
+    ACTIVATION_SCALED_TANH ACTIVATION_SHRINK ACTIVATION_SIGMOID ACTIVATION_SOFTMAX ACTIVATION_SOFTMAX1
+    ACTIVATION_SOFTPLUS ACTIVATION_SOFTSIGN ACTIVATION_SWISH ACTIVATION_TANH ACTIVATION_THRESHOLDED_RELU
+    """.split()
+)
+"""The operators the NumPy reference implements (``reference/elementwise.py``'s ``OPERATORS``)."""
+
+
+def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(family, backends)`` for an operator of this family, None for any other.
+
+    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
+    """
+    if operator not in OPERATORS:
+        return None
+    return FAMILY, (("numpy", "directml") if operator in REFERENCE_OPERATORS else ("directml",))
+
+
+def reduction_axes(desc: Any) -> tuple[int, ...]:
+    """The axes SOFTMAX-like operators reduce: ``Axes`` (the *1 variants) or the last dimension."""
+    axes = getattr(desc, "axes", None)
+    if axes is None:
+        return (len(desc.input_tensor.sizes) - 1,)
+    return tuple(sorted(int(a) for a in axes))
+
+
+LOG_SOFTMAX_MIN_SUM = np.float32(1e-20)
+"""LOG_SOFTMAX's floor under the sum of exponentials (probed: a NaN sum becomes 1e-20)."""
+
+__all__ = ["FAMILY", "LOG_SOFTMAX_MIN_SUM", "OPERATORS", "REFERENCE_OPERATORS", "claim", "reduction_axes"]

@@ -1,0 +1,161 @@
+"""The element-wise family's NumPy reference: page examples, DirectML's probed rules, the hooks.
+
+The differential tests against the real DirectML are in
+tests/directml/test_directml_elementwise.py; these run everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dmlops
+from dmlops.descs import desc_class, desc_from_json
+from dmlops.descs.elementwise import OPERATORS, REFERENCE_OPERATORS
+from dmlops.errors import UnsupportedError
+from dmlops.reference import elementwise as reference
+
+
+def test_the_family_claims_its_92_operators() -> None:
+    assert len(OPERATORS) == 92 and REFERENCE_OPERATORS <= OPERATORS
+    assert set(reference.OPERATORS) == REFERENCE_OPERATORS
+    for name in OPERATORS:
+        cls = desc_class(name)
+        assert cls.family == "elementwise"
+        assert cls.backends == (("numpy", "directml") if name in REFERENCE_OPERATORS else ("directml",))
+    assert desc_class("GEMM").family == ""
+
+
+def test_an_unimplemented_operator_is_refused_naming_directml() -> None:
+    name = sorted(OPERATORS - REFERENCE_OPERATORS)[0]
+    desc = desc_class(name)
+    assert "numpy" not in desc.backends
+    with pytest.raises(UnsupportedError, match="directml"):
+        dmlops.execute(
+            desc_from_json(
+                "ELEMENT_WISE_QUANTIZE_LINEAR",
+                {
+                    "InputTensor": {"DataType": "FLOAT32", "Sizes": [2]},
+                    "ScaleTensor": {"DataType": "FLOAT32", "Sizes": [2]},
+                    "OutputTensor": {"DataType": "UINT8", "Sizes": [2]},
+                },
+            ),
+            {"InputTensor": np.ones(2, np.float32), "ScaleTensor": np.ones(2, np.float32)},
+        )
+
+
+def test_float_modulus_is_refused_not_guessed() -> None:
+    with pytest.raises(UnsupportedError, match="directml"):
+        dmlops.modulus_floor(np.ones(2, np.float32), np.ones(2, np.float32))
+
+
+# -- page examples and hand-computed cases --------------------------------------------------
+
+
+def test_add1_with_fused_relu() -> None:
+    a = np.array([1, -2, 3], np.float32)
+    b = np.array([1, 1, -5], np.float32)
+    got = dmlops.add1(a, b, fused_activation="ACTIVATION_RELU")
+    np.testing.assert_array_equal(got, [2, 0, 0])
+    assert np.signbit(got[1]) and np.signbit(got[2])  # DirectML's fused RELU: x * (x > 0)
+
+
+def test_identity_scale_bias_is_two_float32_roundings() -> None:
+    x = np.array([1, 2, 3], np.float32)
+    np.testing.assert_array_equal(dmlops.identity(x, scale_bias=(0.5, 3.0)), [3.5, 4, 4.5])
+    # an integer input: float32 arithmetic, the result truncated and saturated
+    got = dmlops.identity(np.array([-3, 1, 5, 100], np.int8), scale_bias=(1.5, 0.25))
+    np.testing.assert_array_equal(got, [-4, 1, 7, 127])
+
+
+def test_integer_division_and_moduli_follow_directml() -> None:
+    a = np.array([7, -7, 7, -7, 5, -5, 0, -128, 127], np.int8)
+    b = np.array([2, 2, -2, -2, 0, 0, 0, -1, -1], np.int8)
+    np.testing.assert_array_equal(dmlops.divide(a, b), [3, -3, -3, 3, -1, 1, -1, -128, -127])
+    np.testing.assert_array_equal(dmlops.modulus_truncate(a, b), [1, -1, 1, -1, 5, -5, 0, 0, 0])
+    np.testing.assert_array_equal(dmlops.modulus_floor(a, b), [1, 1, -1, -1, -1, 1, -1, 0, 0])
+    u = np.array([7, 255, 0], np.uint8)
+    v = np.array([2, 0, 0], np.uint8)
+    np.testing.assert_array_equal(dmlops.divide(u, v), [3, 255, 255])
+    np.testing.assert_array_equal(dmlops.modulus_truncate(u, v), [1, 255, 255])
+
+
+def test_shift_counts_are_taken_modulo_32() -> None:
+    x = np.full(6, 0b10110101, np.uint8)
+    s = np.array([1, 7, 8, 33, 39, 40], np.uint8)
+    np.testing.assert_array_equal(dmlops.bit_shift_left(x, s), [106, 128, 0, 106, 128, 0])
+    np.testing.assert_array_equal(dmlops.bit_shift_right(x, s), [90, 1, 0, 90, 1, 0])
+    y = np.full(3, 0xB5000001, np.uint32)
+    np.testing.assert_array_equal(dmlops.bit_shift_left(y, np.array([32, 33, 64], np.uint32)), [y[0], 0x6A000002, y[0]])
+
+
+def test_abs_negate_saturate_on_8_bit_and_wrap_on_32_bit() -> None:
+    np.testing.assert_array_equal(dmlops.abs(np.array([-128, -5], np.int8)), [127, 5])
+    np.testing.assert_array_equal(dmlops.negate(np.array([-128, 5], np.int8)), [127, -5])
+    np.testing.assert_array_equal(dmlops.abs(np.array([-(2**31)], np.int32)), [-(2**31)])
+    np.testing.assert_array_equal(dmlops.add(np.array([125], np.int8), np.array([10], np.int8)), [-121])
+
+
+def test_max_min_clip_threshold_with_nan() -> None:
+    n = np.nan
+    x = np.array([n, 1, n, -0.0, 0.0], np.float32)
+    y = np.array([1, n, n, 0.0, -0.0], np.float32)
+    got = dmlops.max(x, y)
+    np.testing.assert_array_equal(got, [1, 1, n, 0, 0])
+    assert list(np.signbit(got)) == [False, False, False, True, False]  # a tie gives A
+    c = np.array([n, -5, 5, 0.5], np.float32)
+    np.testing.assert_array_equal(dmlops.clip(c, min=-1.0, max=1.0), [1, -1, 1, 0.5])
+    np.testing.assert_array_equal(dmlops.clip(c, min=1.0, max=-1.0), [1, 1, 1, 1])
+    np.testing.assert_array_equal(dmlops.threshold(c, min=1.0), [1, 1, 5, 1])
+
+
+def test_round_modes() -> None:
+    t = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.7, -2.7], np.float32)
+    np.testing.assert_array_equal(
+        dmlops.round(t, rounding_mode="HALVES_TO_NEAREST_EVEN"), [-2, -2, -0.0, 0, 2, 2, 3, -3]
+    )
+    np.testing.assert_array_equal(dmlops.round(t, rounding_mode="TOWARD_ZERO"), [-2, -1, 0, 0, 1, 2, 2, -2])
+    np.testing.assert_array_equal(dmlops.round(t, rounding_mode="TOWARD_INFINITY"), [-3, -2, -1, 1, 2, 3, 3, -3])
+    assert not np.signbit(dmlops.round(np.array([-0.0], np.float32), rounding_mode="TOWARD_INFINITY"))[0]
+
+
+def test_is_infinity_modes_and_sign() -> None:
+    x = np.array([np.inf, -np.inf, np.nan, 1], np.float32)
+    np.testing.assert_array_equal(dmlops.is_infinity(x, infinity_mode="EITHER"), [1, 1, 0, 0])
+    np.testing.assert_array_equal(dmlops.is_infinity(x, infinity_mode="POSITIVE"), [1, 0, 0, 0])
+    np.testing.assert_array_equal(dmlops.is_infinity(x, infinity_mode="NEGATIVE"), [0, 1, 0, 0])
+    got = dmlops.sign(np.array([np.nan, -0.0, -3, 2], np.float32))
+    np.testing.assert_array_equal(got, [0, 0, -1, 1])
+    assert not np.signbit(got[1])
+
+
+def test_softmax_axes_and_hardmax_ties() -> None:
+    x = np.array([[1, 3, 3, 2], [5, 1, 5, 0]], np.float32)
+    np.testing.assert_array_equal(dmlops.hardmax1(x, axes=[0, 1]), [[0, 0, 0, 0], [1, 0, 0, 0]])
+    np.testing.assert_array_equal(dmlops.hardmax1(x, axes=[0]), [[0, 1, 0, 1], [1, 0, 1, 0]])
+    np.testing.assert_array_equal(dmlops.hardmax(np.array([[np.nan, 1, 2]], np.float32)), [[1, 0, 0]])
+    got = dmlops.softmax1(x, axes=[1])
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), rtol=1e-6)
+    # LOG_SOFTMAX floors a NaN sum at 1e-20 (probed): [nan, 1, 2, 0] -> x - 2 + 46.0517
+    got = dmlops.log_softmax(np.array([[np.nan, 1, 2, 0]], np.float32))
+    np.testing.assert_allclose(got[0, 1:], [45.0517, 46.0517, 44.0517], rtol=1e-5)
+
+
+def test_broadcast_operand_reads_through_zero_strides() -> None:
+    a = np.array([[1, 2, 3]], np.float32)
+    b = np.array([[10], [20]], np.float32)
+    np.testing.assert_array_equal(dmlops.add(a, b), a + b)
+    np.testing.assert_array_equal(dmlops.logical_less_than(a, np.float32(2)), [[1, 0, 0]])
+
+
+def test_activations_hand_computed() -> None:
+    x = np.array([-2, -0.5, 0, 0.5, 2], np.float32)
+    np.testing.assert_array_equal(dmlops.relu(x), [0, 0, 0, 0.5, 2])
+    np.testing.assert_allclose(dmlops.leaky_relu(x, alpha=0.1), [-0.2, -0.05, 0, 0.5, 2], rtol=1e-6)
+    np.testing.assert_allclose(dmlops.sigmoid(x), 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-6)
+    np.testing.assert_allclose(dmlops.hard_sigmoid(x, alpha=0.2, beta=0.5), [0.1, 0.4, 0.5, 0.6, 0.9], rtol=1e-6)
+    np.testing.assert_array_equal(dmlops.thresholded_relu(x, alpha=0.5), [0, 0, 0, 0, 2])
+    np.testing.assert_allclose(dmlops.shrink(x, bias=0.25, threshold=0.5), [-1.75, 0, 0, 0, 1.75])
+    np.testing.assert_allclose(dmlops.gelu(np.array([1.0], np.float32)), [0.8413447460685429], rtol=1e-7)
+    np.testing.assert_array_equal(dmlops.relu_grad(x, np.ones(5, np.float32)), [0, 0, 0, 1, 1])
