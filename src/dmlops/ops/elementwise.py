@@ -33,7 +33,7 @@ _UINT8_OUTPUT = ("ELEMENT_WISE_LOGICAL_", "ELEMENT_WISE_IS_NAN", "ELEMENT_WISE_I
 
 
 def _function_name(operator: str) -> str:
-    """``ELEMENT_WISE_ADD`` -> ``add``, ``ACTIVATION_RELU`` -> ``relu`` (``activation_identity``, ``activation_tanh``)."""
+    """``ELEMENT_WISE_ADD`` -> ``add``, ``ACTIVATION_RELU`` -> ``relu`` (``activation_identity``/``_tanh``)."""
     if operator == "ACTIVATION_IDENTITY":
         return "activation_identity"
     if operator == "ACTIVATION_TANH":
