@@ -133,6 +133,15 @@ def _arith(fn: Callable[[Array, Array], Array]) -> Rule:
     return rule
 
 
+def _f32(x: Array) -> Array:
+    """Rounded to float32 (a step DirectML rounds), kept in float64."""
+    return x.astype(F32).astype(np.float64)
+
+
+def _sq(x: Array) -> Array:
+    return x * x
+
+
 def _divide(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     a, b = xs
     if _is_float(a):
@@ -497,7 +506,8 @@ _RULES: dict[str, Rule] = {
     "ELEMENT_WISE_ADD1": _arith(lambda a, b: a + b),
     "ELEMENT_WISE_SUBTRACT": _arith(lambda a, b: a - b),
     "ELEMENT_WISE_MULTIPLY": _arith(lambda a, b: a * b),
-    "ELEMENT_WISE_DIFFERENCE_SQUARE": _arith(lambda a, b: (a - b) * (a - b)),
+    # DirectML rounds the difference to float32 before squaring it (probed: 1-ulp differences otherwise)
+    "ELEMENT_WISE_DIFFERENCE_SQUARE": _arith(lambda a, b: _sq(_f32(a - b) if a.dtype.kind == "f" else a - b)),
     "ELEMENT_WISE_DIVIDE": _divide,
     "ELEMENT_WISE_MODULUS_TRUNCATE": _modulus(floor=False),  # integers only
     "ELEMENT_WISE_MODULUS_FLOOR": _modulus(floor=True),
