@@ -85,7 +85,8 @@ def store(result: NDArray[Any], target: NDArray[Any]) -> None:
         with np.errstate(invalid="ignore"):
             # NaN converts to 0, as D3D's ftoi/ftou define it
             result = np.where(np.isnan(result), 0, np.clip(np.trunc(result), info.min, info.max))
-    np.copyto(target, result, casting="unsafe")
+    with np.errstate(over="ignore"):  # a float result beyond the target type's range stores +-inf
+        np.copyto(target, result, casting="unsafe")
 
 
 def bind_all(
