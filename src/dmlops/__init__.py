@@ -12,6 +12,7 @@ and backends load on first use.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any
 
 from .backends import BACKENDS, DEFAULT_BACKEND, execute
@@ -61,7 +62,9 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 def __getattr__(name: str) -> Any:
     entry = _LAZY.get(name)
-    if entry is None and not name.startswith("_"):
+    # A submodule's name falls through to the import system (``from dmlops import catalogue``
+    # before it is imported must not build the element-wise functions, which need it).
+    if entry is None and not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is None:
         # the element-wise family's functions are made from a table (ops/elementwise.py)
         if name in importlib.import_module(f"{__name__}.ops.elementwise").FUNCTIONS:
             entry = ("ops.elementwise", name)

@@ -17,8 +17,9 @@ from _directml import directml  # noqa: F401  (fixture)
 
 import dmlops
 from dmlops.descs import desc_from_json
+from dmlops.directml import create_operator
 from dmlops.enums import TensorDataType
-from dmlops.errors import DirectMLRejectedDescError, DirectMLStackLimitError
+from dmlops.errors import DirectMLRejectedDescError, DirectMLStackLimitError, InvalidDescError
 from oracles.elementwise import CASES, TOLERANCE, Case, data
 
 pytestmark = [pytest.mark.directml, pytest.mark.usefixtures("directml")]
@@ -74,8 +75,17 @@ def compare(case: Case, expected: np.ndarray, got: np.ndarray) -> None:
 def test_reference_matches_directml(case: Case, dtype_name: str) -> None:
     desc, inputs = build(case, dtype_name)
     try:
+        desc.validate()
+    except InvalidDescError:
+        # dmlops rejects it: DirectML's CreateOperator must reject it too (validation parity)
+        with pytest.raises(DirectMLRejectedDescError):
+            create_operator(desc)
+        return
+    try:
         got = dmlops.execute(desc, inputs, backend="directml")[case.output]
-    except (DirectMLStackLimitError, DirectMLRejectedDescError) as exc:
+    except DirectMLStackLimitError as exc:
         pytest.skip(f"{type(exc).__name__}: not comparable here")
+    except DirectMLRejectedDescError:
+        pytest.fail("dmlops validates this desc but DirectML's CreateOperator rejects it (a validation divergence)")
     expected = dmlops.execute(desc, inputs, backend="numpy")[case.output]
     compare(case, expected, got)

@@ -78,6 +78,15 @@ SUPPORT_OVERRIDES: dict[str, dict[FeatureLevel, dict[str, RawRow]]] = {
         }
     },
     "RANDOM_GENERATOR": {_V: {"OutputTensor": ("output", (1, 8), "UINT32")}},
+    # CreateOperator rejects every integer type (INT8, UINT8, INT32, UINT32, INT64, UINT64
+    # probed, with and without a fused activation) and FLOAT64: floats only, at every level.
+    "ELEMENT_WISE_ADD1": {
+        level: {
+            m: (k, dims, "FLOAT32 FLOAT16")
+            for m, k in (("ATensor", "input"), ("BTensor", "input"), ("OutputTensor", "output"))
+        }
+        for level, dims in ((FeatureLevel.V2_0, (4, 5)), (FeatureLevel.V2_1, (4, 5)), (FeatureLevel.V3_0, (1, 8)))
+    },
     "JOIN": {
         FeatureLevel.V3_0: {
             "InputTensors": ("input", (1, 8), "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8"),
@@ -123,6 +132,10 @@ SAME_OVERRIDES: dict[str, tuple[Rule, ...]] = {
 """operator -> the constraints that replace the page's."""
 
 WHY: dict[str, str] = {
+    "ELEMENT_WISE_ADD1": (
+        "the page lists INT32/UINT32 from 2_1 and 8/16-bit integers from 3_0; DirectML 1.15.4's CreateOperator "
+        "rejects INT8, UINT8, INT32, UINT32, INT64, UINT64 and FLOAT64 (plain and with a fused ACTIVATION_RELU)"
+    ),
     "ADAM_OPTIMIZER": (
         "the page types TrainingStepTensor FLOAT32/FLOAT16 (4-D) and puts it in the same-DataType constraint; "
         "DirectML 1.15.4 accepts only UINT32 there (FLOAT32, INT32 rejected), with 1 to 8 dimensions"
