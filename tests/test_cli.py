@@ -176,12 +176,17 @@ def test_validate(capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
+def lines_with(name: str, out: str) -> list[str]:
+    return next(line.split() for line in out.splitlines() if line.startswith(f"  {name} "))
+
+
 def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "list")
     assert code == 0
     for name in ("SLICE1", "GATHER", "MAX_POOLING2", "MAX_POOLING_GRAD", "RESAMPLE2", "RESAMPLE_GRAD1", "ROI_ALIGN"):
         assert f"  {name} " in out
-    assert "Operators: 177 DML_OPERATOR_TYPEs, 7 on every backend" in out
+    assert "Operators: 177 DML_OPERATOR_TYPEs, 7 on every backend, " in out
+    assert lines_with("ELEMENT_WISE_ADD", out)[1:] == ["1_0", "numpy,", "directml"]
     lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
     assert lines["SLICE1"].split()[1:] == ["2_1", "numpy,", "cpu,", "cuda,", "directml"]
     assert lines["GEMM"].split()[1:] == ["1_0", "directml"]

@@ -281,9 +281,11 @@ def _cmd_list(out: TextIO) -> int:
         note = f"  ({'; '.join(notes)})" if notes else ""
         rows.append((op.name, op.feature_level.name[1:], backends + note))
     name_w = max(len(r[0]) for r in rows)
-    everywhere = sum(r[2].startswith("numpy") for r in rows)
+    everywhere = sum(r[2].startswith("numpy, cpu, cuda") for r in rows)
+    reference_only = sum(r[2].startswith("numpy, directml") for r in rows)
     print(
-        f"Operators: {len(rows)} DML_OPERATOR_TYPEs, {everywhere} on every backend, the others on directml only\n"
+        f"Operators: {len(rows)} DML_OPERATOR_TYPEs, {everywhere} on every backend, {reference_only} on numpy "
+        "and directml, the others on directml only\n"
         "(DxDispatch 'type', whose struct is DML_<type>_OPERATOR_DESC; introduced in; backends):",
         file=out,
     )
