@@ -37,6 +37,52 @@ def bind_input(desc: OperatorDesc, member: str, array: Any) -> NDArray[Any]:
     )
 
 
+def input_memory(tensor: TensorDesc, logical: NDArray[Any]) -> NDArray[Any]:
+    """The buffer DirectML would bind for an input, as a 1-D array of its elements.
+
+    ``tensor.bound_size_in_bytes // itemsize`` elements (TotalTensorSizeInBytes, at least
+    the addressed span, rounded up to 4 bytes), as ``dmlops.directml.buffers.pack_input``
+    binds them: the caller's flat buffer when ``logical`` is :func:`bind_input`'s view of
+    one (cut or extended with zeros to that length), else the logical elements stored
+    through the Strides into zeros. For reads outside a tensor's elements (GATHER's
+    out-of-range indices, erratum E41); a copy, never a view.
+    """
+    count = tensor.bound_size_in_bytes // tensor.dtype.itemsize
+    memory = np.zeros(count, dtype=logical.dtype)
+    flat = flat_buffer_of(logical, tensor)
+    if flat is not None:
+        m = min(count, flat.size)
+        memory[:m] = flat[:m]
+    else:
+        # Aliased elements (Strides 0) hold one value per address: the last one stored.
+        np.copyto(strided.view(memory, tensor, writeable=True), logical)
+    return memory
+
+
+def flat_buffer_of(logical: NDArray[Any], tensor: TensorDesc) -> NDArray[Any] | None:
+    """The flat buffer a :func:`bind_input` view was made from, or None for a logical array.
+
+    ``strided.view`` makes the view with ``as_strided`` (whose ``base`` is not an
+    ndarray) over the 1-D contiguous buffer, from its first element and with the
+    desc's Strides; an array the caller passed as the logical tensor is returned by
+    :func:`bind_input` as it is, and is not a flat buffer even when it views one.
+    """
+    holder = logical.base
+    if holder is None or isinstance(holder, np.ndarray):
+        return None
+    flat = getattr(holder, "base", None)
+    if not isinstance(flat, np.ndarray) or flat.ndim != 1 or not flat.flags.c_contiguous:
+        return None
+    item = logical.itemsize
+    if (
+        flat.dtype != logical.dtype
+        or flat.__array_interface__["data"][0] != logical.__array_interface__["data"][0]
+        or any(n > 1 and s != e * item for n, s, e in zip(logical.shape, logical.strides, tensor.element_strides))
+    ):
+        return None
+    return flat
+
+
 def bind_output(desc: OperatorDesc, member: str, out: Any | None) -> tuple[NDArray[Any], Any]:
     """(writeable logical view, object to return) for an output member.
 

@@ -367,6 +367,13 @@ class TensorDesc:
         """Elements from the first to one past the last element the desc addresses."""
         return sum((s - 1) * st for s, st in zip(self.sizes, self.element_strides)) + 1
 
+    @property
+    def bound_size_in_bytes(self) -> int:
+        """Bytes of the buffer bound to this tensor: TotalTensorSizeInBytes (at least the
+        addressed span) rounded up to a multiple of 4, as DirectML requires."""
+        span = self.addressed_element_span * self.dtype.itemsize
+        return (max(self.total_tensor_size_in_bytes, span) + 3) & ~3
+
     def with_sizes(self, sizes: Sequence[int]) -> TensorDesc:
         """A packed desc of the same data type with other sizes."""
         return TensorDesc(data_type=self.data_type, sizes=tuple(sizes))

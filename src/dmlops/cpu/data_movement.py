@@ -4,10 +4,13 @@ GATHER
 ------
 GATHER on the CPU: ``np.take(..., out=, mode="clip")`` into the output view, over threads.
 
-The indices are normalised first (ruling 2: one wrap of negative signed indices,
-then a per-axis clamp) into one ``intp`` copy (small next to the rows they select):
-signed indices in one numba pass, unsigned ones with ``np.minimum`` in their own
-type (a UINT64 above 2^63 clamps, never wraps). Strict mode uses the semantics layer's
+The indices are normalised first (one wrap of negative signed indices) into one
+``intp`` copy (small next to the rows they select): signed indices in one numba pass
+that also counts the indices outside the axis, unsigned ones with ``np.minimum`` in
+their own type and a comparison. When one is out of range, or IndexDimensions 0 has
+OutputTensor.Sizes[0] > 1, the gather reads the input's bound buffer at
+:func:`~dmlops.descs.data_movement.gather_read_addresses` instead (DirectML's flat
+address clamp, erratum E41; the same NumPy code as the reference). Strict mode uses the semantics layer's
 :func:`~dmlops.descs.data_movement.normalize_indices`, which raises DataIndexError for
 the first bad index; the reference's NumPy passes took 20 ms for 1M int64 indices
 (a sixth of the benchmark gather), the numba pass 0.5 ms. ``mode="clip"`` then
@@ -31,7 +34,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from ..descs.data_movement import GatherDesc, Slice1Desc, normalize_indices
+from .._numpy_io import input_memory
+from ..descs.data_movement import GatherDesc, Slice1Desc, gather_read_addresses, normalize_indices
 from ..enums import FeatureLevel
 from ._copy import copy_into, run_chunks
 
@@ -41,22 +45,32 @@ from ._copy import copy_into, run_chunks
 @njit(cache=True)
 def _normalize_signed(indices, n, wrap, out):  # type: ignore[no-untyped-def]  # pragma: no cover
     top = n - 1
+    bad = 0
     for i in range(indices.size):
         v = np.int64(indices[i])
-        if wrap and v < 0:  # one wrap; what is still negative clamps to 0
+        if wrap and v < 0:  # one wrap
             v += n
+        if v < 0 or v > top:
+            bad += 1
         out[i] = min(max(v, 0), top)
+    return bad
 
 
-def normalized(indices: NDArray[Any], n: int, *, wrap: bool, strict: bool, what: str) -> NDArray[np.intp]:
-    """``normalize_indices`` (ruling 2) without its temporaries when not strict; same result."""
+def normalized(indices: NDArray[Any], n: int, *, wrap: bool, strict: bool, what: str) -> NDArray[np.intp] | None:
+    """``normalize_indices`` without its temporaries when not strict; None when an index is out of range.
+
+    Strict mode raises DataIndexError for the first index out of range instead.
+    """
     if strict:
         return normalize_indices(indices, n, wrap_negative=wrap, strict=True, what=what)
     out = np.empty(indices.shape, np.intp)
     if indices.dtype.kind == "u":
-        np.minimum(indices, indices.dtype.type(n - 1), out=out, casting="unsafe")  # result <= n - 1
-    else:
-        _normalize_signed(np.ascontiguousarray(indices).reshape(-1), n, wrap, out.reshape(-1))
+        top = indices.dtype.type(n - 1)
+        if indices.size and indices.max() > top:
+            return None
+        np.copyto(out, indices, casting="unsafe")  # every value <= n - 1
+    elif _normalize_signed(np.ascontiguousarray(indices).reshape(-1), n, wrap, out.reshape(-1)):
+        return None
     return out
 
 
@@ -81,11 +95,12 @@ def run_gather(
     """``Output[pre, mid, post] = Input[pre, Indices[0.., mid], post]`` into ``outputs["OutputTensor"]``."""
     # Dropped leading output entries other than 1: DirectML computes the slab at
     # coordinate 0 of those dimensions (GatherDesc.leading_slab).
+    original = desc
     desc, x_slab, indices_slab = desc.leading_slab()
     x = inputs["InputTensor"][x_slab]
     axis = desc.axis
     n = desc.input_tensor.sizes[axis]
-    wrap = desc.indices_tensor.data_type.is_signed_integer and feature_level >= FeatureLevel.V3_0
+    wrap = desc.wraps_negative(feature_level)
     index = normalized(
         np.asarray(inputs["IndicesTensor"])[indices_slab],
         n,
@@ -93,6 +108,12 @@ def run_gather(
         strict=strict,
         what=f"{desc.dml_name}.IndicesTensor",
     )
+    if index is None or original.extra_slabs():
+        # A read outside the input's elements: DirectML's flat address clamp (E41).
+        memory = input_memory(original.input_tensor, inputs["InputTensor"])
+        address = gather_read_addresses(original, inputs["IndicesTensor"], feature_level)
+        np.copyto(outputs["OutputTensor"], memory[address])
+        return
     d = desc.dimension_count
     index = index.reshape(desc.indices_tensor.sizes[d - desc.index_dimensions :])
     target = outputs["OutputTensor"]

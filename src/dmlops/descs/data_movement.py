@@ -1,10 +1,11 @@
 """Data movement descs and their semantics: GATHER, SLICE1.
 
 The desc classes (:class:`GatherDesc`, :class:`Slice1Desc`: struct mirror, validation,
-output sizes) and the rules every backend reads: GATHER's index normalisation
-(:func:`normalize_indices`), its un-aligned output sizes (:func:`gather_full_sizes`) and
-leading slab (:meth:`GatherDesc.leading_slab`), and its strict-mode check
-(:meth:`GatherDesc.check_data`).
+output sizes) and the rules every backend reads: GATHER's un-aligned output sizes
+(:func:`gather_full_sizes`) and leading slab (:meth:`GatherDesc.leading_slab`), its
+out-of-range reads (:meth:`GatherDesc.reads_outside`, :func:`gather_read_addresses`:
+DirectML's flat address clamp, erratum E41), and its strict-mode check
+(:meth:`GatherDesc.check_data`, :func:`normalize_indices`).
 """
 
 from __future__ import annotations
@@ -100,19 +101,21 @@ class GatherDesc(OperatorDesc):
       (:meth:`leading_slab`), which dmlops follows. So Example 3 as printed
       (``IndexDimensions = 2``) is valid, but its printed output is that of
       ``IndexDimensions = 1`` (erratum E2). When ``full`` is shorter (IndexDimensions
-      0), DirectML also accepts any leading OutputTensor size, but every slab past
-      the first reads beyond the input (the last element of its memory: an address
-      clamp); dmlops keeps requiring 1 there.
+      0), DirectML also accepts any ``OutputTensor.Sizes[0]``, and so does dmlops:
+      output slab ``o`` reads ``o * InputTensor``'s element count past slab 0 when
+      InputTensor.Strides is NULL (past the input: clamped as below), the same
+      elements as slab 0 when Strides are given (erratum E41).
     * The titles of Examples 4 and 5 count axes of the unpadded tensors; ``Axis``
       counts axes of the padded ones, and the desc fields are authoritative (E3).
       The page's "The DimensionCount and DataType of this tensor must match
       InputTensor.DimensionCount" means DimensionCount and DataType both match the
       input's (E3).
-    * Invalid indices: DirectML promises only that reads stay within the input's
-      memory (E4). dmlops wraps a negative index of a signed type once (from 3_0),
-      then clamps it to ``[0, n - 1]`` of the gathered axis; ``strict=True`` in
-      :func:`dmlops.execute` raises :class:`~dmlops.errors.DataIndexError` instead
-      (ruling 2).
+    * Invalid indices: the page promises only that reads stay within the input's
+      memory (E4). DirectML 1.15.4 wraps a negative index of a signed type once (from
+      3_0), then clamps the *flat* read address into the bound buffer, and dmlops
+      follows it on every backend (:func:`gather_read_addresses`, erratum E41; ruling
+      2's per-axis clamp is overturned). ``strict=True`` in :func:`dmlops.execute`
+      raises :class:`~dmlops.errors.DataIndexError` for any index outside the axis.
 
     References
     ----------
@@ -158,6 +161,28 @@ class GatherDesc(OperatorDesc):
         full = self.full_output_sizes()
         excess = len(full) - d
         return full[excess:] if excess > 0 else (1,) * -excess + full
+
+    def wraps_negative(self, feature_level: FeatureLevel) -> bool:
+        """Whether a negative index is wrapped once (``+ n``): signed index types from FL 3_0."""
+        return self.indices_tensor.data_type.is_signed_integer and feature_level >= FeatureLevel.V3_0
+
+    def extra_slabs(self) -> bool:
+        """IndexDimensions 0 with ``OutputTensor.Sizes[0] > 1``: slabs past the first (E37, E41)."""
+        return len(self.full_output_sizes()) < self.dimension_count and self.output_tensor.sizes[0] > 1
+
+    def reads_outside(self, indices: NDArray[Any], feature_level: FeatureLevel) -> bool:
+        """True when some output element reads outside InputTensor's elements as a per-axis gather.
+
+        ``indices`` is the logical IndicesTensor. That is: an index outside ``[-n, n)``
+        (signed, FL >= 3_0) or ``[0, n)`` among those the output reads (the leading slab's),
+        or slabs past the first (:meth:`extra_slabs`). Then the backends read through
+        :func:`gather_read_addresses`; otherwise a plain per-axis gather gives the same.
+        """
+        if self.extra_slabs():
+            return True
+        desc, _, indices_slab = self.leading_slab()
+        n = desc.input_tensor.sizes[desc.axis]
+        return not indices_in_range(np.asarray(indices)[indices_slab], n, wrap_negative=self.wraps_negative(feature_level))
 
     def check_data(self, inputs: Mapping[str, Any], feature_level: FeatureLevel) -> None:
         """DataIndexError for the first IndicesTensor value outside the gathered axis (strict mode)."""
@@ -226,22 +251,125 @@ class GatherDesc(OperatorDesc):
                     indices_sizes[i],
                 )
         expected = self.output_sizes()
-        if self.output_tensor.sizes != expected:
+        compared = self.output_tensor.sizes
+        if len(self.full_output_sizes()) < d:
+            # IndexDimensions 0: DirectML accepts any OutputTensor.Sizes[0] (E37); the
+            # slabs past the first read as gather_read_addresses says (E41).
+            expected, compared = expected[1:], compared[1:]
+        if compared != expected:
+            expected = self.output_sizes()
             raise self.invalid(
                 "OutputTensor.Sizes",
                 f"must be {dims_text(expected)} (InputTensor.Sizes with Axis {self.axis} replaced by the last "
-                f"{self.index_dimensions} IndicesTensor.Sizes, right-aligned to DimensionCount {d})",
+                f"{self.index_dimensions} IndicesTensor.Sizes, right-aligned to DimensionCount {d}"
+                f"{'; Sizes[0] may be any' if len(self.full_output_sizes()) < d else ''})",
                 self.output_tensor.sizes,
             )
 
 
-# -- index normalisation: the rule every backend applies (ruling 2) -------------------------------------
+# -- out-of-range reads: DirectML's flat address clamp (erratum E41) -----------------------------------
+
+
+def indices_in_range(indices: NDArray[Any], n: int, *, wrap_negative: bool) -> bool:
+    """True when every index lies in ``[-n, n)`` (``wrap_negative``) or ``[0, n)``."""
+    if indices.size == 0:
+        return True
+    if indices.dtype.kind == "u":
+        return bool(indices.max() <= indices.dtype.type(n - 1))
+    low = -n if wrap_negative else 0
+    return bool(int(indices.min()) >= low and int(indices.max()) < n)
+
+
+def gather_read_addresses(desc: GatherDesc, indices: NDArray[Any], feature_level: FeatureLevel) -> NDArray[np.intp]:
+    """The element of InputTensor's bound buffer that every output element reads (DirectML 1.15.4).
+
+    Returns an ``intp`` array of shape OutputTensor.Sizes: element addresses into the
+    buffer bound to InputTensor, ``InputTensor.bound_size_in_bytes // itemsize`` elements
+    (TotalTensorSizeInBytes, at least the addressed span, rounded up to 4 bytes). With
+    the output coordinate split into ``pre`` / ``mid`` / ``post`` (:class:`GatherDesc`)
+    and ``S = InputTensor``'s element strides::
+
+        i = IndicesTensor[0.., mid]              # the raw value, any type
+        i = i + n   if i < 0 (signed, FL >= 3_0) # one wrap, as ruling 2
+        a = sum(pre * S[:Axis]) + i * S[Axis] + sum(post * S[Axis + 1:]) + o0 * S_extra
+        address = min(a mod 2^32, buffer elements - 1)
+
+    ``o0 * S_extra`` only with IndexDimensions 0 and ``OutputTensor.Sizes[0] > 1``: ``o0``
+    is the output's leading coordinate and ``S_extra`` the element count of InputTensor
+    when its Strides are NULL, 0 when they are given. Dropped leading output entries
+    (:meth:`GatherDesc.leading_slab`) have coordinate 0. The arithmetic is modulo 2^64,
+    then 2^32, so an index still negative after the wrap, or a UINT64 index of 2^32 or
+    more, wraps the 32-bit address (then usually clamps to the last element).
+
+    Bytes of the buffer past the tensor's elements read as the buffer holds them: the
+    caller's values when it passed the flat buffer, zero when it passed the logical
+    array (see ``dmlops._numpy_io.input_memory``). Probes on DirectML 1.15.4
+    (``tests/directml/test_directml_findings.py``): ``[[1, 2, 3], [4, 5, 6]]``, Axis 1,
+    UINT32 index 3 -> ``[4, 6]``, 5 -> ``[6, 6]``; INT32/INT64 -4 -> ``[6, 3]`` (row 0's
+    address -1 wraps past the end), -7 -> ``[6, 6]``; UINT64 / INT64 ``2^32 + 1`` ->
+    ``[2, 5]``; Axis 0 UINT32 1431655766 (``3 i = 2^32 + 2``) -> ``[3, 4, 5]``; Strides
+    ``{4, 1}`` with the flat buffer ``[1, 2, 3, 99, 4, 5, 6, 77]``: index 3 -> ``[99, 6]``
+    (the logical array: ``[0, 6]``); INT8 ``{1, 3}``: index 3 reads the buffer's fourth
+    byte; Strides ``{0, 1}``: index 3 -> the last element; with IndexDimensions 0, Input
+    ``{4, 3}`` NULL strides, Output ``{3, 4}``: slab 1 reads elements 12.. (clamped), with
+    Strides ``{3, 1}`` slab 0 again.
+    """
+    t = desc.input_tensor
+    d = desc.dimension_count
+    k = desc.index_dimensions
+    axis = desc.axis
+    strides = t.element_strides
+    full = desc.full_output_sizes()
+    excess = max(len(full) - d, 0)
+    # full coordinates with the dropped leading ones fixed at 0
+    sizes = [1 if f < excess else s for f, s in enumerate(full)]
+    values = np.asarray(indices).reshape(desc.indices_tensor.sizes[d - k :] if k else ())
+    mid_dropped = max(0, excess - axis)  # dropped dimensions among mid (the first ones)
+    values = values[tuple(slice(0, 1) if m < mid_dropped else slice(None) for m in range(k))]
+    if values.dtype.kind == "u":
+        raw = values.astype(np.uint64)
+    else:
+        signed = values.astype(np.int64)
+        if desc.wraps_negative(feature_level):
+            signed = np.where(signed < 0, signed + t.sizes[axis], signed)
+        raw = signed.astype(np.uint64)  # two's complement: exact modulo 2^64
+    address = np.zeros(sizes, dtype=np.uint64)
+    full_len = len(full)
+
+    def along(f: int, values: NDArray[Any]) -> NDArray[Any]:
+        shape = [1] * full_len
+        shape[f] = values.size
+        return values.reshape(shape)
+
+    for f in range(axis):
+        address += along(f, np.arange(sizes[f], dtype=np.uint64) * np.uint64(strides[f]))
+    mid_shape = [1] * axis + list(values.shape) + [1] * (full_len - axis - k)
+    address += raw.reshape(mid_shape) * np.uint64(strides[axis])  # wraps modulo 2^64
+    for f in range(axis + k, full_len):
+        dim = f - k + 1
+        address += along(f, np.arange(sizes[f], dtype=np.uint64) * np.uint64(strides[dim]))
+    out_sizes = desc.output_tensor.sizes
+    if full_len < d:  # IndexDimensions 0: the output's leading dimension
+        extra = t.element_count if t.strides is None else 0
+        address = address[None] + (np.arange(out_sizes[0], dtype=np.uint64) * np.uint64(extra)).reshape(
+            (-1,) + (1,) * full_len
+        )
+    address = address.reshape(out_sizes) & np.uint64(2**32 - 1)
+    last = t.bound_size_in_bytes // t.dtype.itemsize - 1
+    return np.minimum(address, np.uint64(last)).astype(np.intp)
+
+
+# -- strict mode: the index check (ruling 2) -------------------------------------------------------------
 
 
 def normalize_indices(
     indices: NDArray[Any], n: int, *, wrap_negative: bool, strict: bool, what: str = "IndicesTensor"
 ) -> NDArray[np.intp]:
-    """Indices mapped into ``[0, n - 1]`` (ruling 2), as ``intp``.
+    """Indices mapped into ``[0, n - 1]`` (ruling 2's per-axis clamp), as ``intp``.
+
+    Strict mode's check (the first bad index raises). DirectML does not clamp per axis
+    (erratum E41): the backends use this only where every index is in range (or to
+    raise), and :func:`gather_read_addresses` otherwise.
 
     Parameters
     ----------

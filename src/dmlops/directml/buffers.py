@@ -19,8 +19,7 @@ from ..tensor import TensorDesc
 
 def buffer_size(tensor: TensorDesc) -> int:
     """Bytes to bind: TotalTensorSizeInBytes rounded up to 4, at least the addressed span."""
-    span = tensor.addressed_element_span * tensor.dtype.itemsize
-    return (max(tensor.total_tensor_size_in_bytes, span) + 3) & ~3
+    return tensor.bound_size_in_bytes
 
 
 def pack_input(member: str, tensor: TensorDesc, array: Any, logical: NDArray[Any]) -> bytes:

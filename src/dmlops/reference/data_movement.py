@@ -2,7 +2,9 @@
 
 GATHER
 ------
-GATHER in NumPy: ``np.take`` with normalised indices (bit-exact data movement).
+GATHER in NumPy: an indexing gather when every index is in range (bit-exact data
+movement); otherwise DirectML's flat read (erratum E41): the output reads the input's
+bound buffer at :func:`~dmlops.descs.data_movement.gather_read_addresses`.
 
 SLICE1
 ------
@@ -17,7 +19,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs.data_movement import GatherDesc, Slice1Desc, normalize_indices
+from .._numpy_io import input_memory
+from ..descs.data_movement import GatherDesc, Slice1Desc, gather_read_addresses, normalize_indices
 from ..enums import FeatureLevel
 
 # -- GATHER --------------------------------------------------------------------
@@ -26,13 +29,22 @@ from ..enums import FeatureLevel
 def compute_gather(
     desc: GatherDesc, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, NDArray[Any]]:
-    """``Output[pre, mid, post] = Input[pre, Indices[0.., mid], post]`` via ``np.take``.
+    """``Output[pre, mid, post] = Input[pre, Indices[0.., mid], post]``.
 
-    The indices' leading ``D - IndexDimensions`` dimensions (all 1) are dropped, the
-    values are wrapped/clamped by :func:`normalize_indices`, ``np.take`` produces the
-    un-aligned output (``desc.full_output_sizes()``), and a reshape right-aligns it to
-    OutputTensor.Sizes (the dropped or prepended dimensions are all 1).
+    When some read falls outside the input's elements (an out-of-range index, or
+    IndexDimensions 0 with OutputTensor.Sizes[0] > 1: ``desc.reads_outside``), every
+    output element reads the input's bound buffer at its flat address (E41).
+    Otherwise the indices' leading ``D - IndexDimensions`` dimensions (all 1) are
+    dropped, the values wrapped by :func:`normalize_indices` (which then changes
+    nothing else), indexing produces the un-aligned output
+    (``desc.full_output_sizes()``), and a reshape right-aligns it to OutputTensor.Sizes
+    (the dropped or prepended dimensions are all 1).
     """
+    if strict:
+        desc.check_data(inputs, feature_level)  # DataIndexError for an index out of range
+    if desc.reads_outside(inputs["IndicesTensor"], feature_level):
+        memory = input_memory(desc.input_tensor, inputs["InputTensor"])
+        return {"OutputTensor": memory[gather_read_addresses(desc, inputs["IndicesTensor"], feature_level)]}
     # Dropped leading output entries other than 1: DirectML computes the slab at
     # coordinate 0 of those dimensions (GatherDesc.leading_slab).
     desc, x_slab, indices_slab = desc.leading_slab()
