@@ -31,9 +31,10 @@ def make_desc(
     out_type="FLOAT32",
     in_strides=None,
     idx_strides=None,
+    in_total=-1,
 ) -> GatherDesc:
     return GatherDesc(
-        input_tensor=TensorDesc(data_type=in_type, sizes=in_sizes, strides=in_strides),
+        input_tensor=TensorDesc(data_type=in_type, sizes=in_sizes, strides=in_strides, total_tensor_size_in_bytes=in_total),
         indices_tensor=TensorDesc(data_type=idx_type, sizes=idx_sizes, strides=idx_strides),
         output_tensor=TensorDesc(data_type=out_type, sizes=out_sizes),
         axis=axis,
@@ -162,12 +163,24 @@ def test_dropped_leading_output_entries_read_the_first_slab(backend: str, case: 
     np.testing.assert_array_equal(to_numpy(got), np.array(want, np.float32))
 
 
-def test_index_dimensions_0_leading_output_stays_invalid() -> None:
-    # DirectML accepts any leading size here, but every slab past the first reads beyond the
-    # input (its last element: an address clamp); dmlops keeps requiring the page's size.
-    make_desc(in_sizes=(2, 3), idx_sizes=(1, 1), out_sizes=(1, 2), axis=1, index_dimensions=0).validate()
-    with pytest.raises(InvalidDescError, match=r"OutputTensor.Sizes: must be \{1, 2\}"):
-        make_desc(in_sizes=(2, 3), idx_sizes=(1, 1), out_sizes=(2, 2), axis=1, index_dimensions=0).validate()
+def test_index_dimensions_0_any_leading_output_size(backend: str) -> None:
+    # DirectML accepts any OutputTensor.Sizes[0] here (E37) and so does dmlops: slab o reads
+    # o * (element count) past slab 0 with NULL Strides (past the input: clamped to its last
+    # element), slab 0 again with explicit Strides (E41; probed on DirectML 1.15.4).
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    idx = np.array([[1]], np.uint32)
+    desc = make_desc(in_sizes=(2, 3), idx_sizes=(1, 1), out_sizes=(3, 2), axis=1, index_dimensions=0)
+    desc.validate()
+    np.testing.assert_array_equal(run(desc, x, idx, backend), [[2, 5], [6, 6], [6, 6]])
+    strided = make_desc(in_sizes=(2, 3), idx_sizes=(1, 1), out_sizes=(3, 2), axis=1, index_dimensions=0, in_strides=(3, 1))
+    np.testing.assert_array_equal(run(strided, x, idx, backend), [[2, 5], [2, 5], [2, 5]])
+    # a larger buffer (TotalTensorSizeInBytes) holds the slabs: Input {4, 3}, Output {3, 4}
+    buf = np.arange(100, dtype=np.float32)
+    big = make_desc(in_sizes=(4, 3), idx_sizes=(1, 1), out_sizes=(3, 4), axis=1, index_dimensions=0, in_total=400)
+    np.testing.assert_array_equal(run(big, buf, np.array([[1]], np.uint32), backend), np.arange(1, 36, 3).reshape(3, 4))
+    # the trailing sizes are still checked
+    with pytest.raises(InvalidDescError, match=r"OutputTensor.Sizes: must be \{1, 2\}.*Sizes\[0\] may be any"):
+        make_desc(in_sizes=(2, 3), idx_sizes=(1, 1), out_sizes=(2, 3), axis=1, index_dimensions=0).validate()
 
 
 def test_member_coercion_errors() -> None:
@@ -354,7 +367,7 @@ def test_data_movement_is_bit_exact(backend: str) -> None:
         np.testing.assert_array_equal(got.view(utype), x[::-1].view(utype))
 
 
-# -- out-of-range and negative indices (ruling 2) ------------------------------------------------
+# -- out-of-range and negative indices: DirectML's flat address clamp (E41) ------------------------
 
 N = 4  # size of the gathered axis below
 X = np.array([10, 11, 12, 13], dtype=np.float32)
@@ -364,13 +377,15 @@ X = np.array([10, 11, 12, 13], dtype=np.float32)
     "idx_dtype, values, expected",
     [
         (np.uint32, [0, 3, 4, 7, 2**32 - 1], [10, 13, 13, 13, 13]),
-        (np.uint64, [0, 3, 4, 2**63 - 1, 2**63, 2**63 + 5, 2**64 - 1], [10, 13, 13, 13, 13, 13, 13]),
-        (np.int32, [0, -1, -4, -5, -(2**31), 4, 2**31 - 1], [10, 13, 10, 10, 10, 13, 13]),
-        (np.int64, [-2, -4, -5, -(2**63), 5, 2**63 - 1], [12, 10, 10, 10, 13, 13]),
+        # the address is taken modulo 2^32: 2^63 and 2^32 + 2 wrap back into the tensor
+        (np.uint64, [0, 3, 4, 2**63 - 1, 2**63, 2**63 + 5, 2**64 - 1, 2**32 + 2], [10, 13, 13, 13, 10, 13, 13, 12]),
+        # one wrap (+4); what is still negative addresses far past the end (mod 2^32): the last element
+        (np.int32, [0, -1, -4, -5, -(2**31), 4, 2**31 - 1], [10, 13, 10, 13, 13, 13, 13]),
+        (np.int64, [-2, -4, -5, -(2**63), 5, 2**63 - 1, 2**32 + 1, -(2**32) - 3], [12, 10, 13, 13, 13, 13, 11, 11]),
     ],
     ids=["uint32", "uint64", "int32", "int64"],
 )
-def test_clamping_ruling(backend: str, idx_dtype, values, expected) -> None:
+def test_flat_clamp(backend: str, idx_dtype, values, expected) -> None:
     idx = np.array(values, dtype=idx_dtype)
     desc = make_desc(
         in_sizes=(N,),
@@ -385,8 +400,10 @@ def test_clamping_ruling(backend: str, idx_dtype, values, expected) -> None:
     assert set(got.tolist()) <= set(X.tolist())
 
 
-def test_clamping_per_axis_in_4d(backend: str) -> None:
-    # The clamp is per axis (Axis 1 of size 3), not to the flat buffer.
+def test_flat_clamp_in_4d(backend: str) -> None:
+    # The clamp is of the flat address, not per axis (Axis 1 of size 3, stride 4): index 7 of
+    # batch 0 reads past row ends into batch 1, then the last element; -7 wraps once to -4,
+    # a negative address: the last element.
     x = np.arange(2 * 3 * 2 * 2, dtype=np.int16).reshape(2, 3, 2, 2)
     idx = np.array([7, -7, -1, 1], dtype=np.int64).reshape(1, 1, 1, 4)
     desc = make_desc(
@@ -399,7 +416,43 @@ def test_clamping_per_axis_in_4d(backend: str) -> None:
         idx_type="INT64",
     )
     got = run(desc, x, idx, backend)
-    assert_close(got, x[:, [2, 0, 2, 1]], exact=True)
+    assert_close(got, gather_oracle(x, idx, 1, 1, (2, 4, 2, 2)), exact=True)
+    want = x[:, [2, 0, 2, 1]].copy()
+    want[:, :2] = 23  # 0 * 12 + 7 * 4 = 28 and every negative address: clamped to element 23
+    assert_close(got, want, exact=True)
+
+
+def test_flat_clamp_reads_the_buffer(backend: str) -> None:
+    # What lies between and after the tensor's elements is read as the bound buffer holds it:
+    # the caller's flat buffer, or zeros around the logical elements (probed on DirectML 1.15.4).
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    buf = np.array([1, 2, 3, 99, 4, 5, 6, 77], np.float32)
+    gap = make_desc(in_sizes=(2, 3), idx_sizes=(1, 1), out_sizes=(2, 1), axis=1, in_strides=(4, 1))
+    for value, flat, logical in ((3, [99, 6], [0, 6]), (4, [4, 6], [4, 6]), (100, [6, 6], [6, 6])):
+        idx = np.array([[value]], np.uint32)
+        np.testing.assert_array_equal(run(gap, buf, idx, backend).ravel(), flat, err_msg=f"flat {value}")
+        np.testing.assert_array_equal(run(gap, x, idx, backend).ravel(), logical, err_msg=f"logical {value}")
+    # TotalTensorSizeInBytes 40: the buffer's elements 6..9
+    big = make_desc(in_sizes=(2, 3), idx_sizes=(1, 1), out_sizes=(2, 1), axis=1, in_total=40)
+    flat10 = np.arange(1, 11, dtype=np.float32)
+    for value, flat, logical in ((5, [6, 9], [6, 0]), (8, [9, 10], [0, 0]), (100, [10, 10], [0, 0])):
+        idx = np.array([[value]], np.uint32)
+        np.testing.assert_array_equal(run(big, flat10, idx, backend).ravel(), flat, err_msg=f"flat {value}")
+        np.testing.assert_array_equal(run(big, x, idx, backend).ravel(), logical, err_msg=f"logical {value}")
+    # INT8 {1, 3}: the buffer rounds up to 4 bytes; index 3 and beyond read the fourth byte
+    i8 = make_desc(in_sizes=(1, 3), idx_sizes=(1, 1), out_sizes=(1, 1), axis=1, in_type="INT8", out_type="INT8")
+    for value in (3, 4, 100):
+        idx = np.array([[value]], np.uint32)
+        assert run(i8, np.array([[1, 2, 3]], np.int8), idx, backend).ravel().tolist() == [0]
+        assert run(i8, np.array([1, 2, 3, 9, 8], np.int8), idx, backend).ravel().tolist() == [9]
+    # broadcast (stride 0) input: the buffer is one row
+    bc = make_desc(in_sizes=(2, 3), idx_sizes=(1, 1), out_sizes=(2, 1), axis=1, in_strides=(0, 1))
+    row = np.array([1, 2, 3], np.float32)
+    for value, want in ((1, [2, 2]), (3, [3, 3])):
+        got = run(bc, row, np.array([[value]], np.uint32), backend)
+        np.testing.assert_array_equal(got.ravel(), want, err_msg=str(value))
+    axis_bc = make_desc(in_sizes=(2, 3), idx_sizes=(1, 1), out_sizes=(2, 1), axis=1, in_strides=(1, 0))
+    np.testing.assert_array_equal(run(axis_bc, row[:2], np.array([[100]], np.uint32), backend).ravel(), [1, 2])
 
 
 def test_strict_mode(backend: str) -> None:
@@ -415,8 +468,9 @@ def test_strict_mode(backend: str) -> None:
     # DataIndexError is an IndexError too
     with pytest.raises(IndexError, match=r"IndicesTensor\[0, 0\]: index -5"):
         run(desc, x, np.full((2, 3), -5, dtype=np.int32), backend, strict=True)
-    # without strict the same data is clamped, never raises
-    assert_close(run(desc, x, bad, backend), X[[[0, 3, 0], [3, 3, 0]]], exact=True)
+    # without strict the same data reads clamped flat addresses, never raises (9 -> 13;
+    # -5 wraps to -1, a negative address -> the last element)
+    assert_close(run(desc, x, bad, backend), X[[[0, 3, 0], [3, 3, 3]]], exact=True)
     # unsigned: values above 2^63 are out of range, not negative
     u64 = make_desc(in_sizes=(1, 4), idx_sizes=(1, 2), out_sizes=(1, 2), axis=1, idx_type="UINT64")
     with pytest.raises(
@@ -442,7 +496,8 @@ def test_strided_input_buffer(backend: str) -> None:
         in_strides=(h * w * c, 1, w * c, c),
     )
     got = run(desc, nhwc, idx, backend)
-    assert_close(got, gather_oracle(logical, idx, 1, 1, (1, 5, h, w)), exact=True)
+    strides = (h * w * c, 1, w * c, c)
+    assert_close(got, gather_oracle(logical, idx, 1, 1, (1, 5, h, w), strides=strides, buffer=nhwc), exact=True)
 
 
 def test_broadcast_input_and_indices(backend: str) -> None:

@@ -53,9 +53,15 @@ def input_memory(tensor: TensorDesc, logical: NDArray[Any]) -> NDArray[Any]:
     if flat is not None:
         m = min(count, flat.size)
         memory[:m] = flat[:m]
-    else:
-        # Aliased elements (Strides 0) hold one value per address: the last one stored.
-        np.copyto(strided.view(memory, tensor, writeable=True), logical)
+    elif logical.size:
+        # Aliased elements (Strides 0, overlaps) hold one value per address: the last one
+        # in row-major order (a flat index assignment stores in order).
+        address = np.zeros(logical.shape, dtype=np.intp)
+        for axis, (n, stride) in enumerate(zip(logical.shape, tensor.element_strides)):
+            shape = [1] * logical.ndim
+            shape[axis] = n
+            address += (np.arange(n, dtype=np.intp) * stride).reshape(shape)
+        memory[address.reshape(-1)] = logical.reshape(-1)
     return memory
 
 

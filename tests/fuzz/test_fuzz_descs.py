@@ -170,7 +170,13 @@ def oracle_outputs(op: str, desc: Any, inputs: dict[str, np.ndarray]) -> dict[st
         return {"OutputTensor": y}
     if op == "GATHER":
         y = gather_oracle(
-            inputs["InputTensor"], inputs["IndicesTensor"], d["Axis"], d["IndexDimensions"], desc.output_tensor.sizes
+            inputs["InputTensor"],
+            inputs["IndicesTensor"],
+            d["Axis"],
+            d["IndexDimensions"],
+            desc.output_tensor.sizes,
+            strides=desc.input_tensor.strides,
+            total_bytes=desc.input_tensor.total_tensor_size_in_bytes,
         )
         return {"OutputTensor": y}
     window = [d.get(k) for k in ("WindowSize", "Strides", "StartPadding", "EndPadding", "Dilations")]

@@ -325,13 +325,13 @@ def gather_read_addresses(desc: GatherDesc, indices: NDArray[Any], feature_level
     sizes = [1 if f < excess else s for f, s in enumerate(full)]
     values = np.asarray(indices).reshape(desc.indices_tensor.sizes[d - k :] if k else ())
     mid_dropped = max(0, excess - axis)  # dropped dimensions among mid (the first ones)
-    values = values[tuple(slice(0, 1) if m < mid_dropped else slice(None) for m in range(k))]
+    values = np.asarray(values[tuple(slice(0, 1) if m < mid_dropped else slice(None) for m in range(k))])
     if values.dtype.kind == "u":
         raw = values.astype(np.uint64)
     else:
         signed = values.astype(np.int64)
         if desc.wraps_negative(feature_level):
-            signed = np.where(signed < 0, signed + t.sizes[axis], signed)
+            signed[signed < 0] += t.sizes[axis]  # (astype copied) only negatives move: no overflow
         raw = signed.astype(np.uint64)  # two's complement: exact modulo 2^64
     address = np.zeros(sizes, dtype=np.uint64)
     full_len = len(full)
