@@ -377,8 +377,9 @@ X = np.array([10, 11, 12, 13], dtype=np.float32)
     "idx_dtype, values, expected",
     [
         (np.uint32, [0, 3, 4, 7, 2**32 - 1], [10, 13, 13, 13, 13]),
-        # the address is taken modulo 2^32: 2^63 and 2^32 + 2 wrap back into the tensor
-        (np.uint64, [0, 3, 4, 2**63 - 1, 2**63, 2**63 + 5, 2**64 - 1, 2**32 + 2], [10, 13, 13, 13, 10, 13, 13, 12]),
+        # the address is taken modulo 2^32 (2^32 + 2 -> 2); UINT64 reads as INT64 and wraps once:
+        # 2^64 - 4 is -4 -> 0, 2^64 - 1 is -1 -> 3, 2^63 is -2^63 -> -2^63 + 4 = 4 mod 2^32
+        (np.uint64, [0, 3, 4, 2**63 - 1, 2**63, 2**64 - 1, 2**64 - 4, 2**32 + 2], [10, 13, 13, 13, 13, 13, 10, 12]),
         # one wrap (+4); what is still negative addresses far past the end (mod 2^32): the last element
         (np.int32, [0, -1, -4, -5, -(2**31), 4, 2**31 - 1], [10, 13, 10, 13, 13, 13, 13]),
         (np.int64, [-2, -4, -5, -(2**63), 5, 2**63 - 1, 2**32 + 1, -(2**32) - 3], [12, 10, 13, 13, 13, 13, 11, 11]),

@@ -602,6 +602,8 @@ def _gather_out_of_range(case: Case) -> dict[str, np.ndarray] | None:
     n = desc.input_tensor.sizes[desc.axis]
     signed = desc.indices_tensor.dtype.kind == "i" and case.level >= FeatureLevel.V3_0
     bad = (idx >= n) | (idx < (-n if signed else 0))
+    if desc.extra_slabs():  # IndexDimensions 0, OutputTensor.Sizes[0] > 1: slabs past the first
+        bad = np.ones_like(bad)
     if not bad.any():
         return None
     # Output element -> its index element: the output is InputTensor.Sizes[:Axis] ++ index dims ++ the rest.
@@ -617,7 +619,8 @@ def _gather_out_of_range(case: Case) -> dict[str, np.ndarray] | None:
 def _gather_flat_clamp_model(case: Case) -> dict[str, np.ndarray]:
     """DirectML's GATHER read (measured): the flat address, as a 32-bit unsigned integer, clamped into memory.
 
-    A negative index of a signed type is wrapped once (``+ n``); then the element address
+    A negative index of a signed type is wrapped once (``+ n``; a UINT64 index is read as
+    INT64, so 2^63 and more wrap too); then the element address
     ``sum c_i Strides_i`` is taken modulo 2^32 (so a still-negative index addresses far
     past the end) and clamped to the last element of the bound buffer (TotalTensorSizeInBytes,
     rounded up to 4 bytes, zero beyond the tensor's data here).
@@ -632,7 +635,7 @@ def _gather_flat_clamp_model(case: Case) -> dict[str, np.ndarray]:
     strides = t.element_strides
     idx = case.logical("IndicesTensor").astype(np.int64)
     n = t.sizes[desc.axis]
-    if desc.indices_tensor.dtype.kind == "i" and case.level >= FeatureLevel.V3_0:
+    if (desc.indices_tensor.dtype.kind == "i" and case.level >= FeatureLevel.V3_0) or desc.indices_tensor.dtype == np.uint64:
         idx = np.where(idx < 0, idx + n, idx)
     d = desc.dimension_count
     k = desc.index_dimensions
@@ -648,6 +651,12 @@ def _gather_flat_clamp_model(case: Case) -> dict[str, np.ndarray]:
         address += along * strides[desc.axis]
     for c, s in zip(coords[desc.axis + k :], strides[desc.axis + 1 :]):
         address += c * s
+    if len(full) > d:  # dropped leading entries: the slab at coordinate 0
+        address = address[(0,) * (len(full) - d)]
+    elif len(full) < d:  # IndexDimensions 0: output slab o0 reads o0 * (element count) on, Strides NULL
+        extra = t.element_count if t.strides is None else 0
+        o0 = desc.output_tensor.sizes[0]
+        address = address[None] + (np.arange(o0, dtype=np.int64) * extra).reshape((o0,) + (1,) * len(full))
     address = np.minimum(address % 2**32, memory.size - 1)
     return {"OutputTensor": memory[address].reshape(desc.output_tensor.sizes)}
 
@@ -1169,12 +1178,13 @@ DIFFERENCE_CAUSES: tuple[Cause, ...] = (
     Cause(
         "gather-out-of-range",
         "GATHER",
-        "known: GATHER out-of-range index (undefined data, ruling 2)",
-        "undefined data",
+        "known: GATHER out-of-range index, DirectML's flat address clamp (followed, E41)",
+        "DirectML",
         _gather_out_of_range,
         _gather_flat_clamp_model,
-        "DirectML clamps the flat read address into the input's memory; dmlops clamps the index per axis "
-        "(ruling 2 kept: the page calls the values undefined)",
+        "DirectML wraps a negative index once (UINT64 read as INT64), then clamps the flat read address, "
+        "modulo 2^32, into the input's bound buffer; dmlops follows it on every backend (E41; ruling 2's "
+        "per-axis clamp overturned), so a difference here means a backend left the rule",
     ),
     Cause(
         "resample2-negative-index",

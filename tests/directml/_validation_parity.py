@@ -496,13 +496,6 @@ def _zero_dilation(v: Verdicts) -> bool:
     )
 
 
-def _gather_k0_output(v: Verdicts) -> bool:
-    desc: Any = v.desc
-    if v.dmlops == "IndexDimensions":
-        return "do not fit" in v.dmlops_message
-    return v.dmlops == "OutputTensor.Sizes" and desc.index_dimensions == 0
-
-
 def _scale_inf(v: Verdicts) -> bool:
     desc: Any = v.desc
     return bool(v.dmlops) and v.dmlops.startswith("Scales[") and any(math.isinf(x) and x > 0 for x in desc.scales)
@@ -527,16 +520,6 @@ NEW_DISAGREEMENTS: tuple[KnownDisagreement, ...] = (
         "rejects others, and crashes in CreateOperator on others (Input {1,1,1,2}, Indices {3,1,1,1}, Output "
         "{1,1,1,1}, Axis 3, IndexDimensions 1: the host process dies, no HRESULT)",
         _gather_leading_indices,
-    ),
-    KnownDisagreement(
-        "gather-index-dimensions-0-output",
-        "GATHER",
-        "dmlops-only-reject",
-        "known, kept (E37): DirectML's GATHER output-size check is looser than the page's formula in the "
-        "leading dimensions (dmlops follows it where the reads stay inside the tensor): with IndexDimensions 0 it accepts Input {1,1,1,1,2,1}, Axis 1, Output "
-        "{2,1,1,1,2,1} (the second slice then reads clamped addresses), and it accepts Input {2,1}, Indices "
-        "{1,1}, Axis 1, IndexDimensions 2, Output {1,1}, whose leading output entry {2} does not fit",
-        _gather_k0_output,
     ),
     KnownDisagreement(
         "resample-scale-inf",

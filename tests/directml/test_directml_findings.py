@@ -2,8 +2,9 @@
 
 They were found by a local differential campaign (hypothesis descs from tests/fuzz, about 400
 per operator). Where DirectML computes something deterministic on a valid desc, dmlops now
-follows it (docs/errata.md, E26 and E27) and the probe is a plain test; GATHER's out-of-range
-indices stay a strict xfail: the page calls their values undefined and dmlops keeps ruling 2.
+follows it (docs/errata.md, E26, E27, E41) and the probe is a plain test, GATHER's out-of-range
+indices included (the page calls their values undefined; DirectML's flat address clamp wins,
+issue 18).
 """
 
 from __future__ import annotations
@@ -22,20 +23,92 @@ from dmlops.errors import DirectMLRejectedDescError, InvalidDescError
 pytestmark = [pytest.mark.directml, pytest.mark.usefixtures("directml")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DirectML clamps the flat read address into the input's memory, not the index per axis: "
-    "GATHER of [[1,2,3],[4,5,6]] along axis 1 with UINT32 index 5 gives [6, 6] (the last element of the "
-    "tensor), index 3 gives [4, 6] (row 0 reads on into row 1); ruling 2's per-axis clamp gives [3, 6]. "
-    "Integer arithmetic only, so not the stack's float conversion",
-)
+def _gather_probe(i, o, axis, index_type="UINT32", strides=None, total=None, data_type="FLOAT32", k=1):
+    tensor = {"DataType": data_type, "Sizes": list(i)}
+    if strides is not None:
+        tensor["Strides"] = list(strides)
+    if total is not None:
+        tensor["TotalTensorSizeInBytes"] = total
+    return dmlops.desc_from_json(
+        "DML_OPERATOR_GATHER",
+        {
+            "InputTensor": tensor,
+            "IndicesTensor": {"DataType": index_type, "Sizes": [1] * len(i)},
+            "OutputTensor": {"DataType": data_type, "Sizes": list(o)},
+            "Axis": axis,
+            "IndexDimensions": k,
+        },
+    )
+
+
+def _agree(desc, x, value, want) -> None:
+    """DirectML gives ``want`` for one index value, and so do numpy and cpu (erratum E41)."""
+    idx = np.full(desc.indices_tensor.sizes, value, desc.indices_tensor.dtype)
+    for backend in ("directml", "numpy", "cpu"):
+        got = dmlops.execute(desc, {"InputTensor": x, "IndicesTensor": idx}, backend=backend)["OutputTensor"]
+        np.testing.assert_array_equal(np.asarray(got).ravel(), want, err_msg=f"{backend}, index {value}")
+
+
 def test_gather_out_of_range_index() -> None:
+    # DirectML clamps the flat read address into the input's memory, not the index per axis:
+    # [[1,2,3],[4,5,6]] along axis 1, UINT32 index 3 gives [4, 6] (row 0 reads on into row 1),
+    # 5 gives [6, 6] (the last element); ruling 2's per-axis clamp gave [3, 6]. Integer
+    # arithmetic only, so not the stack's float conversion. dmlops follows it (E41).
     x = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
-    for index in (5, 3):
+    for index, want in ((3, [4, 6]), (5, [6, 6]), (100, [6, 6])):
         i = np.array([index], np.uint32)
-        np.testing.assert_array_equal(
-            dmlops.gather(x, i, axis=1, backend="directml"), dmlops.gather(x, i, axis=1), err_msg=f"index {index}"
-        )
+        np.testing.assert_array_equal(dmlops.gather(x, i, axis=1, backend="directml").ravel(), want)
+        np.testing.assert_array_equal(dmlops.gather(x, i, axis=1).ravel(), want)
+    desc = _gather_probe((2, 3), (2, 1), 1)
+    for index, want in ((3, [4, 6]), (5, [6, 6]), (2**32 - 1, [6, 3])):  # 2^32 - 1 + 3 = 2 mod 2^32
+        _agree(desc, x, index, want)
+
+
+def test_gather_negative_and_wide_indices() -> None:
+    # Signed indices wrap once (+n); an address still negative is taken modulo 2^32 (far past the
+    # end: the last element). UINT64 / INT64 values of 2^32 and more wrap the 32-bit address.
+    x = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    for index_type in ("INT32", "INT64"):
+        desc = _gather_probe((2, 3), (2, 1), 1, index_type)
+        for index, want in ((-1, [3, 6]), (-3, [1, 4]), (-4, [6, 3]), (-6, [6, 1]), (-7, [6, 6]), (-(2**31), [6, 6])):
+            _agree(desc, x, index, want)
+    _agree(_gather_probe((2, 3), (2, 1), 1, "INT64"), x, 2**32 + 1, [2, 5])
+    _agree(_gather_probe((2, 3), (2, 1), 1, "UINT64"), x, 2**32 + 1, [2, 5])
+    # UINT64 is read as INT64: 2^63 and more are negative and wrap once (UINT32 never wraps)
+    for index, want in ((2**63, [4, 6]), (2**63 + 1, [5, 6]), (2**64 - 1, [3, 6]), (2**64 - 4, [6, 3]), (2**63 - 1, [6, 3])):
+        _agree(_gather_probe((2, 3), (2, 1), 1, "UINT64"), x, index, want)
+    for index, want in ((2**31, [6, 6]), (2**32 - 1, [6, 3]), (2**32 - 3, [6, 1])):
+        _agree(_gather_probe((2, 3), (2, 1), 1, "UINT32"), x, index, want)
+    # Axis 0 (stride 3): 3 * 1431655765 = 2^32 - 1 (clamped), 3 * 1431655766 = 2^32 + 2
+    _agree(_gather_probe((2, 3), (1, 3), 0), x, 1431655765, [6, 1, 2])
+    _agree(_gather_probe((2, 3), (1, 3), 0), x, 1431655766, [3, 4, 5])
+
+
+def test_gather_out_of_range_reads_the_bound_buffer() -> None:
+    # What lies between or after the tensor's elements reads as the bound buffer holds it:
+    # the caller's flat buffer, or zeros around the logical elements (directml/buffers.py).
+    x = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    gap = _gather_probe((2, 3), (2, 1), 1, strides=(4, 1))
+    buf = np.array([1, 2, 3, 99, 4, 5, 6, 77], np.float32)
+    for index, flat, logical in ((3, [99, 6], [0, 6]), (4, [4, 6], [4, 6]), (100, [6, 6], [6, 6])):
+        _agree(gap, buf, index, flat)
+        _agree(gap, x, index, logical)
+    big = _gather_probe((2, 3), (2, 1), 1, total=40)
+    flat10 = np.arange(1, 11, dtype=np.float32)
+    for index, flat, logical in ((5, [6, 9], [6, 0]), (8, [9, 10], [0, 0]), (100, [10, 10], [0, 0])):
+        _agree(big, flat10, index, flat)
+        _agree(big, x, index, logical)
+    # INT8 {1, 3}: the buffer is 4 bytes; index 3 and beyond read the fourth (its padding)
+    i8 = _gather_probe((1, 3), (1, 1), 1, data_type="INT8")
+    for index in (3, 4, 100):
+        _agree(i8, np.array([[1, 2, 3]], np.int8), index, [0])
+        _agree(i8, np.array([1, 2, 3, 9], np.int8), index, [9])
+        _agree(i8, np.array([1, 2, 3, 9, 8, 7], np.int8), index, [9])  # the buffer is cut to 4 bytes
+    # broadcast inputs (stride 0): the buffer is what the strides span
+    row = np.array([1, 2, 3], np.float32)
+    for index, want in ((1, [2, 2]), (3, [3, 3]), (100, [3, 3])):
+        _agree(_gather_probe((2, 3), (2, 1), 1, strides=(0, 1)), row, index, want)
+    _agree(_gather_probe((2, 3), (2, 1), 1, strides=(1, 0)), row[:2], 100, [1, 2])
 
 
 def test_max_pooling2_nan() -> None:
@@ -283,8 +356,8 @@ def test_gather_output_size_rule() -> None:
     # D - IndexDimensions sizes are 1, and output sizes 1..3 (10242 descs): the last min(D, len(full))
     # output sizes must equal the last ones of full = Input[0:Axis] ++ Indices[D-IndexDimensions:D] ++
     # Input[Axis+1:D]. Dropped leading entries may be anything (dmlops follows: the first slab); with
-    # IndexDimensions 0, OutputTensor.Sizes[0] is free (dmlops keeps requiring 1: the extra slabs read
-    # past the input, see the next test). Here the 2-D part of that sweep.
+    # IndexDimensions 0, OutputTensor.Sizes[0] is free (dmlops follows: the extra slabs read as E41
+    # says, see the test below). Here the 2-D part of that sweep.
     for i in itertools.product((1, 2), repeat=2):
         for index_dimensions in range(3):
             for tail in itertools.product((1, 2), repeat=index_dimensions):
@@ -295,8 +368,7 @@ def test_gather_output_size_rule() -> None:
                         desc = _gather(i, j, o, axis, index_dimensions)
                         k = min(2, len(full))
                         assert _accepts(desc) == (o[2 - k :] == full[len(full) - k :]), desc
-                        free_leading = index_dimensions == 0 and o[0] != 1
-                        assert _validates(desc) == (_accepts(desc) and not free_leading), desc
+                        assert _validates(desc) == _accepts(desc), desc
 
 
 def test_gather_dropped_leading_entries_read_the_first_slab() -> None:
@@ -330,17 +402,23 @@ def test_gather_dropped_leading_entries_read_the_first_slab() -> None:
 
 def test_gather_index_dimensions_0_extra_slabs_read_past_the_input() -> None:
     # With IndexDimensions 0, DirectML accepts any OutputTensor.Sizes[0]; slab 0 is the gather and
-    # every further slab reads past the input, clamped to its last element (Input {2, 3}, Axis 1,
-    # index 1, Output {3, 2}: [[2, 5], [6, 6], [6, 6]]; the same with 3-D inputs on every axis).
-    # Reads outside the tensor, like an out-of-range index (ruling 2 kept): dmlops keeps the page's
-    # OutputTensor.Sizes[0] = 1.
+    # slab o reads o * (element count) further when InputTensor.Strides is NULL: past the input,
+    # clamped to its last element (Input {2, 3}, Axis 1, index 1, Output {3, 2}: [[2, 5], [6, 6],
+    # [6, 6]]), or the buffer's further elements with a larger TotalTensorSizeInBytes; with
+    # explicit Strides (even packed ones) every slab reads slab 0's elements. dmlops follows (E41).
     x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
     desc = _gather((2, 3), (1, 1), (3, 2), 1, 0)
     got = run(desc, {"InputTensor": x, "IndicesTensor": np.array([[1]], np.uint32)}, None,
                               feature_level=FeatureLevel.V6_4)["OutputTensor"]  # fmt: skip
     np.testing.assert_array_equal(got, [[2, 5], [6, 6], [6, 6]])
-    with pytest.raises(InvalidDescError, match=r"OutputTensor.Sizes: must be \{1, 2\}"):
-        desc.validate()
+    desc.validate()
+    _agree(_gather_probe((2, 3), (3, 2), 1, k=0), x, 1, [2, 5, 6, 6, 6, 6])
+    _agree(_gather_probe((2, 3), (3, 2), 1, strides=(3, 1), k=0), x, 1, [2, 5] * 3)
+    buf = np.arange(1, 4001, dtype=np.float32)
+    _agree(_gather_probe((4, 3), (3, 4), 1, total=16000, k=0), buf, 0, np.arange(1, 36, 3))
+    _agree(_gather_probe((2, 3, 4), (5, 2, 3), 2, total=16000, k=0), buf, 1, np.arange(2, 120, 4))
+    _agree(_gather_probe((4, 3), (3, 4), 1, strides=(4, 1), total=16000, k=0), buf, 0, [1, 5, 9, 13] * 3)
+    _agree(_gather_probe((4,), (3,), 0, k=0), np.arange(1, 5, dtype=np.float32), 1, [2, 4, 4])
 
 
 def test_gather_crashing_desc_stays_rejected() -> None:

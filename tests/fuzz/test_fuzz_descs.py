@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
 import dmlops
-from dmlops import InvalidDescError
+from dmlops import InvalidDescError, strided
 from dmlops.descs import desc_class, desc_from_json
 from dmlops.enums import FeatureLevel
 from oracles.gather import gather_oracle
@@ -90,11 +90,17 @@ def make_inputs(op: str, desc: Any, rng: np.random.RandomState) -> dict[str, np.
         for m, t in tensors.items()
     }
     if op == "GATHER":
+        x = tensors["InputTensor"]
+        if x.strides is not None:
+            # A logical array some buffer can hold (aliased elements equal): out-of-range
+            # indices read that buffer (erratum E41).
+            buffer = _values(rng, (x.addressed_element_span,), x.dtype, special=True)
+            inputs["InputTensor"] = np.array(strided.view(buffer, x))
         t = tensors["IndicesTensor"]
         n = desc.input_tensor.sizes[desc.axis]
         lo = -n - 2 if t.dtype.kind == "i" else 0
         idx = rng.randint(lo, n + 3, size=t.sizes).astype(np.int64)
-        if rng.rand() < 0.2 and idx.size:  # out-of-range indices are clamped (ruling 2)
+        if rng.rand() < 0.2 and idx.size:  # out-of-range indices: the flat address clamp (E41)
             idx.reshape(-1)[0] = {"int32": -(2**31), "int64": -(2**62)}.get(t.dtype.name, 2**31)
         inputs["IndicesTensor"] = idx.astype(t.dtype)
     elif op == "MAX_POOLING_GRAD":

@@ -3,8 +3,8 @@
 ``output[...] = input[..., indices[...], ...]``: every output coordinate is lifted to
 the un-aligned ("full") coordinate, split into pre / mid / post, and one input element
 is read per output element. The read follows DirectML 1.15.4 (erratum E41): index
-values are Python ints (so UINT64 values above 2^63 stay positive), wrapped once when
-negative for signed types from FL 3_0; then the element address ``sum(c_i *
+values are Python ints (UINT64 values of 2^63 and more read as INT64: negative), wrapped
+once when negative for signed types from FL 3_0 and UINT64; then the element address ``sum(c_i *
 Strides_i)`` (the raw index along the axis) is taken modulo 2^32 and clamped to the last
 element of the bound buffer (TotalTensorSizeInBytes, at least the addressed span,
 rounded up to 4 bytes), which holds the caller's flat buffer, or the logical elements
@@ -86,14 +86,11 @@ def gather_oracle(
         pre, mid, post = full[:axis], full[axis : axis + k], full[axis + k :]
         index_coord = (0,) * (d - k) + tuple(mid)
         value = int(indices[index_coord])
-        if wrap_negative and value < 0:
+        if indices.dtype == np.uint64 and value >= 2**63:
+            value -= 2**64  # DirectML reads UINT64 indices as INT64, and wraps them once
+        if (wrap_negative or indices.dtype == np.uint64) and value < 0:
             value += n
         input_coord = (*pre, value, *post)
-        if 0 <= value < n and extra == 0:
-            # inside the tensor: the logical element (the same as its address when the
-            # logical array is one a buffer can hold; the fuzz also passes aliased ones)
-            out[coord] = x[input_coord]
-            continue
         address = extra + sum(c * st for c, st in zip(input_coord, element_strides))
         address = min(address % 2**32, len(memory) - 1)
         out[coord] = memory[address]

@@ -289,7 +289,7 @@ def gather_read_addresses(desc: GatherDesc, indices: NDArray[Any], feature_level
     the output coordinate split into ``pre`` / ``mid`` / ``post`` (:class:`GatherDesc`)
     and ``S = InputTensor``'s element strides::
 
-        i = IndicesTensor[0.., mid]              # the raw value, any type
+        i = IndicesTensor[0.., mid]              # the raw value; UINT64 read as INT64
         i = i + n   if i < 0 (signed, FL >= 3_0) # one wrap, as ruling 2
         a = sum(pre * S[:Axis]) + i * S[Axis] + sum(post * S[Axis + 1:]) + o0 * S_extra
         address = min(a mod 2^32, buffer elements - 1)
@@ -299,7 +299,9 @@ def gather_read_addresses(desc: GatherDesc, indices: NDArray[Any], feature_level
     when its Strides are NULL, 0 when they are given. Dropped leading output entries
     (:meth:`GatherDesc.leading_slab`) have coordinate 0. The arithmetic is modulo 2^64,
     then 2^32, so an index still negative after the wrap, or a UINT64 index of 2^32 or
-    more, wraps the 32-bit address (then usually clamps to the last element).
+    more, wraps the 32-bit address (then usually clamps to the last element). A UINT64
+    index of 2^63 or more is negative as INT64 and wraps like one (``2^64 - 1`` reads
+    element ``n - 1``); UINT32 indices never wrap.
 
     Bytes of the buffer past the tensor's elements read as the buffer holds them: the
     caller's values when it passed the flat buffer, zero when it passed the logical
@@ -307,7 +309,8 @@ def gather_read_addresses(desc: GatherDesc, indices: NDArray[Any], feature_level
     (``tests/directml/test_directml_findings.py``): ``[[1, 2, 3], [4, 5, 6]]``, Axis 1,
     UINT32 index 3 -> ``[4, 6]``, 5 -> ``[6, 6]``; INT32/INT64 -4 -> ``[6, 3]`` (row 0's
     address -1 wraps past the end), -7 -> ``[6, 6]``; UINT64 / INT64 ``2^32 + 1`` ->
-    ``[2, 5]``; Axis 0 UINT32 1431655766 (``3 i = 2^32 + 2``) -> ``[3, 4, 5]``; Strides
+    ``[2, 5]``; UINT64 ``2^63`` -> ``[4, 6]``, ``2^64 - 1`` -> ``[3, 6]``; UINT32
+    ``2^32 - 1`` -> ``[6, 3]``; Axis 0 UINT32 1431655766 (``3 i = 2^32 + 2``) -> ``[3, 4, 5]``; Strides
     ``{4, 1}`` with the flat buffer ``[1, 2, 3, 99, 4, 5, 6, 77]``: index 3 -> ``[99, 6]``
     (the logical array: ``[0, 6]``); INT8 ``{1, 3}``: index 3 reads the buffer's fourth
     byte; Strides ``{0, 1}``: index 3 -> the last element; with IndexDimensions 0, Input
@@ -326,11 +329,12 @@ def gather_read_addresses(desc: GatherDesc, indices: NDArray[Any], feature_level
     values = np.asarray(indices).reshape(desc.indices_tensor.sizes[d - k :] if k else ())
     mid_dropped = max(0, excess - axis)  # dropped dimensions among mid (the first ones)
     values = np.asarray(values[tuple(slice(0, 1) if m < mid_dropped else slice(None) for m in range(k))])
-    if values.dtype.kind == "u":
+    if values.dtype.kind == "u" and values.dtype != np.uint64:
         raw = values.astype(np.uint64)
     else:
+        # DirectML reads a UINT64 index as INT64: one of 2^63 or more is negative and wraps.
         signed = values.astype(np.int64)
-        if desc.wraps_negative(feature_level):
+        if desc.wraps_negative(feature_level) or values.dtype == np.uint64:
             signed[signed < 0] += t.sizes[axis]  # (astype copied) only negatives move: no overflow
         raw = signed.astype(np.uint64)  # two's complement: exact modulo 2^64
     address = np.zeros(sizes, dtype=np.uint64)
