@@ -1,7 +1,8 @@
 """Run the data-dependent kernels on hostile inputs, for ``compute-sanitizer --tool memcheck``.
 
 GATHER with indices far out of range (both signs, INT64/UINT64/INT32/UINT32 extremes)
-on every index type, small and 8-D strided cases, ROI_ALIGN with batch indices out
+on every index type, small and 8-D strided cases, the flat reads of erratum E41 (gaps of
+strided flat buffers, INT8 padding, IndexDimensions 0 slabs past the input), ROI_ALIGN with batch indices out
 of range (DataIndexError expected, but the kernel must still stay in bounds), the 2-D
 MAX_POOLING_GRAD and MAX_POOLING2 fast paths (also with windows of padding only and
 output sizes beyond the floor), and the 2x RESAMPLE_GRAD1 kernel (vector
@@ -80,6 +81,61 @@ for idx_dtype in (np.int64, np.uint64, np.int32, np.uint32):
     ref = dmlops.execute(desc, {"InputTensor": view.get(), "IndicesTensor": idx8.get()})["OutputTensor"]
     assert np.array_equal(got.get(), ref)
     checked += 1
+
+# GATHER's flat reads (erratum E41): out-of-range indices landing in the gaps of a strided
+# flat buffer, past its span, in an INT8 tensor's padding, and IndexDimensions 0 slabs past
+# the input; the flat buffers are exactly the addressed span (every read must stay inside).
+for idx_dtype in (np.int64, np.uint64, np.int32, np.uint32):
+    info = np.iinfo(idx_dtype)
+    wild = np.clip(
+        np.array([info.min, info.max, -1, -3, -4, 3, 4, 5, 7, 2**31, 2**32 + 1, 1431655766], dtype=np.float64),
+        info.min,
+        info.max,
+    ).astype(idx_dtype)
+    for dtype, sizes, strides in (
+        (np.float32, (2, 3), (8, 2)),
+        (np.int8, (1, 3), None),
+        (np.float16, (3, 64), (80, 1)),
+        (np.float32, (5, 64), None),
+    ):
+        t = dmlops.enums.TensorDataType.from_numpy
+        x_desc = TensorDesc(data_type=t(dtype), sizes=sizes, strides=strides)
+        span = x_desc.addressed_element_span
+        buffer = np.arange(span).astype(dtype)
+        desc = GatherDesc(
+            input_tensor=x_desc,
+            indices_tensor=TensorDesc(data_type=t(idx_dtype), sizes=(1, wild.size)),
+            output_tensor=TensorDesc(data_type=t(dtype), sizes=(sizes[0], wild.size)),
+            axis=1,
+            index_dimensions=1,
+        )
+        desc.validate()
+        idx = wild.reshape(1, -1)
+        for arg in (buffer, np.lib.stride_tricks.as_strided(
+            buffer, sizes, [e * buffer.itemsize for e in x_desc.element_strides]
+        ).copy()):  # fmt: skip
+            got = dmlops.execute(
+                desc, {"InputTensor": cp.asarray(arg), "IndicesTensor": cp.asarray(idx)}, backend="cuda"
+            )
+            ref = dmlops.execute(desc, {"InputTensor": arg, "IndicesTensor": idx})["OutputTensor"]
+            assert np.array_equal(got["OutputTensor"].get(), ref), ("flat", idx_dtype, dtype, sizes, arg.ndim)
+            checked += 1
+    for strides in (None, (3, 1)):
+        k0 = GatherDesc(
+            input_tensor=TensorDesc(data_type="FLOAT32", sizes=(4, 3), strides=strides),
+            indices_tensor=TensorDesc(data_type=dmlops.enums.TensorDataType.from_numpy(idx_dtype), sizes=(1, 1)),
+            output_tensor=TensorDesc(data_type="FLOAT32", sizes=(5, 4)),
+            axis=1,
+            index_dimensions=0,
+        )
+        k0.validate()
+        x = np.arange(12, dtype=np.float32).reshape(4, 3)
+        for value in wild:
+            idx = np.array([[value]], dtype=idx_dtype)
+            got = dmlops.execute(k0, {"InputTensor": cp.asarray(x), "IndicesTensor": cp.asarray(idx)}, backend="cuda")
+            ref = dmlops.execute(k0, {"InputTensor": x, "IndicesTensor": idx})["OutputTensor"]
+            assert np.array_equal(got["OutputTensor"].get(), ref), ("k0", idx_dtype, strides, value)
+            checked += 1
 
 
 def roi_desc(

@@ -42,6 +42,8 @@ def _copy_names() -> list[str]:
         if wrap == "true" and idx.startswith("u"):
             continue
         names.append(f"strided_copy<u16, 8, 1, 3, int, {idx}, {wrap}>")
+        names.append(f"strided_copy<u8, 4, 2, 2, int, {idx}, {wrap}>")  # reversed vectors, flat reads
+        names.append(f"strided_copy<u32, 2, 0, 1, int, {idx}, {wrap}>")
         names.append(f"strided_copy<u64, 1, 0, 7, long long, {idx}, {wrap}>")
         names.append(f"gather_check<{idx}, {wrap}>")
         names.append(f"gather_rows<1, int, {idx}, {wrap}>")

@@ -369,8 +369,11 @@ class TensorDesc:
 
     @property
     def bound_size_in_bytes(self) -> int:
-        """Bytes of the buffer bound to this tensor: TotalTensorSizeInBytes (at least the
-        addressed span) rounded up to a multiple of 4, as DirectML requires."""
+        """Bytes of the buffer bound to this tensor.
+
+        TotalTensorSizeInBytes (at least the addressed span) rounded up to a multiple of 4,
+        as DirectML requires.
+        """
         span = self.addressed_element_span * self.dtype.itemsize
         return (max(self.total_tensor_size_in_bytes, span) + 3) & ~3
 

@@ -635,7 +635,9 @@ def _gather_flat_clamp_model(case: Case) -> dict[str, np.ndarray]:
     strides = t.element_strides
     idx = case.logical("IndicesTensor").astype(np.int64)
     n = t.sizes[desc.axis]
-    if (desc.indices_tensor.dtype.kind == "i" and case.level >= FeatureLevel.V3_0) or desc.indices_tensor.dtype == np.uint64:
+    if (
+        desc.indices_tensor.dtype.kind == "i" and case.level >= FeatureLevel.V3_0
+    ) or desc.indices_tensor.dtype == np.uint64:
         idx = np.where(idx < 0, idx + n, idx)
     d = desc.dimension_count
     k = desc.index_dimensions

@@ -75,7 +75,13 @@ def test_gather_negative_and_wide_indices() -> None:
     _agree(_gather_probe((2, 3), (2, 1), 1, "INT64"), x, 2**32 + 1, [2, 5])
     _agree(_gather_probe((2, 3), (2, 1), 1, "UINT64"), x, 2**32 + 1, [2, 5])
     # UINT64 is read as INT64: 2^63 and more are negative and wrap once (UINT32 never wraps)
-    for index, want in ((2**63, [4, 6]), (2**63 + 1, [5, 6]), (2**64 - 1, [3, 6]), (2**64 - 4, [6, 3]), (2**63 - 1, [6, 3])):
+    for index, want in (
+        (2**63, [4, 6]),
+        (2**63 + 1, [5, 6]),
+        (2**64 - 1, [3, 6]),
+        (2**64 - 4, [6, 3]),
+        (2**63 - 1, [6, 3]),
+    ):
         _agree(_gather_probe((2, 3), (2, 1), 1, "UINT64"), x, index, want)
     for index, want in ((2**31, [6, 6]), (2**32 - 1, [6, 3]), (2**32 - 3, [6, 1])):
         _agree(_gather_probe((2, 3), (2, 1), 1, "UINT32"), x, index, want)

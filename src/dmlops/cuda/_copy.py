@@ -45,7 +45,18 @@ def index_type(use32: bool) -> str:
     return "int" if use32 else "long long"
 
 
-def copy_params(lay: CopyLayout, count: int, inner_vecs: int, per_vector: int = 0) -> np.void:
+FLAT_OFF = (0, -1, 0)
+"""``(flat_limit, flat_last, flat_always)`` of a copy without GATHER's flat reads."""
+
+
+def copy_params(
+    lay: CopyLayout,
+    count: int,
+    inner_vecs: int,
+    per_vector: int = 0,
+    flat: tuple[int, int, int] = FLAT_OFF,
+    itemsize: int = 1,
+) -> np.void:
     """The CopyParams struct of ``lay``.
 
     Element offsets for ``strided_copy``; with ``per_vector`` > 0, offsets in vectors of
@@ -68,6 +79,11 @@ def copy_params(lay: CopyLayout, count: int, inner_vecs: int, per_vector: int = 
         ("src_stride", "i8", padded([s // d for s in lay.src_strides], MAX_OUTER_DIMS)),
         ("dst_stride", "i8", padded([s // d for s in lay.dst_strides], MAX_OUTER_DIMS)),
         ("idx_stride", "i8", padded(lay.idx_strides, MAX_OUTER_DIMS)),
+        ("flat_limit", "i8", flat[0]),
+        ("flat_last", "i8", flat[1]),
+        ("flat_always", "i8", flat[2]),
+        ("flat_axis_stride", "i8", lay.axis_stride),
+        ("flat_elem_bytes", "i8", itemsize),
     )
 
 
@@ -75,7 +91,13 @@ class CopyPlan:
     """A collapsed copy/gather layout with its compiled variants (one per vector width)."""
 
     def __init__(
-        self, desc: Any, layout: CopyLayout, itemsize: int, index_ctype: str | None = None, wrap: bool = False
+        self,
+        desc: Any,
+        layout: CopyLayout,
+        itemsize: int,
+        index_ctype: str | None = None,
+        wrap: bool = False,
+        flat: tuple[int, int, int] = FLAT_OFF,
     ) -> None:
         self.desc = desc  # plans are keyed by id(desc); keeping the desc alive keeps the id unique
         if len(layout.outer_sizes) > MAX_OUTER_DIMS:
@@ -84,6 +106,7 @@ class CopyPlan:
         self.itemsize = itemsize
         self.index_ctype = index_ctype or "NoIndex"
         self.wrap = wrap
+        self.flat = flat  # GATHER: (elements src holds, the bound buffer's last element, every read flat)
         self.use32 = layout.fits_int32()
         self._variants: dict[tuple[int, int], tuple[Any, int, Any]] = {}
         self._by_alignment: dict[tuple[int, int], PackedLaunch] = {}
@@ -104,7 +127,7 @@ class CopyPlan:
             f"{self.index_ctype}, {'true' if self.wrap else 'false'}>"
         )
         fn = get_kernel("copy.cu", name)
-        p = copy_params(lay, count, inner_vecs)
+        p = copy_params(lay, count, inner_vecs, flat=self.flat, itemsize=self.itemsize)
         found = (fn, grid_for(count, BLOCK, UNROLL), p)
         self._variants[(vec, mode)] = found
         return found
@@ -121,7 +144,7 @@ class CopyPlan:
             "copy.cu",
             f"gather_rows<{ndim}, {index_type(self.use32)}, {self.index_ctype}, {'true' if self.wrap else 'false'}>",
         )
-        p = copy_params(lay, rows * inner_vecs, inner_vecs, per_vector=vec)
+        p = copy_params(lay, rows * inner_vecs, inner_vecs, per_vector=vec, flat=self.flat, itemsize=self.itemsize)
         return fn, grid_for(rows, BLOCK // 32, GATHER_ROWS), p
 
     def _rows_apply(self, vec: int, mode: int, src_ptr: int, dst_ptr: int) -> bool:

@@ -190,6 +190,7 @@ def gather_dimensions(
     output_strides: Sequence[int],
     axis: int,
     index_dimensions: int,
+    extra: tuple[int, int] | None = None,
 ) -> tuple[list[int], list[int], list[int], list[int]]:
     """GATHER's iteration space as (sizes, src strides, dst strides, idx strides).
 
@@ -198,6 +199,8 @@ def gather_dimensions(
     dimensions); they are right-aligned onto the output's dimensions (dropped leading
     entries are 1, prepended output dimensions are 1). Per full dimension: the input
     stride (0 for ``mid``), the output stride, and the indices stride (``mid`` only).
+    With IndexDimensions 0, ``extra = (OutputTensor.Sizes[0], its input stride)`` adds the
+    output's leading dimension (the slabs past the first read past the input: E41).
     """
     d = len(input_sizes)
     k = index_dimensions
@@ -221,6 +224,12 @@ def gather_dimensions(
     for f in range(full):
         o = f - (full - d)
         dst.append(int(output_strides[o]) if 0 <= o < d else 0)
+    if extra is not None and full < d:
+        # IndexDimensions 0: the output's leading dimension (size, input stride) = extra (E41)
+        sizes.insert(0, int(extra[0]))
+        src.insert(0, int(extra[1]))
+        dst.insert(0, int(output_strides[0]))
+        idx.insert(0, 0)
     return sizes, src, dst, idx
 
 

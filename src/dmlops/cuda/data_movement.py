@@ -4,9 +4,18 @@ GATHER
 ------
 GATHER on the GPU: a strided copy whose gathered axis offset comes from the indices.
 
-Every index is wrapped once (signed types from FL 3_0) and clamped to ``[0, n - 1]``
-inside the kernel (ruling 2), so no index value reads outside the input. ``strict``
-runs a check kernel first and raises DataIndexError with the reference's message.
+Every index is wrapped once inside the kernel (signed types from FL 3_0; UINT64 read
+as INT64). An index in ``[0, n)`` reads as a plain gather; any other reads DirectML's
+flat address (erratum E41): modulo 2^32, clamped to the last element of the input's
+bound buffer, 0 past what the device array holds (the addressed span: unlike numpy and
+cpu, the bytes of a caller's flat buffer past the span, or of a larger
+TotalTensorSizeInBytes, read as 0 here). The kernel decides per index, so an in-range
+call costs no host sync. The flat address counts in the desc's element strides from the
+input view's first element: when the device array's strides differ (a logical array
+laid out otherwise), the input is first stored through the desc's strides into a zeroed
+buffer (one extra copy per such call). IndexDimensions 0 with OutputTensor.Sizes[0] > 1
+adds the output's leading dimension, every element read flat. ``strict`` runs a check
+kernel first and raises DataIndexError with the reference's message.
 
 SLICE1
 ------
@@ -40,21 +49,51 @@ def wraps_negative(desc: GatherDesc, feature_level: FeatureLevel) -> bool:
 
 
 def gather_plan_for(
-    desc: GatherDesc, xs: tuple[int, ...], is_: tuple[int, ...], ys: tuple[int, ...], itemsize: int, wrap: bool
+    desc: GatherDesc,
+    xs: tuple[int, ...],
+    is_: tuple[int, ...],
+    ys: tuple[int, ...],
+    itemsize: int,
+    wrap: bool,
+    flat: tuple[int, int, int] = (0, -1, 0),
+    extra: tuple[int, int] | None = None,
 ) -> CopyPlan:
-    """The collapsed gather layout for these strides."""
-    key = (id(desc), xs, is_, ys, wrap)
+    """The collapsed gather layout for these strides (``flat``, ``extra``: E41, see run_gather)."""
+    key = (id(desc), xs, is_, ys, wrap, flat, extra)
     plan = _GATHER_PLANS.get(key)
     if plan is None or plan.desc is not desc:
         sizes, src, dst, idx = gather_dimensions(
-            desc.input_tensor.sizes, xs, desc.indices_tensor.sizes, is_, ys, desc.axis, desc.index_dimensions
+            desc.input_tensor.sizes, xs, desc.indices_tensor.sizes, is_, ys, desc.axis, desc.index_dimensions, extra
         )
         layout = copy_layout(
             sizes, src, dst, idx, axis_size=desc.input_tensor.sizes[desc.axis], axis_stride=xs[desc.axis]
         )
         ctype = INDEX_TYPES[desc.indices_tensor.dtype]
-        plan = _GATHER_PLANS.put(key, CopyPlan(desc, layout, itemsize, ctype, wrap))
+        plan = _GATHER_PLANS.put(key, CopyPlan(desc, layout, itemsize, ctype, wrap, flat))
     return plan
+
+
+def flat_input(desc: GatherDesc, x: Any) -> tuple[Any, tuple[int, int, int], tuple[int, int] | None]:
+    """(input view, (flat_limit, flat_last, flat_always), extra dimension) for E41's flat reads.
+
+    ``desc`` is the whole desc (not its leading slab): the bound buffer is its input's.
+    """
+    t = desc.input_tensor
+    count = t.bound_size_in_bytes // t.dtype.itemsize
+    strides = t.element_strides
+    if any(n > 1 and s != e for n, s, e in zip(t.sizes, element_strides(x), strides)):
+        # Laid out otherwise than the desc says: store it through the desc's strides.
+        cp = cupy_module()
+        memory = cp.zeros(count, dtype=x.dtype)
+        view = cp.lib.stride_tricks.as_strided(memory, shape=t.sizes, strides=tuple(e * x.itemsize for e in strides))
+        view[...] = x
+        x, limit = view, count
+    else:
+        limit = t.addressed_element_span
+    extra = None
+    if desc.extra_slabs():
+        extra = (desc.output_tensor.sizes[0], t.element_count if t.strides is None else 0)
+    return x, (limit, count - 1, 1 if extra else 0), extra
 
 
 def check_params(shape: tuple[int, ...], strides: tuple[int, ...], n: int) -> np.void:
@@ -105,8 +144,9 @@ def run_gather(
     """Launch GATHER on device views (see :func:`dmlops.cuda.execute`)."""
     # Dropped leading output entries other than 1: DirectML computes the slab at
     # coordinate 0 of those dimensions (GatherDesc.leading_slab).
+    x, flat, extra = flat_input(desc, inputs["InputTensor"])
     desc, x_slab, idx_slab = _leading_slab(desc)
-    x = inputs["InputTensor"][x_slab]
+    x = x[x_slab]
     idx = inputs["IndicesTensor"][idx_slab]
     y = outputs["OutputTensor"]
     wrap = wraps_negative(desc, feature_level)
@@ -116,7 +156,9 @@ def run_gather(
 
         normalize_indices(idx.get(), n, wrap_negative=wrap, strict=True, what=f"{desc.dml_name}.IndicesTensor")
         raise DataIndexError(f"{desc.dml_name}.IndicesTensor: an index is out of range (strict mode)")
-    plan = gather_plan_for(desc, element_strides(x), element_strides(idx), element_strides(y), x.itemsize, wrap)
+    plan = gather_plan_for(
+        desc, element_strides(x), element_strides(idx), element_strides(y), x.itemsize, wrap, flat, extra
+    )
     plan.launch(x, y, idx)
 
 

@@ -182,7 +182,9 @@ class GatherDesc(OperatorDesc):
             return True
         desc, _, indices_slab = self.leading_slab()
         n = desc.input_tensor.sizes[desc.axis]
-        return not indices_in_range(np.asarray(indices)[indices_slab], n, wrap_negative=self.wraps_negative(feature_level))
+        return not indices_in_range(
+            np.asarray(indices)[indices_slab], n, wrap_negative=self.wraps_negative(feature_level)
+        )
 
     def check_data(self, inputs: Mapping[str, Any], feature_level: FeatureLevel) -> None:
         """DataIndexError for the first IndicesTensor value outside the gathered axis (strict mode)."""

@@ -126,9 +126,13 @@ def gather(
     output is then reshaped to the NumPy-like result shape. ``D`` must be at most 8
     (4 exactly below DML_FEATURE_LEVEL_3_0).
 
-    Out-of-range indices follow ruling 2: a negative index of a signed type is
-    wrapped once by adding the axis size (FL >= 3_0), then every index is clamped to
-    ``[0, n - 1]``. DirectML itself only promises a read within the input's memory.
+    Out-of-range indices read what DirectML 1.15.4 reads (erratum E41): a negative
+    index of a signed type is wrapped once by adding the axis size (FL >= 3_0; a
+    UINT64 index is read as INT64), then the flat element address is taken modulo
+    2^32 and clamped to the last element of the input's buffer, so an index past the
+    axis reads on into the next rows (see
+    :func:`dmlops.descs.data_movement.gather_read_addresses`). ``strict=True`` raises
+    DataIndexError instead.
 
     Examples
     --------

@@ -8,8 +8,13 @@
 //   MODE 2: one vector load reversed in registers (source inner stride -1).
 // The stores are one vector store (VEC > 1 requires a unit destination inner stride).
 // GATHER adds IDX (the index type): the element offset of the gathered axis is
-// clamp(index) * axis_stride, with clamp_index mapping every value into [0, n - 1], so
-// no index value can address memory outside the input.
+// index * axis_stride for an index in [0, n) (after one wrap of a negative signed index;
+// UINT64 reads as INT64). Any other index, and every element when flat_always is set
+// (IndexDimensions 0 slabs past the first), reads DirectML's flat address (erratum E41):
+// the raw address modulo 2^32, clamped to flat_last (the bound buffer's last element),
+// and 0 at or beyond flat_limit (the elements the device array holds). Addresses count
+// elements from the input view's first element, which is the buffer's first element.
+// An in-range gather pays one compare per index; no host sync decides the path.
 #include "common.cuh"
 
 #define DMLOPS_MAXD 8
@@ -29,6 +34,11 @@ struct CopyParams {
     i64 src_stride[DMLOPS_MAXD];
     i64 dst_stride[DMLOPS_MAXD];
     i64 idx_stride[DMLOPS_MAXD];
+    i64 flat_limit;        // GATHER's flat reads (E41): elements readable from src[0]
+    i64 flat_last;         // the bound buffer's last element
+    i64 flat_always;       // != 0: every element reads its flat address
+    i64 flat_axis_stride;  // the gathered axis' stride in elements (gather_rows' offsets are vectors)
+    i64 flat_elem_bytes;   // element size (gather_rows)
 };
 
 struct NoIndex {
@@ -46,14 +56,31 @@ template <typename T, int N> struct alignas(sizeof(T) * N) Vec {
     T v[N];
 };
 
+// The index value DirectML uses: one wrap (+n) of a negative signed value (WRAP), UINT64
+// read as INT64 (so 2^63 and more wrap too), UINT32 as it is. May lie outside [0, n).
+template <typename IDX, bool WRAP> __device__ __forceinline__ i64 wrapped_index(IDX raw, i64 n) {
+    const i64 v = (i64)raw;  // u64: two's complement
+    const bool wrap = WRAP || sizeof(IDX) == 8 && (IDX)(-1) > (IDX)0;
+    return (wrap && v < 0) ? v + n : v;
+}
+template <> __device__ __forceinline__ i64 wrapped_index<u32, false>(u32 raw, i64) { return (i64)raw; }
+
 template <typename IDX, bool WRAP> struct Gather {
-    static __device__ __forceinline__ i64 offset(const IDX* __restrict__ idx, i64 pos, i64 n, i64 stride) {
-        return clamp_index<IDX, WRAP>(idx[pos], n) * stride;
+    static __device__ __forceinline__ i64 value(const IDX* __restrict__ idx, i64 pos, i64 n) {
+        return wrapped_index<IDX, WRAP>(idx[pos], n);
     }
 };
 template <bool WRAP> struct Gather<NoIndex, WRAP> {
-    static __device__ __forceinline__ i64 offset(const NoIndex* __restrict__, i64, i64, i64) { return 0; }
+    static __device__ __forceinline__ i64 value(const NoIndex* __restrict__, i64, i64) { return 0; }
 };
+
+// Element `address` of the input's bound buffer (E41): modulo 2^32, clamped to the last
+// element; what the device array does not hold (past the span) reads 0.
+template <typename T> __device__ __forceinline__ T flat_read(const T* __restrict__ src, u64 address, const CopyParams& p) {
+    u64 a = (u64)(u32)address;
+    if (a > (u64)p.flat_last) a = (u64)p.flat_last;
+    return a < (u64)p.flat_limit ? src[a] : (T)0;
+}
 
 #define DMLOPS_UNROLL 4
 
@@ -90,17 +117,37 @@ __global__ void __launch_bounds__(256) strided_copy(const T* __restrict__ src, T
 #pragma unroll
                     for (int e = 0; e < VEC; ++e) {
                         const I pos = x + (j + e) * (I)p.idx_inner;
-                        const I off = (I)Gather<IDX, WRAP>::offset(idx, pos, p.axis_size, p.axis_stride);
-                        vals[u].v[e] = src[s + off + (j + e) * (I)p.src_inner];
+                        const i64 r = Gather<IDX, WRAP>::value(idx, pos, p.axis_size);
+                        const I at = s + (j + e) * (I)p.src_inner;
+                        if ((u64)r < (u64)p.axis_size && !p.flat_always) {
+                            vals[u].v[e] = src[at + (I)r * (I)p.axis_stride];
+                        } else {
+                            vals[u].v[e] = flat_read(src, (u64)(i64)at + (u64)r * (u64)p.axis_stride, p);
+                        }
                     }
                 } else {
-                    if (has_idx) s += (I)Gather<IDX, WRAP>::offset(idx, x, p.axis_size, p.axis_stride);
-                    if (MODE == 1) {
+                    i64 r = 0;
+                    if (has_idx) r = Gather<IDX, WRAP>::value(idx, x, p.axis_size);
+                    const bool flat = has_idx && ((u64)r >= (u64)p.axis_size || p.flat_always);
+                    if (flat) {
+                        // E41: element loads of flat addresses (a vector might straddle the end)
+                        const u64 base = (u64)(i64)s + (u64)r * (u64)p.axis_stride;
+#pragma unroll
+                        for (int e = 0; e < VEC; ++e) {
+                            const i64 step_e = MODE == 1 ? (i64)(j + e) : MODE == 2 ? -(i64)(j + e)
+                                                                                  : (i64)((j + e) * (I)p.src_inner);
+                            vals[u].v[e] = flat_read(src, base + (u64)step_e, p);
+                        }
+                    } else if (has_idx) {
+                        s += (I)r * (I)p.axis_stride;
+                    }
+                    if (flat) {
+                    } else if (MODE == 1) {
                         vals[u] = *reinterpret_cast<const V*>(src + s + j);
                     } else if (MODE == 2) {
-                        const V r = *reinterpret_cast<const V*>(src + s - j - (VEC - 1));
+                        const V rv = *reinterpret_cast<const V*>(src + s - j - (VEC - 1));
 #pragma unroll
-                        for (int e = 0; e < VEC; ++e) vals[u].v[e] = r.v[VEC - 1 - e];
+                        for (int e = 0; e < VEC; ++e) vals[u].v[e] = rv.v[VEC - 1 - e];
                     } else {
 #pragma unroll
                         for (int e = 0; e < VEC; ++e) vals[u].v[e] = src[s + (j + e) * (I)p.src_inner];
@@ -185,10 +232,12 @@ __global__ void __launch_bounds__(256) gather_rows(const U128* __restrict__ src,
     const I warps = ((I)gridDim.x * (I)blockDim.x) >> 5;
     for (I row0 = warp * DMLOPS_GATHER_ROWS; row0 < rows; row0 += warps * DMLOPS_GATHER_ROWS) {
         I s[DMLOPS_GATHER_ROWS], d[DMLOPS_GATHER_ROWS];
+        i64 r[DMLOPS_GATHER_ROWS];  // the row's index; outside [0, n): flat reads (E41)
 #pragma unroll
         for (int u = 0; u < DMLOPS_GATHER_ROWS; ++u) {
             I row = row0 + u;
             I so = (I)p.src_base, dof = (I)p.dst_base, x = (I)p.idx_base;
+            r[u] = 0;
             if (row < rows) {
 #pragma unroll
                 for (int k = NDIM - 1; k >= 0; --k) {
@@ -199,7 +248,8 @@ __global__ void __launch_bounds__(256) gather_rows(const U128* __restrict__ src,
                     dof += c * (I)p.dst_stride[k];
                     x += c * (I)p.idx_stride[k];
                 }
-                so += (I)Gather<IDX, WRAP>::offset(idx, x, p.axis_size, p.axis_stride);
+                r[u] = Gather<IDX, WRAP>::value(idx, x, p.axis_size);
+                if ((u64)r[u] < (u64)p.axis_size && !p.flat_always) so += (I)r[u] * (I)p.axis_stride;
             }
             s[u] = so;
             d[u] = dof;
@@ -208,7 +258,24 @@ __global__ void __launch_bounds__(256) gather_rows(const U128* __restrict__ src,
             U128 v[DMLOPS_GATHER_ROWS];
 #pragma unroll
             for (int u = 0; u < DMLOPS_GATHER_ROWS; ++u) {
-                if (row0 + u < rows) v[u] = src[s[u] + j];
+                if (row0 + u >= rows) continue;
+                if ((u64)r[u] < (u64)p.axis_size && !p.flat_always) {
+                    v[u] = src[s[u] + j];
+                } else {
+                    // E41, byte by byte: element k of the row at flat element address
+                    // s * (16 / es) + r * axis_stride + k.
+                    const i64 es = p.flat_elem_bytes;
+                    const u64 row_at = (u64)(i64)s[u] * (u64)(16 / es) + (u64)r[u] * (u64)p.flat_axis_stride;
+                    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(src);
+                    unsigned char out[16];
+#pragma unroll
+                    for (int b = 0; b < 16; ++b) {
+                        u64 a = (u64)(u32)(row_at + (u64)((i64)j * (16 / es) + b / es));
+                        if (a > (u64)p.flat_last) a = (u64)p.flat_last;
+                        out[b] = a < (u64)p.flat_limit ? bytes[a * es + b % es] : 0;
+                    }
+                    v[u] = *reinterpret_cast<const U128*>(out);
+                }
             }
 #pragma unroll
             for (int u = 0; u < DMLOPS_GATHER_ROWS; ++u) {
