@@ -79,8 +79,7 @@ def flat_input(desc: GatherDesc, x: Any) -> tuple[Any, tuple[int, int, int], tup
     ``desc`` is the whole desc (not its leading slab): the bound buffer is its input's.
     """
     t = desc.input_tensor
-    count = t.bound_size_in_bytes // t.dtype.itemsize
-    strides = t.element_strides
+    count, span, strides, extra = _flat_facts(desc)
     if any(n > 1 and s != e for n, s, e in zip(t.sizes, element_strides(x), strides)):
         # Laid out otherwise than the desc says: store it through the desc's strides.
         cp = cupy_module()
@@ -89,11 +88,18 @@ def flat_input(desc: GatherDesc, x: Any) -> tuple[Any, tuple[int, int, int], tup
         view[...] = x
         x, limit = view, count
     else:
-        limit = t.addressed_element_span
+        limit = span
+    return x, (limit, count - 1, 1 if extra else 0), extra
+
+
+@functools.lru_cache(maxsize=256)
+def _flat_facts(desc: GatherDesc) -> tuple[int, int, tuple[int, ...], tuple[int, int] | None]:
+    """(bound buffer elements, addressed span, element strides, extra dimension) of the input, per desc."""
+    t = desc.input_tensor
     extra = None
     if desc.extra_slabs():
         extra = (desc.output_tensor.sizes[0], t.element_count if t.strides is None else 0)
-    return x, (limit, count - 1, 1 if extra else 0), extra
+    return t.bound_size_in_bytes // t.dtype.itemsize, t.addressed_element_span, t.element_strides, extra
 
 
 def check_params(shape: tuple[int, ...], strides: tuple[int, ...], n: int) -> np.void:
