@@ -223,7 +223,8 @@ def merge_pages(stored: dict[str, PageFacts], newer: dict[str, PageFacts]) -> di
 def merge_current(facts: dict[str, PageFacts]) -> None:
     """Replace stored tables by the search-transcribed tables of the same level (``CURRENT``).
 
-    A table already read from an sdk-api page (``--current-pages``) of that level is kept."""
+    A table already read from an sdk-api page (``--current-pages``) of that level is kept.
+    """
     for name, (level, rows) in CURRENT.items():
         op = catalogue.operator(name)
         page = facts.setdefault(name, PageFacts(name, "", "", [], [], []))
