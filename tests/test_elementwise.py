@@ -159,3 +159,21 @@ def test_activations_hand_computed() -> None:
     np.testing.assert_allclose(dmlops.shrink(x, bias=0.25, threshold=0.5), [-1.75, 0, 0, 0, 1.75])
     np.testing.assert_allclose(dmlops.gelu(np.array([1.0], np.float32)), [0.8413447460685429], rtol=1e-7)
     np.testing.assert_array_equal(dmlops.relu_grad(x, np.ones(5, np.float32)), [0, 0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("op", ["ELEMENT_WISE_CLIP_GRAD", "ELEMENT_WISE_CLIP_GRAD1"])
+def test_clip_grad_passes_the_gradient_strictly_inside(op: str) -> None:
+    # Probed on DirectML 1.15.4 with Min -1, Max 1: the bounds themselves, NaN and outside give +0;
+    # a NaN or inf gradient outside does not leak (a select, not a product).
+    t = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 7]}
+    bounds = (
+        {"Min": -1.0, "Max": 1.0}
+        if op == "ELEMENT_WISE_CLIP_GRAD"
+        else {"MinMaxDataType": "FLOAT32", "Min": {"Float32": -1.0}, "Max": {"Float32": 1.0}}
+    )
+    desc = dmlops.desc_from_json(op, {"InputTensor": t, "InputGradientTensor": t, "OutputGradientTensor": t, **bounds})
+    x = np.array([-2, -1, 0, 1, 2, np.nan, -0.0], np.float32).reshape(1, 1, 1, 7)
+    dy = np.array([np.nan, 2, 3, 4, np.inf, 6, 7], np.float32).reshape(1, 1, 1, 7)
+    got = dmlops.execute(desc, {"InputTensor": x, "InputGradientTensor": dy})["OutputGradientTensor"]
+    np.testing.assert_array_equal(got.ravel(), np.array([0, 0, 3, 0, 0, 0, 7], np.float32))
+    assert not np.signbit(got.ravel()[0])

@@ -223,6 +223,23 @@ CASES: list[Case] = [
         ("InputTensor", "InputGradientTensor"),
         output="OutputGradientTensor",
     ),
+    Case(
+        "ELEMENT_WISE_CLIP_GRAD",
+        FLOAT,
+        ("InputTensor", "InputGradientTensor"),
+        attrs={"Min": -1.5, "Max": 2.0},
+        output="OutputGradientTensor",
+    ),
+    *(
+        Case(
+            "ELEMENT_WISE_CLIP_GRAD1",
+            (dt,),
+            ("InputTensor", "InputGradientTensor"),
+            attrs={"MinMaxDataType": dt, "Min": lo, "Max": hi},
+            output="OutputGradientTensor",
+        )
+        for dt, lo, hi in (("FLOAT32", -1.5, 2.0), ("INT8", -100, 50), ("INT32", -5, 2**24 + 1), ("UINT8", 3, 200))
+    ),
     Case("ACTIVATION_SOFTMAX", FLOAT, kind={"InputTensor": "small"}),
     Case("ACTIVATION_LOG_SOFTMAX", FLOAT, kind={"InputTensor": "small"}),
     Case("ACTIVATION_HARDMAX", FLOAT),

@@ -219,6 +219,22 @@ def _clip(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     return np.maximum(np.minimum(x, _bound(hi, data_type, up=False)), _bound(lo, data_type, up=True))
 
 
+def _clip_grad(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    """CLIP_GRAD / CLIP_GRAD1: the gradient where ``Min < x < Max`` strictly, else +0.
+
+    A select, as DirectML 1.15.4 computes it (probed): NaN or inf gradients outside do not
+    leak, and x = NaN, x on a bound or Min > Max give 0.
+    """
+    x, dy = xs
+    _no64(desc, xs, data_type)
+    xf = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        inside = (xf > float(desc.min)) & (xf < float(desc.max))
+    if dy.dtype.kind == "f":
+        return np.where(inside, dy.astype(np.float64), 0.0)
+    return np.where(inside, dy, np.zeros((), dy.dtype))
+
+
 def _bound(value: float | int, data_type: TensorDataType, *, up: bool) -> Any:
     """A scalar bound for an integer input: float bounds compare as floats (rounded to the tensor's type)."""
     if isinstance(value, float):
@@ -499,6 +515,8 @@ _RULES: dict[str, Rule] = {
     "ELEMENT_WISE_IS_INFINITY": _is_infinity,
     "ELEMENT_WISE_CLIP": _clip,
     "ELEMENT_WISE_CLIP1": _clip,
+    "ELEMENT_WISE_CLIP_GRAD": _clip_grad,
+    "ELEMENT_WISE_CLIP_GRAD1": _clip_grad,
     "ELEMENT_WISE_THRESHOLD": _threshold,
     "ELEMENT_WISE_CONSTANT_POW": _constant_pow,
     "ELEMENT_WISE_POW": _pow,
