@@ -434,18 +434,18 @@ def test_float32_coordinates_are_documented_choice() -> None:
 def test_coordinates_multiply_by_the_reciprocal(backend: str) -> None:
     # DirectML multiplies by float32(1 / Scale) (erratum E34). With Scales 1.2, 15 -> 18 and
     # InputPixelOffset 0.5, some outputs land exactly on an integer by one rule and just
-    # below it by the other; DirectML 1.15.4 gives the reciprocal's indices (its o = 0, which
-    # floors to -1, reads the last element there: the stack's ftou artefact, see errata).
+    # below it by the other. The expected indices are DirectML 1.15.4's, probed, except o = 0,
+    # which floors to -1: DirectML reads the last element there on this stack (the ftou
+    # artefact, see errata), D3D12 and dmlops clamp to 0.
     scale = 1.2000000476837158
     x = np.arange(15, dtype=np.float32)
     params = dict(interpolation_mode=NEAREST, rounding_direction="DECREASING", scales=[scale],
                   input_pixel_offsets=[0.5], output_pixel_offsets=[0.0])  # fmt: skip
     o = np.arange(18, dtype=np.float32)
-    by_reciprocal = np.floor(o * (np.float32(1) / np.float32(scale)) - np.float32(0.5))
-    by_division = np.floor(o / np.float32(scale) - np.float32(0.5))
-    assert not np.array_equal(by_reciprocal, by_division)  # the probe separates the two rules
-    want = np.clip(by_reciprocal, 0, 14).astype(np.float32)
-    assert_close(dmlops.resample2(x, [18], backend=backend, **params), want, exact=True)
+    by_division = np.clip(np.floor(o / np.float32(scale) - np.float32(0.5)), 0, 14)
+    directml = np.array([0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 11, 12, 12, 13], np.float32)
+    assert not np.array_equal(directml, by_division)  # the probe separates the two rules
+    assert_close(dmlops.resample2(x, [18], backend=backend, **params), directml, exact=True)
 
 
 def test_linear_edge_taps_accumulate_on_edge(backend: str) -> None:

@@ -63,10 +63,13 @@ def pad4(shape: tuple[int, ...]) -> tuple[int, ...]:
     return (1,) * (4 - len(shape)) + tuple(shape)
 
 
-def axis_csr(desc: ResampleDesc, transpose: bool, weight_dtype: Any) -> list[Csr]:
-    """Per dimension (padded to 4), the CSR rows of the forward map or of its transpose."""
+def axis_csr(desc: ResampleDesc, weight_dtype: Any) -> list[Csr]:
+    """Per dimension (padded to 4), the CSR rows of the transpose (forward input index -> its outputs).
+
+    Only RESAMPLE_GRAD1 sums weights: RESAMPLE2 LINEAR interpolates (:func:`interpolate`).
+    """
     taps = desc_taps(desc)
-    n_in, n_out = desc.forward_input_sizes, desc.forward_output_sizes
+    n_in = desc.forward_input_sizes
     rows: list[Csr] = []
     for _ in range(4 - len(taps)):
         rows.append((np.array([0, 1], np.int64), np.zeros(1, np.int64), np.ones(1, weight_dtype)))
@@ -79,10 +82,9 @@ def axis_csr(desc: ResampleDesc, transpose: bool, weight_dtype: Any) -> list[Csr
             target_idx.append(o[keep])
             source_idx.append(idx[keep].astype(np.int64))
             weights.append(w64[keep])
-        t, s, w = np.concatenate(target_idx), np.concatenate(source_idx), np.concatenate(weights)
-        n_rows = n_out[d]
-        if transpose:
-            t, s, n_rows = s, t, n_in[d]
+        # transposed: rows are forward input indices, their entries the forward outputs
+        s, t, w = np.concatenate(target_idx), np.concatenate(source_idx), np.concatenate(weights)
+        n_rows = n_in[d]
         order = np.lexsort((s, t))  # by row, then by source index
         t, s, w = t[order], s[order], w[order]
         ptr = np.zeros(n_rows + 1, np.int64)
@@ -196,7 +198,7 @@ def nearest_transpose(desc: ResampleDesc, source: NDArray[Any], target: NDArray[
     src, half = kernel_view(source.reshape(pad4(source.shape)))
     dst, _ = kernel_view(_view4(target))
     dtype = _compute_dtype(source.dtype)
-    rows = axis_csr(desc, True, dtype)
+    rows = axis_csr(desc, dtype)
     runs2, runs3 = _runs(rows[2][0], rows[2][1]), _runs(rows[3][0], rows[3][1])
     if runs2 is None or runs3 is None:  # not monotone (not expected): the general kernel
         call_parallel(_separable, src, dst, *[a for row in rows for a in row], half)
@@ -209,11 +211,11 @@ def _compute_dtype(dtype: np.dtype[Any]) -> Any:
     return np.float32 if dtype in (np.float16, np.float32) else np.float64
 
 
-def apply(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any], *, transpose: bool) -> None:
-    """Write the forward resample (or its transpose) of ``source`` into ``target``."""
+def linear_transpose(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any]) -> None:
+    """RESAMPLE_GRAD1 for LINEAR: the transposed weighted sums of ``source`` into ``target``."""
     src, half = kernel_view(source.reshape(pad4(source.shape)))
     dst, _ = kernel_view(_view4(target))
-    rows = axis_csr(desc, transpose, _compute_dtype(source.dtype))
+    rows = axis_csr(desc, _compute_dtype(source.dtype))
     flat = [a for row in rows for a in row]
     call_parallel(_separable, src, dst, *flat, half)
 
@@ -332,7 +334,7 @@ def run_resample_grad1(
     if desc.interpolation_mode is InterpolationMode.NEAREST_NEIGHBOR:
         nearest_transpose(desc, dy, dx)
     else:
-        apply(desc, dy, dx, transpose=True)
+        linear_transpose(desc, dy, dx)
 
 
 OPERATORS: dict[str, Callable[..., Any]] = {"RESAMPLE2": run_resample2, "RESAMPLE_GRAD1": run_resample_grad1}

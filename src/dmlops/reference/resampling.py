@@ -83,22 +83,16 @@ def _is_identity(taps: list[Tap], n_in: int, n_out: int) -> bool:
     return bool(np.all(w == 1.0))
 
 
-def _gather_axes(x: NDArray[Any], indices: Sequence[NDArray[np.intp] | None]) -> NDArray[Any]:
-    """``x`` gathered along each axis whose indices are given, shrinking axes first.
+def _gather_axes(x: NDArray[Any], indices: Sequence[NDArray[np.intp]]) -> NDArray[Any]:
+    """``x`` gathered along every axis (NEAREST_NEIGHBOR), shrinking axes first.
 
     ``x`` is read in place (it may be a broadcast view far larger than its buffer): each
     pass gathers, so arrays grow only as the output does.
     """
     a = x
-
-    def growth(d: int) -> float:
+    for d in sorted(range(x.ndim), key=lambda d: indices[d].size / max(x.shape[d], 1)):
         idx = indices[d]
-        return 1.0 if idx is None else idx.size / max(x.shape[d], 1)
-
-    order = sorted(range(x.ndim), key=growth)
-    for d in order:
-        idx = indices[d]
-        if idx is None or (idx.size == a.shape[d] and np.array_equal(idx, np.arange(idx.size))):
+        if idx.size == a.shape[d] and np.array_equal(idx, np.arange(idx.size)):
             continue
         check_allocation(
             math.prod(a.shape) // max(a.shape[d], 1) * idx.size * a.itemsize, f"resampling along dimension {d}"
