@@ -140,13 +140,12 @@ def resample_grad1_nearest_stack_matrix(desc, d: int) -> np.ndarray:
     rounded coordinate of the forward output o = -1; other rows are the transpose. Checked
     on 154 1-D probe descs (both directions, Scales 1/8 to 3, offsets to +-100 and +-inf).
     """
-    from dmlops.descs.resampling import reciprocal
 
     n, m = desc.forward_input_sizes[d], desc.forward_output_sizes[d]
     ipo, opo = desc.forward_pixel_offsets(d)
     o = np.arange(-1, m, dtype=np.float32)
     with np.errstate(over="ignore", invalid="ignore"):
-        x = (o - np.float32(opo)) * reciprocal(desc.scales[d]) - np.float32(ipo)
+        x = (o - np.float32(opo)) * (np.float32(1.0) / np.float32(desc.scales[d])) - np.float32(ipo)
     r = np.floor(x) if desc.rounding_direction.name == "DECREASING" else np.ceil(x)
     matrix = np.zeros((n, m))
     matrix[np.clip(np.nan_to_num(r[1:], nan=0.0), 0, n - 1).astype(np.intp), np.arange(m)] = 1
