@@ -467,24 +467,40 @@ def torch_stream() -> Any:
     return cp.cuda.ExternalStream(torch.cuda.current_stream(device).cuda_stream, device)
 
 
-def bind_inputs(desc: OperatorDesc, info: DescInfo, inputs: Mapping[str, Any]) -> tuple[dict[str, Any], set[str], str]:
+class BoundInputs(dict[str, Any]):
+    """Input member -> logical device view, with the flat buffers' extents.
+
+    ``readable``: member -> elements of the caller's flat buffer from the view's first
+    element, for inputs given as a flat buffer (it may hold more than the view addresses:
+    GATHER's flat reads, erratum E41, reach them).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.readable: dict[str, int] = {}
+
+
+def bind_inputs(desc: OperatorDesc, info: DescInfo, inputs: Mapping[str, Any]) -> tuple[BoundInputs, set[str], str]:
     """Logical device views of every input, the set of array kinds seen, the result kind."""
     cp = cupy_module()
     ndarray = cp.ndarray
-    views: dict[str, Any] = {}
+    views = BoundInputs()
     kinds: set[str] = set()
     first_kind = ""
     for member, sizes, dtype in info.inputs:
         obj = inputs[member]
         if type(obj) is ndarray:
             kind = "cupy"
-            if obj.shape == sizes and obj.dtype == dtype:
-                views[member] = obj
-            else:
-                views[member] = logical_view(desc, member, obj)
+            device = obj
         else:
             kind = array_kind(obj)
-            views[member] = logical_view(desc, member, to_cupy(obj, kind))
+            device = to_cupy(obj, kind)
+        if device.shape == sizes and device.dtype == dtype:
+            views[member] = device
+        else:
+            views[member] = logical_view(desc, member, device)
+            if device.ndim == 1:  # a flat buffer: the view starts at its first element
+                views.readable[member] = device.size
         kinds.add(kind)
         if not first_kind:
             first_kind = kind
@@ -517,6 +533,7 @@ def fast_div(d: int) -> tuple[int, int]:
 __all__ = [
     "COMPILE_OPTIONS",
     "KERNEL_DIR",
+    "BoundInputs",
     "DescInfo",
     "OutputBinding",
     "PackedLaunch",

@@ -7,9 +7,9 @@ GATHER on the GPU: a strided copy whose gathered axis offset comes from the indi
 Every index is wrapped once inside the kernel (signed types from FL 3_0; UINT64 read
 as INT64). An index in ``[0, n)`` reads as a plain gather; any other reads DirectML's
 flat address (erratum E41): modulo 2^32, clamped to the last element of the input's
-bound buffer, 0 past what the device array holds (the addressed span: unlike numpy and
-cpu, the bytes of a caller's flat buffer past the span, or of a larger
-TotalTensorSizeInBytes, read as 0 here). The kernel decides per index, so an in-range
+bound buffer (TotalTensorSizeInBytes), read from the caller's flat buffer as numpy and cpu
+read it; past what the caller's array holds (a logical array holds only the addressed
+span) it reads 0. The kernel decides per index, so an in-range
 call costs no host sync. The flat address counts in the desc's element strides from the
 input view's first element: when the device array's strides differ (a logical array
 laid out otherwise), the input is first stored through the desc's strides into a zeroed
@@ -73,10 +73,14 @@ def gather_plan_for(
     return plan
 
 
-def flat_input(desc: GatherDesc, x: Any) -> tuple[Any, tuple[int, int, int], tuple[int, int] | None]:
+def flat_input(
+    desc: GatherDesc, x: Any, readable: int | None = None
+) -> tuple[Any, tuple[int, int, int], tuple[int, int] | None]:
     """(input view, (flat_limit, flat_last, flat_always), extra dimension) for E41's flat reads.
 
     ``desc`` is the whole desc (not its leading slab): the bound buffer is its input's.
+    ``readable``: elements of the caller's flat buffer from the view's first element, if
+    the input came as one (else only the view's addressed span is known to be there).
     """
     t = desc.input_tensor
     count, span, strides, extra = _flat_facts(desc)
@@ -88,7 +92,7 @@ def flat_input(desc: GatherDesc, x: Any) -> tuple[Any, tuple[int, int, int], tup
         view[...] = x
         x, limit = view, count
     else:
-        limit = span
+        limit = max(span, readable or 0)
     return x, (limit, count - 1, 1 if extra else 0), extra
 
 
@@ -150,7 +154,8 @@ def run_gather(
     """Launch GATHER on device views (see :func:`dmlops.cuda.execute`)."""
     # Dropped leading output entries other than 1: DirectML computes the slab at
     # coordinate 0 of those dimensions (GatherDesc.leading_slab).
-    x, flat, extra = flat_input(desc, inputs["InputTensor"])
+    readable = getattr(inputs, "readable", {}).get("InputTensor")
+    x, flat, extra = flat_input(desc, inputs["InputTensor"], readable)
     desc, x_slab, idx_slab = _leading_slab(desc)
     x = x[x_slab]
     idx = inputs["IndicesTensor"][idx_slab]
