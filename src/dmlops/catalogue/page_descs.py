@@ -140,6 +140,22 @@ SHAPES: dict[str, dict[str, Any]] = {
         "QuantizationTensors": [_t(_F32, *_ONE)],
         "OutputTensor": _t(_F32, *_ONE),
     },
+    # Query [batch, sequence, heads x head size], Key and Value [batch, key sequence, ...]:
+    # the generic all-ones shapes lack the Query/Key/Value inputs DirectML requires.
+    **{
+        name: {
+            "QueryTensor": _t(_F32, 1, 2, 4),
+            "KeyTensor": _t(_F32, 1, 3, 4),
+            "ValueTensor": _t(_F32, 1, 3, 4),
+            "OutputTensor": _t(_F32, 1, 2, 4),
+            "MaskType": "NONE",
+            **heads,
+        }
+        for name, heads in (
+            ("MULTIHEAD_ATTENTION", {"HeadCount": 2}),
+            ("MULTIHEAD_ATTENTION1", {"QueryHeadCount": 2, "KeyValueHeadCount": 2}),
+        )
+    },
     "UNFOLD": {"OutputTensor": _t(None, 1, 1, 1)},
     "FOLD": {"InputTensor": _t(None, 1, 1, 1)},
 }
