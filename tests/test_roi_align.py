@@ -820,3 +820,34 @@ def test_repeated_out_of_bounds_additions_are_exact_and_fast() -> None:
     # 10^12 additions of 1 from 0 stop at 2^24; of 0.1 at 2^21 (where 0.1 is below half an ulp)
     assert _add_repeated(f(0), f(1), 10**12) == 2.0**24
     assert _add_repeated(f(0), f(0.1), 10**12) == 2.0**21
+
+
+def test_reference_refuses_what_it_cannot_finish() -> None:
+    """Adaptive sampling of a region a million pixels across: 10^11 samples per output.
+    The numpy reference, which evaluates every sample, refuses it at once (UnsupportedError
+    naming its limit) instead of running for hours; below the limit it runs."""
+    from dmlops.errors import UnsupportedError
+    from dmlops.reference import roi as reference_roi
+
+    x = np.full((1, 2, 9, 12), 2.0, np.float32)
+    boxes = np.array([[-5e5, -5e5, 5e5, 5e5]], np.float32)
+    desc = RoiAlignDesc(
+        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 9, 12)),
+        roi_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 4)),
+        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(1,)),
+        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 2, 3)),
+        reduction_function="AVERAGE",
+        interpolation_mode="LINEAR",
+        spatial_scale_x=1.0,
+        spatial_scale_y=1.0,
+        out_of_bounds_input_value=-1.0,
+        minimum_samples_per_output=1,
+        maximum_samples_per_output=2**32 - 1,
+    )
+    feeds = {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": np.zeros(1, np.uint32)}
+    with pytest.raises(UnsupportedError, match=r"evaluates every sample.*more than its limit of 4294967296"):
+        dmlops.execute(desc, feeds, backend="numpy")
+    small = np.array([[-50, -50, 50, 50]], np.float32)  # 50 x 34 samples per output
+    assert 2 * 6 * 50 * 34 < reference_roi.SAMPLE_LIMIT
+    out = dmlops.execute(desc, {**feeds, "ROITensor": small}, backend="numpy")["OutputTensor"]
+    assert out.shape == (1, 2, 2, 3) and np.all(np.isfinite(out))

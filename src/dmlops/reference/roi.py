@@ -41,6 +41,10 @@ therefore bounded whatever NumROIs is, except that one ROI whose samples alone e
 chunk gets a chunk of its own (its sample counts are checked with
 :func:`dmlops.memory.check_allocation`).
 
+Time: about 20 ns a sample. A desc with more than ``SAMPLE_LIMIT`` samples in all (adaptive
+sampling of regions far larger than the input) is refused with UnsupportedError; the cpu
+and cuda backends, which visit only the in-bounds samples, run it.
+
 A sample whose coordinate is ``nan`` (a ROI with non-finite coordinates) is out of
 bounds.
 """
@@ -57,6 +61,7 @@ from numpy.typing import NDArray
 
 from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, sample_taps
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
+from ..errors import UnsupportedError
 from ..memory import check_allocation
 
 # -- ROI_ALIGN -----------------------------------------------------------------
@@ -67,6 +72,12 @@ F64 = NDArray[np.float64]
 STACK_ELEMENTS = 1 << 17
 """Values (float32 samples, at most 1 MiB of float64) of one block of stacked ROIs x channels
 x samples: small enough to stay in cache and in memory the allocator reuses."""
+
+SAMPLE_LIMIT = 1 << 32
+"""Samples (ROIs x channels x outputs x samples per output) the reference evaluates at most:
+about 20 ns each, so a minute or two. Beyond it (adaptive sampling of regions far larger
+than the input reaches 10^12 samples per output) it raises UnsupportedError instead of
+running for hours; the cpu and cuda backends visit only the in-bounds run of samples."""
 
 CHUNK_ELEMENTS = 1 << 21
 """Float64 values (16 MiB) the sample lists and per-output accumulators of a chunk of ROIs
@@ -295,7 +306,15 @@ def compute_roi_align(
     linear = desc.interpolation_mode is InterpolationMode.LINEAR
     # ROIs with the same sample counts are stacked, so they are taken in that order.
     order = np.lexsort((samples_x, samples_y))
-    for chunk in _chunks(samples_x[order], samples_y[order], desc):
+    chunks = _chunks(samples_x[order], samples_y[order], desc)  # refuses what memory cannot hold
+    per_roi = desc.output_tensor.element_count // max(1, rois.shape[0])  # channels x outputs
+    total = int(np.sum(samples_x.astype(np.float64) * samples_y) * per_roi)
+    if total > SAMPLE_LIMIT:
+        raise UnsupportedError(
+            f"{desc.dml_name}: the numpy reference evaluates every sample, and these ROIs have {total} "
+            f"(more than its limit of {SAMPLE_LIMIT}); the cpu and cuda backends skip the out-of-bounds ones"
+        )
+    for chunk in chunks:
         at = order[chunk]
         ax = _axes(desc, x1[at], x2[at], samples_x[at], ow, w)
         ay = _axes(desc, y1[at], y2[at], samples_y[at], oh, h)
