@@ -831,18 +831,8 @@ def test_reference_refuses_what_it_cannot_finish() -> None:
 
     x = np.full((1, 2, 9, 12), 2.0, np.float32)
     boxes = np.array([[-5e5, -5e5, 5e5, 5e5]], np.float32)
-    desc = RoiAlignDesc(
-        input_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 9, 12)),
-        roi_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 4)),
-        batch_indices_tensor=TensorDesc(data_type="UINT32", sizes=(1,)),
-        output_tensor=TensorDesc(data_type="FLOAT32", sizes=(1, 2, 2, 3)),
-        reduction_function="AVERAGE",
-        interpolation_mode="LINEAR",
-        spatial_scale_x=1.0,
-        spatial_scale_y=1.0,
-        out_of_bounds_input_value=-1.0,
-        minimum_samples_per_output=1,
-        maximum_samples_per_output=2**32 - 1,
+    desc = make_desc(
+        in_sizes=(1, 2, 9, 12), roi_sizes=(1, 4), bi_sizes=(1,), out_sizes=(1, 2, 2, 3), out_of_bounds_input_value=-1.0
     )
     feeds = {"InputTensor": x, "ROITensor": boxes, "BatchIndicesTensor": np.zeros(1, np.uint32)}
     with pytest.raises(UnsupportedError, match=r"evaluates every sample.*more than its limit of 4294967296"):
