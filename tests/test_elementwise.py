@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dmlops
-from dmlops.descs import desc_class, desc_from_json
+from dmlops.descs import desc_class
 from dmlops.descs.elementwise import OPERATORS, REFERENCE_OPERATORS
 from dmlops.errors import UnsupportedError
 from dmlops.reference import elementwise as reference
@@ -26,22 +26,15 @@ def test_the_family_claims_its_92_operators() -> None:
     assert desc_class("GEMM").family == ""
 
 
-def test_an_unimplemented_operator_is_refused_naming_directml() -> None:
-    name = sorted(OPERATORS - REFERENCE_OPERATORS)[0]
-    desc = desc_class(name)
-    assert "numpy" not in desc.backends
+def test_every_operator_of_the_family_runs_on_numpy_with_a_function() -> None:
+    assert REFERENCE_OPERATORS == OPERATORS
+    for name in ("quantize_linear", "dequantize_linear", "quantized_linear_add"):
+        assert callable(getattr(dmlops, name))
+
+
+def test_an_unsupported_data_type_is_refused_naming_directml() -> None:
     with pytest.raises(UnsupportedError, match="directml"):
-        dmlops.execute(
-            desc_from_json(
-                "ELEMENT_WISE_QUANTIZE_LINEAR",
-                {
-                    "InputTensor": {"DataType": "FLOAT32", "Sizes": [2]},
-                    "ScaleTensor": {"DataType": "FLOAT32", "Sizes": [2]},
-                    "OutputTensor": {"DataType": "UINT8", "Sizes": [2]},
-                },
-            ),
-            {"InputTensor": np.ones(2, np.float32), "ScaleTensor": np.ones(2, np.float32)},
-        )
+        dmlops.divide(np.ones(2, np.int64), np.ones(2, np.int64))
 
 
 def test_float_modulus_is_refused_not_guessed() -> None:
@@ -177,3 +170,71 @@ def test_clip_grad_passes_the_gradient_strictly_inside(op: str) -> None:
     got = dmlops.execute(desc, {"InputTensor": x, "InputGradientTensor": dy})["OutputGradientTensor"]
     np.testing.assert_array_equal(got.ravel(), np.array([0, 0, 3, 0, 0, 0, 7], np.float32))
     assert not np.signbit(got.ravel()[0])
+
+
+# -- quantization ---------------------------------------------------------------------------
+
+
+def test_quantize_linear_page_formula_with_ties_to_even() -> None:
+    # clamp(round(x / scale) + zero_point, 0, 255); halves go to the even neighbour
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 300.0, 7.0, -7.0], np.float32)
+    got = dmlops.quantize_linear(x, np.full(8, 1.0, np.float32), np.full(8, 3, np.uint8))
+    np.testing.assert_array_equal(got, [3, 5, 5, 3, 1, 255, 10, 0])
+    assert got.dtype == np.uint8
+    got = dmlops.quantize_linear(x, np.float32(2.0), np.int8(-3))  # scalars broadcast through 0-strides
+    np.testing.assert_array_equal(got, [-3, -2, -2, -3, -4, 127, 1, -7])
+    assert got.dtype == np.int8
+
+
+def test_quantize_linear_divides_in_float32() -> None:
+    # 0.3 * 4.5 rounds (float32) to 1.3499999; / 0.3 gives 4.5 exactly -> 4 (even), while
+    # the product with float32(1 / 0.3) gives 4.4999995 -> 4 too; 1.35 / 0.3 (float32) is 4.5000005 -> 5
+    s = np.float32(0.3)
+    x = np.array([np.float32(s * np.float32(4.5)), np.float32(1.35)], np.float32)
+    got = dmlops.quantize_linear(x, s, np.uint8(0))
+    assert list(got) == [int(np.rint(np.float32(v / s))) for v in x]
+    # an INT32 input is converted to float32 first: 16777217 -> 16777216, / 2^16 = 256 -> 255
+    got = dmlops.quantize_linear(np.array([16777217, 129], np.int32), np.float32(65536.0 / 128), np.uint8(0))
+    np.testing.assert_array_equal(got, [255, 0])
+
+
+def test_quantize_linear_converts_as_d3d() -> None:
+    # NaN -> 0; +-inf and huge values saturate; a zero scale gives +-inf or NaN
+    x = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 1.0, 0.0], np.float32)
+    scale = np.array([1, 1, 1, 1, 1, 0, 0], np.float32)
+    np.testing.assert_array_equal(dmlops.quantize_linear(x, scale, np.uint8(3)), [0, 255, 0, 255, 0, 255, 0])
+    np.testing.assert_array_equal(dmlops.quantize_linear(x, scale, np.int8(3)), [0, 127, -128, 127, -128, 127, 0])
+
+
+def test_dequantize_linear_subtracts_in_float32() -> None:
+    got = dmlops.dequantize_linear(np.array([0, 3, 255], np.uint8), np.float32(0.5), np.uint8(3))
+    np.testing.assert_array_equal(got, [-1.5, 0.0, 126.0])
+    assert got.dtype == np.float32
+    # float32(2^31 - 1) - float32(-5) = 2^31 (no wrap-around); 16777217 - 1 = 16777216 - 1
+    q = np.array([2**31 - 1, 16777217], np.int32)
+    got = dmlops.dequantize_linear(q, np.float32(1.0), np.array([-5, 1], np.int32))
+    np.testing.assert_array_equal(got, [2.0**31, 16777215.0])
+    got = dmlops.dequantize_linear(np.array([5, 7], np.int8), np.array([np.inf, -0.0], np.float32), np.int8(5))
+    assert np.isnan(got[0]) and got[1] == 0 and np.signbit(got[1])
+
+
+def test_quantized_linear_add_page_formula() -> None:
+    a = np.array([0, 1, 2, 3, 4, 5, 255], np.uint8)
+    b = np.array([0, 1, 2, 3, 4, 5, 0], np.uint8)
+    f = np.float32
+    # (a * 0.5 + b * 0.75) / 1: 2.5 -> 2 and 127.5 -> 128 (halves to even)
+    got = dmlops.quantized_linear_add(a, f(0.5), None, b, f(0.75), None, f(1.0), None)
+    np.testing.assert_array_equal(got, [0, 1, 2, 4, 5, 6, 128])
+    got = dmlops.quantized_linear_add(a, f(0.5), np.uint8(10), b, f(0.75), np.uint8(3), f(1.0), np.uint8(100))
+    np.testing.assert_array_equal(got, [93, 94, 95, 96, 98, 99, 220])
+
+
+def test_quantized_linear_add_nan_depends_on_the_output_zero_point() -> None:
+    a = np.array([1, 2], np.int8)
+    f = np.float32
+    # with an OutputZeroPointTensor the value is clamped as a float (NaN -> Min) ...
+    got = dmlops.quantized_linear_add(a, f(np.nan), None, a, f(1), None, f(1), np.int8(5))
+    np.testing.assert_array_equal(got, [-128, -128])
+    # ... without one, converted as D3D converts (NaN -> 0)
+    got = dmlops.quantized_linear_add(a, f(np.nan), None, a, f(1), None, f(1), None)
+    np.testing.assert_array_equal(got, [0, 0])

@@ -72,6 +72,11 @@ def data(
         else:
             rand = rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4 if kind == "any" else 2, n)
         specials = FLOAT_SPECIALS
+        if kind == "scale":  # quantization scales: mostly ordinary, with 0, +-inf, NaN and negatives
+            rand = rng.choice([0.5, 0.25, 0.1, 1.0, 3.0, 0.3, 7.5], n) * rng.choice([1, 1, 1, 1, -1], n)
+            specials = np.array([0.0, -0.0, np.inf, np.nan, 1e-30, 1e30, -1.0], dtype=np.float32)
+        elif kind == "ties":  # quantization inputs: halves of ordinary scales, and specials
+            rand = (rng.integers(-300, 300, n) + 0.5) * rng.choice([0.5, 0.25, 0.1, 1.0, 3.0, 0.3, 7.5], n)
         if kind.startswith("ordinary"):  # approximated operators: no specials, no subnormal or huge values
             specials = np.array([0.0, 1.0, -1.0, 0.5, -0.5], dtype=np.float32)
             rand = np.where(np.abs(rand) < 1e-3, 0.125, rand)
@@ -106,6 +111,10 @@ class Case:
     output: str = "OutputTensor"
     output_dtype: str | None = None
     shape: tuple[int, ...] = SHAPE
+    member_types: dict[str, str] = field(default_factory=dict)
+    """Per input: a data type other than the case's (quantization's scales and zero points)."""
+    scalars: tuple[str, ...] = ()
+    """Inputs of one element (all sizes 1), as QUANTIZED_LINEAR_ADD's scales and zero points."""
 
 
 AB = ("ATensor", "BTensor")
@@ -248,6 +257,62 @@ CASES: list[Case] = [
     Case("ACTIVATION_HARDMAX1", FLOAT, attrs={"Axes": [2, 3]}, shape=(2, 3, 4, 5)),
 ]
 
+QUANTIZE_MEMBERS = ("InputTensor", "ScaleTensor", "ZeroPointTensor")
+QLA_MEMBERS = (
+    "ATensor",
+    "AScaleTensor",
+    "AZeroPointTensor",
+    "BTensor",
+    "BScaleTensor",
+    "BZeroPointTensor",
+    "OutputScaleTensor",
+    "OutputZeroPointTensor",
+)
+QLA_SCALARS = tuple(m for m in QLA_MEMBERS if m not in ("ATensor", "BTensor"))
+CASES += [
+    *(
+        Case(
+            "ELEMENT_WISE_QUANTIZE_LINEAR",
+            (dt,),
+            QUANTIZE_MEMBERS,
+            kind={"InputTensor": "ties" if dt == "FLOAT32" else "any", "ScaleTensor": "scale"},
+            output_dtype=out,
+            member_types={"ScaleTensor": "FLOAT32", "ZeroPointTensor": out},
+        )
+        for dt in ("FLOAT32", "INT32")
+        for out in ("UINT8", "INT8")
+    ),
+    *(
+        Case(
+            "ELEMENT_WISE_DEQUANTIZE_LINEAR",
+            (dt,),
+            QUANTIZE_MEMBERS,
+            kind={"ScaleTensor": "scale"},
+            output_dtype="FLOAT32",
+            member_types={"ScaleTensor": "FLOAT32"},
+        )
+        for dt in INTS
+    ),
+    *(
+        Case(
+            "ELEMENT_WISE_QUANTIZED_LINEAR_ADD",
+            (dt,),
+            members,
+            kind=dict.fromkeys(("AScaleTensor", "BScaleTensor", "OutputScaleTensor"), "scale"),
+            output_dtype=out,
+            member_types={
+                **dict.fromkeys(("AScaleTensor", "BScaleTensor", "OutputScaleTensor"), "FLOAT32"),
+                "BTensor": other,
+                "BZeroPointTensor": other,
+                "OutputZeroPointTensor": out,
+            },
+            scalars=tuple(m for m in QLA_SCALARS if m in members),
+        )
+        for dt, other, out in (("UINT8", "INT8", "UINT8"), ("INT8", "UINT8", "INT8"), ("UINT8", "UINT8", "INT8"))
+        for members in (QLA_MEMBERS, tuple(m for m in QLA_MEMBERS if "ZeroPoint" not in m))
+    ),
+]
+
 TOLERANCE: dict[str, tuple[float, float]] = {
     name: (2e-4, 1e-6)
     for name in (
@@ -268,3 +333,57 @@ polynomial approximations ~5e-5 off, EXP/LOG/POW/ERF and the activations built o
 ~1e-5 relative, subnormal results flushed to zero; 2e-4 relative + 1e-6 absolute covers
 them. A GPU's DirectML shaders may differ within the same bound (D3D's float rules)."""
 TOLERANCE["ELEMENT_WISE_ASIN"] = TOLERANCE["ELEMENT_WISE_ACOS"] = (2e-4, 1e-4)  # asin(0) = 6.8e-5 here
+
+
+def quantized_before_conversion(operator: str, inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, bool] | None:
+    """The float32 value QUANTIZE_LINEAR / QUANTIZED_LINEAR_ADD convert to an integer.
+
+    Written from the pages with the float32 steps probed on DirectML 1.15.4: a float32
+    division, halves to even, the zero point added as a float. The flag says whether the
+    value is clamped as a float before the conversion (QUANTIZED_LINEAR_ADD with an
+    OutputZeroPointTensor): then the conversion sees only in-range values. None for any
+    other operator.
+    """
+    f = np.float32
+    with np.errstate(all="ignore"):
+        if operator == "ELEMENT_WISE_QUANTIZE_LINEAR":
+            x, s, z = (inputs[m] for m in QUANTIZE_MEMBERS)
+            return (np.rint((x.astype(f) / s).astype(f)) + z.astype(f)).astype(f), False
+        if operator != "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":
+            return None
+
+        def value(q: str) -> np.ndarray:
+            zero = inputs.get(f"{q}ZeroPointTensor")
+            shifted = inputs[f"{q}Tensor"].astype(f) - (f(0) if zero is None else zero.astype(f))
+            return (shifted.astype(f) * inputs[f"{q}ScaleTensor"]).astype(f)
+
+        total = (value("A") + value("B")).astype(f)
+        zero = inputs.get("OutputZeroPointTensor")
+        v = np.rint((total / inputs["OutputScaleTensor"]).astype(f)) + (f(0) if zero is None else zero.astype(f))
+        return v.astype(f), zero is not None
+
+
+def stack_conversion(operator: str, inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray) -> np.ndarray:
+    """Elements where DirectML's result on this stack is lavapipe's float-to-integer conversion.
+
+    D3D defines ``ftou`` / ``ftoi`` as saturating with NaN -> 0 (what dmlops computes);
+    vkd3d 1.6 emits plain SPIR-V conversions, which lavapipe evaluates as 0xFFFFFFFF for a
+    negative or NaN ``ftou`` (a UINT8 result of 255) and INT_MIN for a NaN or >= 2^31
+    ``ftoi`` (-128). True where the value is one of those, the reference holds D3D's
+    result and DirectML lavapipe's.
+    """
+    found = quantized_before_conversion(operator, inputs)
+    mask = np.zeros(got.shape, dtype=bool)
+    if found is None or found[1]:
+        return mask
+    v = np.broadcast_to(found[0], got.shape)
+    info = np.iinfo(got.dtype)
+    with np.errstate(invalid="ignore"):
+        if info.min == 0:
+            odd = np.isnan(v) | (v < 0)
+            stack = np.full(got.shape, info.max, got.dtype)
+        else:
+            odd = np.isnan(v) | (v >= 2.0**31)
+            stack = np.full(got.shape, info.min, got.dtype)
+        d3d = np.clip(np.where(np.isnan(v), 0, v), info.min, info.max).astype(got.dtype)
+    return odd & (got == stack) & (expected == d3d) & (stack != d3d)

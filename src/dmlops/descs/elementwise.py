@@ -36,6 +36,14 @@ silent or says otherwise, DirectML wins):
   scan from the first element (a NaN at the first position wins, NaN elsewhere never).
   LOG_SOFTMAX is ``(x - m) - log(max(sum(exp(x - m)), 1e-20))``, ``m`` the NaN-ignoring
   maximum.
+* QUANTIZE_LINEAR is ``round(x / scale) + zero_point`` in float32 (a division, halves to
+  even, an INT32 input converted to float32 first), converted to the output type as D3D
+  converts floats to integers (NaN -> 0, out-of-range values saturate).
+  DEQUANTIZE_LINEAR is ``(float32(q) - float32(zero_point)) * scale`` in float32.
+  QUANTIZED_LINEAR_ADD dequantizes both operands so, adds them in float32 and
+  requantizes; with an OutputZeroPointTensor the value is clamped as a float first
+  (NaN -> Min), without one converted as QUANTIZE_LINEAR's (NaN -> 0). Its scale and
+  zero-point tensors hold one element (DirectML rejects larger ones).
 """
 
 from __future__ import annotations
@@ -70,7 +78,8 @@ REFERENCE_OPERATORS: frozenset[str] = frozenset(
     ELEMENT_WISE_MODULUS_FLOOR ELEMENT_WISE_MODULUS_TRUNCATE ELEMENT_WISE_MULTIPLY ELEMENT_WISE_NEGATE
     ELEMENT_WISE_POW ELEMENT_WISE_RECIP ELEMENT_WISE_ROUND ELEMENT_WISE_SIGN ELEMENT_WISE_SIN
     ELEMENT_WISE_SINH ELEMENT_WISE_SQRT ELEMENT_WISE_SUBTRACT ELEMENT_WISE_TAN ELEMENT_WISE_TANH
-    ELEMENT_WISE_THRESHOLD
+    ELEMENT_WISE_THRESHOLD ELEMENT_WISE_QUANTIZE_LINEAR ELEMENT_WISE_DEQUANTIZE_LINEAR
+    ELEMENT_WISE_QUANTIZED_LINEAR_ADD
     ACTIVATION_CELU ACTIVATION_ELU ACTIVATION_GELU ACTIVATION_HARDMAX ACTIVATION_HARDMAX1
     ACTIVATION_HARD_SIGMOID ACTIVATION_HARD_SWISH ACTIVATION_IDENTITY ACTIVATION_LEAKY_RELU
     ACTIVATION_LINEAR ACTIVATION_LOG_SOFTMAX ACTIVATION_LOG_SOFTMAX1 ACTIVATION_PARAMETERIZED_RELU

@@ -12,7 +12,13 @@ reads one), validates it and executes it::
 Non-tensor members are keyword arguments named after the DML member in snake case
 (``Min`` -> ``min``, ``RoundingMode`` -> ``rounding_mode``, ``ScaleBias`` ->
 ``scale_bias=(scale, bias)``); outputs take the first input's data type, UINT8 for the
-LOGICAL_*, IS_NAN and IS_INFINITY operators (``output_dtype`` overrides it).
+LOGICAL_*, IS_NAN and IS_INFINITY operators, FLOAT32 for DEQUANTIZE_LINEAR and the
+(output) zero point's type for QUANTIZE_LINEAR and QUANTIZED_LINEAR_ADD (``output_dtype``
+overrides it). QUANTIZED_LINEAR_ADD takes its scales and zero points as one-element
+arrays (DirectML rejects larger ones) and None for an optional zero point::
+
+    s = np.float32(0.5)
+    dmlops.quantized_linear_add(a, s, None, b, s, None, np.float32(1), np.uint8(128))
 """
 
 from __future__ import annotations
@@ -30,6 +36,13 @@ from ..tensor import TensorDesc
 from ._common import array_argument, check_out, run_single_output, tensor_of
 
 _UINT8_OUTPUT = ("ELEMENT_WISE_LOGICAL_", "ELEMENT_WISE_IS_NAN", "ELEMENT_WISE_IS_INFINITY")
+_OUTPUT_TYPE_OF = {
+    "ELEMENT_WISE_QUANTIZE_LINEAR": "ZeroPointTensor",
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": "OutputZeroPointTensor",
+}
+"""The input whose data type the output takes by default (when it is bound)."""
+_SCALARS = {"ELEMENT_WISE_QUANTIZED_LINEAR_ADD": ("ATensor", "BTensor")}
+"""Operators whose other inputs hold one element each: the shape comes from these members alone."""
 
 
 def _function_name(operator: str) -> str:
@@ -58,6 +71,7 @@ def _make(operator: str) -> Callable[..., Any]:
     cls = desc_class(operator)
     infos = cls.member_infos()
     inputs = [i.dml_name for i in infos if i.kind == "input"]
+    optional = {i.dml_name for i in infos if i.kind == "input" and i.optional}
     output = next(i.dml_name for i in infos if i.kind == "output")
     name = _function_name(operator)
 
@@ -69,17 +83,32 @@ def _make(operator: str) -> Callable[..., Any]:
         output_dtype: Any = None,
         **members: Any,
     ) -> Any:
-        given = [array_argument(a, name, f"argument {k}") for k, a in enumerate(arrays)]
+        given = [
+            None if a is None and m in optional else array_argument(a, name, f"argument {k}")
+            for k, (m, a) in enumerate(zip(inputs, arrays))
+        ]
         check_out(out, name)
-        if len(given) != len(inputs):
-            raise TypeError(f"dmlops.{name} takes {len(inputs)} arrays ({', '.join(inputs)}); got {len(given)}")
-        shape = tuple(int(s) for s in np.broadcast_shapes(*(np.shape(a) for a in given))) or (1,)
+        if len(arrays) != len(inputs):
+            raise TypeError(f"dmlops.{name} takes {len(inputs)} arrays ({', '.join(inputs)}); got {len(arrays)}")
+        shaping = [a for m, a in zip(inputs, given) if a is not None and m in _SCALARS.get(operator, inputs)]
+        shape = tuple(int(s) for s in np.broadcast_shapes(*(np.shape(a) for a in shaping))) or (1,)
         values: dict[str, Any] = {}
         for member, array in zip(inputs, given):
-            values[member] = _broadcast_tensor(array, shape, f"dmlops.{name}: {member}")
+            if array is None:
+                continue
+            if member in _SCALARS.get(operator, inputs):
+                values[member] = _broadcast_tensor(array, shape, f"dmlops.{name}: {member}")
+            else:  # one element, at the operands' dimension count
+                values[member] = tensor_of(np.reshape(array, (1,) * len(shape)), f"dmlops.{name}: {member}")
         first = values[inputs[1] if operator == "ELEMENT_WISE_IF" else inputs[0]]
         if output_dtype is not None:
             data_type = TensorDataType.from_numpy(np.dtype(output_dtype))
+        elif operator == "ELEMENT_WISE_DEQUANTIZE_LINEAR":
+            data_type = TensorDataType.FLOAT32
+        elif _OUTPUT_TYPE_OF.get(operator) in values:
+            data_type = values[_OUTPUT_TYPE_OF[operator]].data_type
+        elif operator == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":
+            data_type = first.data_type
         elif operator.startswith(_UINT8_OUTPUT):
             data_type = TensorDataType.UINT8
         else:
@@ -94,8 +123,8 @@ def _make(operator: str) -> Callable[..., Any]:
             values["min_max_data_type"] = first.data_type
         desc = cls(**{_attr(k): v for k, v in values.items()})
         bound = {
-            m: np.reshape(a, np.shape(a) or (1,)) if v.strides is None else _flat(a)
-            for m, a, v in ((m, a, values[m]) for m, a in zip(inputs, given))
+            m: np.reshape(a, v.sizes) if v.strides is None else _flat(a)
+            for m, a, v in ((m, a, values[m]) for m, a in zip(inputs, given) if a is not None)
         }
         result = run_single_output(
             desc, bound, backend=backend, feature_level=feature_level, out=out, output_member=output

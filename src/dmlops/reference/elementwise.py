@@ -5,7 +5,8 @@ are the logical input arrays in member order (ScaleBias already applied where th
 struct has one), ``data_type`` the first input's DML data type. Float formulas compute
 in float64 and the result is rounded once when stored, except where DirectML's own
 float32 steps are observable (ScaleBias, MEAN, the moduli, ROUND's halves away from
-zero, LOG_SOFTMAX's floor), which are done in float32 as DirectML does. Integer
+zero, LOG_SOFTMAX's floor, the quantization operators), which are done in float32 as
+DirectML does. Integer
 formulas follow DirectML's 32-bit register arithmetic (``descs/elementwise.py`` lists
 the probed rules). A FusedActivation (ADD1) applies the activation's row to the
 float32-rounded sum.
@@ -381,6 +382,75 @@ def _constant_pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Arra
         return np.power(x, float(desc.exponent))
 
 
+# -- quantization -------------------------------------------------------------------------------
+
+
+def _to_integer(v: Array, data_type: TensorDataType) -> Array:
+    """D3D's float-to-integer conversion of a float32 value, then the type's range.
+
+    ``ftoi`` / ``ftou`` give 0 for NaN and saturate out-of-range values (so a negative value
+    becomes 0 for an unsigned type); the integer is then clamped to ``data_type``.
+    """
+    info = np.iinfo(data_type.numpy_dtype)
+    with np.errstate(invalid="ignore"):
+        return np.clip(np.where(np.isnan(v), 0.0, v), info.min, info.max).astype(np.int64)
+
+
+def _clamp_float(v: Array, data_type: TensorDataType) -> Array:
+    """``min(max(v, Min), Max)`` in float, NaN losing to Min, before the conversion."""
+    info = np.iinfo(data_type.numpy_dtype)
+    with np.errstate(invalid="ignore"):
+        low = np.where(np.isnan(v) | (v < info.min), float(info.min), v)
+    return np.minimum(low, float(info.max)).astype(np.int64)
+
+
+def _requantize(value: Array, scale: Array, zero_point: Array | None) -> Array:
+    """``round(value / scale) + zero_point`` in float32.
+
+    A float32 division (not a multiply by the reciprocal), halves to even, the zero point
+    added as a float.
+    """
+    with np.errstate(all="ignore"):
+        q = np.rint((value.astype(F32) / scale.astype(F32)).astype(F32))
+        return (q + (F32(0) if zero_point is None else zero_point.astype(F32))).astype(F32)
+
+
+def _dequantize_value(q: Array, scale: Array, zero_point: Array | None) -> Array:
+    """``(q - zero_point) * scale`` in float32: the integers converted to float32 first."""
+    with np.errstate(all="ignore"):
+        shifted = q.astype(F32) - (F32(0) if zero_point is None else zero_point.astype(F32))
+        return (shifted.astype(F32) * scale.astype(F32)).astype(F32)
+
+
+def _quantize_linear(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    """QUANTIZE_LINEAR: ``round(x / scale) + zero_point`` in float32, converted as D3D converts.
+
+    An INT32 input is converted to float32 first (16777217 -> 16777216).
+    """
+    x, scale, zero_point = xs
+    return _to_integer(_requantize(x, scale, zero_point), desc.output_tensor.data_type)
+
+
+def _dequantize_linear(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    """DEQUANTIZE_LINEAR: ``(float32(q) - float32(zero_point)) * scale``: no integer subtraction."""
+    q, scale, zero_point = xs
+    return _dequantize_value(q, scale, zero_point)
+
+
+def _quantized_linear_add(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    """QUANTIZED_LINEAR_ADD: both operands dequantized in float32, added, requantized.
+
+    With an OutputZeroPointTensor the result is clamped as a float (NaN -> Min); without
+    one it is converted as QUANTIZE_LINEAR converts (NaN -> 0).
+    """
+    a, a_scale, a_zero, b, b_scale, b_zero, out_scale, out_zero = xs
+    with np.errstate(all="ignore"):
+        total = (_dequantize_value(a, a_scale, a_zero) + _dequantize_value(b, b_scale, b_zero)).astype(F32)
+    v = _requantize(total, out_scale, out_zero)
+    out_type = desc.output_tensor.data_type
+    return _to_integer(v, out_type) if out_zero is None else _clamp_float(v, out_type)
+
+
 # -- activations ---------------------------------------------------------------------------------
 
 
@@ -550,6 +620,9 @@ _RULES: dict[str, Rule] = {
     "ELEMENT_WISE_BIT_SHIFT_LEFT": _shift(left=True),
     "ELEMENT_WISE_BIT_SHIFT_RIGHT": _shift(left=False),
     "ELEMENT_WISE_IF": _if,
+    "ELEMENT_WISE_QUANTIZE_LINEAR": _quantize_linear,
+    "ELEMENT_WISE_DEQUANTIZE_LINEAR": _dequantize_linear,
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": _quantized_linear_add,
     "ACTIVATION_PARAMETERIZED_RELU": _parameterized_relu,
     "ACTIVATION_RELU_GRAD": _relu_grad,
     "ACTIVATION_SOFTMAX": _softmax("softmax"),
@@ -578,7 +651,11 @@ def compute_elementwise(
     """Every operator of the family: its ``_RULES`` row on the logical inputs, then a FusedActivation."""
     name = desc.operator_type.name
     members = desc.tensor_slots("input")
-    xs = [inputs[m] for m in members if m in inputs]
+    xs: list[Any]
+    if name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":
+        xs = [inputs.get(m) for m in members]  # optional zero points stay in place, as None
+    else:
+        xs = [inputs[m] for m in members if m in inputs]
     data_type = desc.tensor(members[1] if name == "ELEMENT_WISE_IF" else members[0]).data_type
     if getattr(desc, "scale_bias", None) is not None:
         xs = [_scale_bias(desc, xs[0]), *xs[1:]]
