@@ -1,0 +1,549 @@
+"""The element-wise and activation family on the CPU: fast paths, one generic tiled path, row softmax.
+
+Every operator of the family runs through :func:`run_elementwise`, which picks, per call:
+
+* a **fast path** (``_FAST``) when the types allow one: a NumPy ufunc, or a numba
+  ``@vectorize`` ufunc for fused selections (MAX/MIN's NaN and tie rules, RELU, ADD1
+  with a fused RELU) and GELU/ERF, writing straight into the output view in the
+  storage precision. Those computed exactly in float32 (IDENTITY, ABS, NEGATE,
+  FLOOR, CEIL, ROUND, SIGN, ADD, SUBTRACT, MULTIPLY, DIVIDE, SQRT, RECIP, MAX, MIN,
+  CLIP, THRESHOLD, DIFFERENCE_SQUARE, RELU, fused RELU, ScaleBias) are bit-identical
+  to the reference's float64-then-round: IEEE float32 ``+ - * / sqrt`` are correctly
+  rounded, and float64 has more than twice float32's precision plus two bits, so
+  rounding twice gives the same float32 (the same argument covers FLOAT16 computed
+  in float32). Transcendental ones (EXP, LOG, the trigonometric and hyperbolic
+  functions, POW, SIGMOID, TANH, GELU, ERF, SOFTMAX) are within the directml
+  differential's tolerances (``tests/oracles/elementwise.py``'s TOLERANCE);
+* the **generic path** for everything else: the operator's formula from
+  :mod:`._elementwise_rules` (the reference's arithmetic: float64, DirectML's 32-bit
+  integer registers) on tiles of ``BLOCK`` elements, each stored (rounded once) into
+  its output tile, so temporaries never exceed a few hundred KiB;
+* the **row path** for SOFTMAX, LOG_SOFTMAX, HARDMAX (and their ``*1`` versions over
+  ``Axes``): the reduced axes moved last, blocks of rows computed in float32 (float64
+  for FLOAT64) in the output itself.
+
+Layout: inputs are the logical views :func:`dmlops._numpy_io.bind_all` makes (a
+broadcast operand has 0-strides, any other stride works), the output the view its
+TensorDesc addresses. Dimensions that every tensor lets merge are merged first (so a
+contiguous call is one 1-D loop, a broadcast row one 2-D loop), then the work is split
+into contiguous chunks over ``NUMBA_NUM_THREADS`` threads (NumPy and numba ufuncs
+release the GIL). An output bound to an input's memory (in-place) works: an input with
+exactly the output's layout is read tile by tile before the tile is written (copied
+per tile where a formula takes several passes), any other overlap is copied first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._numpy_io import store
+from ..descs import elementwise as rules
+from ..enums import FeatureLevel, TensorDataType
+from ._copy import _executor, thread_count
+from ._elementwise_rules import FUSED, LOG_SOFTMAX_MIN_SUM, RULES, scale_bias, unsupported
+
+Array = NDArray[Any]
+Kernel = Callable[[Array, list[Array]], None]
+"""``kernel(out_tile, input_tiles)``: writes one tile of the output."""
+F32 = np.float32
+
+BLOCK = 1 << 14
+"""Elements per tile of a multi-pass formula (its temporaries stay in the L2 cache)."""
+ROW_BLOCK = 1 << 16
+"""Elements per block of rows of the SOFTMAX family."""
+PARALLEL_MIN = 1 << 16
+"""Below this many output elements a call runs on the calling thread."""
+
+
+# -- layout and threads -----------------------------------------------------------------------
+
+
+def _collapse(arrays: list[Array]) -> list[Array]:
+    """Same-shape views with size-1 axes dropped and adjacent axes merged where every array allows it."""
+    shape = arrays[0].shape
+    axes = [i for i, n in enumerate(shape) if n != 1] or [len(shape) - 1] if shape else []
+    if not axes:
+        return [a.reshape(1) for a in arrays]
+    dims: list[tuple[int, list[int]]] = [(shape[axes[-1]], [a.strides[axes[-1]] for a in arrays])]
+    for i in reversed(axes[:-1]):
+        inner_n, inner_strides = dims[-1]
+        strides = [a.strides[i] for a in arrays]
+        if all(s == t * inner_n for s, t in zip(strides, inner_strides)):
+            dims[-1] = (shape[i] * inner_n, inner_strides)
+        else:
+            dims.append((shape[i], strides))
+    dims.reverse()
+    new_shape = tuple(n for n, _ in dims)
+    return [
+        np.lib.stride_tricks.as_strided(a, new_shape, tuple(s[k] for _, s in dims), writeable=a.flags.writeable)
+        for k, a in enumerate(arrays)
+    ]
+
+
+def _tiles(shape: tuple[int, ...], block: int) -> list[tuple[slice, ...]]:
+    """Index tuples of disjoint tiles of about ``block`` elements covering ``shape``, in memory order."""
+    if not shape:
+        return [()]
+    inner = math.prod(shape[1:])
+    if inner > block:
+        return [(slice(i, i + 1), *t) for i in range(shape[0]) for t in _tiles(shape[1:], block)]
+    rows = max(1, block // max(inner, 1))
+    return [(slice(s, min(s + rows, shape[0])),) for s in range(0, shape[0], rows)]
+
+
+def _run(shape: tuple[int, ...], work: Callable[[tuple[slice, ...]], None], block: int | None) -> None:
+    """``work`` over tiles of ``shape`` (``block`` elements, or one chunk per thread when None), threaded."""
+    size = math.prod(shape)
+    threads = thread_count() if size >= PARALLEL_MIN else 1
+    tiles = _tiles(shape, block if block is not None else -(-size // threads))
+    if threads == 1 or len(tiles) == 1:
+        for t in tiles:
+            work(t)
+        return
+    bounds = [len(tiles) * i // threads for i in range(threads + 1)]
+
+    def each(group: list[tuple[slice, ...]]) -> None:
+        for t in group:
+            work(t)
+
+    groups = [tiles[bounds[i] : bounds[i + 1]] for i in range(threads) if bounds[i + 1] > bounds[i]]
+    futures = [_executor().submit(each, g) for g in groups[1:]]
+    each(groups[0])
+    for f in futures:
+        f.result()
+
+
+def _same_layout(a: Array, b: Array) -> bool:
+    return bool(
+        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+        and a.strides == b.strides
+        and a.dtype.itemsize == b.dtype.itemsize
+    )
+
+
+# -- numba ufuncs (compiled on first use, cached on disk) -----------------------------------------
+
+
+@cache
+def _numba_ufuncs() -> dict[str, Any]:
+    """The fused float ufuncs: one pass, no temporaries, exact where the docstring says so."""
+    from numba import njit, vectorize
+
+    sig1 = ["float32(float32)", "float64(float64)"]
+    sig2 = ["float32(float32, float32)", "float64(float64, float64)"]
+
+    def select_max(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        return b if (b > a or a != a) else a  # NaN loses to a number; a tie (-0, +0) gives A
+
+    def select_min(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        return b if (b < a or a != a) else a
+
+    def relu(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        return x if x > 0 else 0.0  # +0 for x <= 0 and for NaN
+
+    def add_relu(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        s = a + b  # rounded to the type before the activation reads it
+        return s if s > 0 else s * 0  # DirectML's fused RELU: x * (x > 0) (-0 for negatives, NaN stays)
+
+    # erf(z) as a rational function on (-4, 4) (|z| >= 4: +-1 to float32 precision), evaluated in
+    # float64 registers: |error| < 7e-8 (Eigen's float32 erf coefficients; float32 evaluation
+    # loses ~4e-7 to cancellation near |z| = 4, which GELU's tail magnifies)
+    alpha = (
+        -2.72614225801306e-10,
+        2.77068142495902e-08,
+        -2.10102402082508e-06,
+        -5.69250639462346e-05,
+        -7.34990630326855e-04,
+        -2.95459980854025e-03,
+        -1.60960333262415e-02,
+    )
+    beta = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03)
+    beta0 = -1.42647390514189e-02
+    a0, a1, a2, a3, a4, a5, a6 = alpha
+    b0, b1, b2, b3 = beta
+
+    @njit(inline="always", cache=True)
+    def erf_rational(v):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        if v >= 4.0:  # erf(4) = 1 - 1.5e-8
+            return 1.0
+        if v <= -4.0:  # exactly -1: GELU's 0.5 * x * (1 + erf) is then -0 (NaN at -inf), as in float64
+            return -1.0
+        z = v
+        z2 = z * z
+        p = ((((((a0 * z2 + a1) * z2 + a2) * z2 + a3) * z2 + a4) * z2 + a5) * z2) + a6
+        q = (((b0 * z2 + b1) * z2 + b2) * z2 + b3) * z2 + beta0
+        return z * p / q
+
+    def erf32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        return np.float32(erf_rational(np.float64(x)))
+
+    def gelu32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        d = np.float64(x)
+        return np.float32(0.5 * d * (1.0 + erf_rational(d * 0.7071067811865476)))
+
+    return {
+        "max": vectorize(sig2, cache=True)(select_max),
+        "min": vectorize(sig2, cache=True)(select_min),
+        "relu": vectorize(sig1, cache=True)(relu),
+        "add_relu": vectorize(sig2, cache=True)(add_relu),
+        "erf": vectorize(["float32(float32)"], cache=True)(erf32),
+        "gelu": vectorize(["float32(float32)"], cache=True)(gelu32),
+    }
+
+
+# -- fast paths -----------------------------------------------------------------------------------
+
+Plan = tuple[Kernel, bool]
+"""(kernel, single): ``single`` kernels are one pass over their inputs (a chunk per thread; in-place safe)."""
+Planner = Callable[[Any, list[Array], Array], "Plan | None"]
+"""``planner(desc, inputs, output)``: an operator's fast path for these types, or None."""
+
+
+def _same_float(xs: list[Array], out: Array, chars: str = "efd") -> bool:
+    return all(x.dtype == out.dtype for x in xs) and out.dtype.char in chars
+
+
+def _f32_exact(*values: Any) -> bool:
+    """Whether Python floats are float32 values (a float32 formula with them then matches float64's)."""
+    return all(isinstance(v, (int, float)) and float(F32(v)) == float(v) for v in values)
+
+
+def _scale_bias_of(desc: Any) -> Any:
+    return getattr(desc, "scale_bias", None)
+
+
+def _unary(fn: Callable[..., Any], chars: str = "efd") -> Planner:
+    """A unary ufunc; with ScaleBias (FLOAT32 only), the two float32 roundings first, in the output tile."""
+
+    def plan(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+        if not _same_float(xs, out, chars):
+            return None
+        sb = _scale_bias_of(desc)
+        if sb is None:
+            return (lambda o, t: fn(t[0], out=o)), True
+        if out.dtype != np.float32:
+            return None
+        s, b = F32(sb.scale), F32(sb.bias)
+
+        def kernel(o: Array, t: list[Array]) -> None:
+            np.multiply(t[0], s, out=o)
+            np.add(o, b, out=o)
+            fn(o, out=o)
+
+        return kernel, False
+
+    return plan
+
+
+def _copy(x: Array, out: Array) -> None:
+    np.copyto(out, x)
+
+
+def _identity(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+    if _scale_bias_of(desc) is not None:
+        return _unary(lambda x, out: None if x is out else np.copyto(out, x), "f")(desc, xs, out)
+    if xs[0].dtype != out.dtype:
+        return None
+    if out.dtype.kind == "f":  # move bits: NaN payloads survive
+        bits = np.dtype(f"u{out.dtype.itemsize}")
+        return (lambda o, t: np.copyto(o.view(bits), t[0].view(bits))), True
+    return (lambda o, t: np.copyto(o, t[0])), True
+
+
+def _binary(fn: Callable[..., Any], chars: str = "efd") -> Planner:
+    """A binary ufunc in the storage type: floats (correctly rounded) or integers (wrap-around)."""
+
+    def plan(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+        if not _same_float(xs, out, chars):
+            return None
+        return (lambda o, t: fn(t[0], t[1], out=o)), True
+
+    return plan
+
+
+_INTS = "bBhHiIlLqQ"
+
+
+def _add1(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+    fused = getattr(desc, "fused_activation", None)
+    if fused is None:
+        return _binary(np.add, "efd" + _INTS)(desc, xs, out)
+    if fused.spec.name != "ACTIVATION_RELU" or not _same_float(xs, out, "fd"):
+        return None
+    add_relu = _numba_ufuncs()["add_relu"]
+    return (lambda o, t: add_relu(t[0], t[1], out=o)), True
+
+
+def _max_min(key: str, int_fn: Callable[..., Any]) -> Planner:
+    def plan(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+        if _same_float(xs, out, _INTS):
+            return (lambda o, t: int_fn(t[0], t[1], out=o)), True
+        if not _same_float(xs, out, "fd"):
+            return None
+        fn = _numba_ufuncs()[key]
+        return (lambda o, t: fn(t[0], t[1], out=o)), True
+
+    return plan
+
+
+def _numba_unary(key: str, chars: str) -> Planner:
+    def plan(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+        if not _same_float(xs, out, chars):
+            return None
+        fn = _numba_ufuncs()[key]
+        return _unary(lambda x, out: fn(x, out=out), chars)(desc, xs, out)
+
+    return plan
+
+
+def _sigmoid(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+    if not _same_float(xs, out, "fd"):
+        return None
+
+    def kernel(o: Array, t: list[Array]) -> None:  # 1 / (1 + exp(-x)) in the output tile
+        np.negative(t[0], out=o)
+        np.exp(o, out=o)
+        np.add(o, 1, out=o)
+        np.reciprocal(o, out=o)
+
+    return kernel, False
+
+
+def _difference_square(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+    # float32 only: DirectML rounds the difference to float32, then squares it (one more rounding)
+    if not _same_float(xs, out, "f" + _INTS):
+        return None
+
+    def kernel(o: Array, t: list[Array]) -> None:
+        np.subtract(t[0], t[1], out=o)
+        np.multiply(o, o, out=o)
+
+    return kernel, False
+
+
+def _clip(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+    # min/max commute with the monotone rounding to float32: float32 bounds give the reference's result
+    if not _same_float(xs, out, "ef") or _scale_bias_of(desc) is not None:
+        return None
+    hi, lo = desc.max, desc.min
+    if not (isinstance(hi, float) and isinstance(lo, float)):
+        return None
+
+    def kernel(o: Array, t: list[Array]) -> None:
+        x = t[0]
+        np.copyto(o, x)
+        np.copyto(o, hi, where=(x > hi) | np.isnan(x), casting="unsafe")  # NaN -> Max
+        np.copyto(o, lo, where=o < lo, casting="unsafe")
+
+    return kernel, False
+
+
+def _relu(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+    if not _same_float(xs, out, "fd"):
+        return None
+    fn = _numba_ufuncs()["relu"]
+    return (lambda o, t: fn(t[0], out=o)), True
+
+
+def _round(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+    mode = desc.rounding_mode.name
+    if mode == "TOWARD_INFINITY":
+        return None
+    return _unary(np.rint if mode == "HALVES_TO_NEAREST_EVEN" else np.trunc)(desc, xs, out)
+
+
+def _unit_recip(x: Array, out: Array) -> Any:
+    return np.divide(1, x, out=out)
+
+
+_FAST: dict[str, Planner] = {
+    "ELEMENT_WISE_IDENTITY": _identity,
+    "ACTIVATION_IDENTITY": _identity,
+    "ELEMENT_WISE_ABS": _unary(np.abs),
+    "ELEMENT_WISE_NEGATE": _unary(np.negative),
+    "ELEMENT_WISE_FLOOR": _unary(np.floor),
+    "ELEMENT_WISE_CEIL": _unary(np.ceil),
+    "ELEMENT_WISE_ROUND": _round,
+    "ELEMENT_WISE_SQRT": _unary(np.sqrt),
+    "ELEMENT_WISE_RECIP": _unary(_unit_recip),
+    # transcendental: NumPy's float32 loops, within TOLERANCE; float64 is the reference's own ufunc
+    **{
+        f"ELEMENT_WISE_{name.upper()}": _unary(getattr(np, fn))
+        for name, fn in (
+            ("exp", "exp"),
+            ("log", "log"),
+            ("sin", "sin"),
+            ("cos", "cos"),
+            ("tan", "tan"),
+            ("asin", "arcsin"),
+            ("acos", "arccos"),
+            ("atan", "arctan"),
+            ("sinh", "sinh"),
+            ("cosh", "cosh"),
+            ("tanh", "tanh"),
+            ("asinh", "arcsinh"),
+            ("acosh", "arccosh"),
+            ("atanh", "arctanh"),
+        )
+    },
+    "ELEMENT_WISE_ERF": _numba_unary("erf", "f"),
+    "ELEMENT_WISE_ADD": _binary(np.add, "efd" + _INTS),
+    "ELEMENT_WISE_ADD1": _add1,
+    "ELEMENT_WISE_SUBTRACT": _binary(np.subtract, "efd" + _INTS),
+    "ELEMENT_WISE_MULTIPLY": _binary(np.multiply, "efd" + _INTS),
+    "ELEMENT_WISE_DIVIDE": _binary(np.divide),
+    "ELEMENT_WISE_DIFFERENCE_SQUARE": _difference_square,
+    "ELEMENT_WISE_MAX": _max_min("max", np.maximum),
+    "ELEMENT_WISE_MIN": _max_min("min", np.minimum),
+    "ELEMENT_WISE_ATAN_YX": _binary(np.arctan2),
+    "ELEMENT_WISE_CLIP": _clip,
+    "ACTIVATION_RELU": _relu,
+    "ACTIVATION_SIGMOID": _sigmoid,
+    "ACTIVATION_TANH": _unary(np.tanh, "fd"),
+    "ACTIVATION_GELU": _numba_unary("gelu", "f"),
+}
+"""Operator -> planner of its fast path: the kernel, or None when the types need the generic path."""
+
+
+# -- the generic path ----------------------------------------------------------------------------
+
+
+def _generic(desc: Any, name: str, data_type: TensorDataType) -> Plan:
+    rule = RULES[name]
+    sb = _scale_bias_of(desc)
+    fused = getattr(desc, "fused_activation", None)
+    fused_fn = None
+    what = ""
+    if fused is not None:
+        what = f" with a fused {fused.spec.name}"
+        fused_fn = FUSED.get(fused.spec.name)
+        if fused_fn is None:
+            raise unsupported(desc, data_type, what)
+
+    def kernel(o: Array, t: list[Array]) -> None:
+        xs = list(t)
+        with np.errstate(all="ignore"):
+            if sb is not None:
+                xs[0] = scale_bias(sb, xs[0])
+            result = np.asarray(rule(desc, xs, data_type))
+            if fused_fn is not None:
+                if result.dtype.kind != "f":
+                    raise unsupported(desc, data_type, what)
+                # the result is rounded to the output type before the activation reads it
+                result = np.asarray(fused_fn(fused, result.astype(o.dtype).astype(np.float64)))
+        store(result, o)
+
+    return kernel, False
+
+
+# -- SOFTMAX, LOG_SOFTMAX, HARDMAX: rows -----------------------------------------------------------
+
+_ROWS = {
+    "ACTIVATION_SOFTMAX": "softmax",
+    "ACTIVATION_SOFTMAX1": "softmax",
+    "ACTIVATION_LOG_SOFTMAX": "log_softmax",
+    "ACTIVATION_LOG_SOFTMAX1": "log_softmax",
+    "ACTIVATION_HARDMAX": "hardmax",
+    "ACTIVATION_HARDMAX1": "hardmax",
+}
+
+
+def _as_rows(a: Array, order: list[int], rows: int, n: int) -> Array | None:
+    """``a`` with axes in ``order`` as a (rows, n) view, or None when that needs a copy."""
+    view = a.transpose(order).view()
+    try:
+        view.shape = (rows, n)
+    except AttributeError:
+        return None
+    return view
+
+
+def _row_block(kind: str, x: Array, o: Array) -> None:
+    """One block of rows (x, o: (rows, n)); o may be x's memory."""
+    if kind == "hardmax":  # 1 at the first maximum of a strict '>' scan: NaN never wins, except first
+        first_nan = np.isnan(x[:, 0])
+        index = np.argmax(np.where(np.isnan(x), -np.inf, x), axis=1)
+        index[first_nan] = 0
+        o[...] = 0
+        o[np.arange(o.shape[0]), index] = 1
+        return
+    m = np.fmax.reduce(x, axis=1, keepdims=True)  # the NaN-ignoring maximum
+    np.subtract(x, m, out=o)
+    if kind == "softmax":
+        np.exp(o, out=o)
+        np.divide(o, np.add.reduce(o, axis=1, keepdims=True), out=o)
+        return
+    total = np.add.reduce(np.exp(o), axis=1, keepdims=True)
+    floor = o.dtype.type(LOG_SOFTMAX_MIN_SUM)
+    total[np.isnan(total) | (total < floor)] = floor  # (x - m) - log(max(sum, 1e-20)), a NaN sum too
+    np.subtract(o, np.log(total), out=o)
+
+
+def _run_rows(desc: Any, name: str, x: Array, out: Array, data_type: TensorDataType) -> None:
+    if x.dtype.kind != "f":
+        raise unsupported(desc, data_type)
+    kind = _ROWS[name]
+    axes = rules.reduction_axes(desc)
+    order = [a for a in range(x.ndim) if a not in axes] + list(axes)
+    n = math.prod(x.shape[a] for a in axes)
+    rows = x.size // n
+    compute = np.float64 if x.dtype == np.float64 else np.float32
+    xr = _as_rows(x, order, rows, n)
+    if xr is None:
+        xr = np.ascontiguousarray(x.transpose(order)).reshape(rows, n)
+    o_rows = _as_rows(out, order, rows, n) if out.dtype == compute else None
+    target = o_rows if o_rows is not None else np.empty((rows, n), compute)
+    if xr.dtype != compute:
+        xr = xr.astype(compute)
+
+    def work(t: tuple[slice, ...]) -> None:
+        with np.errstate(all="ignore"):
+            _row_block(kind, xr[t], target[t])
+
+    _run((rows,), work, max(1, ROW_BLOCK // n))
+    if o_rows is None:
+        with np.errstate(over="ignore"):
+            np.copyto(out.transpose(order), target.reshape([x.shape[a] for a in order]), casting="unsafe")
+
+
+# -- entry point ---------------------------------------------------------------------------------
+
+
+def run_elementwise(
+    desc: Any, inputs: Mapping[str, Array], outputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> None:
+    """Any operator of the family: its fast path, else its tiled formula, else its row kernel, into the output view."""
+    name = desc.operator_type.name
+    members = desc.tensor_slots("input")
+    xs = [inputs[m] for m in members if m in inputs]
+    data_type = desc.tensor(members[1] if name == "ELEMENT_WISE_IF" else members[0]).data_type
+    out = outputs[desc.tensor_slots("output")[0]]
+    if out.size == 0:
+        return
+    # in-place: an input sharing the output's memory in another layout is read before anything is written
+    same = [np.may_share_memory(out, x) and _same_layout(out, x) for x in xs]
+    xs = [x.copy() if not s and np.may_share_memory(out, x) else x for x, s in zip(xs, same)]
+    if name in _ROWS:
+        _run_rows(desc, name, xs[0], out, data_type)
+        return
+    planner = _FAST.get(name)
+    plan = planner(desc, xs, out) if planner is not None else None
+    kernel, single = plan if plan is not None else _generic(desc, name, data_type)
+    o, *ins = _collapse([out, *xs])
+    copy_tile = [s and not single for s in same]
+
+    def work(t: tuple[slice, ...]) -> None:
+        with np.errstate(all="ignore"):  # per thread: NumPy's error state is thread-local
+            kernel(o[t], [x[t].copy() if c else x[t] for x, c in zip(ins, copy_tile)])
+
+    _run(o.shape, work, None if single else BLOCK)
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {name: run_elementwise for name in [*RULES, *_ROWS]}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation on the CPU."""
