@@ -217,7 +217,7 @@ def _clip(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
         return _fmax(_fmin(_float(x), float(hi)), float(lo))
     _no64(desc, xs, data_type)
     x = _wide(x)
-    return np.maximum(np.minimum(x, _bound(hi, data_type, up=False)), _bound(lo, data_type, up=True))
+    return np.maximum(np.minimum(x, _bound(hi, data_type)), _bound(lo, data_type))
 
 
 def _clip_grad(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
@@ -228,26 +228,40 @@ def _clip_grad(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     """
     x, dy = xs
     _no64(desc, xs, data_type)
-    xf = x.astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        inside = (xf > float(desc.min)) & (xf < float(desc.max))
+    if _is_float(x):
+        xf = x.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            inside = (xf > float(desc.min)) & (xf < float(desc.max))
+    else:  # the bounds converted to the integer type first (truncated: Min -1.5 excludes x = -1)
+        xi = _wide(x)
+        inside = (xi > _bound(desc.min, data_type)) & (xi < _bound(desc.max, data_type))
     if dy.dtype.kind == "f":
         return np.where(inside, dy.astype(np.float64), 0.0)
     return np.where(inside, dy, np.zeros((), dy.dtype))
 
 
-def _bound(value: float | int, data_type: TensorDataType, *, up: bool) -> Any:
-    """A scalar bound for an integer input: float bounds compare as floats (rounded to the tensor's type)."""
+def _bound(value: float | int, data_type: TensorDataType, *, up: bool = False) -> Any:
+    """A scalar bound for an integer input, converted as DirectML converts it (probed).
+
+    A float bound is truncated toward zero and saturated to the type (CLIP of INT8 with
+    Min 1.5 clamps 0 to 1); a NaN bound becomes 0, or INT32_MIN for INT32.
+    """
     if isinstance(value, float):
         info = np.iinfo(data_type.numpy_dtype)
-        v = math.ceil(value) if up else math.floor(value)
-        return min(max(v, info.min), info.max) if math.isfinite(value) else (info.min if value < 0 else info.max)
+        if math.isnan(value):
+            return int(info.min) if data_type.name == "INT32" else 0
+        if not math.isfinite(value):
+            return int(info.min) if value < 0 else int(info.max)
+        return min(max(int(value), int(info.min)), int(info.max))  # int() truncates toward zero
     return value
 
 
 def _threshold(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    """``x > Min ? x : Min``: NaN and a tie of zeros give Min (THRESHOLD(-0, Min +0) = +0)."""
     (x,) = _need_float(desc, xs, data_type)
-    return _fmax(x, float(desc.min))
+    bound = float(desc.min)
+    with np.errstate(invalid="ignore"):
+        return np.where(x > bound, x, bound)
 
 
 def _abs_negate(negate: bool) -> Rule:
@@ -370,16 +384,66 @@ def _if(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     return np.where(condition != 0, a, b)
 
 
+def _dml_pow(x: Array, y: Array | float) -> Array:
+    """DirectML's pow: ``exp2(y * log2(|x|))``, signed for a negative x and an integer y.
+
+    x > 0: the exp2/log2 form, so pow(1, NaN) and pow(inf, 0) are NaN; x < 0: NaN unless
+    y is a finite integer, negated for an odd one; x = +-0 or NaN: 0 (pow(0, -1) = 0,
+    pow(NaN, 0) = 0), as DirectML 1.15.4 computes it (probed).
+    """
+    with np.errstate(all="ignore"):
+        y = np.asarray(y, dtype=np.float64)
+        r = np.exp2(y * np.log2(np.abs(x)))
+        integer = (y - np.floor(y)) == 0
+        odd = integer & ((y / 2 - np.floor(y / 2)) != 0)
+        negative = np.where(integer, np.where(odd, -r, r), np.nan)
+        return np.where(x > 0, r, np.where(x < 0, negative, 0.0))
+
+
 def _pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     x, y = _need_float(desc, xs, data_type)
-    with np.errstate(all="ignore"):
-        return np.power(x, y)
+    return _dml_pow(x, y)
 
 
 def _constant_pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     (x,) = _need_float(desc, xs, data_type)
-    with np.errstate(all="ignore"):
-        return np.power(x, float(desc.exponent))
+    return _dml_pow(x, float(desc.exponent))
+
+
+def _log_of_f32(x: Array) -> Array:
+    return np.log(x.astype(F32).astype(np.float64))
+
+
+def _asinh(x: Array) -> Array:
+    """DirectML's ``log(x + sqrt(x * x + 1))``, each step rounded to float32 (probed).
+
+    Not the function's value where the float32 steps lose it: asinh(-inf) is NaN, x * x
+    overflows beyond 1.8e19 (asinh(-1e30) = inf), and large negative x cancel
+    (asinh(-395.57) = -6.68 where the function is -6.67).
+    """
+    x32 = x.astype(F32)
+    return _log_of_f32(x32 + np.sqrt((x32 * x32).astype(F32) + F32(1)).astype(F32))
+
+
+def _acosh(x: Array) -> Array:
+    """DirectML's ``log(x + sqrt(x * x - 1))`` in float32 steps: x <= -1 gives NaN or -inf, not NaN only."""
+    x32 = x.astype(F32)
+    return _log_of_f32(x32 + np.sqrt((x32 * x32).astype(F32) - F32(1)).astype(F32))
+
+
+def _atanh(x: Array) -> Array:
+    """DirectML's ``0.5 * log((1 + x) / (1 - x))``, the quotient in float32."""
+    x32 = x.astype(F32)
+    return 0.5 * _log_of_f32((F32(1) + x32).astype(F32) / (F32(1) - x32).astype(F32))
+
+
+def _atan(x: Array) -> Array:
+    """atan, with NaN giving pi/4.
+
+    DirectML's approximation reduces x through min/max(|x|, 1), which D3D defines to drop
+    a NaN operand, so it evaluates atan(1).
+    """
+    return np.where(np.isnan(x), np.pi / 4, np.arctan(x))
 
 
 # -- quantization -------------------------------------------------------------------------------
@@ -474,7 +538,7 @@ def _softplus(x: Array, steepness: float) -> Array:
 ACTIVATIONS: dict[str, Callable[[Any, Array], Array]] = {
     "ACTIVATION_IDENTITY": lambda d, x: x,
     "ACTIVATION_RELU": lambda d, x: np.where(x > 0, x, 0.0),
-    "ACTIVATION_LEAKY_RELU": lambda d, x: np.where(x > 0, x, d.alpha * x),
+    "ACTIVATION_LEAKY_RELU": lambda d, x: np.where(x >= 0, x, d.alpha * x),  # zeros pass with their sign
     "ACTIVATION_ELU": lambda d, x: np.where(x > 0, x, d.alpha * np.expm1(x)),
     "ACTIVATION_CELU": lambda d, x: np.fmax(0, x) + np.fmin(0, d.alpha * np.expm1(x / d.alpha)),
     "ACTIVATION_SCALED_ELU": lambda d, x: d.gamma * np.where(x > 0, x, d.alpha * np.expm1(x)),
@@ -489,8 +553,9 @@ ACTIVATIONS: dict[str, Callable[[Any, Array], Array]] = {
     "ACTIVATION_SOFTSIGN": lambda d, x: x / (1 + np.abs(x)),
     "ACTIVATION_LINEAR": lambda d, x: d.alpha * x + d.beta,
     "ACTIVATION_THRESHOLDED_RELU": lambda d, x: np.where(x <= d.alpha, 0.0, x),  # NaN passes
+    # x > Threshold is tested first: with a negative Threshold every x above it gives x - Bias
     "ACTIVATION_SHRINK": lambda d, x: np.where(
-        x < -d.threshold, x + d.bias, np.where(x > d.threshold, x - d.bias, 0.0)
+        x > d.threshold, x - d.bias, np.where(x < -d.threshold, x + d.bias, 0.0)
     ),
     "ACTIVATION_GELU": lambda d, x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
 }
@@ -561,11 +626,11 @@ _RULES: dict[str, Rule] = {
     "ELEMENT_WISE_ABS": _abs_negate(negate=False),
     "ELEMENT_WISE_NEGATE": _abs_negate(negate=True),
     "ELEMENT_WISE_ACOS": _unary_float(np.arccos),
-    "ELEMENT_WISE_ACOSH": _unary_float(np.arccosh),
+    "ELEMENT_WISE_ACOSH": _unary_float(_acosh),
     "ELEMENT_WISE_ASIN": _unary_float(np.arcsin),
-    "ELEMENT_WISE_ASINH": _unary_float(np.arcsinh),
-    "ELEMENT_WISE_ATAN": _unary_float(np.arctan),
-    "ELEMENT_WISE_ATANH": _unary_float(np.arctanh),
+    "ELEMENT_WISE_ASINH": _unary_float(_asinh),
+    "ELEMENT_WISE_ATAN": _unary_float(_atan),
+    "ELEMENT_WISE_ATANH": _unary_float(_atanh),
     "ELEMENT_WISE_COS": _unary_float(np.cos),
     "ELEMENT_WISE_COSH": _unary_float(np.cosh),
     "ELEMENT_WISE_SIN": _unary_float(np.sin),
