@@ -9,7 +9,9 @@ desc and one desc per page rule that breaks it (:mod:`dmlops.catalogue.page_desc
 then asks dmlops's validation and DirectML's CreateOperator for a verdict on each. A
 disagreement is classified: "DirectML looser" (dmlops rejects, DirectML accepts: the
 page's fact is stricter than DirectML, or dmlops misread it) or "DirectML stricter"
-(dmlops accepts, DirectML rejects: a rule dmlops does not model yet).
+(dmlops accepts, DirectML rejects: a rule dmlops does not model yet). A desc that makes
+DirectML's host process exit (a crash inside CreateOperator) counts as rejected by DirectML
+and is listed.
 """
 
 from __future__ import annotations
@@ -32,14 +34,15 @@ from dmlops import catalogue  # noqa: E402
 from dmlops.catalogue import page_descs, page_facts  # noqa: E402
 from dmlops.descs import REGISTRY, desc_from_json  # noqa: E402
 from dmlops.directml import create_operator  # noqa: E402
+from dmlops.directml.host import HostCrashed  # noqa: E402
 from dmlops.enums import FeatureLevel  # noqa: E402
 from dmlops.errors import DirectMLRejectedDescError, InvalidDescError  # noqa: E402
 
 OUT = ROOT / "docs" / "directml-generic-parity.md"
 
 
-def verdicts(name: str, desc_json: dict[str, Any], level: FeatureLevel) -> tuple[bool, bool]:
-    """(dmlops accepts, DirectML accepts) for one desc."""
+def verdicts(name: str, desc_json: dict[str, Any], level: FeatureLevel) -> tuple[bool, bool | None]:
+    """(dmlops accepts, DirectML accepts) for one desc; None: DirectML's host crashed (rejected)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         desc = desc_from_json(name, desc_json)
@@ -48,11 +51,14 @@ def verdicts(name: str, desc_json: dict[str, Any], level: FeatureLevel) -> tuple
         ours = True
     except InvalidDescError:
         ours = False
+    theirs: bool | None
     try:
         create_operator(desc, level)
         theirs = True
     except DirectMLRejectedDescError:
         theirs = False
+    except HostCrashed:
+        theirs = None  # the host restarts on the next request
     return ours, theirs
 
 
@@ -69,9 +75,19 @@ def run(level: FeatureLevel) -> list[dict[str, Any]]:
     for op in catalogue.OPERATORS:
         if op.name in REGISTRY or op.feature_level > level:
             continue
-        row: dict[str, Any] = {"op": op.name, "cases": 0, "agreed": 0, "disagreements": [], "valid_ok": None}
+        row: dict[str, Any] = {
+            "op": op.name,
+            "cases": 0,
+            "agreed": 0,
+            "disagreements": [],
+            "valid_ok": None,
+            "crashes": [],
+        }
         for rule, desc in cases(op.name, level):
-            ours, theirs = verdicts(op.name, desc, level)
+            ours, verdict = verdicts(op.name, desc, level)
+            if verdict is None:
+                row["crashes"].append(rule)
+            theirs = bool(verdict)
             row["cases"] += 1
             if rule == "valid":
                 row["valid_ok"] = theirs
@@ -155,6 +171,17 @@ def render(rows: list[dict[str, Any]], level: FeatureLevel, seconds: float) -> s
     ]
     for op, why in sorted(page_facts.WHY.items()):
         lines.append(f"| {op} | {why} |")
+    crashes = [(r["op"], rule) for r in rows for rule in r["crashes"]]
+    lines += [
+        "",
+        "## Descs that crash DirectML's host",
+        "",
+        "CreateOperator did not return: the host process exited (counted as rejected above).",
+        "",
+        "| operator | desc |",
+        "|---|---|",
+    ]
+    lines += [f"| {op} | {rule} |" for op, rule in crashes] or ["| none | |"]
     lines += [
         "",
         "## Constraint sentences not read as rules",

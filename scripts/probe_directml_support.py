@@ -31,6 +31,7 @@ from dmlops.catalogue import page_descs  # noqa: E402
 from dmlops.catalogue._page_facts import SUPPORT  # noqa: E402
 from dmlops.descs import REGISTRY, desc_from_json  # noqa: E402
 from dmlops.directml import create_operator  # noqa: E402
+from dmlops.directml.host import HostCrashed  # noqa: E402
 from dmlops.enums import FeatureLevel, TensorDataType  # noqa: E402
 from dmlops.errors import DirectMLRejectedDescError, InvalidDescError  # noqa: E402
 
@@ -48,7 +49,7 @@ def accepts(name: str, desc: dict) -> bool:
     try:
         create_operator(d, LEVEL)
         return True
-    except DirectMLRejectedDescError:
+    except (DirectMLRejectedDescError, HostCrashed):  # a crash of the host: not accepted (it restarts)
         return False
 
 

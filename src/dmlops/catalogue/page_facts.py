@@ -27,7 +27,7 @@ from functools import cache
 
 from ..enums import FeatureLevel, TensorDataType
 from ._directml_probes import PROBED, PROBED_WHY
-from ._page_facts import SAME, SOURCES, SUPPORT, UNPARSED
+from ._page_facts import SAME, SOURCES, SUPPORT, SUPPORT_BY_FUNCTION, UNPARSED
 
 __all__ = [
     "SAME_OVERRIDES",
@@ -35,6 +35,7 @@ __all__ = [
     "UNPARSED",
     "WHY",
     "SupportRow",
+    "function_support",
     "same_rules",
     "sources",
     "support",
@@ -87,6 +88,18 @@ SUPPORT_OVERRIDES: dict[str, dict[FeatureLevel, dict[str, RawRow]]] = {
         }
         for level, dims in ((FeatureLevel.V2_0, (4, 5)), (FeatureLevel.V2_1, (4, 5)), (FeatureLevel.V3_0, (1, 8)))
     },
+    # The pages list no data type; CreateOperator accepts each runnable type (FLOAT16, INT16 and
+    # UINT16 are not measurable on this stack) and rejects INT4 and UINT4. FOLD's input is 3-D
+    # and its output 3- to 8-D, UNFOLD the other way round.
+    **{
+        name: {
+            FeatureLevel.V6_4: {
+                "InputTensor": ("input", input_dims, f"FLOAT64 {_ALL}"),
+                "OutputTensor": ("output", output_dims, f"FLOAT64 {_ALL}"),
+            }
+        }
+        for name, input_dims, output_dims in (("FOLD", (3, 3), (3, 8)), ("UNFOLD", (3, 8), (3, 3)))
+    },
     "JOIN": {
         FeatureLevel.V3_0: {
             "InputTensors": ("input", (1, 8), "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8"),
@@ -125,6 +138,16 @@ def _without(operator: str, attribute: str, *, drop_member: str | None = None) -
 SAME_OVERRIDES: dict[str, tuple[Rule, ...]] = {
     "ADAM_OPTIMIZER": _without("ADAM_OPTIMIZER", "DataType", drop_member="TrainingStepTensor"),
     "CONVOLUTION_INTEGER": _without("CONVOLUTION_INTEGER", "DimensionCount"),
+    "FOLD": ((("InputTensor", "OutputTensor"), ("DataType",)),),
+    "UNFOLD": ((("InputTensor", "OutputTensor"), ("DataType",)),),
+    "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": (
+        (("AScaleTensor", "AZeroPointTensor"), ("DimensionCount",)),
+        (("BScaleTensor", "BZeroPointTensor"), ("DimensionCount",)),
+        (("BiasTensor", "OutputTensor"), ("Sizes",)),
+        (("ATensor", "AZeroPointTensor"), ("DataType",)),
+        (("BTensor", "BZeroPointTensor"), ("DataType",)),
+        (("AScaleTensor", "BiasTensor", "BScaleTensor", "OutputTensor"), ("DataType",)),
+    ),
     "NONZERO_COORDINATES": _without("NONZERO_COORDINATES", "DimensionCount"),
     "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _without("QUANTIZED_LINEAR_MATRIX_MULTIPLY", "DimensionCount"),
     "SCATTER_ND": _without("SCATTER_ND", "DimensionCount"),
@@ -166,6 +189,23 @@ WHY: dict[str, str] = {
         "DirectML 1.15.4 accepts 3-D beside 4-D tensors (unit sizes) in both same-DimensionCount groups"
     ),
     "SCATTER_ND": "DirectML 1.15.4 accepts a 3-D UpdatesTensor beside 4-D tensors (unit sizes)",
+    **{
+        name: (
+            f"the page (6_4) lists no data types, 3 to 8 dimensions on both tensors and the same DimensionCount; "
+            f"DirectML 1.15.4 accepts FLOAT32, FLOAT64, 8/32/64-bit integers (16-bit types not measurable here) "
+            f"and rejects INT4/UINT4 and mixed data types (so the same DataType); {fixed} must be 3-D, "
+            f"{free} 3 to 8 dimensions (at least 2 + the spatial count: fewer makes CreateOperator crash the "
+            f"host); the same DimensionCount is not enforced"
+        )
+        for name, fixed, free in (("FOLD", "InputTensor", "OutputTensor"), ("UNFOLD", "OutputTensor", "InputTensor"))
+    },
+    "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": (
+        "DirectML 1.15.4 accepts different DimensionCounts among ATensor, BTensor and OutputTensor (2-, 3-, 4-D, "
+        "unit sizes) and between AScaleTensor and BScaleTensor, and different DataTypes for ATensor and BTensor "
+        "(INT8/UINT8/INT32); it rejects a zero-point tensor whose DimensionCount differs from its scale tensor's "
+        "or whose DataType differs from its A/B tensor's: the page's two same-DimensionCount groups and its "
+        "same-DataType group of A, B and their zero points are pairs"
+    ),
 }
 """operator -> why its facts differ from its page (the probes that showed it)."""
 for _op, _why in PROBED_WHY.items():
@@ -186,6 +226,21 @@ def support(operator: str) -> dict[FeatureLevel, dict[str, SupportRow]]:
             below = [fl for fl in tables if fl < level]
             tables[level] = dict(tables[max(below)]) if below else {}
         tables[level].update(rows)
+    return {level: {m: _row(r) for m, r in rows.items()} for level, rows in sorted(tables.items(), reverse=True)}
+
+
+def function_support(operator: str, function: str) -> dict[FeatureLevel, dict[str, SupportRow]]:
+    """Level -> member -> row of one function, for a page with a table per function (REDUCE).
+
+    The page's facts as they are (no DirectML correction); empty when the page has no
+    table for ``function``. :func:`support` gives the union over the functions.
+
+    >>> from dmlops.enums import FeatureLevel
+    >>> row = function_support("REDUCE", "SUM")[FeatureLevel.V5_0]["InputTensor"]
+    >>> sorted(t.name for t in row.data_types)
+    ['FLOAT16', 'FLOAT32', 'INT32', 'INT64', 'UINT32', 'UINT64']
+    """
+    tables = SUPPORT_BY_FUNCTION.get(operator, {}).get(function, {})
     return {level: {m: _row(r) for m, r in rows.items()} for level, rows in sorted(tables.items(), reverse=True)}
 
 
