@@ -172,15 +172,19 @@ def _max_min(is_max: bool) -> Rule:
     return rule
 
 
-def _integer_bound(value: float | int, data_type: TensorDataType, *, up: bool) -> Any:
-    """A float bound for an integer tensor, rounded inward and saturated to the type."""
+def _integer_bound(value: float | int, data_type: TensorDataType) -> Any:
+    """A bound for an integer tensor as DirectML converts it: truncated toward zero and saturated.
+
+    A NaN bound becomes 0 (INT32_MIN for INT32).
+    """
     if not isinstance(value, float):
         return value
     info = np.iinfo(data_type.numpy_dtype)
+    if math.isnan(value):
+        return int(info.min) if data_type.name == "INT32" else 0
     if not math.isfinite(value):
-        return info.min if value < 0 else info.max
-    v = math.ceil(value) if up else math.floor(value)
-    return min(max(v, info.min), info.max)
+        return int(info.min) if value < 0 else int(info.max)
+    return min(max(int(value), int(info.min)), int(info.max))
 
 
 def _clip(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
@@ -188,8 +192,8 @@ def _clip(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     if _is_float(x):  # max(min(x, Max), Min): NaN -> Max, Min > Max -> Min
         return fmax_nan(fmin_nan(_f64(x), float(desc.max)), float(desc.min))
     _no64(desc, xs, data_type)
-    hi = _integer_bound(desc.max, data_type, up=False)
-    lo = _integer_bound(desc.min, data_type, up=True)
+    hi = _integer_bound(desc.max, data_type)
+    lo = _integer_bound(desc.min, data_type)
     return np.maximum(np.minimum(_wide(x), hi), lo)
 
 
@@ -197,16 +201,22 @@ def _clip_grad(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     """The gradient where ``Min < x < Max`` strictly, else +0 (a select)."""
     x, dy = xs
     _no64(desc, xs, data_type)
-    xf = x.astype(np.float64)
-    inside = (xf > float(desc.min)) & (xf < float(desc.max))
+    if _is_float(x):
+        xf = x.astype(np.float64)
+        inside = (xf > float(desc.min)) & (xf < float(desc.max))
+    else:  # the bounds converted to the integer type first
+        xi = _wide(x)
+        inside = (xi > _integer_bound(desc.min, data_type)) & (xi < _integer_bound(desc.max, data_type))
     if dy.dtype.kind == "f":
         return np.where(inside, _f64(dy), 0.0)
     return np.where(inside, dy, np.zeros((), dy.dtype))
 
 
 def _threshold(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    """``x > Min ? x : Min``: NaN and a tie of zeros give Min."""
     (x,) = _floats(desc, xs, data_type)
-    return fmax_nan(x, float(desc.min))
+    bound = float(desc.min)
+    return np.where(x > bound, x, bound)
 
 
 def _abs_negate(negate: bool) -> Rule:
@@ -292,14 +302,77 @@ def _if(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     return np.where(condition != 0, a, b)
 
 
+def dml_pow(x: Array, y: Array | float) -> Array:
+    """DirectML's pow: ``exp2(y * log2(|x|))``, signed for a negative x and an integer y.
+
+    x > 0: the exp2/log2 form (pow(1, NaN), pow(inf, 0) are NaN); x < 0: NaN unless y is a
+    finite integer, negated for an odd one; x = +-0 or NaN: 0.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    r = np.exp2(y * np.log2(np.abs(x)))
+    integer = (y - np.floor(y)) == 0
+    odd = integer & ((y / 2 - np.floor(y / 2)) != 0)
+    return np.where(x > 0, r, np.where(x < 0, np.where(integer, np.where(odd, -r, r), np.nan), 0.0))
+
+
 def _pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     x, y = _floats(desc, xs, data_type)
-    return np.power(x, y)
+    return dml_pow(x, y)
 
 
 def _constant_pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     (x,) = _floats(desc, xs, data_type)
-    return np.power(x, float(desc.exponent))
+    return dml_pow(x, float(desc.exponent))
+
+
+def _atan(x: Array) -> Array:
+    """atan, NaN giving pi/4 (DirectML reduces x through min/max(|x|, 1), which drop a NaN)."""
+    return np.where(np.isnan(x), np.pi / 4, np.arctan(x))
+
+
+# -- quantization: float32 steps, D3D's float-to-integer conversion ---------------------------
+
+
+def _to_integer(v: Array, data_type: TensorDataType) -> Array:
+    """``ftoi`` / ``ftou`` of a float32 value (NaN -> 0, saturating), clamped to ``data_type``."""
+    info = np.iinfo(data_type.numpy_dtype)
+    return np.clip(np.where(np.isnan(v), 0.0, v), info.min, info.max).astype(np.int64)
+
+
+def _clamp_float(v: Array, data_type: TensorDataType) -> Array:
+    """``min(max(v, Min), Max)`` as floats, NaN losing to Min, then converted."""
+    info = np.iinfo(data_type.numpy_dtype)
+    low = np.where(np.isnan(v) | (v < info.min), float(info.min), v)
+    return np.minimum(low, float(info.max)).astype(np.int64)
+
+
+def _requantize(value: Array, scale: Array, zero_point: Array | None) -> Array:
+    """``round(value / scale) + zero_point`` in float32: a division, halves to even, the zero point as a float."""
+    q = np.rint(value.astype(F32) / scale.astype(F32))
+    return q + (F32(0) if zero_point is None else zero_point.astype(F32))
+
+
+def _dequantize(q: Array, scale: Array, zero_point: Array | None) -> Array:
+    """``(float32(q) - float32(zero_point)) * scale`` in float32 (no integer subtraction)."""
+    return (q.astype(F32) - (F32(0) if zero_point is None else zero_point.astype(F32))) * scale.astype(F32)
+
+
+def _quantize_linear(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    x, scale, zero_point = xs
+    return _to_integer(_requantize(x, scale, zero_point), desc.output_tensor.data_type)
+
+
+def _dequantize_linear(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    q, scale, zero_point = xs
+    return _dequantize(q, scale, zero_point)
+
+
+def _quantized_linear_add(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    """Both operands dequantized, added and requantized in float32; a float clamp only with an output zero point."""
+    a, a_scale, a_zero, b, b_scale, b_zero, out_scale, out_zero = xs
+    v = _requantize(_dequantize(a, a_scale, a_zero) + _dequantize(b, b_scale, b_zero), out_scale, out_zero)
+    out_type = desc.output_tensor.data_type
+    return _to_integer(v, out_type) if out_zero is None else _clamp_float(v, out_type)
 
 
 def _sigmoid(x: Array) -> Array:
@@ -309,7 +382,7 @@ def _sigmoid(x: Array) -> Array:
 ACTIVATIONS: dict[str, Callable[[Any, Array], Array]] = {
     "ACTIVATION_IDENTITY": lambda d, x: x,
     "ACTIVATION_RELU": lambda d, x: np.where(x > 0, x, 0.0),
-    "ACTIVATION_LEAKY_RELU": lambda d, x: np.where(x > 0, x, d.alpha * x),
+    "ACTIVATION_LEAKY_RELU": lambda d, x: np.where(x >= 0, x, d.alpha * x),  # zeros pass with their sign
     "ACTIVATION_ELU": lambda d, x: np.where(x > 0, x, d.alpha * np.expm1(x)),
     "ACTIVATION_CELU": lambda d, x: np.fmax(0, x) + np.fmin(0, d.alpha * np.expm1(x / d.alpha)),
     "ACTIVATION_SCALED_ELU": lambda d, x: d.gamma * np.where(x > 0, x, d.alpha * np.expm1(x)),
@@ -324,8 +397,9 @@ ACTIVATIONS: dict[str, Callable[[Any, Array], Array]] = {
     "ACTIVATION_SOFTSIGN": lambda d, x: x / (1 + np.abs(x)),
     "ACTIVATION_LINEAR": lambda d, x: d.alpha * x + d.beta,
     "ACTIVATION_THRESHOLDED_RELU": lambda d, x: np.where(x <= d.alpha, 0.0, x),  # NaN passes
+    # x > Threshold first: with a negative Threshold every x above it gives x - Bias
     "ACTIVATION_SHRINK": lambda d, x: np.where(
-        x < -d.threshold, x + d.bias, np.where(x > d.threshold, x - d.bias, 0.0)
+        x > d.threshold, x - d.bias, np.where(x < -d.threshold, x + d.bias, 0.0)
     ),
     "ACTIVATION_GELU": lambda d, x: 0.5 * x * (1 + erf64(x / math.sqrt(2))),
 }
@@ -362,7 +436,7 @@ RULES: dict[str, Rule] = {
     "ELEMENT_WISE_ACOSH": _unary(np.arccosh),
     "ELEMENT_WISE_ASIN": _unary(np.arcsin),
     "ELEMENT_WISE_ASINH": _unary(np.arcsinh),
-    "ELEMENT_WISE_ATAN": _unary(np.arctan),
+    "ELEMENT_WISE_ATAN": _unary(_atan),
     "ELEMENT_WISE_ATANH": _unary(np.arctanh),
     "ELEMENT_WISE_COS": _unary(np.cos),
     "ELEMENT_WISE_COSH": _unary(np.cosh),
@@ -417,6 +491,9 @@ RULES: dict[str, Rule] = {
     "ELEMENT_WISE_BIT_SHIFT_LEFT": _shift(left=True),
     "ELEMENT_WISE_BIT_SHIFT_RIGHT": _shift(left=False),
     "ELEMENT_WISE_IF": _if,
+    "ELEMENT_WISE_QUANTIZE_LINEAR": _quantize_linear,
+    "ELEMENT_WISE_DEQUANTIZE_LINEAR": _dequantize_linear,
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": _quantized_linear_add,
     "ACTIVATION_PARAMETERIZED_RELU": _parameterized_relu,
     "ACTIVATION_RELU_GRAD": _relu_grad,
     **{name: _activation(fn) for name, fn in ACTIVATIONS.items()},

@@ -49,7 +49,7 @@ from ._copy import _executor, thread_count
 from ._elementwise_rules import FUSED, LOG_SOFTMAX_MIN_SUM, RULES, scale_bias, unsupported
 
 Array = NDArray[Any]
-Kernel = Callable[[Array, list[Array]], None]
+Kernel = Callable[[Array, list[Any]], None]
 """``kernel(out_tile, input_tiles)``: writes one tile of the output."""
 F32 = np.float32
 
@@ -358,6 +358,19 @@ def _round(desc: Any, xs: list[Array], out: Array) -> Plan | None:
     return _unary(np.rint if mode == "HALVES_TO_NEAREST_EVEN" else np.trunc)(desc, xs, out)
 
 
+def _atan(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+    plan = _unary(np.arctan)(desc, xs, out)
+    if plan is None:
+        return None
+    inner = plan[0]
+
+    def kernel(o: Array, t: list[Array]) -> None:  # NaN gives pi/4 (DirectML's range reduction drops it)
+        inner(o, t)
+        np.copyto(o, np.pi / 4, where=np.isnan(o), casting="unsafe")
+
+    return kernel, False
+
+
 def _unit_recip(x: Array, out: Array) -> Any:
     return np.divide(1, x, out=out)
 
@@ -383,7 +396,6 @@ _FAST: dict[str, Planner] = {
             ("tan", "tan"),
             ("asin", "arcsin"),
             ("acos", "arccos"),
-            ("atan", "arctan"),
             ("sinh", "sinh"),
             ("cosh", "cosh"),
             ("tanh", "tanh"),
@@ -392,6 +404,7 @@ _FAST: dict[str, Planner] = {
             ("atanh", "arctanh"),
         )
     },
+    "ELEMENT_WISE_ATAN": _atan,
     "ELEMENT_WISE_ERF": _numba_unary("erf", "f"),
     "ELEMENT_WISE_ADD": _binary(np.add, "efd" + _INTS),
     "ELEMENT_WISE_ADD1": _add1,
@@ -521,26 +534,34 @@ def run_elementwise(
     """Any operator of the family: its fast path, else its tiled formula, else its row kernel, into the output view."""
     name = desc.operator_type.name
     members = desc.tensor_slots("input")
-    xs = [inputs[m] for m in members if m in inputs]
     data_type = desc.tensor(members[1] if name == "ELEMENT_WISE_IF" else members[0]).data_type
     out = outputs[desc.tensor_slots("output")[0]]
     if out.size == 0:
         return
+    if name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":  # optional zero points stay in place, as None
+        given: list[Any] = [inputs.get(m) for m in members]
+    else:
+        given = [inputs[m] for m in members if m in inputs]
+    # a one-element tensor (QUANTIZED_LINEAR_ADD's scales) is read through 0-strides
+    xs: list[Any] = [x if x is None or x.shape == out.shape else np.broadcast_to(x, out.shape) for x in given]
     # in-place: an input sharing the output's memory in another layout is read before anything is written
-    same = [np.may_share_memory(out, x) and _same_layout(out, x) for x in xs]
-    xs = [x.copy() if not s and np.may_share_memory(out, x) else x for x, s in zip(xs, same)]
+    same = [x is not None and np.may_share_memory(out, x) and _same_layout(out, x) for x in xs]
+    xs = [x.copy() if x is not None and not s and np.may_share_memory(out, x) else x for x, s in zip(xs, same)]
     if name in _ROWS:
         _run_rows(desc, name, xs[0], out, data_type)
         return
     planner = _FAST.get(name)
     plan = planner(desc, xs, out) if planner is not None else None
     kernel, single = plan if plan is not None else _generic(desc, name, data_type)
-    o, *ins = _collapse([out, *xs])
+    present = [x for x in xs if x is not None]
+    o, *collapsed = _collapse([out, *present])
+    it = iter(collapsed)
+    ins: list[Any] = [None if x is None else next(it) for x in xs]
     copy_tile = [s and not single for s in same]
 
     def work(t: tuple[slice, ...]) -> None:
         with np.errstate(all="ignore"):  # per thread: NumPy's error state is thread-local
-            kernel(o[t], [x[t].copy() if c else x[t] for x, c in zip(ins, copy_tile)])
+            kernel(o[t], [None if x is None else x[t].copy() if c else x[t] for x, c in zip(ins, copy_tile)])
 
     _run(o.shape, work, None if single else BLOCK)
 
