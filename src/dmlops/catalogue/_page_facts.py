@@ -1007,6 +1007,28 @@ SUPPORT: dict[str, dict[FL, dict[str, tuple[str, tuple[int, int], str]]]] = {
             'OutputTensor': ('output', (4, 5), 'FLOAT32 FLOAT16'),
         },
     },
+    'GATHER': {
+        FL.V4_1: {
+            'InputTensor': ('input', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+            'IndicesTensor': ('input', (1, 8), 'INT64 INT32 UINT64 UINT32'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
+        },
+        FL.V3_0: {
+            'InputTensor': ('input', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'IndicesTensor': ('input', (1, 8), 'INT64 INT32 UINT64 UINT32'),
+            'OutputTensor': ('output', (1, 8), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V2_1: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+            'IndicesTensor': ('input', (4, 4), 'UINT32'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8'),
+        },
+        FL.V1_0: {
+            'InputTensor': ('input', (4, 4), 'FLOAT32 FLOAT16'),
+            'IndicesTensor': ('input', (4, 4), 'UINT32'),
+            'OutputTensor': ('output', (4, 4), 'FLOAT32 FLOAT16'),
+        },
+    },
     'SPACE_TO_DEPTH': {
         FL.V5_0: {
             'InputTensor': ('input', (4, 4), 'FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8'),
@@ -2427,6 +2449,12 @@ SOURCES: dict[str, dict[FL, str]] = {
     'UPSAMPLE_2D': {
         FL.V1_0: 'current page ns-directml-dml_upsample_2d_operator_desc.md (MicrosoftDocs/sdk-api 2cd469d9bd0f, ms.date ?)',
     },
+    'GATHER': {
+        FL.V4_1: 'current page ns-directml-dml_gather_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date ?)',
+        FL.V3_0: 'current page ns-directml-dml_gather_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date ?)',
+        FL.V2_1: 'current page ns-directml-dml_gather_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date ?)',
+        FL.V1_0: 'current page ns-directml-dml_gather_operator_desc.md (MicrosoftDocs/sdk-api ea899bdf0be3, ms.date ?)',
+    },
     'SPACE_TO_DEPTH': {
         FL.V5_0: 'current page ns-directml-dml_space_to_depth_operator_desc.md (MicrosoftDocs/sdk-api 6721cae40a45, ms.date ?)',
         FL.V2_1: 'current page ns-directml-dml_space_to_depth_operator_desc.md (MicrosoftDocs/sdk-api 6721cae40a45, ms.date ?)',
@@ -2880,6 +2908,7 @@ SAME: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
     'PADDING': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount')),),
     'VALUE_SCALE_2D': ((('InputTensor', 'OutputTensor'), ('DataType', 'Sizes')),),
     'UPSAMPLE_2D': ((('InputTensor', 'OutputTensor'), ('DataType', 'DimensionCount')),),
+    'GATHER': ((('IndicesTensor', 'InputTensor', 'OutputTensor'), ('DimensionCount',)), (('InputTensor', 'OutputTensor'), ('DataType',)),),
     'SPACE_TO_DEPTH': ((('InputTensor', 'OutputTensor'), ('DataType',)),),
     'DEPTH_TO_SPACE': ((('InputTensor', 'OutputTensor'), ('DataType',)),),
     'TILE': ((('InputTensor', 'OutputTensor'), ('DataType',)),),
