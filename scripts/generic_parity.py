@@ -35,7 +35,7 @@ from dmlops.catalogue import page_descs, page_facts  # noqa: E402
 from dmlops.descs import REGISTRY, desc_from_json  # noqa: E402
 from dmlops.directml import create_operator  # noqa: E402
 from dmlops.directml.host import HostCrashed  # noqa: E402
-from dmlops.enums import FeatureLevel  # noqa: E402
+from dmlops.enums import FeatureLevel, TensorDataType  # noqa: E402
 from dmlops.errors import DirectMLRejectedDescError, InvalidDescError  # noqa: E402
 
 OUT = ROOT / "docs" / "directml-generic-parity.md"
@@ -100,12 +100,64 @@ def run(level: FeatureLevel) -> list[dict[str, Any]]:
     return rows
 
 
+def function_rows(level: FeatureLevel) -> list[dict[str, Any]]:
+    """Pages with a table per function (REDUCE): each function's row at ``level`` against DirectML.
+
+    dmlops validates the union over functions (``page_facts.support``); here the page's own
+    per-function row (``page_facts.function_support``) is compared with CreateOperator, one
+    desc per runnable data type: input and output alike, or for an output typed apart from
+    the input (ARGMAX, ARGMIN: an index type) the input's types with a UINT32 output and the
+    output's types with a FLOAT32 input.
+    """
+    out = []
+    for name in sorted(page_facts.SUPPORT_BY_FUNCTION):
+        base = page_descs.valid_json(name, level)
+        for function in page_facts.SUPPORT_BY_FUNCTION[name]:
+            tables = page_facts.function_support(name, function)
+            below = [fl for fl in tables if fl <= level]
+            if not below:
+                continue
+            rows = tables[max(below)]
+            inputs, outputs = rows["InputTensor"].data_types, rows["OutputTensor"].data_types
+            apart = inputs != outputs
+            pairs = (
+                [(t, "UINT32") for t in page_descs.RUNNABLE_TYPES] + [("FLOAT32", t) for t in page_descs.RUNNABLE_TYPES]
+                if apart
+                else [(t, t) for t in page_descs.RUNNABLE_TYPES]
+            )
+            wrong = []
+            for input_type, output_type in dict.fromkeys(pairs):
+                desc = {
+                    **base,
+                    "Function": function,
+                    "InputTensor": {**base["InputTensor"], "DataType": input_type},
+                    "OutputTensor": {**base["OutputTensor"], "DataType": output_type},
+                }
+                page = TensorDataType[input_type] in inputs and TensorDataType[output_type] in outputs
+                _, theirs = verdicts(name, desc, level)
+                if page != bool(theirs):
+                    said = f"page {'yes' if page else 'no'}, DirectML {'yes' if theirs else 'no'}"
+                    wrong.append(f"{input_type}->{output_type}: {said}")
+            out.append(
+                {
+                    "op": name,
+                    "function": function,
+                    "level": max(below),
+                    "descs": len(dict.fromkeys(pairs)),
+                    "wrong": wrong,
+                }
+            )
+    return out
+
+
 def _commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     return out.stdout.strip() or "unknown"
 
 
-def render(rows: list[dict[str, Any]], level: FeatureLevel, seconds: float) -> str:
+def render(
+    rows: list[dict[str, Any]], level: FeatureLevel, seconds: float, functions: list[dict[str, Any]] | None = None
+) -> str:
     """The report's Markdown."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -171,6 +223,23 @@ def render(rows: list[dict[str, Any]], level: FeatureLevel, seconds: float) -> s
     ]
     for op, why in sorted(page_facts.WHY.items()):
         lines.append(f"| {op} | {why} |")
+    if functions:
+        lines += [
+            "",
+            "## Tables per function (REDUCE): the page's rows against DirectML",
+            "",
+            "dmlops checks the union of the functions' rows (the operator's row above). Here each function's own row "
+            "is compared with CreateOperator, one desc per runnable data type (for ARGMAX/ARGMIN the input types "
+            "with a UINT32 output and the output types with a FLOAT32 input); a difference is an error of the page "
+            "or a rule the union does not check.",
+            "",
+            "| operator | function | table | descs | page vs DirectML |",
+            "|---|---|---|---|---|",
+        ]
+        for f in functions:
+            table = str(f["level"]).removeprefix("DML_FEATURE_LEVEL_")
+            verdict = "; ".join(f["wrong"]) or "agree"
+            lines.append(f"| {f['op']} | {f['function']} | {table} | {f['descs']} | {verdict} |")
     crashes = [(r["op"], rule) for r in rows for rule in r["crashes"]]
     lines += [
         "",
@@ -203,7 +272,8 @@ def main() -> int:
     level = FeatureLevel.from_any(args.level)
     start = time.time()
     rows = run(level)
-    text = render(rows, level, time.time() - start)
+    functions = function_rows(level)
+    text = render(rows, level, time.time() - start, functions)
     if args.write:
         OUT.write_text(text, encoding="utf-8")
     else:
