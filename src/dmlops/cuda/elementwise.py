@@ -1,0 +1,443 @@
+"""The element-wise and activation family on the CUDA backend: one generated kernel family.
+
+Every operator is a small device functor of ``kernels/elementwise.cu`` (``OP_TABLE``
+maps the operator to it and says which data types it takes); a launch specialises the
+kernel template by NVRTC name expression per functor, fused activation, ScaleBias, data
+types and layout:
+
+* ``ew_contig``: every operand one contiguous run (element stride 1) or one broadcast
+  value (stride 0); 16-byte vector loads and stores when the pointers are aligned;
+* ``ew_strided``: any strides (0 for broadcasting, negative), the dimensions collapsed
+  first (up to 8), 32-bit offsets where they fit.
+
+SOFTMAX / SOFTMAX1 / LOG_SOFTMAX(1) / HARDMAX(1) use a row kernel (``ew_rows``): the
+reduced axes are moved last and collapsed into rows of contiguous elements (a copy
+first when the layout does not allow that), one thread block per row.
+
+Numerics follow the NumPy reference (``reference/elementwise.py``): exactly rounded
+operators give the reference's bits (float64 formulas rounded once, DirectML's float32
+steps and 32-bit integer rules); transcendental ones use float32 libdevice functions
+(float64 for FLOAT64) within the family's tolerance. What the reference refuses (float
+moduli, 64-bit integers where DirectML's 32-bit rules are not defined) is refused here
+too, with UnsupportedError naming the backends that run it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..descs.elementwise import reduction_axes
+from ..enums import FeatureLevel
+from ..errors import UnsupportedError
+from ._copy import C_TYPES, PlanCache
+from ._plan import collapse, grid_for, max_abs_offset
+from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
+
+SOURCE = "elementwise.cu"
+BLOCK = 256  # EW_BLOCK
+UNROLL = 4  # EW_UNROLL
+ROW_BLOCK = 256  # ROW_BLOCK
+MAX_DIMS = 8
+FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """How one operator runs: its functor and the input data types it takes.
+
+    ``ints``: "all" (every integer type), "32" (8/16/32-bit: DirectML's 32-bit register
+    rules), "" (floats only). ``floats``: False where only integers run (the moduli).
+    ``attrs``: desc attributes passed as the functor's float parameters ``q``.
+    """
+
+    functor: str
+    ints: str = ""
+    floats: bool = True
+    attrs: tuple[str, ...] = ()
+
+
+def _ops() -> dict[str, OpSpec]:
+    table: dict[str, OpSpec] = {
+        "ELEMENT_WISE_IDENTITY": OpSpec("OpIdentity", "all"),
+        "ELEMENT_WISE_ABS": OpSpec("OpAbs", "all"),
+        "ELEMENT_WISE_NEGATE": OpSpec("OpNegate", "all"),
+        "ELEMENT_WISE_RECIP": OpSpec("OpRecip"),
+        "ELEMENT_WISE_ROUND": OpSpec("OpRound"),
+        "ELEMENT_WISE_SIGN": OpSpec("OpSign", "all"),
+        "ELEMENT_WISE_IS_NAN": OpSpec("OpIsNan"),
+        "ELEMENT_WISE_IS_INFINITY": OpSpec("OpIsInf"),
+        "ELEMENT_WISE_CLIP": OpSpec("OpClip", "32"),
+        "ELEMENT_WISE_CLIP1": OpSpec("OpClip", "32"),
+        "ELEMENT_WISE_CLIP_GRAD": OpSpec("OpClipGrad", "32"),
+        "ELEMENT_WISE_CLIP_GRAD1": OpSpec("OpClipGrad", "32"),
+        "ELEMENT_WISE_THRESHOLD": OpSpec("OpThreshold", attrs=("min",)),
+        "ELEMENT_WISE_CONSTANT_POW": OpSpec("OpConstantPow", attrs=("exponent",)),
+        "ELEMENT_WISE_POW": OpSpec("OpPow"),
+        "ELEMENT_WISE_ADD": OpSpec("OpAdd", "all"),
+        "ELEMENT_WISE_ADD1": OpSpec("OpAdd", "all"),
+        "ELEMENT_WISE_SUBTRACT": OpSpec("OpSubtract", "all"),
+        "ELEMENT_WISE_MULTIPLY": OpSpec("OpMultiply", "all"),
+        "ELEMENT_WISE_DIFFERENCE_SQUARE": OpSpec("OpDifferenceSquare", "all"),
+        "ELEMENT_WISE_DIVIDE": OpSpec("OpDivide", "32"),
+        "ELEMENT_WISE_MODULUS_TRUNCATE": OpSpec("OpModulusTruncate", "32", floats=False),
+        "ELEMENT_WISE_MODULUS_FLOOR": OpSpec("OpModulusFloor", "32", floats=False),
+        "ELEMENT_WISE_MAX": OpSpec("OpMax", "all"),
+        "ELEMENT_WISE_MIN": OpSpec("OpMin", "all"),
+        "ELEMENT_WISE_MEAN": OpSpec("OpMean", "32"),
+        "ELEMENT_WISE_ATAN_YX": OpSpec("OpAtanYx"),
+        "ELEMENT_WISE_LOGICAL_EQUALS": OpSpec("OpEquals", "all"),
+        "ELEMENT_WISE_LOGICAL_GREATER_THAN": OpSpec("OpGreater", "all"),
+        "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL": OpSpec("OpGreaterEqual", "all"),
+        "ELEMENT_WISE_LOGICAL_LESS_THAN": OpSpec("OpLess", "all"),
+        "ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL": OpSpec("OpLessEqual", "all"),
+        "ELEMENT_WISE_LOGICAL_AND": OpSpec("OpLogicalAnd", "all"),
+        "ELEMENT_WISE_LOGICAL_OR": OpSpec("OpLogicalOr", "all"),
+        "ELEMENT_WISE_LOGICAL_XOR": OpSpec("OpLogicalXor", "all"),
+        "ELEMENT_WISE_LOGICAL_NOT": OpSpec("OpLogicalNot", "all"),
+        "ELEMENT_WISE_BIT_AND": OpSpec("OpBitAnd", "all"),
+        "ELEMENT_WISE_BIT_OR": OpSpec("OpBitOr", "all"),
+        "ELEMENT_WISE_BIT_XOR": OpSpec("OpBitXor", "all"),
+        "ELEMENT_WISE_BIT_NOT": OpSpec("OpBitNot", "all"),
+        "ELEMENT_WISE_BIT_COUNT": OpSpec("OpBitCount", "all"),
+        "ELEMENT_WISE_BIT_SHIFT_LEFT": OpSpec("OpShiftLeft", "32", floats=False),
+        "ELEMENT_WISE_BIT_SHIFT_RIGHT": OpSpec("OpShiftRight", "32", floats=False),
+        "ELEMENT_WISE_IF": OpSpec("OpIf", "all"),
+        "ACTIVATION_PARAMETERIZED_RELU": OpSpec("OpParameterizedRelu"),
+        "ACTIVATION_RELU_GRAD": OpSpec("OpReluGrad", "all"),
+    }
+    for name in "ACOS ACOSH ASIN ASINH ATAN ATANH COS COSH SIN SINH TAN TANH EXP LOG SQRT ERF FLOOR CEIL".split():
+        table[f"ELEMENT_WISE_{name}"] = OpSpec("Op" + name.capitalize())
+    table.update({name: OpSpec(functor, attrs=attrs) for name, (functor, attrs) in ACTIVATIONS.items()})
+    return table
+
+
+ACTIVATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "ACTIVATION_IDENTITY": ("OpIdentity", ()),
+    "ACTIVATION_RELU": ("ActRelu", ()),
+    "ACTIVATION_LEAKY_RELU": ("ActLeakyRelu", ("alpha",)),
+    "ACTIVATION_ELU": ("ActElu", ("alpha",)),
+    "ACTIVATION_CELU": ("ActCelu", ("alpha",)),
+    "ACTIVATION_SCALED_ELU": ("ActScaledElu", ("alpha", "gamma")),
+    "ACTIVATION_SIGMOID": ("ActSigmoid", ()),
+    "ACTIVATION_HARD_SIGMOID": ("ActHardSigmoid", ("alpha", "beta")),
+    "ACTIVATION_HARD_SWISH": ("ActHardSwish", ("alpha", "beta")),
+    "ACTIVATION_SWISH": ("ActSwish", ("sigmoid_input_scale",)),
+    "ACTIVATION_TANH": ("OpTanh", ()),
+    "ACTIVATION_SCALED_TANH": ("ActScaledTanh", ("alpha", "beta")),
+    "ACTIVATION_SOFTPLUS": ("ActSoftplus", ("steepness",)),
+    "ACTIVATION_PARAMETRIC_SOFTPLUS": ("ActParametricSoftplus", ("alpha", "beta")),
+    "ACTIVATION_SOFTSIGN": ("ActSoftsign", ()),
+    "ACTIVATION_LINEAR": ("ActLinear", ("alpha", "beta")),
+    "ACTIVATION_THRESHOLDED_RELU": ("ActThresholdedRelu", ("alpha",)),
+    "ACTIVATION_SHRINK": ("ActShrink", ("bias", "threshold")),
+    "ACTIVATION_GELU": ("ActGelu", ()),
+}
+"""Activations of one input: functor and float attributes (also as FusedActivation, RELU aside)."""
+
+OP_TABLE: dict[str, OpSpec] = _ops()
+"""Operator -> its functor in kernels/elementwise.cu and the data types it takes."""
+
+ROW_KINDS = {
+    "ACTIVATION_SOFTMAX": 0,
+    "ACTIVATION_SOFTMAX1": 0,
+    "ACTIVATION_LOG_SOFTMAX": 1,
+    "ACTIVATION_LOG_SOFTMAX1": 1,
+    "ACTIVATION_HARDMAX": 2,
+    "ACTIVATION_HARDMAX1": 2,
+}
+"""The operators of the row kernel and their KIND."""
+
+_ROUNDING = {"HALVES_TO_NEAREST_EVEN": 0, "TOWARD_ZERO": 1, "TOWARD_INFINITY": 2}
+_INFINITY = {"EITHER": 0, "POSITIVE": 1, "NEGATIVE": 2}
+
+
+def _unsupported(desc: Any, what: str) -> UnsupportedError:
+    runners = ", ".join(b for b in ("numpy", "directml") if b in getattr(desc, "backends", ("numpy", "directml")))
+    return UnsupportedError(
+        f"{desc.dml_name}: the cuda backend does not implement {desc.operator_type.name} {what}; "
+        f"it runs on: {runners or 'directml'}"
+    )
+
+
+def _check_types(desc: Any, spec: OpSpec, dtypes: Sequence[np.dtype[Any]], scale_bias: bool) -> None:
+    """UnsupportedError for the data types the operator's functor does not take."""
+    for i, dt in enumerate(dtypes):
+        if scale_bias and i == 0:
+            continue  # ScaleBias hands the functor a float
+        if desc.operator_type.name == "ELEMENT_WISE_IF" and i == 0:
+            continue  # the condition
+        if dt in FLOATS:
+            if not spec.floats:
+                raise _unsupported(desc, f"for {dt.name.upper()} inputs")
+        elif dt.kind in "iub":
+            if not spec.ints or (spec.ints == "32" and dt.itemsize == 8):
+                raise _unsupported(desc, f"for {dt.name.upper()} inputs")
+        else:
+            raise _unsupported(desc, f"for {dt.name} inputs")
+
+
+def _bound(value: Any, dtype: np.dtype[Any], *, up: bool) -> int:
+    """An integer input's CLIP bound: float bounds rounded inward and clamped to the type."""
+    if isinstance(value, (float, np.floating)):
+        info = np.iinfo(dtype)
+        if not math.isfinite(value):
+            return int(info.min if value < 0 else info.max)
+        v = math.ceil(value) if up else math.floor(value)
+        return int(min(max(v, info.min), info.max))
+    return int(value)
+
+
+def _float_attrs(source: Any, attrs: Sequence[str]) -> list[float]:
+    return [float(getattr(source, a)) for a in attrs]
+
+
+def op_parameters(desc: Any, dtypes: Sequence[np.dtype[Any]]) -> tuple[list[float], list[int], list[float]]:
+    """The functor's float parameters ``q``, integer ones ``k`` and ScaleBias ``[scale, bias]``."""
+    name = desc.operator_type.name
+    spec = OP_TABLE[name]
+    q = _float_attrs(desc, spec.attrs)
+    k: list[int] = []
+    if name == "ELEMENT_WISE_ROUND":
+        q = [float(_ROUNDING[desc.rounding_mode.name])]
+    elif name == "ELEMENT_WISE_IS_INFINITY":
+        q = [float(_INFINITY[desc.infinity_mode.name])]
+    elif name in ("ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1", "ELEMENT_WISE_CLIP_GRAD", "ELEMENT_WISE_CLIP_GRAD1"):
+        q = [float(desc.min), float(desc.max)]
+        if dtypes[0].kind in "iu":
+            k = [_bound(desc.min, dtypes[0], up=True), _bound(desc.max, dtypes[0], up=False)]
+    sb = getattr(desc, "scale_bias", None)
+    scale_bias = [float(np.float32(sb.scale)), float(np.float32(sb.bias))] if sb is not None else [1.0, 0.0]
+    return q, k, scale_bias
+
+
+def fused_functor(desc: Any, dtypes: Sequence[np.dtype[Any]]) -> tuple[str, list[float]]:
+    """``(functor, its parameters)`` of the desc's FusedActivation, ``("NoFused", [])`` without one."""
+    fused = getattr(desc, "fused_activation", None)
+    if fused is None:
+        return "NoFused", []
+    name = fused.spec.name
+    if dtypes[0] not in FLOATS or (name not in ACTIVATIONS):
+        raise _unsupported(desc, f"with a fused {name} on {dtypes[0].name.upper()}")
+    if name == "ACTIVATION_RELU":
+        return "FusedRelu", []
+    functor, attrs = ACTIVATIONS[name]
+    return functor, _float_attrs(fused, attrs)
+
+
+# -- layout ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A collapsed element-wise iteration: sizes and per-operand element strides (output last)."""
+
+    sizes: tuple[int, ...]
+    strides: tuple[tuple[int, ...], ...]
+
+    @property
+    def count(self) -> int:
+        """Elements of the output."""
+        return math.prod(self.sizes)
+
+    @property
+    def contiguous(self) -> bool:
+        """One dimension, the output dense and every input dense or one broadcast value."""
+        if len(self.sizes) != 1:
+            return False
+        *ins, out = self.strides
+        return out[0] == 1 and all(s[0] in (0, 1) for s in ins)
+
+    def fits_int32(self) -> bool:
+        """Offsets and the grid-stride counter fit a signed 32-bit int."""
+        limit = max((max_abs_offset(self.sizes, s) for s in self.strides), default=0)
+        return max(limit, self.count + 2**26) < 2**31
+
+
+def layout(sizes: Sequence[int], strides: Sequence[Sequence[int]]) -> Layout:
+    """Collapse the iteration space of an element-wise launch (see ``_plan.collapse``)."""
+    c_sizes, c_strides = collapse(sizes, strides)
+    if 0 in sizes:
+        return Layout((0,), tuple((1,) for _ in strides))
+    if not c_sizes:  # a single element
+        return Layout((1,), tuple((1,) for _ in strides))
+    return Layout(c_sizes, c_strides)
+
+
+def vector_width(itemsizes: Sequence[int], pointers: Sequence[int], dense: Sequence[bool]) -> int:
+    """Elements per vector access: 16 bytes of the widest operand, if every dense pointer is aligned."""
+    vec = max(1, 16 // max(itemsizes))
+    while vec > 1:
+        if all(not d or p % (vec * size) == 0 for p, size, d in zip(pointers, itemsizes, dense)):
+            return vec
+        vec //= 2
+    return 1
+
+
+def ew_params(lay: Layout, q: Sequence[float], k: Sequence[int], f: Sequence[float], sb: Sequence[float]) -> np.void:
+    """The EwParams struct (kernels/elementwise.cu)."""
+    n = len(lay.sizes)
+    if n > MAX_DIMS:
+        raise ValueError(f"too many dimensions after collapsing: {n}")
+    pad = MAX_DIMS - n
+    ins = list(lay.strides[:-1]) + [lay.strides[0]] * (4 - len(lay.strides))
+    return params(
+        ("count", "i8", lay.count),
+        ("size", "i8", [*lay.sizes, *([1] * pad)]),
+        ("ostride", "i8", padded(lay.strides[-1], MAX_DIMS)),
+        ("s0", "i8", padded(ins[0], MAX_DIMS)),
+        ("s1", "i8", padded(ins[1], MAX_DIMS)),
+        ("s2", "i8", padded(ins[2], MAX_DIMS)),
+        ("k", "i8", padded(k, 4)),
+        ("q", "f8", [*q, *([0.0] * (8 - len(q)))]),
+        ("f", "f8", [*f, *([0.0] * (8 - len(f)))]),
+        ("sb", "f8", list(sb)),
+    )
+
+
+# -- the element-wise launch --------------------------------------------------------------------
+
+_PLANS = PlanCache()
+
+
+class Plan:
+    """The kernel specialisation of one desc for one set of strides (per alignment)."""
+
+    def __init__(self, desc: Any, dtypes: Sequence[np.dtype[Any]], out_dtype: np.dtype[Any], lay: Layout) -> None:
+        self.desc = desc
+        name = desc.operator_type.name
+        spec = OP_TABLE[name]
+        has_sb = getattr(desc, "scale_bias", None) is not None
+        _check_types(desc, spec, dtypes, has_sb)
+        q, k, sb = op_parameters(desc, dtypes)
+        fused, f = fused_functor(desc, dtypes)
+        self.layout = lay
+        self.arity = len(dtypes)
+        types = [C_TYPES[d] for d in dtypes]
+        types += [types[0]] * (3 - len(types))
+        self.head = (
+            f"{spec.functor}, {fused}, {'true' if has_sb else 'false'}, {', '.join(types)}, {C_TYPES[out_dtype]}"
+        )
+        self.itemsizes = [d.itemsize for d in dtypes] + [out_dtype.itemsize]
+        self.struct = ew_params(lay, q, k, f, sb)
+        self._launches: dict[tuple[int, ...], PackedLaunch] = {}
+
+    def launch_for(self, pointers: Sequence[int]) -> PackedLaunch:
+        """The launch for these operand pointers (inputs, output): alignment picks the vector width."""
+        key = tuple(p & 15 for p in pointers)
+        found = self._launches.get(key)
+        if found is not None:
+            return found
+        lay = self.layout
+        if lay.contiguous:
+            dense = [s[0] != 0 for s in lay.strides]
+            vec = vector_width(self.itemsizes, pointers, dense)
+            fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}>")
+            blocks = grid_for(max(1, lay.count // vec), BLOCK, UNROLL)
+        else:
+            itype = "int" if lay.fits_int32() else "long long"
+            fn = get_kernel(SOURCE, f"ew_strided<{self.head}, {len(lay.sizes)}, {itype}>")
+            blocks = grid_for(lay.count, BLOCK, UNROLL, 1 << 20)
+        found = self._launches[key] = PackedLaunch(fn, blocks, BLOCK, 4, self.struct)
+        return found
+
+
+def run_elementwise(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Launch an element-wise operator on device views (see :func:`dmlops.cuda.execute`)."""
+    members = [m for m in desc.tensor_slots("input") if m in inputs]
+    xs = [inputs[m] for m in members]
+    y = outputs[desc.tensor_slots("output")[0]]
+    strides = tuple(element_strides(v) for v in (*xs, y))
+    key = (id(desc), strides)
+    plan = _PLANS.get(key)
+    if plan is None or plan.desc is not desc:
+        plan = _PLANS.put(key, Plan(desc, [x.dtype for x in xs], y.dtype, layout(y.shape, strides)))
+    pointers = [x.data.ptr for x in xs] + [y.data.ptr]
+    launch = plan.launch_for(pointers)
+    args = pointers[:-1] + [pointers[0]] * (3 - len(xs)) + [pointers[-1]]
+    launch(*args)
+
+
+# -- the row kernel -------------------------------------------------------------------------------
+
+
+def row_stride(shape: Sequence[int], strides: Sequence[int], kept: int) -> int | None:
+    """The element offset between rows when the last ``len(shape) - kept`` axes are one dense row.
+
+    None when they are not (reduced axes not C-contiguous, or kept axes not one stride).
+    """
+    expect = 1
+    for n, s in zip(reversed(shape[kept:]), reversed(strides[kept:])):
+        if n != 1 and s != expect:
+            return None
+        expect *= n
+    c_sizes, (c_strides,) = collapse(shape[:kept], [strides[:kept]])
+    if not c_sizes:
+        return expect
+    if len(c_sizes) > 1 or c_strides[0] < 0:
+        return None
+    return int(c_strides[0])
+
+
+_ROW_PLANS = PlanCache()
+
+
+def run_rows(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """SOFTMAX / LOG_SOFTMAX / HARDMAX (and the *1 variants) over the reduced axes."""
+    cp = cupy_module()
+    x = inputs["InputTensor"]
+    y = outputs["OutputTensor"]
+    if x.dtype not in FLOATS:
+        raise _unsupported(desc, f"for {x.dtype.name.upper()} inputs")
+    axes = reduction_axes(desc)
+    kept = [a for a in range(x.ndim) if a not in axes]
+    perm = [*kept, *axes]
+    xp, yp = x.transpose(perm), y.transpose(perm)
+    rows = math.prod(xp.shape[: len(kept)])
+    length = math.prod(xp.shape[len(kept) :])
+    if rows == 0 or length == 0:
+        return
+    in_row = row_stride(xp.shape, element_strides(xp), len(kept))
+    if in_row is None:
+        xp = cp.ascontiguousarray(xp)
+        in_row = length
+    out_row = row_stride(yp.shape, element_strides(yp), len(kept))
+    target = yp
+    if out_row is None:
+        target = cp.empty(yp.shape, dtype=yp.dtype)
+        out_row = length
+    per = next((p for p in (1, 2, 4, 8, 16) if length <= p * ROW_BLOCK), 0)
+    key = (id(desc), x.dtype, rows, length, in_row, out_row)
+    launch = _ROW_PLANS.get(key)
+    if launch is None or launch[0] is not desc:
+        fn = get_kernel(SOURCE, f"ew_rows<{C_TYPES[x.dtype]}, {ROW_KINDS[desc.operator_type.name]}, {per}>")
+        p = params(("rows", "i8", rows), ("len", "i8", length), ("in_row", "i8", in_row), ("out_row", "i8", out_row))
+        launch = _ROW_PLANS.put(key, (desc, PackedLaunch(fn, min(rows, 1 << 20), ROW_BLOCK, 2, p)))
+    launch[1](xp.data.ptr, target.data.ptr)
+    if target is not yp:
+        yp[...] = target
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    **{name: run_elementwise for name in OP_TABLE},
+    **{name: run_rows for name in ROW_KINDS},
+}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -1,0 +1,857 @@
+// The element-wise and activation family: one generated family of kernels.
+//
+// Contract (dmlops.cuda.elementwise builds the name expressions and the parameters):
+//   ew_contig<Op, Fused, SB, T0, T1, T2, TO, VEC>   every operand 1-D, stride 1 or 0
+//   ew_strided<Op, Fused, SB, T0, T1, T2, TO, NDIM, I> any strides (0 = broadcast, negative)
+// Op is an operator functor below (Op::arity inputs read, in the desc's member order);
+// Fused a unary activation applied to the rounded result (ELEMENT_WISE_ADD1's
+// FusedActivation) or NoFused; SB applies DML_SCALE_BIAS to the first input. T0..T2
+// are the storage types of the inputs (unused ones repeat T0), TO the output's.
+// EwParams::q holds the operator's float attributes, f the fused activation's, k the
+// integer ones, sb the float32 scale and bias.
+//
+// Numerics, as the NumPy reference (reference/elementwise.py) computes them:
+// * inputs load as float (FLOAT16/FLOAT32), double (FLOAT64) or 64-bit integers;
+// * exactly rounded operators compute what the reference computes in float64, rounded
+//   once when stored: either in double with the same formula (__dadd_rn etc.: no
+//   contraction into FMA), or in float32 where one float32 operation rounds the same
+//   (+, -, *, /, sqrt of FLOAT16/FLOAT32 values: float32 has more than twice FLOAT16's
+//   precision plus two bits, so the second rounding to FLOAT16 is innocuous);
+// * transcendental operators use float32 libdevice functions (within the tolerance of
+//   tests/oracles/elementwise.py), double ones for FLOAT64;
+// * integer arithmetic is 64-bit wrap-around stored as the low bits; DIVIDE, the
+//   moduli, MEAN and the shifts follow DirectML's 32-bit registers (descs/elementwise.py).
+// Row kernel: ew_rows<T, KIND, PER> (SOFTMAX / LOG_SOFTMAX / HARDMAX), one block per row
+// of contiguous elements, PER elements per thread kept in registers (0: read again).
+#include "common.cuh"
+
+#define EW_BLOCK 256
+#define EW_UNROLL 4
+#define ROW_BLOCK 256
+
+struct EwParams {
+    long long count;
+    long long size[8];
+    long long ostride[8];
+    long long s0[8];
+    long long s1[8];
+    long long s2[8];
+    long long k[4];
+    double q[8];
+    double f[8];
+    double sb[2];
+};
+
+// -- traits -------------------------------------------------------------------------------
+
+template <class X> struct IsF { static constexpr bool v = false; };
+template <> struct IsF<float> { static constexpr bool v = true; };
+template <> struct IsF<double> { static constexpr bool v = true; };
+
+template <class T> struct Sgn { static constexpr bool v = false; };
+template <> struct Sgn<i8> { static constexpr bool v = true; };
+template <> struct Sgn<i16> { static constexpr bool v = true; };
+template <> struct Sgn<i32> { static constexpr bool v = true; };
+template <> struct Sgn<i64> { static constexpr bool v = true; };
+
+template <class T> struct Lim;
+template <> struct Lim<i8> { static constexpr long long lo = -128, hi = 127; };
+template <> struct Lim<u8> { static constexpr long long lo = 0, hi = 255; };
+template <> struct Lim<i16> { static constexpr long long lo = -32768, hi = 32767; };
+template <> struct Lim<u16> { static constexpr long long lo = 0, hi = 65535; };
+
+// -- loads: storage -> value ----------------------------------------------------------------
+
+__device__ __forceinline__ float ldv(float v) { return v; }
+__device__ __forceinline__ float ldv(half_t v) { return h2f(v); }
+__device__ __forceinline__ double ldv(double v) { return v; }
+__device__ __forceinline__ long long ldv(i8 v) { return v; }
+__device__ __forceinline__ long long ldv(u8 v) { return v; }
+__device__ __forceinline__ long long ldv(i16 v) { return v; }
+__device__ __forceinline__ long long ldv(u16 v) { return v; }
+__device__ __forceinline__ long long ldv(i32 v) { return v; }
+__device__ __forceinline__ long long ldv(u32 v) { return v; }
+__device__ __forceinline__ long long ldv(i64 v) { return v; }
+__device__ __forceinline__ unsigned long long ldv(u64 v) { return v; }
+
+// The raw bits, zero-extended (the bitwise operators; floats as their bit patterns).
+__device__ __forceinline__ unsigned long long ldr(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned long long ldr(half_t v) { return v.bits; }
+__device__ __forceinline__ unsigned long long ldr(double v) { return (unsigned long long)__double_as_longlong(v); }
+__device__ __forceinline__ unsigned long long ldr(i8 v) { return (u8)v; }
+__device__ __forceinline__ unsigned long long ldr(u8 v) { return v; }
+__device__ __forceinline__ unsigned long long ldr(i16 v) { return (u16)v; }
+__device__ __forceinline__ unsigned long long ldr(u16 v) { return v; }
+__device__ __forceinline__ unsigned long long ldr(i32 v) { return (u32)v; }
+__device__ __forceinline__ unsigned long long ldr(u32 v) { return v; }
+__device__ __forceinline__ unsigned long long ldr(i64 v) { return (unsigned long long)v; }
+__device__ __forceinline__ unsigned long long ldr(u64 v) { return v; }
+
+// -- stores: value -> storage, rounding once ----------------------------------------------------
+
+__device__ __forceinline__ half_t d2h(double d) {
+    half_t h;
+    asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h.bits) : "d"(d));
+    return h;
+}
+
+template <typename TO> struct St;
+template <> struct St<float> {
+    static __device__ __forceinline__ float f(float r) { return r; }
+    static __device__ __forceinline__ float f(double r) { return (float)r; }
+    static __device__ __forceinline__ float f(long long r) { return (float)r; }
+    static __device__ __forceinline__ float f(unsigned long long r) { return (float)r; }
+    static __device__ __forceinline__ float f(bool r) { return r ? 1.0f : 0.0f; }
+};
+template <> struct St<half_t> {
+    static __device__ __forceinline__ half_t f(float r) { return f2h(r); }
+    static __device__ __forceinline__ half_t f(double r) { return d2h(r); }
+    static __device__ __forceinline__ half_t f(long long r) { return d2h((double)r); }
+    static __device__ __forceinline__ half_t f(unsigned long long r) { return d2h((double)r); }
+    static __device__ __forceinline__ half_t f(bool r) { return f2h(r ? 1.0f : 0.0f); }
+};
+template <> struct St<double> {
+    static __device__ __forceinline__ double f(float r) { return r; }
+    static __device__ __forceinline__ double f(double r) { return r; }
+    static __device__ __forceinline__ double f(long long r) { return (double)r; }
+    static __device__ __forceinline__ double f(unsigned long long r) { return (double)r; }
+    static __device__ __forceinline__ double f(bool r) { return r ? 1.0 : 0.0; }
+};
+// Integers: float results truncate and saturate (NaN -> 0, Num<T>::from_acc); integer
+// results keep their low bits (wrap-around), as the reference's store does.
+template <typename T> struct StI {
+    static __device__ __forceinline__ T f(float r) { return Num<T>::from_acc((double)r); }
+    static __device__ __forceinline__ T f(double r) { return Num<T>::from_acc(r); }
+    static __device__ __forceinline__ T f(long long r) { return (T)(unsigned long long)r; }
+    static __device__ __forceinline__ T f(unsigned long long r) { return (T)r; }
+    static __device__ __forceinline__ T f(bool r) { return (T)(r ? 1 : 0); }
+};
+template <> struct St<i8> : StI<i8> {};
+template <> struct St<u8> : StI<u8> {};
+template <> struct St<i16> : StI<i16> {};
+template <> struct St<u16> : StI<u16> {};
+template <> struct St<i32> : StI<i32> {};
+template <> struct St<u32> : StI<u32> {};
+template <> struct St<i64> : StI<i64> {};
+template <> struct St<u64> : StI<u64> {};
+
+// Bit patterns back into storage (the bitwise operators' results).
+template <typename TO> __device__ __forceinline__ TO st_raw(unsigned long long r) { return (TO)r; }
+template <> __device__ __forceinline__ float st_raw<float>(unsigned long long r) { return __uint_as_float((u32)r); }
+template <> __device__ __forceinline__ double st_raw<double>(unsigned long long r) {
+    return __longlong_as_double((long long)r);
+}
+template <> __device__ __forceinline__ half_t st_raw<half_t>(unsigned long long r) {
+    half_t h;
+    h.bits = (u16)r;
+    return h;
+}
+
+// -- math overloads (float: libdevice's float32 functions; double: the float64 ones) ---------
+
+#define EW_MATH1(name, ff, df)                                          \
+    __device__ __forceinline__ float name(float x) { return ff(x); }   \
+    __device__ __forceinline__ double name(double x) { return df(x); }
+#define EW_MATH2(name, ff, df)                                                   \
+    __device__ __forceinline__ float name(float x, float y) { return ff(x, y); }  \
+    __device__ __forceinline__ double name(double x, double y) { return df(x, y); }
+
+EW_MATH1(m_acos, acosf, acos)
+EW_MATH1(m_acosh, acoshf, acosh)
+EW_MATH1(m_asin, asinf, asin)
+EW_MATH1(m_asinh, asinhf, asinh)
+EW_MATH1(m_atan, atanf, atan)
+EW_MATH1(m_atanh, atanhf, atanh)
+EW_MATH1(m_cos, cosf, cos)
+EW_MATH1(m_cosh, coshf, cosh)
+EW_MATH1(m_sin, sinf, sin)
+EW_MATH1(m_sinh, sinhf, sinh)
+EW_MATH1(m_tan, tanf, tan)
+EW_MATH1(m_tanh, tanhf, tanh)
+EW_MATH1(m_exp, expf, exp)
+EW_MATH1(m_expm1, expm1f, expm1)
+EW_MATH1(m_log, logf, log)
+EW_MATH1(m_log1p, log1pf, log1p)
+EW_MATH1(m_sqrt, sqrtf, sqrt)
+EW_MATH1(m_erf, erff, erf)
+EW_MATH1(m_floor, floorf, floor)
+EW_MATH1(m_ceil, ceilf, ceil)
+EW_MATH1(m_rint, rintf, rint)
+EW_MATH1(m_trunc, truncf, trunc)
+EW_MATH1(m_fabs, fabsf, fabs)
+EW_MATH2(m_pow, powf, pow)
+EW_MATH2(m_atan2, atan2f, atan2)
+EW_MATH2(m_fmax, fmaxf, fmax)
+EW_MATH2(m_fmin, fminf, fmin)
+EW_MATH2(add_rn, __fadd_rn, __dadd_rn)
+EW_MATH2(sub_rn, __fsub_rn, __dsub_rn)
+EW_MATH2(mul_rn, __fmul_rn, __dmul_rn)
+EW_MATH2(div_rn, __fdiv_rn, __ddiv_rn)
+
+// -- operator functors ------------------------------------------------------------------------
+// f<T0>(q, k, inputs...): T0 is the first input's storage type (its width for the
+// saturating ABS/NEGATE); the inputs are loaded values (ldv, or ldr when raw).
+
+struct Unary {
+    static constexpr int arity = 1;
+    static constexpr bool raw = false;
+    static constexpr bool raw_out = false;
+};
+struct Binary {
+    static constexpr int arity = 2;
+    static constexpr bool raw = false;
+    static constexpr bool raw_out = false;
+};
+struct Ternary {
+    static constexpr int arity = 3;
+    static constexpr bool raw = false;
+    static constexpr bool raw_out = false;
+};
+
+#define EW_UNARY(Name, expr)                                                                          \
+    struct Name : Unary {                                                                              \
+        template <class T0, class X>                                                                   \
+        static __device__ __forceinline__ auto f(const double* q, const long long* k, X x) { return expr; } \
+    };
+#define EW_BINARY(Name, expr)                                                                                  \
+    struct Name : Binary {                                                                                      \
+        template <class T0, class X, class Y>                                                                   \
+        static __device__ __forceinline__ auto f(const double* q, const long long* k, X a, Y b) { return expr; } \
+    };
+
+template <class T0> __device__ __forceinline__ long long saturate(long long v) {
+    return v < Lim<T0>::lo ? Lim<T0>::lo : (v > Lim<T0>::hi ? Lim<T0>::hi : v);
+}
+
+// ABS / NEGATE: 8- and 16-bit integers saturate, wider ones wrap (ABS(INT32_MIN) = INT32_MIN).
+struct OpAbs : Unary {
+    template <class T0, class X> static __device__ __forceinline__ X f(const double*, const long long*, X x) {
+        if constexpr (IsF<X>::v) {
+            return m_fabs(x);
+        } else if constexpr (sizeof(T0) < 4) {
+            return (X)saturate<T0>(x < 0 ? -(long long)x : (long long)x);
+        } else {
+            return x < (X)0 ? (X)(0ULL - (unsigned long long)x) : x;
+        }
+    }
+};
+struct OpNegate : Unary {
+    template <class T0, class X> static __device__ __forceinline__ X f(const double*, const long long*, X x) {
+        if constexpr (IsF<X>::v) {
+            return -x;
+        } else if constexpr (sizeof(T0) < 4) {
+            return (X)saturate<T0>(-(long long)x);
+        } else {
+            return (X)(0ULL - (unsigned long long)x);
+        }
+    }
+};
+
+EW_UNARY(OpIdentity, x)
+EW_UNARY(OpAcos, m_acos(x))
+EW_UNARY(OpAcosh, m_acosh(x))
+EW_UNARY(OpAsin, m_asin(x))
+EW_UNARY(OpAsinh, m_asinh(x))
+EW_UNARY(OpAtan, m_atan(x))
+EW_UNARY(OpAtanh, m_atanh(x))
+EW_UNARY(OpCos, m_cos(x))
+EW_UNARY(OpCosh, m_cosh(x))
+EW_UNARY(OpSin, m_sin(x))
+EW_UNARY(OpSinh, m_sinh(x))
+EW_UNARY(OpTan, m_tan(x))
+EW_UNARY(OpTanh, m_tanh(x))
+EW_UNARY(OpExp, m_exp(x))
+EW_UNARY(OpLog, m_log(x))
+EW_UNARY(OpSqrt, m_sqrt(x))
+EW_UNARY(OpRecip, div_rn((X)1, x))
+EW_UNARY(OpErf, m_erf(x))
+EW_UNARY(OpFloor, m_floor(x))
+EW_UNARY(OpCeil, m_ceil(x))
+EW_UNARY(OpIsNan, x != x)
+// IS_INFINITY, q[0]: 0 either, 1 positive, 2 negative (x - x is NaN for +-inf only)
+EW_UNARY(OpIsInf, (x == x && (x - x) != (x - x)) && (q[0] == 0.0 || (q[0] == 1.0) == (x > (X)0)))
+// THRESHOLD: max(x, Min) with NaN -> Min, in float64
+EW_UNARY(OpThreshold, ((double)x != (double)x || (double)x < q[0]) ? q[0] : (double)x)
+EW_UNARY(OpConstantPow, m_pow(x, (X)q[0]))
+EW_UNARY(OpLogicalNot, x == (X)0)
+
+// ROUND, q[0]: 0 halves to even, 1 toward zero, 2 halves away from zero in float32 steps
+struct OpRound : Unary {
+    template <class T0, class X> static __device__ __forceinline__ X f(const double* q, const long long*, X x) {
+        if (q[0] == 0.0) return m_rint(x);
+        if (q[0] == 1.0) return m_trunc(x);
+        const float v = (float)x;
+        return (X)(v >= 0.0f ? floorf(__fadd_rn(v, 0.5f)) : ceilf(__fsub_rn(v, 0.5f)));
+    }
+};
+
+// SIGN: NaN and -0 give +0
+struct OpSign : Unary {
+    template <class T0, class X> static __device__ __forceinline__ X f(const double*, const long long*, X x) {
+        if constexpr (IsF<X>::v) {
+            return x > (X)0 ? (X)1 : (x < (X)0 ? (X)-1 : (X)0);
+        } else {
+            return x > (X)0 ? (X)1 : (x == (X)0 ? (X)0 : (X)-1);
+        }
+    }
+};
+
+// CLIP / CLIP1: max(min(x, Max), Min), NaN -> Max (float64); integers: bounds k[0], k[1]
+struct OpClip : Unary {
+    template <class T0, class X> static __device__ __forceinline__ auto f(const double* q, const long long* k, X x) {
+        if constexpr (IsF<X>::v) {
+            double v = x;
+            v = (v != v || v > q[1]) ? q[1] : v;
+            return (v != v || v < q[0]) ? q[0] : v;
+        } else {
+            long long v = (long long)x;
+            v = v < k[1] ? v : k[1];
+            return v > k[0] ? v : k[0];
+        }
+    }
+};
+
+// BIT_COUNT: set bits of the raw pattern
+struct OpBitCount : Unary {
+    static constexpr bool raw = true;
+    template <class T0, class X> static __device__ __forceinline__ long long f(const double*, const long long*, X x) {
+        return (long long)__popcll(x);
+    }
+};
+struct OpBitNot : Unary {
+    static constexpr bool raw = true;
+    static constexpr bool raw_out = true;
+    template <class T0, class X> static __device__ __forceinline__ X f(const double*, const long long*, X x) {
+        return ~x;
+    }
+};
+
+#define EW_BITWISE(Name, op)                                                                                   \
+    struct Name : Binary {                                                                                      \
+        static constexpr bool raw = true;                                                                       \
+        static constexpr bool raw_out = true;                                                                   \
+        template <class T0, class X, class Y>                                                                   \
+        static __device__ __forceinline__ X f(const double*, const long long*, X a, Y b) { return a op b; }     \
+    };
+EW_BITWISE(OpBitAnd, &)
+EW_BITWISE(OpBitOr, |)
+EW_BITWISE(OpBitXor, ^)
+
+// ADD, SUBTRACT, MULTIPLY: IEEE (each one rounding), integers wrap around
+struct OpAdd : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ X f(const double*, const long long*, X a, Y b) {
+        if constexpr (IsF<X>::v) return add_rn(a, b);
+        else return (X)((unsigned long long)a + (unsigned long long)b);
+    }
+};
+struct OpSubtract : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ X f(const double*, const long long*, X a, Y b) {
+        if constexpr (IsF<X>::v) return sub_rn(a, b);
+        else return (X)((unsigned long long)a - (unsigned long long)b);
+    }
+};
+struct OpMultiply : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ X f(const double*, const long long*, X a, Y b) {
+        if constexpr (IsF<X>::v) return mul_rn(a, b);
+        else return (X)((unsigned long long)a * (unsigned long long)b);
+    }
+};
+// DIFFERENCE_SQUARE: the difference rounded to float32, squared in float64
+struct OpDifferenceSquare : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ auto f(const double*, const long long*, X a, Y b) {
+        if constexpr (IsF<X>::v) {
+            const double d = (double)(float)__dsub_rn((double)a, (double)b);
+            return __dmul_rn(d, d);
+        } else {
+            const unsigned long long d = (unsigned long long)a - (unsigned long long)b;
+            return (X)(d * d);
+        }
+    }
+};
+
+// DirectML's 32-bit integer division (descs/elementwise.py)
+__device__ __forceinline__ long long signed_divide(long long a, long long b) {
+    const unsigned long long ua = (unsigned long long)(a < 0 ? -a : a) & 0xffffffffULL;
+    const unsigned long long ub = (unsigned long long)(b < 0 ? -b : b) & 0xffffffffULL;
+    const long long q = ub == 0 ? 0xffffffffLL : (long long)(ua / ub);
+    return ((a < 0) != (b < 0)) ? -q : q;
+}
+__device__ __forceinline__ long long unsigned_quotient(long long a, long long b) {
+    const unsigned long long ua = (unsigned long long)a & 0xffffffffULL, ub = (unsigned long long)b & 0xffffffffULL;
+    return ub == 0 ? 0xffffffffLL : (long long)(ua / ub);
+}
+__device__ __forceinline__ long long unsigned_remainder(long long a, long long b) {
+    const unsigned long long ua = (unsigned long long)a & 0xffffffffULL, ub = (unsigned long long)b & 0xffffffffULL;
+    return ub == 0 ? 0xffffffffLL : (long long)(ua % ub);
+}
+__device__ __forceinline__ long long low32_signed(long long v) { return (long long)(int)(unsigned)(v & 0xffffffffLL); }
+
+struct OpDivide : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ X f(const double*, const long long*, X a, Y b) {
+        if constexpr (IsF<X>::v) return div_rn(a, b);
+        else if constexpr (Sgn<T0>::v) return (X)signed_divide(a, b);
+        else return (X)unsigned_quotient(a, b);
+    }
+};
+struct OpModulusTruncate : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ X f(const double*, const long long*, X a, Y b) {
+        if constexpr (Sgn<T0>::v) return (X)(a - signed_divide(a, b) * b);
+        else return (X)unsigned_remainder(a, b);
+    }
+};
+struct OpModulusFloor : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ X f(const double*, const long long*, X a, Y b) {
+        if constexpr (Sgn<T0>::v) {
+            long long r = unsigned_remainder(a < 0 ? -a : a, b < 0 ? -b : b);
+            r = low32_signed(a < 0 ? -r : r);
+            return (X)((r != 0 && ((r < 0) != (b < 0))) ? r + b : r);
+        } else {
+            return (X)unsigned_remainder(a, b);
+        }
+    }
+};
+
+// MAX / MIN: NaN loses to a number; equal operands give A
+struct OpMax : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ X f(const double*, const long long*, X a, Y b) {
+        if constexpr (IsF<X>::v) return ((b > a) || (a != a && b == b)) ? b : a;
+        else return b > a ? b : a;
+    }
+};
+struct OpMin : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ X f(const double*, const long long*, X a, Y b) {
+        if constexpr (IsF<X>::v) return ((b < a) || (a != a && b == b)) ? b : a;
+        else return b < a ? b : a;
+    }
+};
+// MEAN: (a + b) * 0.5 in float32; integers: the 32-bit sum halved toward zero
+struct OpMean : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ auto f(const double*, const long long*, X a, Y b) {
+        if constexpr (IsF<X>::v) {
+            return __fmul_rn(__fadd_rn((float)a, (float)b), 0.5f);
+        } else if constexpr (Sgn<T0>::v) {
+            return (long long)(low32_signed((long long)a + (long long)b) / 2);
+        } else {
+            return (long long)((((long long)a + (long long)b) & 0xffffffffLL) / 2);
+        }
+    }
+};
+// Shifts: the 32-bit register shifted by the count modulo 32
+struct OpShiftLeft : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ long long f(const double*, const long long*, X a, Y b) {
+        return (long long)((unsigned)(unsigned long long)a << ((unsigned)(unsigned long long)b & 31u));
+    }
+};
+struct OpShiftRight : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ long long f(const double*, const long long*, X a, Y b) {
+        return (long long)((unsigned)(unsigned long long)a >> ((unsigned)(unsigned long long)b & 31u));
+    }
+};
+
+EW_BINARY(OpPow, m_pow(a, (X)b))
+EW_BINARY(OpAtanYx, m_atan2(a, (X)b))
+EW_BINARY(OpEquals, a == b)
+EW_BINARY(OpGreater, a > b)
+EW_BINARY(OpGreaterEqual, a >= b)
+EW_BINARY(OpLess, a < b)
+EW_BINARY(OpLessEqual, a <= b)
+EW_BINARY(OpLogicalAnd, (a != (X)0) && (b != (Y)0))
+EW_BINARY(OpLogicalOr, (a != (X)0) || (b != (Y)0))
+EW_BINARY(OpLogicalXor, (a != (X)0) != (b != (Y)0))
+
+// CLIP_GRAD / CLIP_GRAD1: the gradient where Min < x < Max strictly, else 0 (a select)
+struct OpClipGrad : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ auto f(const double* q, const long long*, X x, Y dy) {
+        const double v = (double)x;
+        const bool inside = v > q[0] && v < q[1];
+        if constexpr (IsF<Y>::v) return inside ? (double)dy : 0.0;
+        else return inside ? dy : (Y)0;
+    }
+};
+// RELU_GRAD: dy where x > 0
+struct OpReluGrad : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ Y f(const double*, const long long*, X x, Y dy) {
+        return x > (X)0 ? dy : (Y)0;
+    }
+};
+// PARAMETERIZED_RELU: x >= 0 ? x : slope * x (float64; -0 stays -0)
+EW_BINARY(OpParameterizedRelu, (double)a >= 0.0 ? (double)a : __dmul_rn((double)b, (double)a))
+
+struct OpIf : Ternary {
+    template <class T0, class C, class X, class Y>
+    static __device__ __forceinline__ X f(const double*, const long long*, C c, X a, Y b) {
+        return c != (C)0 ? a : (X)b;
+    }
+};
+
+// -- activations (also the fused ones: q is then EwParams::f) ----------------------------------
+
+template <class X> __device__ __forceinline__ X softplus_core(X t) {
+    // log1p(exp(t)) without overflow: max(t, 0) + log1p(exp(-|t|)); NaN stays NaN
+    return (t > (X)0 ? t : (X)0) + m_log1p(m_exp(-m_fabs(t)));
+}
+
+EW_UNARY(ActRelu, x > (X)0 ? x : (X)0)
+EW_UNARY(ActLeakyRelu, (double)x > 0.0 ? (double)x : __dmul_rn(q[0], (double)x))
+EW_UNARY(ActElu, x > (X)0 ? x : (X)q[0] * m_expm1(x))
+EW_UNARY(ActCelu, m_fmax((X)0, x) + m_fmin((X)0, (X)q[0] * m_expm1(x / (X)q[0])))
+EW_UNARY(ActScaledElu, (X)q[1] * (x > (X)0 ? x : (X)q[0] * m_expm1(x)))
+EW_UNARY(ActSigmoid, (X)1 / ((X)1 + m_exp(-x)))
+EW_UNARY(ActHardSigmoid, fmin(fmax(__dadd_rn(__dmul_rn(q[0], (double)x), q[1]), 0.0), 1.0))
+struct ActHardSwish : Unary {
+    template <class T0, class X> static __device__ __forceinline__ double f(const double* q, const long long*, X x) {
+        double t = __dadd_rn(__dmul_rn(q[0], (double)x), q[1]);
+        t = t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);  // NaN stays NaN (np.clip)
+        return __dmul_rn((double)x, t);
+    }
+};
+EW_UNARY(ActSwish, x * ((X)1 / ((X)1 + m_exp(-((X)q[0] * x)))))
+EW_UNARY(ActScaledTanh, (X)q[0] * m_tanh((X)q[1] * x))
+EW_UNARY(ActSoftplus, softplus_core((X)q[0] * x) / (X)q[0])
+EW_UNARY(ActParametricSoftplus, (X)q[0] * softplus_core((X)q[1] * x))
+EW_UNARY(ActSoftsign, x / ((X)1 + m_fabs(x)))
+EW_UNARY(ActLinear, __dadd_rn(__dmul_rn(q[0], (double)x), q[1]))
+EW_UNARY(ActThresholdedRelu, (double)x <= q[0] ? 0.0 : (double)x)
+struct ActShrink : Unary {
+    template <class T0, class X> static __device__ __forceinline__ double f(const double* q, const long long*, X x) {
+        const double v = x;  // q[0] Bias, q[1] Threshold
+        return v < -q[1] ? __dadd_rn(v, q[0]) : (v > q[1] ? __dsub_rn(v, q[0]) : 0.0);
+    }
+};
+EW_UNARY(ActGelu, ((X)0.5 * x) * ((X)1 + m_erf(x * (X)0.70710678118654752440)))
+// A fused RELU multiplies by (x > 0): -0 for negative sums, NaN stays NaN
+EW_UNARY(FusedRelu, x * (x > (X)0 ? (X)1 : (X)0))
+
+struct NoFused {};
+template <class F> struct IsNone { static constexpr bool v = false; };
+template <> struct IsNone<NoFused> { static constexpr bool v = true; };
+
+// -- the element computation ------------------------------------------------------------------
+
+// DML_SCALE_BIAS: x * Scale + Bias in two float32 roundings; FLOAT16 rounds the result to
+// FLOAT16, FLOAT64 widens the float32 result (the reference's _scale_bias).
+template <class T> __device__ __forceinline__ float scale_bias(T raw, const EwParams& p) {
+    return __fadd_rn(__fmul_rn((float)ldv(raw), (float)p.sb[0]), (float)p.sb[1]);
+}
+__device__ __forceinline__ float scale_bias(half_t raw, const EwParams& p) {
+    const float y = __fadd_rn(__fmul_rn(h2f(raw), (float)p.sb[0]), (float)p.sb[1]);
+    return h2f(f2h(y));
+}
+__device__ __forceinline__ double scale_bias(double raw, const EwParams& p) {
+    return (double)__fadd_rn(__fmul_rn((float)raw, (float)p.sb[0]), (float)p.sb[1]);
+}
+
+template <class Op, bool SB, class T> __device__ __forceinline__ auto load0(T raw, const EwParams& p) {
+    if constexpr (Op::raw) return ldr(raw);
+    else if constexpr (SB) return scale_bias(raw, p);
+    else return ldv(raw);
+}
+template <class Op, class T> __device__ __forceinline__ auto load(T raw) {
+    if constexpr (Op::raw) return ldr(raw);
+    else return ldv(raw);
+}
+
+template <class Op, class Fz, class TO, class R> __device__ __forceinline__ TO finish(const EwParams& p, R r) {
+    if constexpr (Op::raw_out) {
+        return st_raw<TO>(r);
+    } else if constexpr (IsNone<Fz>::v) {
+        return St<TO>::f(r);
+    } else {
+        // the result rounded to the output type is what the activation reads
+        const auto v = ldv(St<TO>::f(r));
+        return St<TO>::f(Fz::template f<TO>(p.f, p.k, v));
+    }
+}
+
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO>
+__device__ __forceinline__ TO element(const EwParams& p, T0 a, T1 b, T2 c) {
+    const auto x = load0<Op, SB>(a, p);
+    if constexpr (Op::arity == 1) {
+        return finish<Op, Fz, TO>(p, Op::template f<T0>(p.q, p.k, x));
+    } else if constexpr (Op::arity == 2) {
+        return finish<Op, Fz, TO>(p, Op::template f<T0>(p.q, p.k, x, load<Op>(b)));
+    } else {
+        return finish<Op, Fz, TO>(p, Op::template f<T0>(p.q, p.k, x, load<Op>(b), load<Op>(c)));
+    }
+}
+
+template <typename T, int N> struct alignas(sizeof(T) * N) Vec {
+    T v[N];
+};
+
+// Every operand 1-D with element stride 1 (s*[0] != 0) or 0 (one broadcast value); VEC
+// elements per vector access (the host checked the alignment of each stride-1 operand).
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC>
+__global__ void __launch_bounds__(EW_BLOCK)
+    ew_contig(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
+    const long long n = p.count;
+    const long long nv = n / VEC;
+    const bool va = p.s0[0] != 0, vb = p.s1[0] != 0, vc = p.s2[0] != 0;
+    const long long first = (long long)blockIdx.x * (EW_BLOCK * EW_UNROLL) + threadIdx.x;
+    Vec<T0, VEC> ra[EW_UNROLL];
+    Vec<T1, VEC> rb[EW_UNROLL];
+    Vec<T2, VEC> rc[EW_UNROLL];
+#pragma unroll
+    for (int u = 0; u < EW_UNROLL; ++u) {
+        const long long v = first + u * EW_BLOCK;
+        if (v < nv) {
+            if (va) {
+                ra[u] = reinterpret_cast<const Vec<T0, VEC>*>(a)[v];
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) ra[u].v[j] = a[0];
+            }
+            if constexpr (Op::arity >= 2) {
+                if (vb) {
+                    rb[u] = reinterpret_cast<const Vec<T1, VEC>*>(b)[v];
+                } else {
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) rb[u].v[j] = b[0];
+                }
+            }
+            if constexpr (Op::arity >= 3) {
+                if (vc) {
+                    rc[u] = reinterpret_cast<const Vec<T2, VEC>*>(c)[v];
+                } else {
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) rc[u].v[j] = c[0];
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < EW_UNROLL; ++u) {
+        const long long v = first + u * EW_BLOCK;
+        if (v < nv) {
+            Vec<TO, VEC> o;
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) o.v[j] = element<Op, Fz, SB, T0, T1, T2, TO>(p, ra[u].v[j], rb[u].v[j], rc[u].v[j]);
+            reinterpret_cast<Vec<TO, VEC>*>(y)[v] = o;
+        }
+    }
+    if (VEC > 1) {  // the tail of fewer than VEC elements
+        const long long t = (long long)blockIdx.x * EW_BLOCK + threadIdx.x;
+        const long long i = nv * VEC + t;
+        if (i < n) {
+            const T0 x0 = a[va ? i : 0];
+            const T1 x1 = Op::arity >= 2 ? b[vb ? i : 0] : T1();
+            const T2 x2 = Op::arity >= 3 ? c[vc ? i : 0] : T2();
+            y[i] = element<Op, Fz, SB, T0, T1, T2, TO>(p, x0, x1, x2);
+        }
+    }
+}
+
+// Any layout: NDIM collapsed dimensions (outermost first), element strides per operand.
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int NDIM, typename I>
+__global__ void __launch_bounds__(EW_BLOCK)
+    ew_strided(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
+    const I n = (I)p.count;
+    const I step = (I)gridDim.x * (EW_BLOCK * EW_UNROLL);
+    for (I first = (I)blockIdx.x * (EW_BLOCK * EW_UNROLL) + (I)threadIdx.x; first < n; first += step) {
+        T0 ra[EW_UNROLL];
+        T1 rb[EW_UNROLL];
+        T2 rc[EW_UNROLL];
+        I oy[EW_UNROLL];
+#pragma unroll
+        for (int u = 0; u < EW_UNROLL; ++u) {
+            const I t = first + (I)(u * EW_BLOCK);
+            if (t < n) {
+                I r = t, o0 = 0, o1 = 0, o2 = 0, oo = 0;
+#pragma unroll
+                for (int d = NDIM - 1; d >= 1; --d) {
+                    const I s = (I)p.size[d];
+                    const I q = r / s;
+                    const I i = r - q * s;
+                    r = q;
+                    o0 += i * (I)p.s0[d];
+                    o1 += i * (I)p.s1[d];
+                    o2 += i * (I)p.s2[d];
+                    oo += i * (I)p.ostride[d];
+                }
+                o0 += r * (I)p.s0[0];
+                o1 += r * (I)p.s1[0];
+                o2 += r * (I)p.s2[0];
+                oo += r * (I)p.ostride[0];
+                ra[u] = a[o0];
+                if constexpr (Op::arity >= 2) rb[u] = b[o1];
+                if constexpr (Op::arity >= 3) rc[u] = c[o2];
+                oy[u] = oo;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < EW_UNROLL; ++u) {
+            const I t = first + (I)(u * EW_BLOCK);
+            if (t < n) y[oy[u]] = element<Op, Fz, SB, T0, T1, T2, TO>(p, ra[u], rb[u], rc[u]);
+        }
+    }
+}
+
+// -- SOFTMAX / LOG_SOFTMAX / HARDMAX over rows ------------------------------------------------
+
+struct RowParams {
+    long long rows;
+    long long len;
+    long long in_row;   // element offset between rows of the input
+    long long out_row;  // ... of the output
+};
+
+__device__ __forceinline__ float nan_of(float) { return __int_as_float(0x7fc00000); }
+__device__ __forceinline__ double nan_of(double) { return __longlong_as_double(0x7ff8000000000000LL); }
+
+struct RMax {  // NaN-ignoring maximum (np.fmax): NaN is its identity
+    template <class A> __device__ __forceinline__ A operator()(A a, A b) const { return m_fmax(a, b); }
+};
+struct RSum {
+    template <class A> __device__ __forceinline__ A operator()(A a, A b) const { return a + b; }
+};
+
+// Every thread of the block gets op over all threads' v (ident: op's identity).
+template <class A, class R> __device__ __forceinline__ A block_reduce(A v, R op, A ident, A* sh) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    const int w = threadIdx.x >> 5, l = threadIdx.x & 31;
+    __syncthreads();  // sh may still be read by an earlier reduction
+    if (l == 0) sh[w] = v;
+    __syncthreads();
+    v = l < ROW_BLOCK / 32 ? sh[l] : ident;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// HARDMAX's candidate: the first maximum among the non-NaN elements (index len = none).
+template <class A> struct Best {
+    A v;
+    long long i;
+};
+template <class A> __device__ __forceinline__ Best<A> better(Best<A> x, Best<A> y, long long none) {
+    if (y.i == none) return x;
+    if (x.i == none) return y;
+    if (y.v > x.v) return y;
+    if (x.v > y.v) return x;
+    return y.i < x.i ? y : x;  // equal values (-0 and +0 too): the first
+}
+template <class A> __device__ __forceinline__ long long block_argmax(Best<A> b, long long none, A* shv, long long* shi) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        Best<A> other;
+        other.v = __shfl_xor_sync(0xffffffffu, b.v, o);
+        other.i = __shfl_xor_sync(0xffffffffu, b.i, o);
+        b = better(b, other, none);
+    }
+    const int w = threadIdx.x >> 5, l = threadIdx.x & 31;
+    __syncthreads();
+    if (l == 0) {
+        shv[w] = b.v;
+        shi[w] = b.i;
+    }
+    __syncthreads();
+    if (l < ROW_BLOCK / 32) {
+        b.v = shv[l];
+        b.i = shi[l];
+    } else {
+        b.i = none;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        Best<A> other;
+        other.v = __shfl_xor_sync(0xffffffffu, b.v, o);
+        other.i = __shfl_xor_sync(0xffffffffu, b.i, o);
+        b = better(b, other, none);
+    }
+    return b.i;
+}
+
+// KIND 0: SOFTMAX exp(x - m) / sum; 1: LOG_SOFTMAX (x - m) - log(max(sum, 1e-20)), m the
+// NaN-ignoring maximum; 2: HARDMAX, 1 at the first maximum (a NaN first element wins).
+// PER > 0: the row (len <= PER * ROW_BLOCK) stays in registers; 0: read again per pass.
+template <typename T, int KIND, int PER>
+__global__ void __launch_bounds__(ROW_BLOCK) ew_rows(const T* x, T* y, const RowParams p) {
+    typedef decltype(ldv(T())) A;
+    __shared__ A sh[ROW_BLOCK / 32];
+    __shared__ long long shi[ROW_BLOCK / 32];
+    const long long len = p.len;
+    for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
+        const T* xr = x + row * p.in_row;
+        T* yr = y + row * p.out_row;
+        constexpr int R = PER > 0 ? PER : 1;
+        A v[R];
+        if constexpr (PER > 0) {
+#pragma unroll
+            for (int j = 0; j < PER; ++j) {
+                const long long i = threadIdx.x + (long long)j * ROW_BLOCK;
+                v[j] = i < len ? ldv(xr[i]) : nan_of(A());
+            }
+        }
+        if constexpr (KIND == 2) {
+            Best<A> b;
+            b.v = A(0);
+            b.i = len;
+            if constexpr (PER > 0) {
+#pragma unroll
+                for (int j = 0; j < PER; ++j) {
+                    const long long i = threadIdx.x + (long long)j * ROW_BLOCK;
+                    const A e = v[j];
+                    if (i < len && e == e && (b.i == len || e > b.v)) {
+                        b.v = e;
+                        b.i = i;
+                    }
+                }
+            } else {
+                for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) {
+                    const A e = ldv(xr[i]);
+                    if (e == e && (b.i == len || e > b.v)) {
+                        b.v = e;
+                        b.i = i;
+                    }
+                }
+            }
+            long long best = block_argmax(b, len, sh, shi);
+            const A x0 = ldv(xr[0]);
+            if (best == len || x0 != x0) best = 0;
+            for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) yr[i] = St<T>::f(i == best ? A(1) : A(0));
+        } else {
+            A m = nan_of(A());
+            if constexpr (PER > 0) {
+#pragma unroll
+                for (int j = 0; j < PER; ++j) m = m_fmax(m, v[j]);
+            } else {
+                for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) m = m_fmax(m, ldv(xr[i]));
+            }
+            m = block_reduce(m, RMax(), nan_of(A()), sh);
+            A s = A(0);
+            if constexpr (PER > 0) {
+#pragma unroll
+                for (int j = 0; j < PER; ++j) {
+                    const long long i = threadIdx.x + (long long)j * ROW_BLOCK;
+                    if (i < len) {
+                        v[j] = v[j] - m;  // the shifted value
+                        s += m_exp(v[j]);
+                    }
+                }
+            } else {
+                for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) s += m_exp(ldv(xr[i]) - m);
+            }
+            s = block_reduce(s, RSum(), A(0), sh);
+            A t;
+            if constexpr (KIND == 0) {
+                t = A(1) / s;
+            } else {
+                const A floor_ = (A)1e-20f;  // LOG_SOFTMAX_MIN_SUM (float32)
+                t = m_log((s != s || s < floor_) ? floor_ : s);
+            }
+            if constexpr (PER > 0) {
+#pragma unroll
+                for (int j = 0; j < PER; ++j) {
+                    const long long i = threadIdx.x + (long long)j * ROW_BLOCK;
+                    if (i < len) yr[i] = St<T>::f(KIND == 0 ? m_exp(v[j]) * t : v[j] - t);
+                }
+            } else {
+                for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) {
+                    const A d = ldv(xr[i]) - m;
+                    yr[i] = St<T>::f(KIND == 0 ? m_exp(d) * t : d - t);
+                }
+            }
+        }
+    }
+}

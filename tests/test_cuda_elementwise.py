@@ -1,0 +1,297 @@
+"""The element-wise family on the CUDA backend against the NumPy reference (marked ``cuda``).
+
+Every operator and data type of tests/oracles/elementwise.py (plus FLOAT16 for the float
+cases) on adversarial values; exact operators bit for bit (NaN equal to NaN), the
+transcendental ones within TOLERANCE (FLOAT16: one FLOAT16 rounding more). Then the
+layouts: strided and broadcast TensorDescs, negative-stride and misaligned device
+views, 8 dimensions, ``outputs=`` arrays written only where addressed, the row kernel
+on long rows and on non-trailing axes. Without a GPU every test here skips.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dmlops
+from conftest import backend_params
+from dmlops.backends import load_backend
+from dmlops.cuda.elementwise import OPERATORS as CUDA_OPERATORS
+from dmlops.descs import desc_from_json
+from dmlops.enums import FeatureLevel, TensorDataType
+from dmlops.errors import BackendUnavailableError, InvalidDescError, UnsupportedError
+from oracles.elementwise import CASES, TOLERANCE, Case, data
+
+
+@pytest.fixture(params=backend_params("cuda"))
+def gpu(request: pytest.FixtureRequest) -> Any:
+    try:
+        load_backend("cuda")
+    except BackendUnavailableError as exc:
+        pytest.skip(str(exc))
+    import cupy
+
+    return cupy
+
+
+def run_cuda(desc: Any, inputs: dict[str, Any], outputs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``dmlops.execute(backend="cuda")``; the cuda entry point directly while the family's
+    claim (descs/elementwise.py) does not list cuda yet."""
+    if "cuda" in desc.backends:
+        return dmlops.execute(desc, inputs, backend="cuda", outputs=outputs)
+    desc.validate()
+    module = load_backend("cuda")
+    return module.execute(desc, inputs, outputs, feature_level=FeatureLevel.latest(), strict=False)  # type: ignore[no-any-return]
+
+
+def build(case: Case, dtype_name: str) -> tuple[Any, dict[str, np.ndarray]]:
+    """The desc and seeded inputs of one case (as tests/directml/test_directml_elementwise.py)."""
+    dtype = TensorDataType.from_any(dtype_name).numpy_dtype
+    rng = np.random.default_rng(zlib.crc32(f"{case.operator}{case.attrs}{dtype_name}".encode()))
+    inputs = {}
+    for member in case.inputs:
+        if member == "ConditionTensor":
+            inputs[member] = rng.integers(0, 3, case.shape).astype(np.uint8)
+        else:
+            inputs[member] = data(np.dtype(dtype), rng, kind=case.kind.get(member, "any"), shape=case.shape)
+    desc: dict[str, Any] = {m: {"DataType": a.dtype.name.upper(), "Sizes": list(a.shape)} for m, a in inputs.items()}
+    out_dtype = case.output_dtype or dtype_name
+    desc[case.output] = {"DataType": out_dtype, "Sizes": list(case.shape)}
+    attrs = dict(case.attrs)
+    if dtype_name == "FLOAT16" and attrs.get("MinMaxDataType") == "FLOAT32":
+        attrs["MinMaxDataType"] = "FLOAT16"
+    desc.update(attrs)
+    return desc_from_json(case.operator, desc), inputs
+
+
+def _id(case: Case, dtype_name: str) -> str:
+    extra = "-".join(str(v) for k, v in case.attrs.items() if k in ("RoundingMode", "InfinityMode"))
+    extra += "-scale_bias" if "ScaleBias" in case.attrs else ""
+    extra += "-fused_" + case.attrs["FusedActivation"]["Type"].lower() if "FusedActivation" in case.attrs else ""
+    extra += f"-min{case.attrs['Min']}" if "MinMaxDataType" in case.attrs else ""
+    return f"{case.operator.lower()}{('-' + extra.strip('-')) if extra.strip('-') else ''}-{dtype_name.lower()}"
+
+
+def _dtypes(case: Case) -> tuple[str, ...]:
+    return (*case.dtypes, "FLOAT16") if "FLOAT32" in case.dtypes else case.dtypes
+
+
+PARAMS = [pytest.param(case, dt, id=_id(case, dt)) for case in CASES for dt in _dtypes(case)]
+_seen: set[str] = set()
+PARAMS = [p for p in PARAMS if not (p.id in _seen or _seen.add(p.id))]  # type: ignore[func-returns-value]
+
+
+def compare(operator: str, expected: np.ndarray, got: np.ndarray) -> None:
+    """Bit for bit (NaN equal to NaN), or within TOLERANCE for the approximated operators."""
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if got.dtype.kind != "f":
+        bad = np.flatnonzero(got != expected)
+    elif operator in TOLERANCE:
+        rtol, atol = TOLERANCE[operator]
+        if got.dtype == np.float16:
+            rtol = max(rtol, 2e-3)  # float32 arithmetic, then one FLOAT16 rounding
+        e64, g64 = expected.astype(np.float64), got.astype(np.float64)
+        with np.errstate(all="ignore"):
+            close = np.abs(g64 - e64) <= atol + rtol * np.abs(e64)
+        close |= (got == expected) | (np.isnan(got) & np.isnan(expected))
+        bad = np.flatnonzero(~close)
+    else:
+        bits = np.dtype(f"u{got.dtype.itemsize}")
+        same = (got.view(bits) == expected.view(bits)) | (np.isnan(got) & np.isnan(expected))
+        bad = np.flatnonzero(~same)
+    if bad.size:
+        shown = ", ".join(f"[{i}] numpy {expected.flat[i]!r} cuda {got.flat[i]!r}" for i in bad[:6])
+        pytest.fail(f"{bad.size} of {got.size} elements differ: {shown}")
+
+
+@pytest.mark.parametrize(("case", "dtype_name"), PARAMS)
+def test_cuda_matches_reference(gpu, case: Case, dtype_name: str) -> None:
+    desc, inputs = build(case, dtype_name)
+    try:
+        desc.validate()
+    except InvalidDescError as exc:
+        pytest.skip(f"not a valid desc: {exc}")
+    if case.operator not in CUDA_OPERATORS:
+        with pytest.raises(UnsupportedError, match="cuda backend does not implement"):
+            run_cuda(desc, inputs)
+        return
+    try:
+        expected = dmlops.execute(desc, inputs, backend="numpy")[case.output]
+    except UnsupportedError:
+        with pytest.raises(UnsupportedError, match="cuda backend does not implement"):
+            run_cuda(desc, inputs)
+        return
+    got = run_cuda(desc, inputs)[case.output]
+    assert isinstance(got, np.ndarray)
+    compare(case.operator, expected, got)
+
+
+def test_float_modulus_is_refused_naming_the_backends(gpu) -> None:
+    desc = desc_from_json(
+        "ELEMENT_WISE_MODULUS_FLOOR",
+        {m: {"DataType": "FLOAT32", "Sizes": [4]} for m in ("ATensor", "BTensor", "OutputTensor")},
+    )
+    x = np.ones(4, np.float32)
+    with pytest.raises(UnsupportedError, match=r"MODULUS_FLOOR.*FLOAT32.*directml"):
+        run_cuda(desc, {"ATensor": x, "BTensor": x})
+
+
+# -- layouts ----------------------------------------------------------------------------------------
+
+
+def _desc(op: str, members: dict[str, tuple[str, list[int], list[int] | None]], **attrs: Any) -> Any:
+    body: dict[str, Any] = {}
+    for m, (dt, sizes, strides) in members.items():
+        body[m] = {"DataType": dt, "Sizes": sizes, **({"Strides": strides} if strides is not None else {})}
+    body.update(attrs)
+    return desc_from_json(op, body)
+
+
+LAYOUT_OPS = [
+    ("ELEMENT_WISE_ADD", {}),
+    ("ELEMENT_WISE_MULTIPLY", {}),
+    ("ELEMENT_WISE_MAX", {}),
+    ("ELEMENT_WISE_DIFFERENCE_SQUARE", {}),
+    ("ELEMENT_WISE_ADD1", {"FusedActivation": {"Type": "ACTIVATION_RELU"}}),
+    ("ELEMENT_WISE_LOGICAL_LESS_THAN", {}),
+]
+
+
+@pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16", "INT32", "UINT8"])
+@pytest.mark.parametrize(("op", "attrs"), LAYOUT_OPS, ids=[o[0].lower() for o in LAYOUT_OPS])
+def test_broadcast_and_strided_descs(gpu, op: str, attrs: dict[str, Any], dtype: str) -> None:
+    """B broadcast along rows (stride 0), A padded rows, the output a strided flat buffer."""
+    if "FusedActivation" in attrs and not dtype.startswith("FLOAT"):
+        pytest.skip("fused activations take floats")
+    out_dtype = "UINT8" if "LOGICAL" in op else dtype
+    sizes = [3, 5, 37]
+    desc = _desc(
+        op,
+        {
+            "ATensor": (dtype, sizes, [5 * 40, 40, 1]),
+            "BTensor": (dtype, sizes, [0, 37, 1]),
+            "OutputTensor": (out_dtype, sizes, [5 * 38, 38, 1]),
+        },
+        **attrs,
+    )
+    try:
+        desc.validate()
+    except InvalidDescError as exc:
+        pytest.skip(f"not a valid desc: {exc}")
+    rng = np.random.default_rng(7)
+    np_dtype = TensorDataType.from_any(dtype).numpy_dtype
+    a = data(np.dtype(np_dtype), rng, shape=(3 * 5 * 40,))
+    b = data(np.dtype(np_dtype), rng, shape=(5 * 37,))
+    out_np = TensorDataType.from_any(out_dtype).numpy_dtype
+    sentinel = np.full(3 * 5 * 38, 77, dtype=out_np)
+    expected = sentinel.copy()
+    dmlops.execute(desc, {"ATensor": a, "BTensor": b}, backend="numpy", outputs={"OutputTensor": expected})
+    got = sentinel.copy()
+    run_cuda(desc, {"ATensor": a, "BTensor": b}, {"OutputTensor": got})
+    compare(op, expected, got)  # the padding keeps its 77s in both
+
+
+@pytest.mark.parametrize("offset", [0, 1, 3])
+@pytest.mark.parametrize("n", [1, 7, 64, 4099])
+@pytest.mark.parametrize(
+    ("dtype", "op"), [("float16", "ELEMENT_WISE_ADD"), ("float32", "ACTIVATION_GELU"), ("int8", "ELEMENT_WISE_BIT_XOR")]
+)
+def test_contiguous_vectors_tails_and_misaligned_views(gpu, dtype: str, op: str, n: int, offset: int) -> None:
+    cp = gpu
+    rng = np.random.default_rng(n + offset)
+    dt = np.dtype(dtype)
+    name = {"float16": "FLOAT16", "float32": "FLOAT32", "int8": "INT8"}[dtype]
+    members = ("ATensor", "BTensor") if op.startswith("ELEMENT_WISE") else ("InputTensor",)
+    desc = _desc(op, {**{m: (name, [n], None) for m in members}, "OutputTensor": (name, [n], None)})
+    host = {m: data(dt, rng, shape=(n + offset,))[offset:] for m in members}
+    device = {m: cp.asarray(data(dt, rng, shape=(n + offset,)))[offset:] for m in members}
+    for m in members:
+        device[m][...] = cp.asarray(host[m])
+    expected = dmlops.execute(desc, host, backend="numpy")["OutputTensor"]
+    out = cp.full(n + offset, 5, dtype=dt)
+    run_cuda(desc, device, {"OutputTensor": out[offset:]})
+    compare(op, expected, out[offset:].get())
+    assert (out[:offset].get() == 5).all()
+
+
+def test_negative_stride_and_broadcast_device_views(gpu) -> None:
+    cp = gpu
+    rng = np.random.default_rng(3)
+    a = cp.asarray(rng.standard_normal((6, 8, 10)).astype(np.float32))[::-1, :, ::-2]
+    b = cp.broadcast_to(cp.asarray(rng.standard_normal((1, 8, 1)).astype(np.float32)), (6, 8, 5))
+    desc = _desc(
+        "ELEMENT_WISE_SUBTRACT", {m: ("FLOAT32", [6, 8, 5], None) for m in ("ATensor", "BTensor", "OutputTensor")}
+    )
+    got = run_cuda(desc, {"ATensor": a, "BTensor": b})["OutputTensor"]
+    expected = dmlops.execute(desc, {"ATensor": a.get(), "BTensor": b.get()}, backend="numpy")["OutputTensor"]
+    compare("ELEMENT_WISE_SUBTRACT", expected, got.get())
+
+
+def test_eight_dimensions_with_mixed_strides(gpu) -> None:
+    cp = gpu
+    rng = np.random.default_rng(8)
+    shape = (2, 3, 2, 3, 2, 2, 3, 5)
+    base = cp.asarray(rng.standard_normal((3, 3, 2, 4, 2, 2, 3, 7)).astype(np.float32))
+    a = base[1:, :, :, 1:, :, ::-1, :, 1:6]
+    c = cp.asarray(rng.integers(0, 2, shape).astype(np.uint8))
+    b = cp.asarray(rng.standard_normal(shape[::-1]).astype(np.float32)).transpose(tuple(range(7, -1, -1)))
+    desc = _desc(
+        "ELEMENT_WISE_IF",
+        {
+            "ConditionTensor": ("UINT8", list(shape), None),
+            **{m: ("FLOAT32", list(shape), None) for m in ("ATensor", "BTensor", "OutputTensor")},
+        },
+    )
+    got = run_cuda(desc, {"ConditionTensor": c, "ATensor": a, "BTensor": b})["OutputTensor"]
+    expected = np.where(c.get() != 0, a.get(), b.get())
+    np.testing.assert_array_equal(got.get(), expected)
+
+
+def test_scale_bias_on_integer_and_half_inputs(gpu) -> None:
+    rng = np.random.default_rng(11)
+    for dt, name in ((np.int8, "INT8"), (np.float16, "FLOAT16"), (np.uint32, "UINT32")):
+        x = data(np.dtype(dt), rng, shape=(9, 13))
+        desc = _desc(
+            "ELEMENT_WISE_IDENTITY",
+            {"InputTensor": (name, [9, 13], None), "OutputTensor": (name, [9, 13], None)},
+            ScaleBias={"Scale": 1.37, "Bias": -2.25},
+        )
+        expected = dmlops.execute(desc, {"InputTensor": x}, backend="numpy")["OutputTensor"]
+        compare("ELEMENT_WISE_IDENTITY", expected, run_cuda(desc, {"InputTensor": x})["OutputTensor"])
+
+
+# -- the row kernel -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("length", [1, 33, 256, 1000, 4096, 5000])
+@pytest.mark.parametrize("op", ["ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_HARDMAX"])
+@pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16"])
+def test_rows_of_every_length(gpu, op: str, length: int, dtype: str) -> None:
+    rng = np.random.default_rng(length)
+    np_dtype = TensorDataType.from_any(dtype).numpy_dtype
+    x = (rng.standard_normal((5, length)) * 4).astype(np_dtype)
+    if length > 3:
+        x[1, 2] = x[1, 3] = x[1].max() + 1  # a tie: the first wins
+        x[2, 0] = np.nan  # a NaN first element
+        x[3, 1] = np.nan
+    desc = _desc(op, {"InputTensor": (dtype, [5, length], None), "OutputTensor": (dtype, [5, length], None)})
+    expected = dmlops.execute(desc, {"InputTensor": x}, backend="numpy")["OutputTensor"]
+    compare(op, expected, run_cuda(desc, {"InputTensor": x})["OutputTensor"])
+
+
+@pytest.mark.parametrize("op", ["ACTIVATION_SOFTMAX1", "ACTIVATION_LOG_SOFTMAX1", "ACTIVATION_HARDMAX1"])
+@pytest.mark.parametrize("axes", [[1], [0, 2], [1, 3], [3]])
+def test_rows_over_any_axes_and_strided_outputs(gpu, op: str, axes: list[int]) -> None:
+    cp = gpu
+    rng = np.random.default_rng(len(axes))
+    shape = [3, 4, 5, 6]
+    x = cp.asarray(rng.standard_normal((3, 4, 5, 12)).astype(np.float32))[..., ::2]
+    desc = _desc(op, {"InputTensor": ("FLOAT32", shape, None), "OutputTensor": ("FLOAT32", shape, None)}, Axes=axes)
+    out = cp.full((3, 4, 5, 12), 9.0, dtype=np.float32)
+    run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out[..., 1::2]})
+    expected = dmlops.execute(desc, {"InputTensor": x.get()}, backend="numpy")["OutputTensor"]
+    compare(op, expected, out[..., 1::2].get())
+    assert (out[..., ::2].get() == 9.0).all()
