@@ -54,26 +54,55 @@ def accepts(name: str, desc: dict) -> bool:
 
 
 def probe(name: str) -> tuple[dict, list[str]]:
-    """Rows widened by what DirectML accepts, and what was found."""
-    spec = catalogue.operator(name)
+    """Rows widened by what DirectML accepts, and what was found.
+
+    Probed from the page-shaped valid desc and, where it holds optional tensors
+    (``page_descs.OPTIONAL_TENSORS``), from the desc without them too: a member's row gets
+    what either accepted.
+    """
     tables = {fl: rows for fl, rows in SUPPORT.get(name, {}).items()}
     if not tables:
         return {}, []
     newest = tables[max(tables)]
-    base = page_descs.valid_json(name, LEVEL)
-    if not accepts(name, base):
-        return {}, []
-    slots = list(page_descs._tensor_slots(base, spec))
+    bases = [page_descs.valid_json(name, LEVEL)]
+    if name in page_descs.OPTIONAL_TENSORS:
+        bases.append(page_descs.valid_json(name, LEVEL, optional=False))
+    new_types: dict[str, list[str]] = {}
+    new_dims: dict[str, list[int]] = {}
+    for base in bases:
+        _probe_from(name, base, newest, new_types, new_dims)
     widened: dict = {}
     found: list[str] = []
+    order = [t.name for t in TensorDataType]
     for member, (kind, dims, types) in newest.items():
+        added_types = list(dict.fromkeys(new_types.get(member, [])))  # in the order probed
+        added_dims = sorted(set(new_dims.get(member, [])))
+        if not added_types and not added_dims:
+            continue
+        lo = min([dims[0], *added_dims])
+        hi = max([dims[1], *added_dims])
+        widened[member] = (kind, (lo, hi), " ".join(sorted({*types.split(), *added_types}, key=order.index)))
+        bits = []
+        if added_types:
+            bits.append("types " + " ".join(added_types))
+        if added_dims:
+            bits.append("dimension counts " + " ".join(map(str, added_dims)))
+        found.append(f"{member}: {', '.join(bits)}")
+    return widened, found
+
+
+def _probe_from(name: str, base: dict, newest: dict, new_types: dict, new_dims: dict) -> None:
+    """Add to ``new_types`` / ``new_dims`` what DirectML accepts beyond ``newest``, from ``base``."""
+    if not accepts(name, base):
+        return
+    spec = catalogue.operator(name)
+    slots = list(page_descs._tensor_slots(base, spec))
+    for member, (_, dims, types) in newest.items():
         listed = types.split()
-        new_types: list[str] = []
-        new_dims: list[int] = []
         for attribute in ("DataType", "DimensionCount"):
             group = next((g for g in page_descs._groups(name, attribute) if member in g), {member})
             targets = [s for m, s, _ in slots if m in group]
-            if not targets:
+            if member not in {m for m, _, _ in slots}:
                 continue
             values = (
                 [t for t in page_descs.RUNNABLE_TYPES if t not in listed]
@@ -86,20 +115,7 @@ def probe(name: str) -> tuple[dict, list[str]]:
                 for target in targets:
                     desc = page_descs._patched(desc, spec, target, patch)
                 if accepts(name, desc):
-                    (new_types if attribute == "DataType" else new_dims).append(value)
-        if new_types or new_dims:
-            lo = min([dims[0], *new_dims])
-            hi = max([dims[1], *new_dims])
-            order = [t.name for t in TensorDataType]
-            all_types = sorted({*listed, *new_types}, key=order.index)
-            widened[member] = (kind, (lo, hi), " ".join(all_types))
-            bits = []
-            if new_types:
-                bits.append("types " + " ".join(new_types))
-            if new_dims:
-                bits.append("dimension counts " + " ".join(map(str, new_dims)))
-            found.append(f"{member}: {', '.join(bits)}")
-    return widened, found
+                    (new_types if attribute == "DataType" else new_dims).setdefault(member, []).append(value)
 
 
 def render(results: dict) -> str:

@@ -33,7 +33,7 @@ from ..enums import FeatureLevel, TensorDataType
 from . import page_facts
 from ._spec import OperatorSpec
 
-__all__ = ["RUNNABLE_TYPES", "SHAPES", "broken_descs", "table_at", "valid_json"]
+__all__ = ["OPTIONAL_TENSORS", "RUNNABLE_TYPES", "SHAPES", "broken_descs", "table_at", "valid_json"]
 
 RUNNABLE_TYPES = ("FLOAT32", "UINT32", "INT32", "UINT8", "INT8", "UINT64", "INT64", "FLOAT64")
 """Data types in the order a valid desc prefers them; FLOAT16, INT16 and UINT16 are left out
@@ -115,19 +115,27 @@ SHAPES: dict[str, dict[str, Any]] = {
         "BatchIndicesTensor": _t(_U32, *_ONE),
         "OutputGradientTensor": _t(_F32, *_ONE),
     },
+    # The optional zero-point and bias tensors are present, so that their rules are measured too.
     "QUANTIZED_LINEAR_AVERAGE_POOLING": {
         "InputTensor": _t(_I8, *_ONE),
         "InputScaleTensor": _t(_F32, *_ONE),
+        "InputZeroPointTensor": _t(_I8, *_ONE),
         "OutputScaleTensor": _t(_F32, *_ONE),
+        "OutputZeroPointTensor": _t(_I8, *_ONE),
         "OutputTensor": _t(_I8, *_ONE),
     },
     "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": {
         "ATensor": _t(_I8, *_ONE),
         "AScaleTensor": _t(_F32, *_ONE),
+        "AZeroPointTensor": _t(_I8, *_ONE),
         "BTensor": _t(_I8, *_ONE),
         "BScaleTensor": _t(_F32, *_ONE),
+        "BZeroPointTensor": _t(_I8, *_ONE),
+        "BiasTensor": _t(_F32, *_ONE),
         "OutputTensor": _t(_F32, *_ONE),
     },
+    "MAX_POOLING1": {"OutputIndicesTensor": _t(_U32, *_ONE)},
+    "CONVOLUTION": {"BiasTensor": _t(None, *_ONE)},
     "QUANTIZE": {
         "InputTensor": _t(_F32, *_ONE),
         "QuantizationType": "SCALE",
@@ -161,6 +169,42 @@ SHAPES: dict[str, dict[str, Any]] = {
 }
 """operator -> members (JSON) that replace the generic ones in its valid desc; a tensor's
 ``DataType`` may be ``None``: the generic choice is kept."""
+
+OPTIONAL_TENSORS: dict[str, tuple[str, ...]] = {
+    "ELEMENT_WISE_QUANTIZE_LINEAR": ("ZeroPointTensor",),
+    "ELEMENT_WISE_DEQUANTIZE_LINEAR": ("ZeroPointTensor",),
+    "GEMM": ("CTensor",),
+    "MEAN_VARIANCE_NORMALIZATION": ("ScaleTensor", "BiasTensor"),
+    "MEAN_VARIANCE_NORMALIZATION1": ("ScaleTensor", "BiasTensor"),
+    "MEAN_VARIANCE_NORMALIZATION2": ("ScaleTensor", "BiasTensor"),
+    "RNN": ("HiddenInitTensor", "SequenceLengthsTensor", "OutputSingleTensor"),
+    "LSTM": (
+        "HiddenInitTensor",
+        "CellMemInitTensor",
+        "SequenceLengthsTensor",
+        "OutputSingleTensor",
+        "OutputCellSingleTensor",
+    ),
+    "GRU": ("HiddenInitTensor", "SequenceLengthsTensor", "OutputSingleTensor"),
+    "MATRIX_MULTIPLY_INTEGER": ("AZeroPointTensor", "BZeroPointTensor"),
+    "QUANTIZED_LINEAR_MATRIX_MULTIPLY": ("AZeroPointTensor", "BZeroPointTensor", "OutputZeroPointTensor"),
+    "CONVOLUTION_INTEGER": ("InputZeroPointTensor", "FilterZeroPointTensor"),
+    "QUANTIZED_LINEAR_CONVOLUTION": (
+        "InputZeroPointTensor",
+        "FilterZeroPointTensor",
+        "BiasTensor",
+        "OutputZeroPointTensor",
+    ),
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": ("AZeroPointTensor", "BZeroPointTensor", "OutputZeroPointTensor"),
+    "ROI_ALIGN_GRAD": ("InputTensor",),
+    "BATCH_NORMALIZATION_TRAINING": ("FusedAddTensor",),
+    "DIAGONAL_MATRIX1": ("InputTensor",),
+}
+"""operator -> optional tensors present in its valid desc (generic all-ones shapes, which
+DirectML 1.15.4 accepts), so that their page rules are measured too. The others stay out:
+RNN/LSTM/GRU's BiasTensor and LSTM's PeepholeTensor, ROI_ALIGN_GRAD's
+OutputROIGradientTensor and the attention operators' optional tensors need shapes of their
+own (DirectML rejects the all-ones ones)."""
 
 
 def _spec(name: str) -> OperatorSpec:
@@ -236,8 +280,11 @@ def _scalar(member: str, kind: str, spec: OperatorSpec, types: dict[str, str]) -
     return None
 
 
-def valid_json(name: str, level: FeatureLevel | str = FeatureLevel.V6_4) -> dict[str, Any]:
-    """A DxDispatch JSON desc of ``name`` that the page's rules accept at ``level``."""
+def valid_json(name: str, level: FeatureLevel | str = FeatureLevel.V6_4, *, optional: bool = True) -> dict[str, Any]:
+    """A DxDispatch JSON desc of ``name`` that the page's rules accept at ``level``.
+
+    ``optional=False`` leaves out the optional tensors of ``OPTIONAL_TENSORS`` too.
+    """
     level = FeatureLevel.from_any(level)
     spec = _spec(name)
     types, dims = _choose(spec.name, spec, level)
@@ -247,7 +294,7 @@ def valid_json(name: str, level: FeatureLevel | str = FeatureLevel.V6_4) -> dict
     for m in spec.members:
         lower = m.name.lower()
         if m.kind in ("input", "output"):
-            if m.optional:
+            if m.optional and (not optional or m.name not in OPTIONAL_TENSORS.get(spec.name, ())):
                 continue
             desc[m.name] = _t(types[m.name], *([1] * dims[m.name]))
         elif m.kind in ("input_array", "output_array"):

@@ -150,6 +150,10 @@ SAME_OVERRIDES: dict[str, tuple[Rule, ...]] = {
     ),
     "NONZERO_COORDINATES": _without("NONZERO_COORDINATES", "DimensionCount"),
     "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _without("QUANTIZED_LINEAR_MATRIX_MULTIPLY", "DimensionCount"),
+    "QUANTIZED_LINEAR_CONVOLUTION": (
+        *SAME.get("QUANTIZED_LINEAR_CONVOLUTION", ()),
+        *(((f"{t}ScaleTensor", f"{t}ZeroPointTensor"), ("DimensionCount",)) for t in ("Input", "Filter", "Output")),
+    ),
     "SCATTER_ND": _without("SCATTER_ND", "DimensionCount"),
 }
 """operator -> the constraints that replace the page's."""
@@ -189,6 +193,11 @@ WHY: dict[str, str] = {
         "DirectML 1.15.4 accepts 3-D beside 4-D tensors (unit sizes) in both same-DimensionCount groups"
     ),
     "SCATTER_ND": "DirectML 1.15.4 accepts a 3-D UpdatesTensor beside 4-D tensors (unit sizes)",
+    "QUANTIZED_LINEAR_CONVOLUTION": (
+        "DirectML 1.15.4 rejects a zero-point tensor whose DimensionCount differs from its scale tensor's "
+        "(1-D scale with 4-D zero point and the other way round, for Input, Filter and Output), which the page "
+        "does not state: each scale and its zero point have the same DimensionCount"
+    ),
     **{
         name: (
             f"the page (6_4) lists no data types, 3 to 8 dimensions on both tensors and the same DimensionCount; "
