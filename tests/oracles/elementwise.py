@@ -335,14 +335,16 @@ them. A GPU's DirectML shaders may differ within the same bound (D3D's float rul
 TOLERANCE["ELEMENT_WISE_ASIN"] = TOLERANCE["ELEMENT_WISE_ACOS"] = (2e-4, 1e-4)  # asin(0) = 6.8e-5 here
 
 
-def quantized_before_conversion(operator: str, inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, bool] | None:
+def quantized_before_conversion(
+    operator: str, inputs: dict[str, np.ndarray], *, packed_output: bool = True
+) -> tuple[np.ndarray, bool] | None:
     """The float32 value QUANTIZE_LINEAR / QUANTIZED_LINEAR_ADD convert to an integer.
 
     Written from the pages with the float32 steps probed on DirectML 1.15.4: a float32
     division, halves to even, the zero point added as a float. The flag says whether the
     value is clamped as a float before the conversion (QUANTIZED_LINEAR_ADD with an
-    OutputZeroPointTensor): then the conversion sees only in-range values. None for any
-    other operator.
+    OutputZeroPointTensor and a packed OutputTensor): then the conversion sees only
+    in-range values. None for any other operator.
     """
     f = np.float32
     with np.errstate(all="ignore"):
@@ -360,10 +362,17 @@ def quantized_before_conversion(operator: str, inputs: dict[str, np.ndarray]) ->
         total = (value("A") + value("B")).astype(f)
         zero = inputs.get("OutputZeroPointTensor")
         v = np.rint((total / inputs["OutputScaleTensor"]).astype(f)) + (f(0) if zero is None else zero.astype(f))
-        return v.astype(f), zero is not None
+        return v.astype(f), zero is not None and packed_output
 
 
-def stack_conversion(operator: str, inputs: dict[str, np.ndarray], expected: np.ndarray, got: np.ndarray) -> np.ndarray:
+def stack_conversion(
+    operator: str,
+    inputs: dict[str, np.ndarray],
+    expected: np.ndarray,
+    got: np.ndarray,
+    *,
+    packed_output: bool = True,
+) -> np.ndarray:
     """Elements where DirectML's result on this stack is lavapipe's float-to-integer conversion.
 
     D3D defines ``ftou`` / ``ftoi`` as saturating with NaN -> 0 (what dmlops computes);
@@ -372,7 +381,7 @@ def stack_conversion(operator: str, inputs: dict[str, np.ndarray], expected: np.
     ``ftoi`` (-128). True where the value is one of those, the reference holds D3D's
     result and DirectML lavapipe's.
     """
-    found = quantized_before_conversion(operator, inputs)
+    found = quantized_before_conversion(operator, inputs, packed_output=packed_output)
     mask = np.zeros(got.shape, dtype=bool)
     if found is None or found[1]:
         return mask

@@ -27,7 +27,8 @@ silent or says otherwise, DirectML wins):
   give A. CLIP is ``max(min(x, Max), Min)`` with those rules (NaN -> Max; Min > Max ->
   Min). THRESHOLD is ``max(x, Min)`` (NaN -> Min).
 * ScaleBias is ``x * Scale + Bias`` in two float32 roundings (no fused multiply-add);
-  an integer input is converted to float32 first and the result stored truncated.
+  an integer input is converted to float32 first and the result stored truncated. It
+  applies to every input: POW's ExponentTensor is scaled too.
 * ROUND: TOWARD_ZERO truncates; TOWARD_INFINITY rounds halves away from zero as
   ``x >= 0 ? floor(x + 0.5) : ceil(x - 0.5)`` in float32 (so ROUND(-0) = +0).
 * SIGN(NaN) = 0, SIGN(-0) = +0.

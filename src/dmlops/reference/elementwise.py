@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from ..descs import elementwise as rules
 from ..enums import FeatureLevel, TensorDataType
 from ..errors import UnsupportedError
+from ..tensor import packed_strides
 
 F32 = np.float32
 Array = NDArray[Any]
@@ -401,11 +402,15 @@ def _dml_pow(x: Array, y: Array | float) -> Array:
 
 
 def _pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    if not data_type.name.startswith("FLOAT"):  # integer POW (even ScaleBias'd): not the float formula
+        raise _unsupported(desc, data_type)
     x, y = _need_float(desc, xs, data_type)
     return _dml_pow(x, y)
 
 
 def _constant_pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    if not data_type.name.startswith("FLOAT"):
+        raise _unsupported(desc, data_type)
     (x,) = _need_float(desc, xs, data_type)
     return _dml_pow(x, float(desc.exponent))
 
@@ -504,15 +509,18 @@ def _dequantize_linear(desc: Any, xs: list[Array], data_type: TensorDataType) ->
 def _quantized_linear_add(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     """QUANTIZED_LINEAR_ADD: both operands dequantized in float32, added, requantized.
 
-    With an OutputZeroPointTensor the result is clamped as a float (NaN -> Min); without
-    one it is converted as QUANTIZE_LINEAR converts (NaN -> 0).
+    With an OutputZeroPointTensor and a packed OutputTensor the result is clamped as a
+    float (NaN -> Min); otherwise (no OutputZeroPointTensor, or an OutputTensor with
+    Strides that are not packed: DirectML's other shader) it is converted as
+    QUANTIZE_LINEAR converts (NaN -> 0).
     """
     a, a_scale, a_zero, b, b_scale, b_zero, out_scale, out_zero = xs
     with np.errstate(all="ignore"):
         total = (_dequantize_value(a, a_scale, a_zero) + _dequantize_value(b, b_scale, b_zero)).astype(F32)
     v = _requantize(total, out_scale, out_zero)
-    out_type = desc.output_tensor.data_type
-    return _to_integer(v, out_type) if out_zero is None else _clamp_float(v, out_type)
+    out = desc.output_tensor
+    packed = out.strides is None or tuple(out.strides) == packed_strides(out.sizes)
+    return _clamp_float(v, out.data_type) if out_zero is not None and packed else _to_integer(v, out.data_type)
 
 
 # -- activations ---------------------------------------------------------------------------------
@@ -723,7 +731,8 @@ def compute_elementwise(
         xs = [inputs[m] for m in members if m in inputs]
     data_type = desc.tensor(members[1] if name == "ELEMENT_WISE_IF" else members[0]).data_type
     if getattr(desc, "scale_bias", None) is not None:
-        xs = [_scale_bias(desc, xs[0]), *xs[1:]]
+        # every input is scaled: POW's ExponentTensor too (probed: pow(x*2+1, y*2+1))
+        xs = [_scale_bias(desc, x) for x in xs]
     result = np.asarray(_RULES[name](desc, xs, data_type))
     fused = getattr(desc, "fused_activation", None)
     if fused is not None:
