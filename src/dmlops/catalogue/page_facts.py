@@ -135,6 +135,11 @@ def _without(operator: str, attribute: str, *, drop_member: str | None = None) -
     return tuple(rules)
 
 
+def _scale_zero_point_pairs(*prefixes: str) -> tuple[Rule, ...]:
+    """Each ``<prefix>ScaleTensor`` and its ``<prefix>ZeroPointTensor``: the same DimensionCount."""
+    return tuple(((f"{p}ScaleTensor", f"{p}ZeroPointTensor"), ("DimensionCount",)) for p in prefixes)
+
+
 SAME_OVERRIDES: dict[str, tuple[Rule, ...]] = {
     "ADAM_OPTIMIZER": _without("ADAM_OPTIMIZER", "DataType", drop_member="TrainingStepTensor"),
     "CONVOLUTION_INTEGER": _without("CONVOLUTION_INTEGER", "DimensionCount"),
@@ -149,10 +154,17 @@ SAME_OVERRIDES: dict[str, tuple[Rule, ...]] = {
         (("AScaleTensor", "BiasTensor", "BScaleTensor", "OutputTensor"), ("DataType",)),
     ),
     "NONZERO_COORDINATES": _without("NONZERO_COORDINATES", "DimensionCount"),
-    "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _without("QUANTIZED_LINEAR_MATRIX_MULTIPLY", "DimensionCount"),
+    "QUANTIZED_LINEAR_MATRIX_MULTIPLY": (
+        *_without("QUANTIZED_LINEAR_MATRIX_MULTIPLY", "DimensionCount"),
+        *_scale_zero_point_pairs("A", "B", "Output"),
+    ),
     "QUANTIZED_LINEAR_CONVOLUTION": (
         *SAME.get("QUANTIZED_LINEAR_CONVOLUTION", ()),
-        *(((f"{t}ScaleTensor", f"{t}ZeroPointTensor"), ("DimensionCount",)) for t in ("Input", "Filter", "Output")),
+        *_scale_zero_point_pairs("Input", "Filter", "Output"),
+    ),
+    "QUANTIZED_LINEAR_AVERAGE_POOLING": (
+        *SAME.get("QUANTIZED_LINEAR_AVERAGE_POOLING", ()),
+        *_scale_zero_point_pairs("Input", "Output"),
     ),
     "SCATTER_ND": _without("SCATTER_ND", "DimensionCount"),
 }
@@ -190,14 +202,22 @@ WHY: dict[str, str] = {
         "DimensionCount is not enforced"
     ),
     "QUANTIZED_LINEAR_MATRIX_MULTIPLY": (
-        "DirectML 1.15.4 accepts 3-D beside 4-D tensors (unit sizes) in both same-DimensionCount groups"
+        "DirectML 1.15.4 accepts 3-D beside 4-D tensors (unit sizes) in both same-DimensionCount groups; "
+        "it rejects a zero-point tensor whose DimensionCount differs from its scale tensor's (1-, 2- or 3-D "
+        "beside 4-D, for A, B and Output): each scale and its zero point have the same DimensionCount"
     ),
     "SCATTER_ND": "DirectML 1.15.4 accepts a 3-D UpdatesTensor beside 4-D tensors (unit sizes)",
-    "QUANTIZED_LINEAR_CONVOLUTION": (
-        "DirectML 1.15.4 rejects a zero-point tensor whose DimensionCount differs from its scale tensor's "
-        "(1-D scale with 4-D zero point and the other way round, for Input, Filter and Output), which the page "
-        "does not state: each scale and its zero point have the same DimensionCount"
-    ),
+    **{
+        name: (
+            f"DirectML 1.15.4 rejects a zero-point tensor whose DimensionCount differs from its scale tensor's "
+            f"(1-, 2- or 3-D beside 4-D, either way round, for {which}), which the page does not state: each scale "
+            f"and its zero point have the same DimensionCount"
+        )
+        for name, which in (
+            ("QUANTIZED_LINEAR_CONVOLUTION", "Input, Filter and Output"),
+            ("QUANTIZED_LINEAR_AVERAGE_POOLING", "Input and Output"),
+        )
+    },
     **{
         name: (
             f"the page (6_4) lists no data types, 3 to 8 dimensions on both tensors and the same DimensionCount; "
