@@ -1009,6 +1009,119 @@ def bench_latency() -> None:
     print(f"  {'an empty CuPy launch (cupy.copyto of 4 B)':<44} {host['empty']:7.2f}", flush=True)
 
 
+# -- element-wise family (issue 20) -------------------------------------------------------------
+
+EW_N = 1 << 26
+"""64M elements: far beyond L2, so one input set is never re-read from cache."""
+
+
+def _ew_desc(op: str, dml: str, members: tuple[str, ...], sizes: list[int], **attrs: Any) -> Any:
+    from dmlops.descs import desc_from_json
+
+    body: dict[str, Any] = {m: {"DataType": dml, "Sizes": sizes} for m in (*members, "OutputTensor")}
+    body.update(attrs)
+    desc = desc_from_json(op, body)
+    desc.validate()
+    return desc
+
+
+def _ew_check(name: str, got: Any, want: torch.Tensor, dtype: str) -> None:
+    """dmlops against torch (the same function up to rounding); a mismatch stops the workload."""
+    g = torch_of(got).float()
+    w = want.float()
+    tol = 2e-3 if dtype == "fp16" else 2e-5
+    if not torch.allclose(g, w, rtol=tol, atol=tol, equal_nan=True):
+        bad = (g - w).abs().max().item()
+        raise AssertionError(f"{name}: dmlops and torch differ by up to {bad}")
+
+
+def bench_elementwise(dtype: str) -> None:
+    """64M-element contiguous IDENTITY ... ADD1+RELU, broadcast ADD; floor: inputs read + output written once."""
+    cdt, _, dml = dt(dtype)
+    n = EW_N
+    a = cp.random.standard_normal(n, dtype=cp.float32).astype(cdt)
+    b = cp.random.standard_normal(n, dtype=cp.float32).astype(cdt)
+    out = cp.empty(n, dtype=cdt)
+    ta, tb, to = torch_of(a), torch_of(b), torch_of(out)
+    unary: list[tuple[str, Callable[[], Any], Any]] = [
+        ("ELEMENT_WISE_IDENTITY", lambda: to.copy_(ta), ta),
+        ("ELEMENT_WISE_ABS", lambda: torch.abs(ta, out=to), torch.abs(ta)),
+        ("ELEMENT_WISE_EXP", lambda: torch.exp(ta, out=to), torch.exp(ta)),
+        ("ACTIVATION_SIGMOID", lambda: torch.sigmoid(ta, out=to), torch.sigmoid(ta)),
+        ("ACTIVATION_GELU", lambda: F.gelu(ta), F.gelu(ta)),
+    ]
+    for op, peer_fn, want in unary:
+        desc = _ew_desc(op, dml, ("InputTensor",), [n])
+        got = run_cuda(desc, {"InputTensor": a}, {"OutputTensor": out})["OutputTensor"]
+        _ew_check(op, got, want, dtype)
+        peer = timed(lambda i, f=peer_fn: f())
+        mine = timed(lambda i, d=desc: run_cuda(d, {"InputTensor": a}, {"OutputTensor": out}))
+        w = f"{op.split('_', 2)[-1] if op.startswith('ELEMENT') else op.split('_', 1)[1]} 64M contiguous"
+        record(w, dtype, "torch", peer, 2 * out.nbytes)
+        record(w, dtype, "dmlops cuda", mine, 2 * out.nbytes, peer)
+    binary: list[tuple[str, dict[str, Any], Callable[[], Any], Any]] = [
+        ("ELEMENT_WISE_ADD", {}, lambda: torch.add(ta, tb, out=to), ta + tb),
+        ("ELEMENT_WISE_MULTIPLY", {}, lambda: torch.mul(ta, tb, out=to), ta * tb),
+        ("ELEMENT_WISE_MAX", {}, lambda: torch.maximum(ta, tb, out=to), torch.maximum(ta, tb)),
+        (
+            "ELEMENT_WISE_ADD1",
+            {"FusedActivation": {"Type": "ACTIVATION_RELU"}},
+            lambda: torch.add(ta, tb, out=to).relu_(),
+            torch.relu(ta + tb),
+        ),
+    ]
+    for op, attrs, peer_fn, want in binary:
+        desc = _ew_desc(op, dml, ("ATensor", "BTensor"), [n], **attrs)
+        inputs = {"ATensor": a, "BTensor": b}
+        got = run_cuda(desc, inputs, {"OutputTensor": out})["OutputTensor"]
+        _ew_check(op, got, want, dtype)
+        peer = timed(lambda i, f=peer_fn: f())
+        mine = timed(lambda i, d=desc, x=inputs: run_cuda(d, x, {"OutputTensor": out}))
+        w = f"{op.split('_', 2)[-1]}{' + fused RELU' if attrs else ''} 64M contiguous"
+        record(w, dtype, "torch" + (" add + relu_" if attrs else ""), peer, 3 * out.nbytes)
+        record(w, dtype, "dmlops cuda", mine, 3 * out.nbytes, peer)
+    # broadcast ADD: (8192, 8192) + a row broadcast along the first axis (stride 0)
+    rows, cols = 8192, n // 8192
+    row = b[:cols]
+    from dmlops.descs import desc_from_json
+
+    body = {
+        "ATensor": {"DataType": dml, "Sizes": [rows, cols]},
+        "BTensor": {"DataType": dml, "Sizes": [rows, cols], "Strides": [0, 1]},
+        "OutputTensor": {"DataType": dml, "Sizes": [rows, cols]},
+    }
+    desc = desc_from_json("ELEMENT_WISE_ADD", body)
+    desc.validate()
+    a2, o2 = a.reshape(rows, cols), out.reshape(rows, cols)
+    inputs = {"ATensor": a2, "BTensor": row}
+    got = run_cuda(desc, inputs, {"OutputTensor": o2})["OutputTensor"]
+    _ew_check("broadcast ADD", got, torch_of(a2) + torch_of(row), dtype)
+    tr, to2 = torch_of(row), torch_of(o2)
+    ta2 = torch_of(a2)
+    peer = timed(lambda i: torch.add(ta2, tr, out=to2))
+    mine = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": o2}))
+    floor = 2 * out.nbytes + row.nbytes
+    w = "ADD broadcast (8192, 8192) + (1, 8192)"
+    record(w, dtype, "torch", peer, floor)
+    record(w, dtype, "dmlops cuda", mine, floor, peer)
+
+
+def bench_softmax() -> None:
+    """SOFTMAX1 over the last axis of (65536, 1024) FLOAT32; floor: read once, write once."""
+    rows, cols = 65536, 1024
+    x = cp.random.standard_normal((rows, cols), dtype=cp.float32) * 4
+    out = cp.empty_like(x)
+    desc = _ew_desc("ACTIVATION_SOFTMAX1", "FLOAT32", ("InputTensor",), [rows, cols], Axes=[1])
+    tx = torch_of(x)
+    got = run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out})["OutputTensor"]
+    _ew_check("SOFTMAX1", got, torch.softmax(tx, -1), "fp32")
+    peer = timed(lambda i: torch.softmax(tx, -1))
+    mine = timed(lambda i: run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out}))
+    w = "SOFTMAX1 last axis (65536, 1024)"
+    record(w, "fp32", "torch.softmax", peer, 2 * out.nbytes)
+    record(w, "fp32", "dmlops cuda", mine, 2 * out.nbytes, peer)
+
+
 def main() -> None:
     global L2_BYTES, QUICK
     ap = argparse.ArgumentParser()
@@ -1044,6 +1157,7 @@ def main() -> None:
         ("resample", lambda: [bench_resample_grad(d, m) for m in ("bilinear", "nearest") for d in ("fp32", "fp16")]),
         ("forward", lambda: [bench_forward(d) for d in ("fp32", "fp16")]),
         ("roi", lambda: [bench_roi(d, s) for s in (2, 0) for d in ("fp32", "fp16")]),
+        ("elementwise", lambda: [bench_elementwise(d) for d in ("fp32", "fp16")] + [bench_softmax()]),
         ("latency", bench_latency),
         ("variants", bench_variants),
     ]

@@ -14,6 +14,7 @@ cudaMalloc allocation and memcheck sees any access past it.
 from __future__ import annotations
 
 import itertools
+import sys
 
 import cupy as cp
 import numpy as np
@@ -29,7 +30,70 @@ from dmlops.errors import DataIndexError
 
 cp.cuda.set_allocator(None)
 
-checked = 0
+
+def elementwise_cases() -> int:
+    """The element-wise kernels on odd sizes, misaligned views, broadcasts and rows (no out-of-bounds access)."""
+    from dmlops.backends import load_backend
+    from dmlops.descs import desc_from_json
+    from dmlops.enums import FeatureLevel as Level
+
+    backend = load_backend("cuda")
+    rng = np.random.default_rng(0)
+    count = 0
+
+    def run(op: str, body: dict, inputs: dict, out: cp.ndarray, **attrs: object) -> None:
+        desc = desc_from_json(op, {**body, **attrs})
+        desc.validate()
+        backend.execute(desc, inputs, {"OutputTensor": out}, feature_level=Level.latest(), strict=False)
+
+    for n in (1, 3, 7, 17, 4099):
+        for offset in (0, 1, 3):
+            for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16"), (np.int8, "INT8")):
+                a = cp.asarray(rng.standard_normal(n + offset).astype(dtype))[offset:]
+                b = cp.asarray(rng.standard_normal(n + offset).astype(dtype))[offset:]
+                out = cp.empty(n + offset, dtype=dtype)[offset:]
+                t = {"DataType": name, "Sizes": [n]}
+                run(
+                    "ELEMENT_WISE_ADD",
+                    {"ATensor": t, "BTensor": t, "OutputTensor": t},
+                    {"ATensor": a, "BTensor": b},
+                    out,
+                )
+                if dtype != np.int8:
+                    run("ACTIVATION_GELU", {"InputTensor": t, "OutputTensor": t}, {"InputTensor": a}, out)
+                    row = {"DataType": name, "Sizes": [1, n]}
+                    for op in ("ACTIVATION_SOFTMAX", "ACTIVATION_HARDMAX"):
+                        run(op, {"InputTensor": row, "OutputTensor": row}, {"InputTensor": a[None]}, out[None])
+                count += 4
+    for length in (255, 257, 4097, 9000):  # register rows, their edges and the re-reading kernel
+        x = cp.asarray(rng.standard_normal((3, length)).astype(np.float32))
+        out = cp.empty((3, length), dtype=np.float32)
+        t = {"DataType": "FLOAT32", "Sizes": [3, length]}
+        for op in ("ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_HARDMAX"):
+            run(op, {"InputTensor": t, "OutputTensor": t}, {"InputTensor": x}, out)
+            count += 1
+    # broadcast and strided flat buffers, 8-D
+    sizes = [2, 3, 1, 2, 3, 2, 1, 5]
+    a = cp.asarray(rng.standard_normal(5).astype(np.float32))
+    b = cp.asarray(rng.standard_normal(int(np.prod(sizes)) * 2).astype(np.float32))
+    out = cp.empty(int(np.prod(sizes)), dtype=np.float32)
+    body = {
+        "ATensor": {"DataType": "FLOAT32", "Sizes": sizes, "Strides": [0, 0, 0, 0, 0, 0, 0, 1]},
+        "BTensor": {"DataType": "FLOAT32", "Sizes": sizes, "Strides": [2 * s for s in (180, 60, 60, 30, 10, 5, 5, 1)]},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": sizes},
+    }
+    for op in ("ELEMENT_WISE_MAX", "ELEMENT_WISE_DIFFERENCE_SQUARE"):
+        run(op, body, {"ATensor": a, "BTensor": b}, out)
+        count += 1
+    cp.cuda.Device().synchronize()
+    return count
+
+
+if sys.argv[1:] == ["elementwise"]:
+    print(f"sanitize cases passed: {elementwise_cases()}")
+    sys.exit(0)
+
+checked = elementwise_cases()
 for idx_dtype in (np.int64, np.uint64, np.int32, np.uint32):
     info = np.iinfo(idx_dtype)
     wild = np.array(

@@ -53,10 +53,14 @@ def build(case: Case, dtype_name: str) -> tuple[Any, dict[str, np.ndarray]]:
     rng = np.random.default_rng(zlib.crc32(f"{case.operator}{case.attrs}{dtype_name}".encode()))
     inputs = {}
     for member in case.inputs:
+        shape = (1,) * len(case.shape) if member in case.scalars else case.shape
         if member == "ConditionTensor":
-            inputs[member] = rng.integers(0, 3, case.shape).astype(np.uint8)
+            inputs[member] = rng.integers(0, 3, shape).astype(np.uint8)
         else:
-            inputs[member] = data(np.dtype(dtype), rng, kind=case.kind.get(member, "any"), shape=case.shape)
+            own = dtype
+            if member in case.member_types:
+                own = TensorDataType.from_any(case.member_types[member]).numpy_dtype
+            inputs[member] = data(np.dtype(own), rng, kind=case.kind.get(member, "any"), shape=shape)
     desc: dict[str, Any] = {m: {"DataType": a.dtype.name.upper(), "Sizes": list(a.shape)} for m, a in inputs.items()}
     out_dtype = case.output_dtype or dtype_name
     desc[case.output] = {"DataType": out_dtype, "Sizes": list(case.shape)}

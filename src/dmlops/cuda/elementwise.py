@@ -166,10 +166,11 @@ def _unsupported(desc: Any, what: str) -> UnsupportedError:
 
 def _check_types(desc: Any, spec: OpSpec, dtypes: Sequence[np.dtype[Any]], scale_bias: bool) -> None:
     """UnsupportedError for the data types the operator's functor does not take."""
+    name = desc.operator_type.name
     for i, dt in enumerate(dtypes):
-        if scale_bias and i == 0:
-            continue  # ScaleBias hands the functor a float
-        if desc.operator_type.name == "ELEMENT_WISE_IF" and i == 0:
+        if scale_bias and not name.endswith("POW"):
+            continue  # ScaleBias hands the functor floats (integer POW is not the float formula)
+        if name == "ELEMENT_WISE_IF" and i == 0:
             continue  # the condition
         if dt in FLOATS:
             if not spec.floats:
@@ -181,14 +182,19 @@ def _check_types(desc: Any, spec: OpSpec, dtypes: Sequence[np.dtype[Any]], scale
             raise _unsupported(desc, f"for {dt.name} inputs")
 
 
-def _bound(value: Any, dtype: np.dtype[Any], *, up: bool) -> int:
-    """An integer input's CLIP bound: float bounds rounded inward and clamped to the type."""
+def _bound(value: Any, dtype: np.dtype[Any]) -> int:
+    """An integer input's CLIP / CLIP_GRAD bound, converted as DirectML converts it.
+
+    A float bound is truncated toward zero and saturated to the type; NaN becomes 0, or
+    INT32_MIN for INT32 (the reference's ``_bound``).
+    """
     if isinstance(value, (float, np.floating)):
         info = np.iinfo(dtype)
+        if math.isnan(value):
+            return int(info.min) if dtype == np.int32 else 0
         if not math.isfinite(value):
             return int(info.min if value < 0 else info.max)
-        v = math.ceil(value) if up else math.floor(value)
-        return int(min(max(v, info.min), info.max))
+        return int(min(max(int(value), int(info.min)), int(info.max)))
     return int(value)
 
 
@@ -209,8 +215,8 @@ def op_parameters(desc: Any, dtypes: Sequence[np.dtype[Any]]) -> tuple[list[floa
     elif name in ("ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1", "ELEMENT_WISE_CLIP_GRAD", "ELEMENT_WISE_CLIP_GRAD1"):
         q = [float(desc.min), float(desc.max)]
         if dtypes[0].kind in "iu":
-            k = [_bound(desc.min, dtypes[0], up=True), _bound(desc.max, dtypes[0], up=False)]
-    sb = getattr(desc, "scale_bias", None)
+            k = [_bound(desc.min, dtypes[0]), _bound(desc.max, dtypes[0])]
+    sb = getattr(desc, "scale_bias", None)  # applied to every input
     scale_bias = [float(np.float32(sb.scale)), float(np.float32(sb.bias))] if sb is not None else [1.0, 0.0]
     return q, k, scale_bias
 

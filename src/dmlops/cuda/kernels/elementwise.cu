@@ -5,7 +5,7 @@
 //   ew_strided<Op, Fused, SB, T0, T1, T2, TO, NDIM, I> any strides (0 = broadcast, negative)
 // Op is an operator functor below (Op::arity inputs read, in the desc's member order);
 // Fused a unary activation applied to the rounded result (ELEMENT_WISE_ADD1's
-// FusedActivation) or NoFused; SB applies DML_SCALE_BIAS to the first input. T0..T2
+// FusedActivation) or NoFused; SB applies DML_SCALE_BIAS to every input. T0..T2
 // are the storage types of the inputs (unused ones repeat T0), TO the output's.
 // EwParams::q holds the operator's float attributes, f the fused activation's, k the
 // integer ones, sb the float32 scale and bias.
@@ -147,6 +147,9 @@ template <> __device__ __forceinline__ half_t st_raw<half_t>(unsigned long long 
     return h;
 }
 
+__device__ __forceinline__ float nan_of(float) { return __int_as_float(0x7fc00000); }
+__device__ __forceinline__ double nan_of(double) { return __longlong_as_double(0x7ff8000000000000LL); }
+
 // -- math overloads (float: libdevice's float32 functions; double: the float64 ones) ---------
 
 #define EW_MATH1(name, ff, df)                                          \
@@ -169,6 +172,8 @@ EW_MATH1(m_sinh, sinhf, sinh)
 EW_MATH1(m_tan, tanf, tan)
 EW_MATH1(m_tanh, tanhf, tanh)
 EW_MATH1(m_exp, expf, exp)
+EW_MATH1(m_exp2, exp2f, exp2)
+EW_MATH1(m_log2, log2f, log2)
 EW_MATH1(m_expm1, expm1f, expm1)
 EW_MATH1(m_log, logf, log)
 EW_MATH1(m_log1p, log1pf, log1p)
@@ -249,11 +254,14 @@ struct OpNegate : Unary {
 
 EW_UNARY(OpIdentity, x)
 EW_UNARY(OpAcos, m_acos(x))
-EW_UNARY(OpAcosh, m_acosh(x))
+// ASINH / ACOSH / ATANH: DirectML's log formulas in float32 steps, the log in float64
+__device__ __forceinline__ double log_f32(float v) { return log((double)v); }
+EW_UNARY(OpAcosh, log_f32(__fadd_rn((float)x, sqrtf(__fsub_rn(__fmul_rn((float)x, (float)x), 1.0f)))))
 EW_UNARY(OpAsin, m_asin(x))
-EW_UNARY(OpAsinh, m_asinh(x))
-EW_UNARY(OpAtan, m_atan(x))
-EW_UNARY(OpAtanh, m_atanh(x))
+EW_UNARY(OpAsinh, log_f32(__fadd_rn((float)x, sqrtf(__fadd_rn(__fmul_rn((float)x, (float)x), 1.0f)))))
+// ATAN(NaN) = pi/4 (DirectML's range reduction drops the NaN)
+EW_UNARY(OpAtan, x != x ? (X)0.78539816339744830962 : m_atan(x))
+EW_UNARY(OpAtanh, 0.5 * log_f32(__fdiv_rn(__fadd_rn(1.0f, (float)x), __fsub_rn(1.0f, (float)x))))
 EW_UNARY(OpCos, m_cos(x))
 EW_UNARY(OpCosh, m_cosh(x))
 EW_UNARY(OpSin, m_sin(x))
@@ -270,9 +278,20 @@ EW_UNARY(OpCeil, m_ceil(x))
 EW_UNARY(OpIsNan, x != x)
 // IS_INFINITY, q[0]: 0 either, 1 positive, 2 negative (x - x is NaN for +-inf only)
 EW_UNARY(OpIsInf, (x == x && (x - x) != (x - x)) && (q[0] == 0.0 || (q[0] == 1.0) == (x > (X)0)))
-// THRESHOLD: max(x, Min) with NaN -> Min, in float64
-EW_UNARY(OpThreshold, ((double)x != (double)x || (double)x < q[0]) ? q[0] : (double)x)
-EW_UNARY(OpConstantPow, m_pow(x, (X)q[0]))
+// THRESHOLD: x > Min ? x : Min (NaN and a tie of zeros give Min), in float64
+EW_UNARY(OpThreshold, (double)x > q[0] ? (double)x : q[0])
+
+// DirectML's pow: exp2(y * log2(|x|)); x < 0: NaN unless y is an integer, negated for an
+// odd one; x = +-0 or NaN: 0 (so pow(1, NaN) and pow(inf, 0) are NaN, pow(0, -1) = 0)
+template <class X> __device__ __forceinline__ X dml_pow(X x, X y) {
+    const X r = m_exp2(y * m_log2(m_fabs(x)));
+    if (x > (X)0) return r;
+    if (!(x < (X)0)) return (X)0;
+    if (y - m_floor(y) != (X)0) return nan_of(X());
+    const X h = y / (X)2;
+    return h - m_floor(h) != (X)0 ? -r : r;
+}
+EW_UNARY(OpConstantPow, dml_pow(x, (X)q[0]))
 EW_UNARY(OpLogicalNot, x == (X)0)
 
 // ROUND, q[0]: 0 halves to even, 1 toward zero, 2 halves away from zero in float32 steps
@@ -448,7 +467,7 @@ struct OpShiftRight : Binary {
     }
 };
 
-EW_BINARY(OpPow, m_pow(a, (X)b))
+EW_BINARY(OpPow, dml_pow(a, (X)b))
 EW_BINARY(OpAtanYx, m_atan2(a, (X)b))
 EW_BINARY(OpEquals, a == b)
 EW_BINARY(OpGreater, a > b)
@@ -461,9 +480,13 @@ EW_BINARY(OpLogicalXor, (a != (X)0) != (b != (Y)0))
 
 // CLIP_GRAD / CLIP_GRAD1: the gradient where Min < x < Max strictly, else 0 (a select)
 struct OpClipGrad : Binary {
-    template <class T0, class X, class Y> static __device__ __forceinline__ auto f(const double* q, const long long*, X x, Y dy) {
-        const double v = (double)x;
-        const bool inside = v > q[0] && v < q[1];
+    template <class T0, class X, class Y> static __device__ __forceinline__ auto f(const double* q, const long long* k, X x, Y dy) {
+        bool inside;
+        if constexpr (IsF<X>::v) {
+            inside = (double)x > q[0] && (double)x < q[1];
+        } else {  // the bounds converted to the integer type (k)
+            inside = (long long)x > k[0] && (long long)x < k[1];
+        }
         if constexpr (IsF<Y>::v) return inside ? (double)dy : 0.0;
         else return inside ? dy : (Y)0;
     }
@@ -492,7 +515,8 @@ template <class X> __device__ __forceinline__ X softplus_core(X t) {
 }
 
 EW_UNARY(ActRelu, x > (X)0 ? x : (X)0)
-EW_UNARY(ActLeakyRelu, (double)x > 0.0 ? (double)x : __dmul_rn(q[0], (double)x))
+// zeros pass with their sign
+EW_UNARY(ActLeakyRelu, (double)x >= 0.0 ? (double)x : __dmul_rn(q[0], (double)x))
 EW_UNARY(ActElu, x > (X)0 ? x : (X)q[0] * m_expm1(x))
 EW_UNARY(ActCelu, m_fmax((X)0, x) + m_fmin((X)0, (X)q[0] * m_expm1(x / (X)q[0])))
 EW_UNARY(ActScaledElu, (X)q[1] * (x > (X)0 ? x : (X)q[0] * m_expm1(x)))
@@ -515,7 +539,7 @@ EW_UNARY(ActThresholdedRelu, (double)x <= q[0] ? 0.0 : (double)x)
 struct ActShrink : Unary {
     template <class T0, class X> static __device__ __forceinline__ double f(const double* q, const long long*, X x) {
         const double v = x;  // q[0] Bias, q[1] Threshold
-        return v < -q[1] ? __dadd_rn(v, q[0]) : (v > q[1] ? __dsub_rn(v, q[0]) : 0.0);
+        return v > q[1] ? __dsub_rn(v, q[0]) : (v < -q[1] ? __dadd_rn(v, q[0]) : 0.0);  // x > Threshold first
     }
 };
 EW_UNARY(ActGelu, ((X)0.5 * x) * ((X)1 + m_erf(x * (X)0.70710678118654752440)))
@@ -541,13 +565,9 @@ __device__ __forceinline__ double scale_bias(double raw, const EwParams& p) {
     return (double)__fadd_rn(__fmul_rn((float)raw, (float)p.sb[0]), (float)p.sb[1]);
 }
 
-template <class Op, bool SB, class T> __device__ __forceinline__ auto load0(T raw, const EwParams& p) {
+template <class Op, bool SB, class T> __device__ __forceinline__ auto load(T raw, const EwParams& p) {
     if constexpr (Op::raw) return ldr(raw);
-    else if constexpr (SB) return scale_bias(raw, p);
-    else return ldv(raw);
-}
-template <class Op, class T> __device__ __forceinline__ auto load(T raw) {
-    if constexpr (Op::raw) return ldr(raw);
+    else if constexpr (SB) return scale_bias(raw, p);  // every input (POW's ExponentTensor too)
     else return ldv(raw);
 }
 
@@ -565,13 +585,13 @@ template <class Op, class Fz, class TO, class R> __device__ __forceinline__ TO f
 
 template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO>
 __device__ __forceinline__ TO element(const EwParams& p, T0 a, T1 b, T2 c) {
-    const auto x = load0<Op, SB>(a, p);
+    const auto x = load<Op, SB>(a, p);
     if constexpr (Op::arity == 1) {
         return finish<Op, Fz, TO>(p, Op::template f<T0>(p.q, p.k, x));
     } else if constexpr (Op::arity == 2) {
-        return finish<Op, Fz, TO>(p, Op::template f<T0>(p.q, p.k, x, load<Op>(b)));
+        return finish<Op, Fz, TO>(p, Op::template f<T0>(p.q, p.k, x, load<Op, SB>(b, p)));
     } else {
-        return finish<Op, Fz, TO>(p, Op::template f<T0>(p.q, p.k, x, load<Op>(b), load<Op>(c)));
+        return finish<Op, Fz, TO>(p, Op::template f<T0>(p.q, p.k, x, load<Op, SB>(b, p), load<Op, SB>(c, p)));
     }
 }
 
@@ -695,8 +715,6 @@ struct RowParams {
     long long out_row;  // ... of the output
 };
 
-__device__ __forceinline__ float nan_of(float) { return __int_as_float(0x7fc00000); }
-__device__ __forceinline__ double nan_of(double) { return __longlong_as_double(0x7ff8000000000000LL); }
 
 struct RMax {  // NaN-ignoring maximum (np.fmax): NaN is its identity
     template <class A> __device__ __forceinline__ A operator()(A a, A b) const { return m_fmax(a, b); }
