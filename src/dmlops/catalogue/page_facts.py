@@ -165,7 +165,12 @@ SAME_OVERRIDES: dict[str, tuple[Rule, ...]] = {
     "QUANTIZED_LINEAR_AVERAGE_POOLING": (
         *SAME.get("QUANTIZED_LINEAR_AVERAGE_POOLING", ()),
         *_scale_zero_point_pairs("Input", "Output"),
+        (("InputTensor", "OutputTensor"), ("DataType",)),
     ),
+    **{
+        name: ((("InputTensor", "OutputTensor"), ("DataType", "DimensionCount", "Sizes")),)
+        for name in ("ELEMENT_WISE_COS", "ELEMENT_WISE_COSH")
+    },
     "SCATTER_ND": _without("SCATTER_ND", "DimensionCount"),
 }
 """operator -> the constraints that replace the page's."""
@@ -211,12 +216,25 @@ WHY: dict[str, str] = {
         name: (
             f"DirectML 1.15.4 rejects a zero-point tensor whose DimensionCount differs from its scale tensor's "
             f"(1-, 2- or 3-D beside 4-D, either way round, for {which}), which the page does not state: each scale "
-            f"and its zero point have the same DimensionCount"
+            f"and its zero point have the same DimensionCount{extra}"
         )
-        for name, which in (
-            ("QUANTIZED_LINEAR_CONVOLUTION", "Input, Filter and Output"),
-            ("QUANTIZED_LINEAR_AVERAGE_POOLING", "Input and Output"),
+        for name, which, extra in (
+            ("QUANTIZED_LINEAR_CONVOLUTION", "Input, Filter and Output", ""),
+            (
+                "QUANTIZED_LINEAR_AVERAGE_POOLING",
+                "Input and Output",
+                "; it rejects a UINT8 InputTensor beside an INT8 OutputTensor (with or without zero points): "
+                "InputTensor and OutputTensor have the same DataType",
+            ),
         )
+    },
+    **{
+        name: (
+            "the stored page states no constraint and the current page's table (CURRENT in gen_page_facts) was "
+            "transcribed without one; DirectML 1.15.4 rejects an InputTensor whose DimensionCount or Sizes differ "
+            "from the OutputTensor's: the same DataType, DimensionCount and Sizes, as for the other unary operators"
+        )
+        for name in ("ELEMENT_WISE_COS", "ELEMENT_WISE_COSH")
     },
     **{
         name: (
