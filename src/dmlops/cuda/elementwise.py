@@ -261,7 +261,7 @@ class Layout:
     def fits_int32(self) -> bool:
         """Offsets and the grid-stride counter fit a signed 32-bit int."""
         limit = max((max_abs_offset(self.sizes, s) for s in self.strides), default=0)
-        return max(limit, self.count + 2**26) < 2**31
+        return max(limit, 2 * self.count + 2**21) < 2**31
 
 
 def layout(sizes: Sequence[int], strides: Sequence[Sequence[int]]) -> Layout:
