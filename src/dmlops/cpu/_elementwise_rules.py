@@ -52,7 +52,9 @@ def _is_float(x: Array) -> bool:
 
 
 def _floats(desc: Any, xs: list[Array], data_type: TensorDataType) -> list[Array]:
-    if not all(_is_float(x) for x in xs):
+    # an integer tensor made float by ScaleBias is not the float formula either (DirectML
+    # converts the scaled value back to the integer type)
+    if not data_type.name.startswith("FLOAT") or not all(_is_float(x) for x in xs):
         raise unsupported(desc, data_type)
     return [_f64(x) for x in xs]
 
@@ -189,8 +191,9 @@ def _integer_bound(value: float | int, data_type: TensorDataType) -> Any:
 
 def _clip(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     (x,) = xs
-    if _is_float(x):  # max(min(x, Max), Min): NaN -> Max, Min > Max -> Min
-        return fmax_nan(fmin_nan(_f64(x), float(desc.max)), float(desc.min))
+    if _is_float(x):  # max(min(x, Max), Min), selects keeping x only strictly inside: NaN -> Max, Min > Max -> Min
+        below = np.where(_f64(x) < float(desc.max), _f64(x), float(desc.max))
+        return np.where(below > float(desc.min), below, float(desc.min))
     _no64(desc, xs, data_type)
     hi = _integer_bound(desc.max, data_type)
     lo = _integer_bound(desc.min, data_type)
@@ -325,6 +328,41 @@ def _constant_pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Arra
     return dml_pow(x, float(desc.exponent))
 
 
+def exp32(x: Array) -> Array:
+    """Exp rounded to float32: DirectML's SINH, COSH and CELU overflow where it does (x > 88.72)."""
+    return np.exp(x).astype(F32).astype(np.float64)
+
+
+def _log_of_f32(x: Array) -> Array:
+    return np.log(x.astype(F32).astype(np.float64))
+
+
+def _asinh(x: Array) -> Array:
+    """DirectML's ``log(x + sqrt(x * x + 1))``, each step rounded to float32."""
+    x32 = x.astype(F32)
+    return _log_of_f32(x32 + np.sqrt(x32 * x32 + F32(1)))
+
+
+def _acosh(x: Array) -> Array:
+    """DirectML's ``log(x + sqrt(x * x - 1))`` in float32 steps."""
+    x32 = x.astype(F32)
+    return _log_of_f32(x32 + np.sqrt(x32 * x32 - F32(1)))
+
+
+def _atanh(x: Array) -> Array:
+    """DirectML's ``0.5 * log((1 + x) / (1 - x))``, the quotient in float32."""
+    x32 = x.astype(F32)
+    return 0.5 * _log_of_f32((F32(1) + x32) / (F32(1) - x32))
+
+
+def _atan_yx(y: Array, x: Array) -> Array:
+    """atan2 with DirectML's values for one NaN operand beside a finite one: pi/4, minus pi when x < 0."""
+    nan_y = np.isnan(y) & np.isfinite(x)
+    nan_x = np.isnan(x) & np.isfinite(y)
+    quarter = np.where(nan_y & (x < 0), np.pi / 4 - np.pi, np.pi / 4)
+    return np.where(nan_y | nan_x, quarter, np.arctan2(y, x))
+
+
 def _atan(x: Array) -> Array:
     """atan, NaN giving pi/4 (DirectML reduces x through min/max(|x|, 1), which drop a NaN)."""
     return np.where(np.isnan(x), np.pi / 4, np.arctan(x))
@@ -384,7 +422,7 @@ ACTIVATIONS: dict[str, Callable[[Any, Array], Array]] = {
     "ACTIVATION_RELU": lambda d, x: np.where(x > 0, x, 0.0),
     "ACTIVATION_LEAKY_RELU": lambda d, x: np.where(x >= 0, x, d.alpha * x),  # zeros pass with their sign
     "ACTIVATION_ELU": lambda d, x: np.where(x > 0, x, d.alpha * np.expm1(x)),
-    "ACTIVATION_CELU": lambda d, x: np.fmax(0, x) + np.fmin(0, d.alpha * np.expm1(x / d.alpha)),
+    "ACTIVATION_CELU": lambda d, x: np.fmax(0, x) + np.fmin(0, d.alpha * (exp32(x / d.alpha) - 1)),
     "ACTIVATION_SCALED_ELU": lambda d, x: d.gamma * np.where(x > 0, x, d.alpha * np.expm1(x)),
     "ACTIVATION_SIGMOID": lambda d, x: _sigmoid(x),
     "ACTIVATION_HARD_SIGMOID": lambda d, x: np.fmin(np.fmax(d.alpha * x + d.beta, 0), 1),  # NaN -> 0
@@ -433,15 +471,15 @@ RULES: dict[str, Rule] = {
     "ELEMENT_WISE_ABS": _abs_negate(negate=False),
     "ELEMENT_WISE_NEGATE": _abs_negate(negate=True),
     "ELEMENT_WISE_ACOS": _unary(np.arccos),
-    "ELEMENT_WISE_ACOSH": _unary(np.arccosh),
+    "ELEMENT_WISE_ACOSH": _unary(_acosh),
     "ELEMENT_WISE_ASIN": _unary(np.arcsin),
-    "ELEMENT_WISE_ASINH": _unary(np.arcsinh),
+    "ELEMENT_WISE_ASINH": _unary(_asinh),
     "ELEMENT_WISE_ATAN": _unary(_atan),
-    "ELEMENT_WISE_ATANH": _unary(np.arctanh),
+    "ELEMENT_WISE_ATANH": _unary(_atanh),
     "ELEMENT_WISE_COS": _unary(np.cos),
-    "ELEMENT_WISE_COSH": _unary(np.cosh),
+    "ELEMENT_WISE_COSH": _unary(lambda x: (exp32(x) + exp32(-x)) / 2),
     "ELEMENT_WISE_SIN": _unary(np.sin),
-    "ELEMENT_WISE_SINH": _unary(np.sinh),
+    "ELEMENT_WISE_SINH": _unary(lambda x: (exp32(x) - exp32(-x)) / 2),
     "ELEMENT_WISE_TAN": _unary(np.tan),
     "ELEMENT_WISE_TANH": _unary(np.tanh),
     "ELEMENT_WISE_EXP": _unary(np.exp),
@@ -473,7 +511,7 @@ RULES: dict[str, Rule] = {
     "ELEMENT_WISE_MAX": _max_min(is_max=True),
     "ELEMENT_WISE_MIN": _max_min(is_max=False),
     "ELEMENT_WISE_MEAN": _mean,
-    "ELEMENT_WISE_ATAN_YX": lambda desc, xs, dt: np.arctan2(*_floats(desc, xs, dt)),
+    "ELEMENT_WISE_ATAN_YX": lambda desc, xs, dt: _atan_yx(*_floats(desc, xs, dt)),
     "ELEMENT_WISE_LOGICAL_EQUALS": _compare(np.equal),
     "ELEMENT_WISE_LOGICAL_GREATER_THAN": _compare(np.greater),
     "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL": _compare(np.greater_equal),
