@@ -103,8 +103,9 @@ def run(level: FeatureLevel) -> list[dict[str, Any]]:
 def function_rows(level: FeatureLevel) -> list[dict[str, Any]]:
     """Pages with a table per function (REDUCE): each function's row at ``level`` against DirectML.
 
-    dmlops validates the union over functions (``page_facts.support``); here the page's own
-    per-function row (``page_facts.function_support``) is compared with CreateOperator, one
+    dmlops validates each desc against its Function's row (``page_facts.function_support``)
+    as well as the union (``page_facts.support``); here the page's per-function row and
+    dmlops's verdict are compared with CreateOperator, one
     desc per runnable data type: input and output alike, or for an output typed apart from
     the input (ARGMAX, ARGMIN: an index type) the input's types with a UINT32 output and the
     output's types with a FLOAT32 input.
@@ -125,7 +126,7 @@ def function_rows(level: FeatureLevel) -> list[dict[str, Any]]:
                 if apart
                 else [(t, t) for t in page_descs.RUNNABLE_TYPES]
             )
-            wrong = []
+            wrong, disagree = [], []
             for input_type, output_type in dict.fromkeys(pairs):
                 desc = {
                     **base,
@@ -134,7 +135,10 @@ def function_rows(level: FeatureLevel) -> list[dict[str, Any]]:
                     "OutputTensor": {**base["OutputTensor"], "DataType": output_type},
                 }
                 page = TensorDataType[input_type] in inputs and TensorDataType[output_type] in outputs
-                _, theirs = verdicts(name, desc, level)
+                ours, theirs = verdicts(name, desc, level)
+                if bool(ours) != bool(theirs):
+                    said = f"dmlops {'accepts' if ours else 'rejects'}, DirectML {'accepts' if theirs else 'rejects'}"
+                    disagree.append(f"{input_type}->{output_type}: {said}")
                 if page != bool(theirs):
                     said = f"page {'yes' if page else 'no'}, DirectML {'yes' if theirs else 'no'}"
                     wrong.append(f"{input_type}->{output_type}: {said}")
@@ -145,6 +149,7 @@ def function_rows(level: FeatureLevel) -> list[dict[str, Any]]:
                     "level": max(below),
                     "descs": len(dict.fromkeys(pairs)),
                     "wrong": wrong,
+                    "disagree": disagree,
                 }
             )
     return out
@@ -228,18 +233,19 @@ def render(
             "",
             "## Tables per function (REDUCE): the page's rows against DirectML",
             "",
-            "dmlops checks the union of the functions' rows (the operator's row above). Here each function's own row "
-            "is compared with CreateOperator, one desc per runnable data type (for ARGMAX/ARGMIN the input types "
-            "with a UINT32 output and the output types with a FLOAT32 input); a difference is an error of the page "
-            "or a rule the union does not check.",
+            "dmlops checks the union of the functions' rows (the operator's row above) and the row of the desc's "
+            "own Function. Here each function's row, and dmlops's verdict, are compared with CreateOperator, one "
+            "desc per runnable data type (for ARGMAX/ARGMIN the input types with a UINT32 output and the output "
+            "types with a FLOAT32 input).",
             "",
-            "| operator | function | table | descs | page vs DirectML |",
-            "|---|---|---|---|---|",
+            "| operator | function | table | descs | page vs DirectML | dmlops vs DirectML |",
+            "|---|---|---|---|---|---|",
         ]
         for f in functions:
             table = str(f["level"]).removeprefix("DML_FEATURE_LEVEL_")
             verdict = "; ".join(f["wrong"]) or "agree"
-            lines.append(f"| {f['op']} | {f['function']} | {table} | {f['descs']} | {verdict} |")
+            ours = "; ".join(f["disagree"]) or "agree"
+            lines.append(f"| {f['op']} | {f['function']} | {table} | {f['descs']} | {verdict} | {ours} |")
     crashes = [(r["op"], rule) for r in rows for rule in r["crashes"]]
     lines += [
         "",

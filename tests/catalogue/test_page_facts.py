@@ -52,3 +52,26 @@ def test_pages_read_from_windows_ai_docs_are_recorded_as_such():
     source = page_facts.sources("ACTIVATION_GELU")[FeatureLevel.V5_1]
     assert "MicrosoftDocs/windows-ai-docs" in source
     assert "MicrosoftDocs/sdk-api" in page_facts.sources("CONVOLUTION")[FeatureLevel.V4_0]
+
+
+@pytest.mark.parametrize(("function", "valid"), [("SUM", False), ("MAX", True), ("AVERAGE", False)])
+def test_reduce_validates_the_row_of_its_function(function, valid):
+    """INT8 is in REDUCE's union row (MIN and MAX take it) but not in SUM's or AVERAGE's row:
+    dmlops rejects it there, naming the member and the function (DirectML 1.15.4 agrees)."""
+    from dmlops.descs import desc_from_json
+    from dmlops.errors import InvalidDescError
+
+    desc = desc_from_json(
+        "REDUCE",
+        {
+            "InputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 5]},
+            "OutputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 1]},
+            "Function": function,
+            "Axes": [3],
+        },
+    )
+    if valid:
+        desc.validate()
+    else:
+        with pytest.raises(InvalidDescError, match=rf"InputTensor.DataType: must be one of .* for Function {function}"):
+            desc.validate()

@@ -16,7 +16,7 @@ import pytest
 from _directml import directml  # noqa: F401  (fixture)
 
 from dmlops import catalogue
-from dmlops.catalogue import page_descs
+from dmlops.catalogue import page_descs, page_facts
 from dmlops.descs import REGISTRY, desc_from_json
 from dmlops.directml import create_operator
 from dmlops.enums import FeatureLevel
@@ -64,4 +64,24 @@ def test_dmlops_and_directml_agree(name: str):
             unexplained.append(
                 f"{rule}: dmlops {'accepts' if ours else 'rejects'}, DirectML {'accepts' if theirs else 'rejects'}"
             )
+    assert not unexplained, unexplained
+
+
+@pytest.mark.parametrize("function", sorted(page_facts.SUPPORT_BY_FUNCTION["REDUCE"]))
+def test_reduce_function_rows_agree(function: str):
+    """REDUCE's page has a table per Function: dmlops checks the desc's own Function's row
+    (e.g. SUM takes no 8-bit integers, MAX does), and so does DirectML."""
+    base = page_descs.valid_json("REDUCE", LEVEL)
+    arg = function.startswith("ARG")
+    unexplained = []
+    for dtype in page_descs.RUNNABLE_TYPES:
+        desc = {
+            **base,
+            "Function": function,
+            "InputTensor": {**base["InputTensor"], "DataType": dtype},
+            "OutputTensor": {**base["OutputTensor"], "DataType": "UINT32" if arg else dtype},
+        }
+        ours, theirs = _verdicts("REDUCE", desc)
+        if ours != theirs:
+            unexplained.append(f"{dtype}: dmlops {ours}, DirectML {theirs}")
     assert not unexplained, unexplained

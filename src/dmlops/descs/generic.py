@@ -303,6 +303,7 @@ class GenericDesc(OperatorDesc):
     def _validate(self, level: FeatureLevel) -> None:
         """The page's same-attribute constraints, enum value levels and nested operators."""
         if not self.fused:
+            self._check_function_support(level)
             for members, attributes in page_facts.same_rules(self.spec.name):
                 expanded = [slot for m in members for slot in self._slots(m)]
                 for attribute in attributes:
@@ -330,6 +331,29 @@ class GenericDesc(OperatorDesc):
                             f"{info.dml_name}[{i}]", "must be an activation operator", nested.spec.dml_name
                         )
                     self._validate_nested(f"{info.dml_name}[{i}]", nested, level)
+
+    def _check_function_support(self, level: FeatureLevel) -> None:
+        """The data types of the desc's own Function, where the page has a table per function.
+
+        REDUCE: the desc-level row is the union over the functions; each tensor's data type
+        must also be in its Function's row. DirectML 1.15.4 agrees with every function's row
+        (docs/directml-generic-parity.md).
+        """
+        function = getattr(self, "function", None)
+        if not isinstance(function, DmlEnum):
+            return
+        tables = page_facts.function_support(self.spec.name, function.name)
+        rows = next((rows for at, rows in tables.items() if at <= level), None)  # newest first
+        for member, row in (rows or {}).items():
+            for slot in self._slots(member):
+                data_type = self.tensor(slot).data_type
+                if data_type not in row.data_types:
+                    allowed = ", ".join(sorted(t.name for t in row.data_types))
+                    raise self.invalid(
+                        f"{slot}.DataType",
+                        f"must be one of {allowed} for Function {function.name} at {level}",
+                        data_type,
+                    )
 
     def _slots(self, member: str) -> list[str]:
         """A tensor member's bound names: itself, or ``Name[i]`` for each element of a tensor array."""
