@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from .._numpy_io import store
 from ..descs import elementwise as rules
 from ..enums import FeatureLevel, TensorDataType
+from ._common import call_parallel
 from ._copy import _executor, thread_count
 from ._elementwise_rules import FUSED, LOG_SOFTMAX_MIN_SUM, RULES, scale_bias, unsupported
 
@@ -133,6 +134,7 @@ def _same_layout(a: Array, b: Array) -> bool:
 @cache
 def _numba_ufuncs() -> dict[str, Any]:
     """The fused float ufuncs: one pass, no temporaries, exact where the docstring says so."""
+    import numba
     from numba import njit, vectorize
 
     sig1 = ["float32(float32)", "float64(float64)"]
@@ -180,6 +182,72 @@ def _numba_ufuncs() -> dict[str, Any]:
         q = (((b0 * z2 + b1) * z2 + b2) * z2 + b3) * z2 + beta0
         return z * p / q
 
+    f32 = np.float32
+
+    @njit(inline="always", cache=True, fastmath={"contract"})
+    def exp32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        # exp in float32 registers, vectorisable (no libm call): x = n ln2 + r with Cody-Waite's
+        # exact split of ln2, exp(r) by its degree-7 Taylor polynomial on |r| <= 0.347, 2^n as
+        # two exponent-field factors (so subnormal results underflow gradually); relative error
+        # < 1e-7 on normal results, inf above 88.72284, NaN stays NaN
+        if x != x:
+            return x
+        xc = min(max(x, f32(-104.0)), f32(89.0))
+        n = np.floor(xc * f32(1.4426950408889634) + f32(0.5))
+        r = (xc - n * f32(0.693359375)) - n * f32(-2.12194440e-4)
+        p = f32(1 / 5040.0)
+        p = p * r + f32(1 / 720.0)
+        p = p * r + f32(1 / 120.0)
+        p = p * r + f32(1 / 24.0)
+        p = p * r + f32(1 / 6.0)
+        p = p * r + f32(0.5)
+        p = p * r + f32(1.0)
+        p = p * r + f32(1.0)
+        k = np.int32(n)
+        h = k >> 1
+        v = p * np.int32((h + 127) << 23).view(np.float32) * np.int32((k - h + 127) << 23).view(np.float32)
+        return f32(np.inf) if x > f32(88.72284) else v
+
+    def exp_f32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        return exp32(x)
+
+    def sigmoid_f32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        return f32(1.0) / (f32(1.0) + exp32(-x))
+
+    floor = f32(LOG_SOFTMAX_MIN_SUM)
+
+    @njit(parallel=True, cache=True, fastmath={"contract"})
+    def softmax_rows(x, out, log):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        # x, out: C-contiguous float32 (rows, n), out may be x; per row the NaN-ignoring maximum
+        # m (-inf when the row has no number: the result is then NaN, as the reference's), then
+        # exp(x - m) / sum, or (x - m) - log(max(sum, 1e-20)) with a NaN sum floored too
+        rows, n = x.shape
+        for i in numba.prange(rows):
+            m = f32(-np.inf)
+            for j in range(n):
+                v = x[i, j]
+                if v > m:
+                    m = v
+            total = 0.0
+            if log:
+                for j in range(n):
+                    d = x[i, j] - m
+                    out[i, j] = d
+                    total += exp32(d)
+                if not total >= floor:
+                    total = floor
+                c = f32(np.log(total))
+                for j in range(n):
+                    out[i, j] = out[i, j] - c
+            else:
+                for j in range(n):
+                    e = exp32(x[i, j] - m)
+                    out[i, j] = e
+                    total += e
+                t = f32(total)
+                for j in range(n):
+                    out[i, j] = out[i, j] / t
+
     def erf32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         return np.float32(erf_rational(np.float64(x)))
 
@@ -192,6 +260,9 @@ def _numba_ufuncs() -> dict[str, Any]:
         "min": vectorize(sig2, cache=True)(select_min),
         "relu": vectorize(sig1, cache=True)(relu),
         "add_relu": vectorize(sig2, cache=True)(add_relu),
+        "exp": vectorize(["float32(float32)"], cache=True, fastmath={"contract"})(exp_f32),
+        "sigmoid": vectorize(["float32(float32)"], cache=True, fastmath={"contract"})(sigmoid_f32),
+        "softmax_rows": softmax_rows,
         "erf": vectorize(["float32(float32)"], cache=True, fastmath={"contract"})(erf32),
         "gelu": vectorize(["float32(float32)"], cache=True, fastmath={"contract"})(gelu32),
     }
@@ -303,7 +374,10 @@ def _numba_unary(key: str, chars: str) -> Planner:
 
 
 def _sigmoid(desc: Any, xs: list[Array], out: Array) -> Plan | None:
-    if not _same_float(xs, out, "fd"):
+    if _same_float(xs, out, "f"):  # one pass: 1 / (1 + exp(-x)) with a vectorised float32 exp
+        fn = _numba_ufuncs()["sigmoid"]
+        return (lambda o, t: fn(t[0], out=o)), True
+    if not _same_float(xs, out, "d"):
         return None
 
     half = out.dtype.type(0.5)
@@ -376,6 +450,12 @@ def _atan(desc: Any, xs: list[Array], out: Array) -> Plan | None:
     return kernel, False
 
 
+def _exp(desc: Any, xs: list[Array], out: Array) -> Plan | None:
+    if _same_float(xs, out, "f"):  # float32: the vectorised exp, one pass (NumPy's for the others)
+        return _numba_unary("exp", "f")(desc, xs, out)
+    return _unary(np.exp)(desc, xs, out)
+
+
 def _unit_recip(x: Array, out: Array) -> Any:
     return np.divide(1, x, out=out)
 
@@ -394,7 +474,6 @@ _FAST: dict[str, Planner] = {
     **{
         f"ELEMENT_WISE_{name.upper()}": _unary(getattr(np, fn))
         for name, fn in (
-            ("exp", "exp"),
             ("log", "log"),
             ("sin", "sin"),
             ("cos", "cos"),
@@ -405,6 +484,7 @@ _FAST: dict[str, Planner] = {
         )
     },
     "ELEMENT_WISE_ATAN": _atan,
+    "ELEMENT_WISE_EXP": _exp,
     "ELEMENT_WISE_ERF": _numba_unary("erf", "f"),
     "ELEMENT_WISE_ADD": _binary(np.add, "efd" + _INTS),
     "ELEMENT_WISE_ADD1": _add1,
@@ -513,6 +593,16 @@ def _run_rows(desc: Any, name: str, x: Array, out: Array, data_type: TensorDataT
     target = o_rows if o_rows is not None else np.empty((rows, n), compute)
     if xr.dtype != compute:
         xr = xr.astype(compute)
+    if kind != "hardmax" and compute == np.float32:  # numba rows, in parallel
+        if not xr.flags.c_contiguous:
+            xr = np.ascontiguousarray(xr)
+        if o_rows is not None and not o_rows.flags.c_contiguous:
+            o_rows, target = None, np.empty((rows, n), compute)
+        call_parallel(_numba_ufuncs()["softmax_rows"], xr, target, kind == "log_softmax")
+        if o_rows is None:
+            with np.errstate(over="ignore"):
+                np.copyto(out.transpose(order), target.reshape([x.shape[a] for a in order]), casting="unsafe")
+        return
 
     def work(t: tuple[slice, ...]) -> None:
         with np.errstate(all="ignore"):
