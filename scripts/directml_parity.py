@@ -354,8 +354,12 @@ def render_elementwise(tallies: dict[str, Any], args: argparse.Namespace, second
         "values into unsigned types and values ≥ 2^31 into signed ones convert to all ones / INT_MIN here "
         "where D3D saturates, NaN → 0; errata, the row after E55); dmlops keeps D3D's conversion. "
         "*Stack limit*: CompileOperator failed after CreateOperator accepted (a DXIL shader). "
+        "The ScaleBias'd integer tensors counted there are a predicate (the scaled value is NaN, negative "
+        "into an unsigned type or beyond ±2^31), not a model. "
         "*numpy refuses*: a data type the reference does not implement for the operator (64-bit integer "
-        "division, moduli and shifts; integer POW); it runs on `directml`.",
+        "division, moduli and shifts; integer POW, RELU, SHRINK, PARAMETERIZED_RELU and THRESHOLD; float-only "
+        "operators on ScaleBias'd integer tensors, E59); it runs on `directml`. *DirectML rejects a validated "
+        "desc*: validation divergences, E63.",
         "",
         "### Differences by kind",
         "",

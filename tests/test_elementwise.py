@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dmlops
-from dmlops.descs import desc_class
+from dmlops.descs import desc_class, desc_from_json
 from dmlops.descs.elementwise import OPERATORS, REFERENCE_OPERATORS
 from dmlops.errors import UnsupportedError
 from dmlops.reference import elementwise as reference
@@ -238,3 +238,86 @@ def test_quantized_linear_add_nan_depends_on_the_output_zero_point() -> None:
     # ... without one, converted as D3D converts (NaN -> 0)
     got = dmlops.quantized_linear_add(a, f(np.nan), None, a, f(1), None, f(1), None)
     np.testing.assert_array_equal(got, [0, 0])
+
+
+# -- what the differential campaign found (errata E56-E62) ---------------------------------------
+
+
+def test_shrink_tests_above_the_threshold_first() -> None:
+    x = np.array([1.0, -1.0, 0.0, np.nan, -np.inf], np.float32)
+    got = dmlops.shrink(x, bias=0.25, threshold=-3.0)
+    np.testing.assert_array_equal(got, [0.75, -1.25, -0.25, 0.0, -np.inf])
+
+
+def test_threshold_clip_and_leaky_relu_zero_signs() -> None:
+    z = np.array([0.0, -0.0], np.float32)
+    assert not np.signbit(dmlops.threshold(z, min=0.0)).any()
+    assert np.signbit(dmlops.threshold(z, min=-0.0)).all()
+    assert np.signbit(dmlops.clip(z, min=-0.0, max=1.0)).all()
+    assert not np.signbit(dmlops.clip(np.array([1.0, np.nan], np.float32), min=0.0, max=-0.0)).any()
+    got = dmlops.leaky_relu(z, alpha=-0.1)
+    assert list(np.signbit(got)) == [False, True]
+
+
+def test_integer_clip_bounds_are_truncated() -> None:
+    x = np.array([-3, -1, 0, 1, 2, 3], np.int8)
+    np.testing.assert_array_equal(dmlops.clip(x, min=1.5, max=2.5), [1, 1, 1, 1, 2, 2])
+    got = dmlops.clip_grad(x, np.full(6, 9, np.int8), min=-1.5, max=2.5)
+    np.testing.assert_array_equal(got, [0, 0, 9, 9, 0, 0])
+
+
+def test_pow_is_exp2_of_y_log2_x_with_directml_specials() -> None:
+    x = np.array([np.nan, 0.0, -0.0, 1.0, np.inf, -2.0, -2.0, -2.0], np.float32)
+    y = np.array([0.0, -1.0, 0.5, np.nan, 0.0, 3.0, 0.5, np.inf], np.float32)
+    got = dmlops.pow(x, y)
+    np.testing.assert_array_equal(got[:3], [0, 0, 0])
+    assert np.isnan(got[3]) and np.isnan(got[4]) and np.isnan(got[6]) and np.isnan(got[7])
+    assert got[5] == -8
+    # ScaleBias scales the exponent too: (1*2+1)^(1*2+1) = 27
+    got = dmlops.pow(np.ones(1, np.float32), np.ones(1, np.float32), scale_bias=(2.0, 1.0))
+    np.testing.assert_allclose(got, [27.0])
+
+
+def test_atan_of_nan_and_the_float32_log_formulas() -> None:
+    np.testing.assert_allclose(dmlops.atan(np.array([np.nan], np.float32)), [np.pi / 4], rtol=1e-6)
+    got = dmlops.atan_yx(
+        np.array([np.nan, np.nan, -1.0, np.nan], np.float32), np.array([-0.5, 0.5, np.nan, 0.0], np.float32)
+    )
+    np.testing.assert_allclose(got[:3], [np.pi / 4 - np.pi, np.pi / 4, np.pi / 4], rtol=1e-6)
+    assert np.isnan(got[3])
+    got = dmlops.asinh(np.array([-np.inf, -1e30], np.float32))
+    assert np.isnan(got[0]) and got[1] == np.inf
+    assert dmlops.sinh(np.array([89.09], np.float32))[0] == np.inf  # exp overflows in float32 first
+
+
+def test_quantized_linear_add_into_a_strided_output_converts_without_the_float_clamp() -> None:
+    f = np.float32
+    desc = desc_from_json(
+        "ELEMENT_WISE_QUANTIZED_LINEAR_ADD",
+        {
+            **{
+                m: {"DataType": t, "Sizes": [1, 1] if "Scale" in m or "Zero" in m else [1, 2]}
+                for m, t in (
+                    ("ATensor", "INT8"),
+                    ("AScaleTensor", "FLOAT32"),
+                    ("BTensor", "INT8"),
+                    ("BScaleTensor", "FLOAT32"),
+                    ("OutputScaleTensor", "FLOAT32"),
+                    ("OutputZeroPointTensor", "INT8"),
+                )
+            },
+            "OutputTensor": {"DataType": "INT8", "Sizes": [1, 2], "Strides": [4, 2]},
+        },
+    )
+    one = np.ones((1, 1), f)
+    inputs = {
+        "ATensor": np.array([[1, 2]], np.int8),
+        "AScaleTensor": one * f(np.nan),
+        "BTensor": np.array([[1, 2]], np.int8),
+        "BScaleTensor": one,
+        "OutputScaleTensor": one,
+        "OutputZeroPointTensor": np.zeros((1, 1), np.int8),
+    }
+    out = np.full(4, 7, np.int8)
+    got = dmlops.execute(desc, inputs, outputs={"OutputTensor": out})["OutputTensor"]
+    np.testing.assert_array_equal(np.asarray(got).reshape(-1)[[0, 2]], [0, 0])  # NaN -> 0, not Min

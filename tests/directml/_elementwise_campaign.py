@@ -289,9 +289,15 @@ def differing(drawn: Drawn, want: np.ndarray, got: np.ndarray) -> np.ndarray:
 
 TRIG = ("ELEMENT_WISE_SIN", "ELEMENT_WISE_COS", "ELEMENT_WISE_TAN")
 KNOWN_KINDS = {
-    "trig argument beyond 100 pi": "device: D3D requires sin/cos accuracy only within [-100 pi, 100 pi]",
+    "trig argument beyond 100 pi": (
+        "device: D3D requires sin/cos accuracy only within [-100 pi, 100 pi] (TAN is sin/cos); lavapipe gives "
+        "1.0 for +-3e38"
+    ),
     "subnormal input": "device: an approximated function of a subnormal input (D3D may flush float32 denormals)",
-    "ATAN_YX with a NaN operand": "DirectML: atan2's expansion gives values for NaN operands (not yet modelled)",
+    "ATAN_YX with a NaN operand": (
+        "DirectML: atan2 of a NaN where E60's rule does not reach (NaN beside a subnormal, a zero or an "
+        "infinity; not yet characterised)"
+    ),
 }
 """Kinds put down to a cause (the others are reported as found)."""
 
@@ -357,7 +363,9 @@ def _scale_bias_conversion(drawn: Drawn, want: np.ndarray, got: np.ndarray) -> n
         return np.zeros(got.shape, dtype=bool)
     with np.errstate(all="ignore"):
         v = (x.astype(np.float32) * np.float32(sb.scale)).astype(np.float32) + np.float32(sb.bias)
-        odd = np.isnan(v) | (v >= 2.0**31) | ((v < 0) if x.dtype.kind == "u" else (v < -(2.0**31)))
+        # (|v| = 2^31 too: ABS of -2^31 is 2^31 as a float; converted first, the integer ABS
+        # would wrap to INT_MIN as lavapipe's conversion does: the two readings agree here)
+        odd = np.isnan(v) | (v >= 2.0**31) | ((v < 0) if x.dtype.kind == "u" else (v <= -(2.0**31)))
     return np.asarray(np.broadcast_to(odd, got.shape))
 
 

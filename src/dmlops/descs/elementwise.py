@@ -24,8 +24,15 @@ silent or says otherwise, DirectML wins):
   (``x % inf`` is NaN).
 * Shift counts are taken modulo 32 (8/16/32-bit types), the shifted 32-bit value truncated.
 * MAX / MIN of a NaN and a number give the number; equal operands (``-0`` and ``+0``)
-  give A. CLIP is ``max(min(x, Max), Min)`` with those rules (NaN -> Max; Min > Max ->
-  Min). THRESHOLD is ``max(x, Min)`` (NaN -> Min).
+  give A. CLIP is ``m = x < Max ? x : Max; m > Min ? m : Min`` (NaN -> Max; Min > Max
+  -> Min; a tie of zeros takes the bound's sign). THRESHOLD is ``x > Min ? x : Min``.
+  On integer tensors the float Min / Max of CLIP and CLIP_GRAD are converted to the
+  type first, truncated toward zero and saturated (NaN -> 0, INT32: INT32_MIN).
+* POW / CONSTANT_POW are ``exp2(y * log2|x|)``, signed for x < 0 and an odd integer y,
+  NaN for x < 0 and any other y, 0 for x = +-0 or NaN. ATAN(NaN) = pi/4; ASINH, ACOSH,
+  ATANH, SINH, COSH are DirectML's log/exp formulas in float32 steps.
+* SHRINK tests ``x > Threshold`` before ``x < -Threshold``; LEAKY_RELU is
+  ``x >= 0 ? x : Alpha * x``.
 * ScaleBias is ``x * Scale + Bias`` in two float32 roundings (no fused multiply-add);
   an integer input is converted to float32 first and the result stored truncated. It
   applies to every input: POW's ExponentTensor is scaled too.

@@ -55,7 +55,9 @@ def _is_float(x: Array) -> bool:
 
 
 def _need_float(desc: Any, xs: list[Array], data_type: TensorDataType) -> list[Array]:
-    if not all(_is_float(x) for x in xs):
+    # an integer tensor made float by ScaleBias is not the float formula either: DirectML
+    # converts the scaled value back to the integer type (probed on THRESHOLD and POW)
+    if not data_type.name.startswith("FLOAT") or not all(_is_float(x) for x in xs):
         raise _unsupported(desc, data_type)
     return [_float(x) for x in xs]
 
@@ -214,8 +216,11 @@ def _clip(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     (x,) = xs
     lo, hi = desc.min, desc.max
     if _is_float(x):
-        # DirectML: max(min(x, Max), Min); NaN -> Max, Min > Max -> Min
-        return _fmax(_fmin(_float(x), float(hi)), float(lo))
+        # DirectML: max(min(x, Max), Min), each a select that keeps x only when strictly
+        # inside, so NaN -> Max, Min > Max -> Min and a tie of zeros takes the bound's sign
+        with np.errstate(invalid="ignore"):
+            below = np.where(_float(x) < float(hi), _float(x), float(hi))
+            return np.where(below > float(lo), below, float(lo))
     _no64(desc, xs, data_type)
     x = _wide(x)
     return np.maximum(np.minimum(x, _bound(hi, data_type)), _bound(lo, data_type))
@@ -415,6 +420,12 @@ def _constant_pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Arra
     return _dml_pow(x, float(desc.exponent))
 
 
+def _exp32(x: Array) -> Array:
+    """Exp rounded to float32: DirectML's SINH, COSH and CELU overflow where it does (x > 88.72)."""
+    with np.errstate(all="ignore"):
+        return np.exp(x).astype(F32).astype(np.float64)
+
+
 def _log_of_f32(x: Array) -> Array:
     return np.log(x.astype(F32).astype(np.float64))
 
@@ -440,6 +451,20 @@ def _atanh(x: Array) -> Array:
     """DirectML's ``0.5 * log((1 + x) / (1 - x))``, the quotient in float32."""
     x32 = x.astype(F32)
     return 0.5 * _log_of_f32((F32(1) + x32).astype(F32) / (F32(1) - x32).astype(F32))
+
+
+def _atan_yx(y: Array, x: Array) -> Array:
+    """atan2, with DirectML's values for one NaN operand beside a finite nonzero one (probed).
+
+    DirectML reads ``atan(y / x)`` (pi/4 for NaN, as ATAN) shifted by pi when ``x < 0``,
+    by -pi when also not ``y >= 0``: atan2(NaN, -0.5) = pi/4 - pi, atan2(NaN, 0.5) =
+    atan2(-1, NaN) = pi/4. NaN beside a zero, an infinity or a NaN stays NaN.
+    """
+    with np.errstate(invalid="ignore"):
+        nan_y = np.isnan(y) & np.isfinite(x) & (x != 0)
+        nan_x = np.isnan(x) & np.isfinite(y) & (y != 0)
+        quarter = np.where(nan_y & (x < 0), np.pi / 4 - np.pi, np.pi / 4)
+        return np.where(nan_y | nan_x, quarter, np.arctan2(y, x))
 
 
 def _atan(x: Array) -> Array:
@@ -548,7 +573,7 @@ ACTIVATIONS: dict[str, Callable[[Any, Array], Array]] = {
     "ACTIVATION_RELU": lambda d, x: np.where(x > 0, x, 0.0),
     "ACTIVATION_LEAKY_RELU": lambda d, x: np.where(x >= 0, x, d.alpha * x),  # zeros pass with their sign
     "ACTIVATION_ELU": lambda d, x: np.where(x > 0, x, d.alpha * np.expm1(x)),
-    "ACTIVATION_CELU": lambda d, x: np.fmax(0, x) + np.fmin(0, d.alpha * np.expm1(x / d.alpha)),
+    "ACTIVATION_CELU": lambda d, x: np.fmax(0, x) + np.fmin(0, d.alpha * (_exp32(x / d.alpha) - 1)),
     "ACTIVATION_SCALED_ELU": lambda d, x: d.gamma * np.where(x > 0, x, d.alpha * np.expm1(x)),
     "ACTIVATION_SIGMOID": lambda d, x: _sigmoid(x),
     "ACTIVATION_HARD_SIGMOID": lambda d, x: np.fmin(np.fmax(d.alpha * x + d.beta, 0), 1),  # NaN -> 0
@@ -640,9 +665,9 @@ _RULES: dict[str, Rule] = {
     "ELEMENT_WISE_ATAN": _unary_float(_atan),
     "ELEMENT_WISE_ATANH": _unary_float(_atanh),
     "ELEMENT_WISE_COS": _unary_float(np.cos),
-    "ELEMENT_WISE_COSH": _unary_float(np.cosh),
+    "ELEMENT_WISE_COSH": _unary_float(lambda x: (_exp32(x) + _exp32(-x)) / 2),
     "ELEMENT_WISE_SIN": _unary_float(np.sin),
-    "ELEMENT_WISE_SINH": _unary_float(np.sinh),
+    "ELEMENT_WISE_SINH": _unary_float(lambda x: (_exp32(x) - _exp32(-x)) / 2),
     "ELEMENT_WISE_TAN": _unary_float(np.tan),
     "ELEMENT_WISE_TANH": _unary_float(np.tanh),
     "ELEMENT_WISE_EXP": _unary_float(np.exp),
@@ -675,7 +700,7 @@ _RULES: dict[str, Rule] = {
     "ELEMENT_WISE_MAX": _max_min(is_max=True),
     "ELEMENT_WISE_MIN": _max_min(is_max=False),
     "ELEMENT_WISE_MEAN": _mean,
-    "ELEMENT_WISE_ATAN_YX": _binary_float(np.arctan2),
+    "ELEMENT_WISE_ATAN_YX": _binary_float(lambda y, x: _atan_yx(y, x)),
     "ELEMENT_WISE_LOGICAL_EQUALS": _compare(np.equal),
     "ELEMENT_WISE_LOGICAL_GREATER_THAN": _compare(np.greater),
     "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL": _compare(np.greater_equal),
