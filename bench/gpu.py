@@ -1035,6 +1035,28 @@ def _ew_check(name: str, got: Any, want: torch.Tensor, dtype: str) -> None:
         raise AssertionError(f"{name}: dmlops and torch differ by up to {bad}")
 
 
+EW_VARIANT_CASES = {
+    ("ELEMENT_WISE_IDENTITY", "fp32"),
+    ("ELEMENT_WISE_ADD", "fp32"),
+    ("ACTIVATION_SIGMOID", "fp16"),
+    ("ACTIVATION_GELU", "fp16"),
+}
+"""Workloads also timed with other (threads per block, vectors per thread) of the contiguous kernel."""
+
+
+def _ew_variants(w: str, dtype: str, desc: Any, inputs: dict[str, Any], out: Any, floor: float, peer: float) -> None:
+    from dmlops.cuda import elementwise as ew
+
+    saved = ew.CONTIG_SHAPE
+    for shape in ((128, 1), (256, 1), (128, 2), (256, 2), (128, 4)):
+        ew.CONTIG_SHAPE = shape
+        ew._PLANS.plans.clear()
+        us = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": out}))
+        record(w, dtype, f"variant block {shape[0]}, {shape[1]} vectors", us, floor, peer)
+    ew.CONTIG_SHAPE = saved
+    ew._PLANS.plans.clear()
+
+
 def bench_elementwise(dtype: str) -> None:
     """64M-element contiguous IDENTITY ... ADD1+RELU, broadcast ADD; floor: inputs read + output written once."""
     cdt, _, dml = dt(dtype)
@@ -1059,6 +1081,8 @@ def bench_elementwise(dtype: str) -> None:
         w = f"{op.split('_', 2)[-1] if op.startswith('ELEMENT') else op.split('_', 1)[1]} 64M contiguous"
         record(w, dtype, "torch", peer, 2 * out.nbytes)
         record(w, dtype, "dmlops cuda", mine, 2 * out.nbytes, peer)
+        if (op, dtype) in EW_VARIANT_CASES:
+            _ew_variants(w, dtype, desc, {"InputTensor": a}, out, 2 * out.nbytes, peer)
     binary: list[tuple[str, dict[str, Any], Callable[[], Any], Any]] = [
         ("ELEMENT_WISE_ADD", {}, lambda: torch.add(ta, tb, out=to), ta + tb),
         ("ELEMENT_WISE_MULTIPLY", {}, lambda: torch.mul(ta, tb, out=to), ta * tb),
@@ -1080,6 +1104,8 @@ def bench_elementwise(dtype: str) -> None:
         w = f"{op.split('_', 2)[-1]}{' + fused RELU' if attrs else ''} 64M contiguous"
         record(w, dtype, "torch" + (" add + relu_" if attrs else ""), peer, 3 * out.nbytes)
         record(w, dtype, "dmlops cuda", mine, 3 * out.nbytes, peer)
+        if (op, dtype) in EW_VARIANT_CASES:
+            _ew_variants(w, dtype, desc, inputs, out, 3 * out.nbytes, peer)
     # broadcast ADD: (8192, 8192) + a row broadcast along the first axis (stride 0)
     rows, cols = 8192, n // 8192
     row = b[:cols]
@@ -1120,6 +1146,12 @@ def bench_softmax() -> None:
     w = "SOFTMAX1 last axis (65536, 1024)"
     record(w, "fp32", "torch.softmax", peer, 2 * out.nbytes)
     record(w, "fp32", "dmlops cuda", mine, 2 * out.nbytes, peer)
+    from dmlops.cuda import elementwise as ew
+
+    saved, ew.ROW_WARP_MAX = ew.ROW_WARP_MAX, 0
+    block = timed(lambda i: run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out}))
+    ew.ROW_WARP_MAX = saved
+    record(w, "fp32", "variant: a block per row", block, 2 * out.nbytes, peer)
 
 
 def main() -> None:

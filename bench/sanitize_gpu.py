@@ -65,7 +65,7 @@ def elementwise_cases() -> int:
                     for op in ("ACTIVATION_SOFTMAX", "ACTIVATION_HARDMAX"):
                         run(op, {"InputTensor": row, "OutputTensor": row}, {"InputTensor": a[None]}, out[None])
                 count += 4
-    for length in (255, 257, 4097, 9000):  # register rows, their edges and the re-reading kernel
+    for length in (31, 1024, 1025, 2048, 4097, 9000):  # warp rows, block rows in registers, re-read rows
         x = cp.asarray(rng.standard_normal((3, length)).astype(np.float32))
         out = cp.empty((3, length), dtype=np.float32)
         t = {"DataType": "FLOAT32", "Sizes": [3, length]}
@@ -85,6 +85,19 @@ def elementwise_cases() -> int:
     for op in ("ELEMENT_WISE_MAX", "ELEMENT_WISE_DIFFERENCE_SQUARE"):
         run(op, body, {"ATensor": a, "BTensor": b}, out)
         count += 1
+    # vectors along padded rows, a row broadcast and a column broadcast
+    for dtype, name in ((np.float32, "FLOAT32"), (np.float16, "FLOAT16"), (np.int8, "INT8")):
+        for b_strides, b_size in (([0, 1], 48), ([1, 0], 7), ([64, 1], 7 * 64)):
+            a = cp.asarray(rng.standard_normal(7 * 56).astype(dtype))
+            b = cp.asarray(rng.standard_normal(b_size).astype(dtype))
+            out = cp.empty((7, 48), dtype=dtype)
+            body = {
+                "ATensor": {"DataType": name, "Sizes": [7, 48], "Strides": [56, 1]},
+                "BTensor": {"DataType": name, "Sizes": [7, 48], "Strides": b_strides},
+                "OutputTensor": {"DataType": name, "Sizes": [7, 48]},
+            }
+            run("ELEMENT_WISE_ADD", body, {"ATensor": a, "BTensor": b}, out)
+            count += 1
     cp.cuda.Device().synchronize()
     return count
 

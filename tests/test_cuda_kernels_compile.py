@@ -63,11 +63,14 @@ def _elementwise_names() -> list[str]:
             ins = ["u8", t, t] if spec.functor in ternary else [t, t, t]
             out = "u8" if spec.functor.startswith(("OpIs", "OpLogical", "OpEquals", "OpGreater", "OpLess")) else t
             head = f"{spec.functor}, NoFused, {'true' if i == 1 else 'false'}, {', '.join(ins)}, {out}"
-            names.append(f"ew_contig<{head}, {4 if i % 2 == 0 else 8}>")
-            names.append(f"ew_strided<{head}, {1 + i * 3 % 8}, {'int' if i % 2 == 0 else 'long long'}>")
+            names.append(f"ew_contig<{head}, {4 if i % 2 == 0 else 8}, 256, {1 + i % 4}>")
+            names.append(f"ew_strided<{head}, {1 + i * 3 % 8}, {'int' if i % 2 == 0 else 'long long'}, {1 << i % 3}>")
     for fused in ["FusedRelu", *sorted({functor for functor, _ in ACTIVATIONS.values()})]:
-        names.append(f"ew_contig<OpAdd, {fused}, false, half_t, half_t, half_t, half_t, 8>")
+        names.append(f"ew_contig<OpAdd, {fused}, false, half_t, half_t, half_t, half_t, 8, 128, 2>")
     names += [f"ew_rows<{t}, {k}, {p}>" for t in ("float", "half_t", "double") for k in range(3) for p in (0, 1, 4, 16)]
+    names += [
+        f"ew_rows_warp<{t}, {k}, {p}>" for t in ("float", "half_t", "double") for k in range(3) for p in (1, 8, 32)
+    ]
     return names
 
 

@@ -8,11 +8,13 @@ types and layout:
 * ``ew_contig``: every operand one contiguous run (element stride 1) or one broadcast
   value (stride 0); 16-byte vector loads and stores when the pointers are aligned;
 * ``ew_strided``: any strides (0 for broadcasting, negative), the dimensions collapsed
-  first (up to 8), 32-bit offsets where they fit.
+  first (up to 8), 32-bit offsets where they fit; vectors along the innermost dimension
+  where it is dense or broadcast in every operand (a row broadcast, padded rows).
 
 SOFTMAX / SOFTMAX1 / LOG_SOFTMAX(1) / HARDMAX(1) use a row kernel (``ew_rows``): the
 reduced axes are moved last and collapsed into rows of contiguous elements (a copy
-first when the layout does not allow that), one thread block per row.
+first when the layout does not allow that), one warp per row of up to 1024 elements
+(held in registers), one thread block per longer row.
 
 Numerics follow the NumPy reference (``reference/elementwise.py``): exactly rounded
 operators give the reference's bits (float64 formulas rounded once, DirectML's float32
@@ -39,9 +41,13 @@ from ._plan import collapse, grid_for, max_abs_offset
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
 
 SOURCE = "elementwise.cu"
-BLOCK = 256  # EW_BLOCK
+BLOCK = 256  # EW_BLOCK (the strided kernel)
 UNROLL = 4  # EW_UNROLL
+CONTIG_SHAPE = (256, 4)
+"""Threads per block and 16-byte vectors per thread of the contiguous kernel."""
 ROW_BLOCK = 256  # ROW_BLOCK
+ROW_WARP_MAX = 1024
+"""Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row."""
 MAX_DIMS = 8
 FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
@@ -339,16 +345,27 @@ class Plan:
         if found is not None:
             return found
         lay = self.layout
+        dense = [s[-1] != 0 for s in lay.strides]
         if lay.contiguous:
-            dense = [s[0] != 0 for s in lay.strides]
             vec = vector_width(self.itemsizes, pointers, dense)
-            fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}>")
-            blocks = grid_for(max(1, lay.count // vec), BLOCK, UNROLL)
+            block, unroll = CONTIG_SHAPE
+            fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}>")
+            blocks = grid_for(max(1, lay.count // vec), block, unroll)
         else:
+            block = BLOCK
+            vec = 1
+            inner = lay.sizes[-1]
+            if all(s[-1] in (0, 1) for s in lay.strides) and lay.strides[-1][-1] == 1:
+                # vectors along the innermost dimension: every dense operand's rows aligned
+                vec = vector_width(self.itemsizes, pointers, dense)
+                while vec > 1 and (
+                    inner % vec or any(d and any(x % vec for x in s[:-1]) for s, d in zip(lay.strides, dense))
+                ):
+                    vec //= 2
             itype = "int" if lay.fits_int32() else "long long"
-            fn = get_kernel(SOURCE, f"ew_strided<{self.head}, {len(lay.sizes)}, {itype}>")
-            blocks = grid_for(lay.count, BLOCK, UNROLL, 1 << 20)
-        found = self._launches[key] = PackedLaunch(fn, blocks, BLOCK, 4, self.struct)
+            fn = get_kernel(SOURCE, f"ew_strided<{self.head}, {len(lay.sizes)}, {itype}, {vec}>")
+            blocks = grid_for(lay.count // vec, BLOCK, UNROLL, 1 << 20)
+        found = self._launches[key] = PackedLaunch(fn, blocks, block, 4, self.struct)
         return found
 
 
@@ -430,13 +447,20 @@ def run_rows(
     if out_row is None:
         target = cp.empty(yp.shape, dtype=yp.dtype)
         out_row = length
-    per = next((p for p in (1, 2, 4, 8, 16) if length <= p * ROW_BLOCK), 0)
-    key = (id(desc), x.dtype, rows, length, in_row, out_row)
+    key = (id(desc), x.dtype, rows, length, in_row, out_row, ROW_WARP_MAX)
     launch = _ROW_PLANS.get(key)
     if launch is None or launch[0] is not desc:
-        fn = get_kernel(SOURCE, f"ew_rows<{C_TYPES[x.dtype]}, {ROW_KINDS[desc.operator_type.name]}, {per}>")
+        kind = ROW_KINDS[desc.operator_type.name]
         p = params(("rows", "i8", rows), ("len", "i8", length), ("in_row", "i8", in_row), ("out_row", "i8", out_row))
-        launch = _ROW_PLANS.put(key, (desc, PackedLaunch(fn, min(rows, 1 << 20), ROW_BLOCK, 2, p)))
+        if length <= ROW_WARP_MAX:
+            per = next(p for p in (1, 2, 4, 8, 16, 32) if length <= 32 * p)
+            fn = get_kernel(SOURCE, f"ew_rows_warp<{C_TYPES[x.dtype]}, {kind}, {per}>")
+            found = PackedLaunch(fn, min(-(-rows // 4), 1 << 20), 128, 2, p)
+        else:
+            per = next((p for p in (1, 2, 4, 8, 16) if length <= p * ROW_BLOCK), 0)
+            fn = get_kernel(SOURCE, f"ew_rows<{C_TYPES[x.dtype]}, {kind}, {per}>")
+            found = PackedLaunch(fn, min(rows, 1 << 20), ROW_BLOCK, 2, p)
+        launch = _ROW_PLANS.put(key, (desc, found))
     launch[1](xp.data.ptr, target.data.ptr)
     if target is not yp:
         yp[...] = target

@@ -1,8 +1,8 @@
 // The element-wise and activation family: one generated family of kernels.
 //
 // Contract (dmlops.cuda.elementwise builds the name expressions and the parameters):
-//   ew_contig<Op, Fused, SB, T0, T1, T2, TO, VEC>   every operand 1-D, stride 1 or 0
-//   ew_strided<Op, Fused, SB, T0, T1, T2, TO, NDIM, I> any strides (0 = broadcast, negative)
+//   ew_contig<Op, Fused, SB, T0, T1, T2, TO, VEC, B, U>    every operand 1-D, stride 1 or 0
+//   ew_strided<Op, Fused, SB, T0, T1, T2, TO, NDIM, I, VEC> any strides (0 = broadcast, negative)
 // Op is an operator functor below (Op::arity inputs read, in the desc's member order);
 // Fused a unary activation applied to the rounded result (ELEMENT_WISE_ADD1's
 // FusedActivation) or NoFused; SB applies DML_SCALE_BIAS to every input. T0..T2
@@ -21,8 +21,9 @@
 //   tests/oracles/elementwise.py), double ones for FLOAT64;
 // * integer arithmetic is 64-bit wrap-around stored as the low bits; DIVIDE, the
 //   moduli, MEAN and the shifts follow DirectML's 32-bit registers (descs/elementwise.py).
-// Row kernel: ew_rows<T, KIND, PER> (SOFTMAX / LOG_SOFTMAX / HARDMAX), one block per row
-// of contiguous elements, PER elements per thread kept in registers (0: read again).
+// Row kernels (SOFTMAX / LOG_SOFTMAX / HARDMAX) over rows of contiguous elements:
+// ew_rows_warp<T, KIND, PER> one warp per row of at most 32 * PER elements, in registers;
+// ew_rows<T, KIND, PER> one block per row, PER elements per thread in registers (0: read again).
 #include "common.cuh"
 
 #define EW_BLOCK 256
@@ -600,20 +601,20 @@ template <typename T, int N> struct alignas(sizeof(T) * N) Vec {
 };
 
 // Every operand 1-D with element stride 1 (s*[0] != 0) or 0 (one broadcast value); VEC
-// elements per vector access (the host checked the alignment of each stride-1 operand).
-template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC>
-__global__ void __launch_bounds__(EW_BLOCK)
-    ew_contig(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
+// elements per vector access (the host checked the alignment of each stride-1 operand);
+// B threads per block, U vectors per thread.
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC, int B, int U>
+__global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
     const long long n = p.count;
     const long long nv = n / VEC;
     const bool va = p.s0[0] != 0, vb = p.s1[0] != 0, vc = p.s2[0] != 0;
-    const long long first = (long long)blockIdx.x * (EW_BLOCK * EW_UNROLL) + threadIdx.x;
-    Vec<T0, VEC> ra[EW_UNROLL];
-    Vec<T1, VEC> rb[EW_UNROLL];
-    Vec<T2, VEC> rc[EW_UNROLL];
+    const long long first = (long long)blockIdx.x * (B * U) + threadIdx.x;
+    Vec<T0, VEC> ra[U];
+    Vec<T1, VEC> rb[U];
+    Vec<T2, VEC> rc[U];
 #pragma unroll
-    for (int u = 0; u < EW_UNROLL; ++u) {
-        const long long v = first + u * EW_BLOCK;
+    for (int u = 0; u < U; ++u) {
+        const long long v = first + u * B;
         if (v < nv) {
             if (va) {
                 ra[u] = reinterpret_cast<const Vec<T0, VEC>*>(a)[v];
@@ -640,8 +641,8 @@ __global__ void __launch_bounds__(EW_BLOCK)
         }
     }
 #pragma unroll
-    for (int u = 0; u < EW_UNROLL; ++u) {
-        const long long v = first + u * EW_BLOCK;
+    for (int u = 0; u < U; ++u) {
+        const long long v = first + u * B;
         if (v < nv) {
             Vec<TO, VEC> o;
 #pragma unroll
@@ -650,7 +651,7 @@ __global__ void __launch_bounds__(EW_BLOCK)
         }
     }
     if (VEC > 1) {  // the tail of fewer than VEC elements
-        const long long t = (long long)blockIdx.x * EW_BLOCK + threadIdx.x;
+        const long long t = (long long)blockIdx.x * B + threadIdx.x;
         const long long i = nv * VEC + t;
         if (i < n) {
             const T0 x0 = a[va ? i : 0];
@@ -661,22 +662,40 @@ __global__ void __launch_bounds__(EW_BLOCK)
     }
 }
 
+// One operand's VEC elements at offset o: a vector where its innermost stride is 1, the
+// element repeated where it is 0 (VEC > 1: the host checked sizes, strides, alignment).
+template <typename T, int VEC>
+__device__ __forceinline__ Vec<T, VEC> load_vec(const T* base, long long o, long long inner) {
+    Vec<T, VEC> r;
+    if constexpr (VEC == 1) {
+        r.v[0] = base[o];
+    } else if (inner != 0) {
+        r = *reinterpret_cast<const Vec<T, VEC>*>(base + o);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) r.v[j] = base[o];
+    }
+    return r;
+}
+
 // Any layout: NDIM collapsed dimensions (outermost first), element strides per operand.
-template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int NDIM, typename I>
+// VEC > 1: work items of VEC consecutive elements along the innermost dimension, whose
+// size is a multiple of VEC and whose strides are 1 (output) or 0 / 1 (inputs).
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int NDIM, typename I, int VEC>
 __global__ void __launch_bounds__(EW_BLOCK)
     ew_strided(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
-    const I n = (I)p.count;
+    const I n = (I)(p.count / VEC);
     const I step = (I)gridDim.x * (EW_BLOCK * EW_UNROLL);
     for (I first = (I)blockIdx.x * (EW_BLOCK * EW_UNROLL) + (I)threadIdx.x; first < n; first += step) {
-        T0 ra[EW_UNROLL];
-        T1 rb[EW_UNROLL];
-        T2 rc[EW_UNROLL];
+        Vec<T0, VEC> ra[EW_UNROLL];
+        Vec<T1, VEC> rb[EW_UNROLL];
+        Vec<T2, VEC> rc[EW_UNROLL];
         I oy[EW_UNROLL];
 #pragma unroll
         for (int u = 0; u < EW_UNROLL; ++u) {
             const I t = first + (I)(u * EW_BLOCK);
             if (t < n) {
-                I r = t, o0 = 0, o1 = 0, o2 = 0, oo = 0;
+                I r = t * (I)VEC, o0 = 0, o1 = 0, o2 = 0, oo = 0;
 #pragma unroll
                 for (int d = NDIM - 1; d >= 1; --d) {
                     const I s = (I)p.size[d];
@@ -692,16 +711,25 @@ __global__ void __launch_bounds__(EW_BLOCK)
                 o1 += r * (I)p.s1[0];
                 o2 += r * (I)p.s2[0];
                 oo += r * (I)p.ostride[0];
-                ra[u] = a[o0];
-                if constexpr (Op::arity >= 2) rb[u] = b[o1];
-                if constexpr (Op::arity >= 3) rc[u] = c[o2];
+                ra[u] = load_vec<T0, VEC>(a, o0, p.s0[NDIM - 1]);
+                if constexpr (Op::arity >= 2) rb[u] = load_vec<T1, VEC>(b, o1, p.s1[NDIM - 1]);
+                if constexpr (Op::arity >= 3) rc[u] = load_vec<T2, VEC>(c, o2, p.s2[NDIM - 1]);
                 oy[u] = oo;
             }
         }
 #pragma unroll
         for (int u = 0; u < EW_UNROLL; ++u) {
             const I t = first + (I)(u * EW_BLOCK);
-            if (t < n) y[oy[u]] = element<Op, Fz, SB, T0, T1, T2, TO>(p, ra[u], rb[u], rc[u]);
+            if (t < n) {
+                Vec<TO, VEC> o;
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) o.v[j] = element<Op, Fz, SB, T0, T1, T2, TO>(p, ra[u].v[j], rb[u].v[j], rc[u].v[j]);
+                if constexpr (VEC == 1) {
+                    y[oy[u]] = o.v[0];
+                } else {
+                    *reinterpret_cast<Vec<TO, VEC>*>(y + oy[u]) = o;
+                }
+            }
         }
     }
 }
@@ -869,6 +897,81 @@ __global__ void __launch_bounds__(ROW_BLOCK) ew_rows(const T* x, T* y, const Row
                     const A d = ldv(xr[i]) - m;
                     yr[i] = St<T>::f(KIND == 0 ? m_exp(d) * t : d - t);
                 }
+            }
+        }
+    }
+}
+
+// The same for rows of at most 32 * PER elements: one warp per row, the row in registers,
+// warp shuffles only (4 rows per block of 128 threads).
+template <typename T, int KIND, int PER>
+__global__ void __launch_bounds__(128) ew_rows_warp(const T* x, T* y, const RowParams p) {
+    typedef decltype(ldv(T())) A;
+    const int lane = threadIdx.x & 31;
+    const long long len = p.len;
+    for (long long row = (long long)blockIdx.x * 4 + (threadIdx.x >> 5); row < p.rows; row += (long long)gridDim.x * 4) {
+        const T* xr = x + row * p.in_row;
+        T* yr = y + row * p.out_row;
+        A v[PER];
+#pragma unroll
+        for (int j = 0; j < PER; ++j) {
+            const long long i = lane + 32LL * j;
+            v[j] = i < len ? ldv(xr[i]) : nan_of(A());
+        }
+        if constexpr (KIND == 2) {
+            Best<A> b;
+            b.v = A(0);
+            b.i = len;
+#pragma unroll
+            for (int j = 0; j < PER; ++j) {
+                const long long i = lane + 32LL * j;
+                const A e = v[j];
+                if (i < len && e == e && (b.i == len || e > b.v)) {
+                    b.v = e;
+                    b.i = i;
+                }
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) {
+                Best<A> other;
+                other.v = __shfl_xor_sync(0xffffffffu, b.v, o);
+                other.i = __shfl_xor_sync(0xffffffffu, b.i, o);
+                b = better(b, other, len);
+            }
+            const A x0 = __shfl_sync(0xffffffffu, v[0], 0);
+            const long long best = (b.i == len || x0 != x0) ? 0 : b.i;
+#pragma unroll
+            for (int j = 0; j < PER; ++j) {
+                const long long i = lane + 32LL * j;
+                if (i < len) yr[i] = St<T>::f(i == best ? A(1) : A(0));
+            }
+        } else {
+            A m = nan_of(A());
+#pragma unroll
+            for (int j = 0; j < PER; ++j) m = m_fmax(m, v[j]);
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) m = m_fmax(m, __shfl_xor_sync(0xffffffffu, m, o));
+            A s = A(0);
+#pragma unroll
+            for (int j = 0; j < PER; ++j) {
+                if (lane + 32LL * j < len) {
+                    v[j] = KIND == 0 ? m_exp(v[j] - m) : v[j] - m;
+                    s += KIND == 0 ? v[j] : m_exp(v[j]);
+                }
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+            A t;
+            if constexpr (KIND == 0) {
+                t = A(1) / s;
+            } else {
+                const A floor_ = (A)1e-20f;  // LOG_SOFTMAX_MIN_SUM (float32)
+                t = m_log((s != s || s < floor_) ? floor_ : s);
+            }
+#pragma unroll
+            for (int j = 0; j < PER; ++j) {
+                const long long i = lane + 32LL * j;
+                if (i < len) yr[i] = St<T>::f(KIND == 0 ? v[j] * t : v[j] - t);
             }
         }
     }
