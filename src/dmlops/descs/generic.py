@@ -308,6 +308,13 @@ class GenericDesc(OperatorDesc):
                 expanded = [slot for m in members for slot in self._slots(m)]
                 for attribute in attributes:
                     self.require_same(attribute, *expanded)  # type: ignore[arg-type]
+            # the operator's own rules (axis ranges, output sizes): its family module's
+            # validate_generic(desc, level), where it has one
+            if self.family:
+                family = importlib.import_module(f"{__package__}.{self.family}")
+                family_rules = getattr(family, "validate_generic", None)
+                if family_rules is not None:
+                    family_rules(self, level)
         for info in self.member_infos():
             value = getattr(self, info.attr)
             if info.kind == "enum":
