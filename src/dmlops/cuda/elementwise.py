@@ -43,7 +43,7 @@ from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, pa
 SOURCE = "elementwise.cu"
 BLOCK = 256  # EW_BLOCK (the strided kernel)
 UNROLL = 4  # EW_UNROLL
-CONTIG_SHAPE = (256, 4)
+CONTIG_SHAPE = (128, 1)
 """Threads per block and 16-byte vectors per thread of the contiguous kernel."""
 ROW_BLOCK = 256  # ROW_BLOCK
 ROW_WARP_MAX = 1024
