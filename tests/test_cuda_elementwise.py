@@ -19,6 +19,7 @@ import pytest
 import dmlops
 from conftest import backend_params
 from dmlops.backends import load_backend
+from dmlops.cuda import elementwise as cuda_elementwise
 from dmlops.cuda.elementwise import OPERATORS as CUDA_OPERATORS
 from dmlops.descs import desc_from_json
 from dmlops.enums import FeatureLevel, TensorDataType
@@ -166,7 +167,7 @@ LAYOUT_OPS = [
 
 @pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16", "INT32", "UINT8"])
 @pytest.mark.parametrize(("op", "attrs"), LAYOUT_OPS, ids=[o[0].lower() for o in LAYOUT_OPS])
-def test_broadcast_and_strided_descs(gpu, op: str, attrs: dict[str, Any], dtype: str) -> None:
+def test_broadcast_and_strided_descs(gpu, strided_vectors: bool, op: str, attrs: dict[str, Any], dtype: str) -> None:
     """B broadcast along rows (stride 0), A padded rows, the output a strided flat buffer."""
     if "FusedActivation" in attrs and not dtype.startswith("FLOAT"):
         pytest.skip("fused activations take floats")
@@ -223,7 +224,9 @@ def test_contiguous_vectors_tails_and_misaligned_views(gpu, dtype: str, op: str,
 
 @pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16", "INT8"])
 @pytest.mark.parametrize(("a_strides", "b_strides"), [([48, 1], [0, 1]), ([48, 1], [1, 0]), ([40, 1], [80, 1])])
-def test_vectorised_rows_of_strided_layouts(gpu, dtype: str, a_strides: list[int], b_strides: list[int]) -> None:
+def test_vectorised_rows_of_strided_layouts(
+    gpu, strided_vectors: bool, dtype: str, a_strides: list[int], b_strides: list[int]
+) -> None:
     """Rows of 40 (a multiple of every vector width): padded rows, row and column broadcasts."""
     sizes = [6, 40]
     desc = _desc(
@@ -295,10 +298,24 @@ def test_scale_bias_on_integer_and_half_inputs(gpu) -> None:
 # -- the row kernel -----------------------------------------------------------------------------------
 
 
+@pytest.fixture(params=["block", "warp"])
+def row_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both row kernels: one block per row (the default) and one warp per row (ROW_WARP_MAX)."""
+    monkeypatch.setattr(cuda_elementwise, "ROW_WARP_MAX", 1024 if request.param == "warp" else 0)
+    return str(request.param)
+
+
+@pytest.fixture(params=[False, True], ids=["scalar", "vectors"])
+def strided_vectors(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """The strided kernel with and without vectors along the innermost dimension (STRIDED_VECTORS)."""
+    monkeypatch.setattr(cuda_elementwise, "STRIDED_VECTORS", bool(request.param))
+    return bool(request.param)
+
+
 @pytest.mark.parametrize("length", [1, 33, 256, 1000, 4096, 5000])
 @pytest.mark.parametrize("op", ["ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_HARDMAX"])
 @pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16"])
-def test_rows_of_every_length(gpu, op: str, length: int, dtype: str) -> None:
+def test_rows_of_every_length(gpu, row_kernel: str, op: str, length: int, dtype: str) -> None:
     rng = np.random.default_rng(length)
     np_dtype = TensorDataType.from_any(dtype).numpy_dtype
     x = (rng.standard_normal((5, length)) * 4).astype(np_dtype)
@@ -313,7 +330,7 @@ def test_rows_of_every_length(gpu, op: str, length: int, dtype: str) -> None:
 
 @pytest.mark.parametrize("op", ["ACTIVATION_SOFTMAX1", "ACTIVATION_LOG_SOFTMAX1", "ACTIVATION_HARDMAX1"])
 @pytest.mark.parametrize("axes", [[1], [0, 2], [1, 3], [3]])
-def test_rows_over_any_axes_and_strided_outputs(gpu, op: str, axes: list[int]) -> None:
+def test_rows_over_any_axes_and_strided_outputs(gpu, row_kernel: str, op: str, axes: list[int]) -> None:
     cp = gpu
     rng = np.random.default_rng(len(axes))
     shape = [3, 4, 5, 6]

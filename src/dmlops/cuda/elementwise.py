@@ -8,13 +8,13 @@ types and layout:
 * ``ew_contig``: every operand one contiguous run (element stride 1) or one broadcast
   value (stride 0); 16-byte vector loads and stores when the pointers are aligned;
 * ``ew_strided``: any strides (0 for broadcasting, negative), the dimensions collapsed
-  first (up to 8), 32-bit offsets where they fit; vectors along the innermost dimension
-  where it is dense or broadcast in every operand (a row broadcast, padded rows).
+  first (up to 8), 32-bit offsets where they fit (vectors along the innermost dimension:
+  written, off by default, see STRIDED_VECTORS).
 
 SOFTMAX / SOFTMAX1 / LOG_SOFTMAX(1) / HARDMAX(1) use a row kernel (``ew_rows``): the
 reduced axes are moved last and collapsed into rows of contiguous elements (a copy
-first when the layout does not allow that), one warp per row of up to 1024 elements
-(held in registers), one thread block per longer row.
+first when the layout does not allow that), one thread block per row (a warp per row of
+up to 1024 elements is written but off by default, see ROW_WARP_MAX).
 
 Numerics follow the NumPy reference (``reference/elementwise.py``): exactly rounded
 operators give the reference's bits (float64 formulas rounded once, DirectML's float32
@@ -43,11 +43,18 @@ from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, pa
 SOURCE = "elementwise.cu"
 BLOCK = 256  # EW_BLOCK (the strided kernel)
 UNROLL = 4  # EW_UNROLL
-CONTIG_SHAPE = (128, 1)
-"""Threads per block and 16-byte vectors per thread of the contiguous kernel."""
+CONTIG_SHAPE = (256, 4)
+"""Threads per block and 16-byte vectors per thread of the contiguous kernel (the shape
+measured on the H100; bench/gpu.py times others as variants)."""
 ROW_BLOCK = 256  # ROW_BLOCK
-ROW_WARP_MAX = 1024
-"""Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row."""
+ROW_WARP_MAX = 0
+"""Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row.
+
+0 (off) until ew_rows_warp has run on a GPU: it compiles and its tests exist (they set
+1024), but no GPU run has checked or timed it yet; bench/gpu.py times it as a variant."""
+STRIDED_VECTORS = False
+"""Vectors along the innermost dimension of strided layouts (row and column broadcasts,
+padded rows). Off until a GPU run has checked and timed it (as ROW_WARP_MAX)."""
 MAX_DIMS = 8
 FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
@@ -355,7 +362,7 @@ class Plan:
             block = BLOCK
             vec = 1
             inner = lay.sizes[-1]
-            if all(s[-1] in (0, 1) for s in lay.strides) and lay.strides[-1][-1] == 1:
+            if STRIDED_VECTORS and all(s[-1] in (0, 1) for s in lay.strides) and lay.strides[-1][-1] == 1:
                 # vectors along the innermost dimension: every dense operand's rows aligned
                 vec = vector_width(self.itemsizes, pointers, dense)
                 while vec > 1 and (
