@@ -12,8 +12,9 @@ import pytest
 import dmlops
 from dmlops.descs import desc_class, desc_from_json
 from dmlops.descs.elementwise import OPERATORS, REFERENCE_OPERATORS
-from dmlops.errors import UnsupportedError
+from dmlops.errors import InvalidDescError, UnsupportedError
 from dmlops.reference import elementwise as reference
+from oracles.elementwise_rules import RULE_DESCS
 
 
 def test_the_family_claims_its_92_operators() -> None:
@@ -321,3 +322,17 @@ def test_quantized_linear_add_into_a_strided_output_converts_without_the_float_c
     out = np.full(4, 7, np.int8)
     got = dmlops.execute(desc, inputs, outputs={"OutputTensor": out})["OutputTensor"]
     np.testing.assert_array_equal(np.asarray(got).reshape(-1)[[0, 2]], [0, 0])  # NaN -> 0, not Min
+
+
+@pytest.mark.parametrize("case", list(RULE_DESCS), ids=str)
+def test_createoperator_rules_beyond_the_tables(case: str) -> None:
+    """E63: the FL 1.0 softmax-like operators take 2-D tensors (leading sizes 1), ScaleBias on a
+    64-bit tensor is the identity, QUANTIZED_LINEAR_ADD's scales hold one element. Each
+    rejected desc names the member (tests/directml checks DirectML's own verdicts)."""
+    op, desc_json, accepted = RULE_DESCS[case]
+    desc = desc_from_json(op, desc_json)
+    if accepted:
+        desc.validate()
+        return
+    with pytest.raises(InvalidDescError, match=r"\.(InputTensor\.Sizes\[\d\]|ScaleBias|\w+Tensor\.Sizes): must"):
+        desc.validate()

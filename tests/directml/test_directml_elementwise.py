@@ -22,6 +22,7 @@ from dmlops.directml import create_operator
 from dmlops.enums import TensorDataType
 from dmlops.errors import DirectMLRejectedDescError, DirectMLStackLimitError, InvalidDescError
 from oracles.elementwise import CASES, TOLERANCE, Case, data, stack_conversion
+from oracles.elementwise_rules import RULE_DESCS
 
 pytestmark = [pytest.mark.directml, pytest.mark.usefixtures("directml")]
 
@@ -96,3 +97,16 @@ def test_reference_matches_directml(case: Case, dtype_name: str) -> None:
         pytest.fail("dmlops validates this desc but DirectML's CreateOperator rejects it (a validation divergence)")
     expected = dmlops.execute(desc, inputs, backend="numpy")[case.output]
     compare(case, inputs, expected, got)
+
+
+@pytest.mark.parametrize("case", list(RULE_DESCS), ids=str)
+def test_createoperator_rules_beyond_the_tables(case: str) -> None:
+    """E63: DirectML's CreateOperator gives the verdict tests/oracles/elementwise_rules.py records,
+    and so does dmlops's validation."""
+    op, desc_json, accepted = RULE_DESCS[case]
+    desc = desc_from_json(op, desc_json)
+    if accepted:
+        create_operator(desc)
+    else:
+        with pytest.raises(DirectMLRejectedDescError):
+            create_operator(desc)

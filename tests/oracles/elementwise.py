@@ -249,9 +249,10 @@ CASES: list[Case] = [
         )
         for dt, lo, hi in (("FLOAT32", -1.5, 2.0), ("INT8", -100, 50), ("INT32", -5, 2**24 + 1), ("UINT8", 3, 200))
     ),
-    Case("ACTIVATION_SOFTMAX", FLOAT, kind={"InputTensor": "small"}),
-    Case("ACTIVATION_LOG_SOFTMAX", FLOAT, kind={"InputTensor": "small"}),
-    Case("ACTIVATION_HARDMAX", FLOAT),
+    # The FL 1.0 softmax-like operators read their tensors as 2-D (E63): {1, 1, rows, values}.
+    Case("ACTIVATION_SOFTMAX", FLOAT, kind={"InputTensor": "small"}, shape=(1, 1, 12, 7)),
+    Case("ACTIVATION_LOG_SOFTMAX", FLOAT, kind={"InputTensor": "small"}, shape=(1, 1, 12, 7)),
+    Case("ACTIVATION_HARDMAX", FLOAT, shape=(1, 1, 12, 7)),
     Case("ACTIVATION_SOFTMAX1", FLOAT, attrs={"Axes": [1, 3]}, kind={"InputTensor": "small"}, shape=(2, 3, 4, 5)),
     Case("ACTIVATION_LOG_SOFTMAX1", FLOAT, attrs={"Axes": [0, 2]}, kind={"InputTensor": "small"}, shape=(2, 3, 4, 5)),
     Case("ACTIVATION_HARDMAX1", FLOAT, attrs={"Axes": [2, 3]}, shape=(2, 3, 4, 5)),

@@ -52,6 +52,12 @@ silent or says otherwise, DirectML wins):
   requantizes; with an OutputZeroPointTensor the value is clamped as a float first
   (NaN -> Min), without one converted as QUANTIZE_LINEAR's (NaN -> 0). Its scale and
   zero-point tensors hold one element (DirectML rejects larger ones).
+
+Rules of CreateOperator that the pages do not state (erratum E63), checked by
+:func:`validate_generic`: the FL 1.0 SOFTMAX, LOG_SOFTMAX and HARDMAX read their tensors as
+2-D (every dimension before the last two has size 1); ScaleBias on a 64-bit tensor
+must be the identity (Scale 1, Bias 0); QUANTIZED_LINEAR_ADD's scale and zero-point
+tensors hold one element.
 """
 
 from __future__ import annotations
@@ -99,6 +105,44 @@ REFERENCE_OPERATORS: frozenset[str] = frozenset(
 """The operators the NumPy reference implements (``reference/elementwise.py``'s ``OPERATORS``)."""
 
 
+TWO_D_SOFTMAX = frozenset({"ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_HARDMAX"})
+"""The FL 1.0 softmax-like operators: DirectML reads their tensors as 2-D (E63)."""
+
+QUANTIZATION_PARAMETERS = ("AScaleTensor", "AZeroPointTensor", "BScaleTensor", "BZeroPointTensor")
+QUANTIZATION_PARAMETERS += ("OutputScaleTensor", "OutputZeroPointTensor")
+
+
+def validate_generic(desc: Any, level: Any) -> None:
+    """The family's rules beyond the support tables, as DirectML 1.15.4's CreateOperator checks them (E63)."""
+    name = desc.spec.name
+    if name in TWO_D_SOFTMAX:
+        for member in ("InputTensor", "OutputTensor"):
+            sizes = desc.tensor(member).sizes
+            for i, size in enumerate(sizes[:-2]):
+                if size != 1:
+                    raise desc.invalid(
+                        f"{member}.Sizes[{i}]",
+                        "must be 1: the operator reads its tensors as 2-D, every dimension before the last two of "
+                        "size 1 (ACTIVATION_SOFTMAX1 and its kin take any Axes)",
+                        size,
+                    )
+    scale_bias = getattr(desc, "scale_bias", None)
+    if scale_bias is not None and (scale_bias.scale != 1.0 or scale_bias.bias != 0.0):
+        for member in desc.tensor_slots("input"):
+            tensor = desc.tensors().get(member)
+            if tensor is not None and tensor.dtype.itemsize == 8:
+                raise desc.invalid(
+                    "ScaleBias",
+                    f"must be Scale 1, Bias 0 on a 64-bit tensor ({member} is {tensor.data_type.name})",
+                    (scale_bias.scale, scale_bias.bias),
+                )
+    if name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":
+        for member in QUANTIZATION_PARAMETERS:
+            tensor = desc.tensors().get(member)
+            if tensor is not None and tensor.element_count != 1:
+                raise desc.invalid(f"{member}.Sizes", "must hold one element (every size 1)", list(tensor.sizes))
+
+
 def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """``(family, backends)`` for an operator of this family, None for any other.
 
@@ -120,4 +164,14 @@ def reduction_axes(desc: Any) -> tuple[int, ...]:
 LOG_SOFTMAX_MIN_SUM = np.float32(1e-20)
 """LOG_SOFTMAX's floor under the sum of exponentials (probed: a NaN sum becomes 1e-20)."""
 
-__all__ = ["FAMILY", "LOG_SOFTMAX_MIN_SUM", "OPERATORS", "REFERENCE_OPERATORS", "claim", "reduction_axes"]
+__all__ = [
+    "FAMILY",
+    "LOG_SOFTMAX_MIN_SUM",
+    "OPERATORS",
+    "QUANTIZATION_PARAMETERS",
+    "REFERENCE_OPERATORS",
+    "TWO_D_SOFTMAX",
+    "claim",
+    "reduction_axes",
+    "validate_generic",
+]
