@@ -108,8 +108,9 @@ REFERENCE_OPERATORS: frozenset[str] = frozenset(
 TWO_D_SOFTMAX = frozenset({"ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_HARDMAX"})
 """The FL 1.0 softmax-like operators: DirectML reads their tensors as 2-D (E63)."""
 
-QUANTIZATION_PARAMETERS = ("AScaleTensor", "AZeroPointTensor", "BScaleTensor", "BZeroPointTensor")
+QUANTIZATION_PARAMETERS: tuple[str, ...] = ("AScaleTensor", "AZeroPointTensor", "BScaleTensor", "BZeroPointTensor")
 QUANTIZATION_PARAMETERS += ("OutputScaleTensor", "OutputZeroPointTensor")
+"""QUANTIZED_LINEAR_ADD's scale and zero-point tensors: one element each (E63)."""
 
 
 def validate_generic(desc: Any, level: Any) -> None:
