@@ -234,7 +234,7 @@ IN_PLACE = [
     ("ELEMENT_WISE_CLIP", "FLOAT32", ("InputTensor",), {"Min": -1.0, "Max": 1.0}),
     ("ELEMENT_WISE_EXP", "FLOAT32", ("InputTensor",), {"ScaleBias": {"Scale": 0.5, "Bias": 1.0}}),
     ("ACTIVATION_SIGMOID", "FLOAT32", ("InputTensor",), {}),
-    ("ACTIVATION_SOFTMAX", "FLOAT32", ("InputTensor",), {}),
+    ("ACTIVATION_SOFTMAX1", "FLOAT32", ("InputTensor",), {"Axes": [3]}),
     ("ACTIVATION_HARDMAX1", "FLOAT32", ("InputTensor",), {"Axes": [1, 2]}),
 ]
 

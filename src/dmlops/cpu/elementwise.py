@@ -45,7 +45,6 @@ from numpy.typing import NDArray
 from .._numpy_io import store
 from ..descs import elementwise as rules
 from ..enums import FeatureLevel, TensorDataType
-from ._common import call_parallel
 from ._copy import _executor, thread_count
 from ._elementwise_rules import FUSED, LOG_SOFTMAX_MIN_SUM, RULES, scale_bias, unsupported
 
@@ -115,7 +114,11 @@ def _run(shape: tuple[int, ...], work: Callable[[tuple[slice, ...]], None], bloc
 
     groups = [tiles[bounds[i] : bounds[i + 1]] for i in range(threads) if bounds[i + 1] > bounds[i]]
     futures = [_executor().submit(each, g) for g in groups[1:]]
-    each(groups[0])
+    try:
+        each(groups[0])
+    finally:  # every chunk has finished (or failed) before the call returns or raises
+        for f in futures:
+            f.exception()
     for f in futures:
         f.result()
 
@@ -134,7 +137,6 @@ def _same_layout(a: Array, b: Array) -> bool:
 @cache
 def _numba_ufuncs() -> dict[str, Any]:
     """The fused float ufuncs: one pass, no temporaries, exact where the docstring says so."""
-    import numba
     from numba import njit, vectorize
 
     sig1 = ["float32(float32)", "float64(float64)"]
@@ -214,40 +216,6 @@ def _numba_ufuncs() -> dict[str, Any]:
     def sigmoid_f32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         return f32(1.0) / (f32(1.0) + exp32(-x))
 
-    floor = f32(LOG_SOFTMAX_MIN_SUM)
-
-    @njit(parallel=True, cache=True, fastmath={"contract"})
-    def softmax_rows(x, out, log):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-        # x, out: C-contiguous float32 (rows, n), out may be x; per row the NaN-ignoring maximum
-        # m (-inf when the row has no number: the result is then NaN, as the reference's), then
-        # exp(x - m) / sum, or (x - m) - log(max(sum, 1e-20)) with a NaN sum floored too
-        rows, n = x.shape
-        for i in numba.prange(rows):
-            m = f32(-np.inf)
-            for j in range(n):
-                v = x[i, j]
-                if v > m:
-                    m = v
-            total = 0.0
-            if log:
-                for j in range(n):
-                    d = x[i, j] - m
-                    out[i, j] = d
-                    total += exp32(d)
-                if not total >= floor:
-                    total = floor
-                c = f32(np.log(total))
-                for j in range(n):
-                    out[i, j] = out[i, j] - c
-            else:
-                for j in range(n):
-                    e = exp32(x[i, j] - m)
-                    out[i, j] = e
-                    total += e
-                t = f32(total)
-                for j in range(n):
-                    out[i, j] = out[i, j] / t
-
     def erf32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         return np.float32(erf_rational(np.float64(x)))
 
@@ -262,7 +230,6 @@ def _numba_ufuncs() -> dict[str, Any]:
         "add_relu": vectorize(sig2, cache=True)(add_relu),
         "exp": vectorize(["float32(float32)"], cache=True, fastmath={"contract"})(exp_f32),
         "sigmoid": vectorize(["float32(float32)"], cache=True, fastmath={"contract"})(sigmoid_f32),
-        "softmax_rows": softmax_rows,
         "erf": vectorize(["float32(float32)"], cache=True, fastmath={"contract"})(erf32),
         "gelu": vectorize(["float32(float32)"], cache=True, fastmath={"contract"})(gelu32),
     }
@@ -303,9 +270,9 @@ def _unary(fn: Callable[..., Any], chars: str = "efd") -> Planner:
         s, b = F32(sb.scale), F32(sb.bias)
 
         def kernel(o: Array, t: list[Array]) -> None:
-            np.multiply(t[0], s, out=o)
-            np.add(o, b, out=o)
-            fn(o, out=o)
+            y = np.multiply(t[0], s)  # a tile's float32 temporary (a numba ufunc in place is slow)
+            np.add(y, b, out=y)
+            fn(y, out=o)
 
         return kernel, False
 
@@ -556,8 +523,8 @@ def _as_rows(a: Array, order: list[int], rows: int, n: int) -> Array | None:
     return view
 
 
-def _row_block(kind: str, x: Array, o: Array) -> None:
-    """One block of rows (x, o: (rows, n)); o may be x's memory."""
+def _row_block(kind: str, x: Array, o: Array, exp: Any) -> None:
+    """One block of rows (x, o: (rows, n)); o may be x's memory; ``exp`` the float32 ufunc or np.exp."""
     if kind == "hardmax":  # 1 at the first maximum of a strict '>' scan: NaN never wins, except first
         first_nan = np.isnan(x[:, 0])
         index = np.argmax(np.where(np.isnan(x), -np.inf, x), axis=1)
@@ -566,12 +533,12 @@ def _row_block(kind: str, x: Array, o: Array) -> None:
         o[np.arange(o.shape[0]), index] = 1
         return
     m = np.fmax.reduce(x, axis=1, keepdims=True)  # the NaN-ignoring maximum
-    np.subtract(x, m, out=o)
     if kind == "softmax":
-        np.exp(o, out=o)
+        exp(np.subtract(x, m), out=o)  # not in place: NumPy buffers a numba ufunc's in-place call
         np.divide(o, np.add.reduce(o, axis=1, keepdims=True), out=o)
         return
-    total = np.add.reduce(np.exp(o), axis=1, keepdims=True)
+    np.subtract(x, m, out=o)
+    total = np.add.reduce(exp(o), axis=1, keepdims=True)
     floor = o.dtype.type(LOG_SOFTMAX_MIN_SUM)
     total[np.isnan(total) | (total < floor)] = floor  # (x - m) - log(max(sum, 1e-20)), a NaN sum too
     np.subtract(o, np.log(total), out=o)
@@ -593,20 +560,11 @@ def _run_rows(desc: Any, name: str, x: Array, out: Array, data_type: TensorDataT
     target = o_rows if o_rows is not None else np.empty((rows, n), compute)
     if xr.dtype != compute:
         xr = xr.astype(compute)
-    if kind != "hardmax" and compute == np.float32:  # numba rows, in parallel
-        if not xr.flags.c_contiguous:
-            xr = np.ascontiguousarray(xr)
-        if o_rows is not None and not o_rows.flags.c_contiguous:
-            o_rows, target = None, np.empty((rows, n), compute)
-        call_parallel(_numba_ufuncs()["softmax_rows"], xr, target, kind == "log_softmax")
-        if o_rows is None:
-            with np.errstate(over="ignore"):
-                np.copyto(out.transpose(order), target.reshape([x.shape[a] for a in order]), casting="unsafe")
-        return
+    exp = _numba_ufuncs()["exp"] if compute == np.float32 else np.exp
 
     def work(t: tuple[slice, ...]) -> None:
         with np.errstate(all="ignore"):
-            _row_block(kind, xr[t], target[t])
+            _row_block(kind, xr[t], target[t], exp)
 
     _run((rows,), work, max(1, ROW_BLOCK // n))
     if o_rows is None:
