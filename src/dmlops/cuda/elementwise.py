@@ -181,8 +181,8 @@ def _check_types(desc: Any, spec: OpSpec, dtypes: Sequence[np.dtype[Any]], scale
     """UnsupportedError for the data types the operator's functor does not take."""
     name = desc.operator_type.name
     for i, dt in enumerate(dtypes):
-        if scale_bias and not name.endswith("POW"):
-            continue  # ScaleBias hands the functor floats (integer POW is not the float formula)
+        if scale_bias and spec.ints:
+            continue  # ScaleBias hands the functor floats (float-only operators refuse integers regardless)
         if name == "ELEMENT_WISE_IF" and i == 0:
             continue  # the condition
         if dt in FLOATS:

@@ -264,9 +264,10 @@ EW_UNARY(OpAsinh, log_f32(__fadd_rn((float)x, sqrtf(__fadd_rn(__fmul_rn((float)x
 EW_UNARY(OpAtan, x != x ? (X)0.78539816339744830962 : m_atan(x))
 EW_UNARY(OpAtanh, 0.5 * log_f32(__fdiv_rn(__fadd_rn(1.0f, (float)x), __fsub_rn(1.0f, (float)x))))
 EW_UNARY(OpCos, m_cos(x))
-EW_UNARY(OpCosh, m_cosh(x))
+// SINH / COSH: (exp(x) +- exp(-x)) / 2 with exp rounded to float32 (DirectML overflows where it does)
+EW_UNARY(OpCosh, ((double)expf((float)x) + (double)expf(-(float)x)) * 0.5)
 EW_UNARY(OpSin, m_sin(x))
-EW_UNARY(OpSinh, m_sinh(x))
+EW_UNARY(OpSinh, ((double)expf((float)x) - (double)expf(-(float)x)) * 0.5)
 EW_UNARY(OpTan, m_tan(x))
 EW_UNARY(OpTanh, m_tanh(x))
 EW_UNARY(OpExp, m_exp(x))
@@ -316,13 +317,14 @@ struct OpSign : Unary {
     }
 };
 
-// CLIP / CLIP1: max(min(x, Max), Min), NaN -> Max (float64); integers: bounds k[0], k[1]
+// CLIP / CLIP1: max(min(x, Max), Min) as selects (float64); integers: bounds k[0], k[1]
 struct OpClip : Unary {
     template <class T0, class X> static __device__ __forceinline__ auto f(const double* q, const long long* k, X x) {
         if constexpr (IsF<X>::v) {
-            double v = x;
-            v = (v != v || v > q[1]) ? q[1] : v;
-            return (v != v || v < q[0]) ? q[0] : v;
+            // selects keeping x only strictly inside: NaN -> Max, a tie of zeros takes the bound
+            const double v = x;
+            const double below = v < q[1] ? v : q[1];
+            return below > q[0] ? below : q[0];
         } else {
             long long v = (long long)x;
             v = v < k[1] ? v : k[1];
@@ -469,7 +471,17 @@ struct OpShiftRight : Binary {
 };
 
 EW_BINARY(OpPow, dml_pow(a, (X)b))
-EW_BINARY(OpAtanYx, m_atan2(a, (X)b))
+// ATAN_YX: atan2, but a NaN beside a finite nonzero operand reads DirectML's atan(y / x)
+// (pi/4, as ATAN(NaN)), shifted by -pi when x < 0
+struct OpAtanYx : Binary {
+    template <class T0, class X, class Y> static __device__ __forceinline__ X f(const double*, const long long*, X y, Y xv) {
+        const X x = (X)xv;
+        const X quarter = (X)0.78539816339744830962;
+        if (y != y && (x - x) == (X)0 && x != (X)0) return x < (X)0 ? quarter - (X)3.14159265358979323846 : quarter;
+        if (x != x && (y - y) == (X)0 && y != (X)0) return quarter;
+        return m_atan2(y, x);
+    }
+};
 EW_BINARY(OpEquals, a == b)
 EW_BINARY(OpGreater, a > b)
 EW_BINARY(OpGreaterEqual, a >= b)
@@ -519,7 +531,7 @@ EW_UNARY(ActRelu, x > (X)0 ? x : (X)0)
 // zeros pass with their sign
 EW_UNARY(ActLeakyRelu, (double)x >= 0.0 ? (double)x : __dmul_rn(q[0], (double)x))
 EW_UNARY(ActElu, x > (X)0 ? x : (X)q[0] * m_expm1(x))
-EW_UNARY(ActCelu, m_fmax((X)0, x) + m_fmin((X)0, (X)q[0] * m_expm1(x / (X)q[0])))
+EW_UNARY(ActCelu, m_fmax((X)0, x) + m_fmin((X)0, (X)q[0] * ((X)expf((float)(x / (X)q[0])) - (X)1)))
 EW_UNARY(ActScaledElu, (X)q[1] * (x > (X)0 ? x : (X)q[0] * m_expm1(x)))
 EW_UNARY(ActSigmoid, (X)1 / ((X)1 + m_exp(-x)))
 EW_UNARY(ActHardSigmoid, fmin(fmax(__dadd_rn(__dmul_rn(q[0], (double)x), q[1]), 0.0), 1.0))
