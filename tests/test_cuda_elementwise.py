@@ -341,3 +341,77 @@ def test_rows_over_any_axes_and_strided_outputs(gpu, row_kernel: str, op: str, a
     expected = dmlops.execute(desc, {"InputTensor": x.get()}, backend="numpy")["OutputTensor"]
     compare(op, expected, out[..., 1::2].get())
     assert (out[..., ::2].get() == 9.0).all()
+
+
+# -- the plan layer (no GPU needed) ------------------------------------------------------------------
+
+
+def test_the_table_covers_the_family_but_quantization() -> None:
+    from dmlops.descs.elementwise import OPERATORS
+
+    assert set(CUDA_OPERATORS) <= OPERATORS
+    assert OPERATORS - set(CUDA_OPERATORS) == {
+        "ELEMENT_WISE_QUANTIZE_LINEAR",
+        "ELEMENT_WISE_DEQUANTIZE_LINEAR",
+        "ELEMENT_WISE_QUANTIZED_LINEAR_ADD",
+    }
+
+
+def test_layouts_collapse_and_pick_the_contiguous_kernel() -> None:
+    lay = cuda_elementwise.layout((4, 5, 6), [(30, 6, 1), (0, 0, 0), (30, 6, 1)])
+    assert lay.sizes == (120,) and lay.contiguous  # a dense input, a broadcast scalar
+    row = cuda_elementwise.layout((8, 16), [(16, 1), (0, 1), (16, 1)])
+    assert row.sizes == (8, 16) and not row.contiguous
+    reverse = cuda_elementwise.layout((10,), [(-1,), (1,)])
+    assert not reverse.contiguous
+    assert cuda_elementwise.layout((3, 0), [(0, 1), (0, 1)]).count == 0
+    assert cuda_elementwise.layout((1, 1), [(5, 7), (1, 1)]).count == 1
+    assert cuda_elementwise.layout((2**30,), [(1,), (1,)]).fits_int32() is False
+
+
+def test_vector_width_follows_alignment_and_the_widest_operand() -> None:
+    assert cuda_elementwise.vector_width([4, 4, 4], [0, 16, 32], [True, True, True]) == 4
+    assert cuda_elementwise.vector_width([2, 2], [0, 2], [True, True]) == 1
+    assert cuda_elementwise.vector_width([2, 2], [0, 4], [True, True]) == 2
+    assert cuda_elementwise.vector_width([4, 1], [0, 4], [True, True]) == 4  # float32 in, UINT8 out
+    assert cuda_elementwise.vector_width([4, 4], [3, 0], [False, True]) == 4  # a broadcast operand's pointer
+
+
+def test_row_stride_of_row_layouts() -> None:
+    assert cuda_elementwise.row_stride((6, 10), (10, 1), 1) == 10
+    assert cuda_elementwise.row_stride((6, 10), (16, 1), 1) == 16
+    assert cuda_elementwise.row_stride((6, 10), (1, 6), 1) is None
+    assert cuda_elementwise.row_stride((2, 3, 4, 5), (60, 20, 5, 1), 2) == 20
+    assert cuda_elementwise.row_stride((2, 3, 4, 5), (80, 20, 5, 1), 2) is None  # kept axes not one stride
+
+
+def test_integer_bounds_convert_as_directml() -> None:
+    i8, i32 = np.dtype(np.int8), np.dtype(np.int32)
+    assert cuda_elementwise._bound(-1.5, i8) == -1 and cuda_elementwise._bound(1.5, i8) == 1
+    assert cuda_elementwise._bound(1e9, i8) == 127 and cuda_elementwise._bound(float("-inf"), i8) == -128
+    assert cuda_elementwise._bound(float("nan"), i8) == 0 and cuda_elementwise._bound(float("nan"), i32) == -(2**31)
+    assert cuda_elementwise._bound(300, i8) == 300
+
+
+@pytest.mark.parametrize(
+    ("op", "dtype", "scale_bias"),
+    [
+        ("ELEMENT_WISE_EXP", "INT32", True),  # float-only operators refuse ScaleBias'd integers
+        ("ELEMENT_WISE_DIVIDE", "INT64", False),  # 32-bit register rules
+        ("ELEMENT_WISE_MODULUS_FLOOR", "FLOAT32", False),
+    ],
+)
+def test_refusals_name_the_operator_and_the_runners(op: str, dtype: str, scale_bias: bool) -> None:
+    desc = desc_class_of(op, dtype, scale_bias)
+    dt = np.dtype(TensorDataType.from_any(dtype).numpy_dtype)
+    spec = cuda_elementwise.OP_TABLE[op]
+    with pytest.raises(UnsupportedError, match=rf"{op}.*{dtype}.*runs on: numpy"):
+        cuda_elementwise._check_types(desc, spec, [dt] * len(desc.tensor_slots("input")), scale_bias)
+
+
+def desc_class_of(op: str, dtype: str, scale_bias: bool) -> Any:
+    members = ("InputTensor",) if op == "ELEMENT_WISE_EXP" else ("ATensor", "BTensor")
+    body: dict[str, Any] = {m: {"DataType": dtype, "Sizes": [4]} for m in (*members, "OutputTensor")}
+    if scale_bias:
+        body["ScaleBias"] = {"Scale": 2.0, "Bias": 1.0}
+    return desc_from_json(op, body)

@@ -522,8 +522,13 @@ struct OpIf : Ternary {
 
 // -- activations (also the fused ones: q is then EwParams::f) ----------------------------------
 
+__device__ __forceinline__ float inf_of(float) { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ double inf_of(double) { return __longlong_as_double(0x7ff0000000000000LL); }
+
 template <class X> __device__ __forceinline__ X softplus_core(X t) {
-    // log1p(exp(t)) without overflow: max(t, 0) + log1p(exp(-|t|)); NaN stays NaN
+    // log1p(exp(t)) as the reference computes it in float64: exp overflows past 709.78;
+    // below that max(t, 0) + log1p(exp(-|t|)), which float32 keeps finite; NaN stays NaN
+    if (t > (X)709.782712893384) return inf_of(X());
     return (t > (X)0 ? t : (X)0) + m_log1p(m_exp(-m_fabs(t)));
 }
 
