@@ -56,6 +56,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "resample2": ("ops.resampling", "resample2"),
     "resample_grad1": ("ops.resampling", "resample_grad1"),
     "roi_align": ("ops.roi", "roi_align"),
+    **{
+        f: ("ops.reduction", f)
+        for f in "reduce argmax argmin cumulative_summation cumulative_product top_k top_k1".split()
+    },
     **{cls: (f"descs.{module}", cls) for module, cls in REGISTRY.values()},
 }
 

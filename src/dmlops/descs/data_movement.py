@@ -1,4 +1,4 @@
-"""Data movement descs and their semantics: GATHER, SLICE1.
+"""Data movement descs and their semantics: GATHER, SLICE1 and the generic data movement operators.
 
 The desc classes (:class:`GatherDesc`, :class:`Slice1Desc`: struct mirror, validation,
 output sizes) and the rules every backend reads: GATHER's un-aligned output sizes
@@ -6,10 +6,35 @@ output sizes) and the rules every backend reads: GATHER's un-aligned output size
 out-of-range reads (:meth:`GatherDesc.reads_outside`, :func:`gather_read_addresses`:
 DirectML's flat address clamp, erratum E41), and its strict-mode check
 (:meth:`GatherDesc.check_data`, :func:`normalize_indices`).
+
+The other operators of the family (``GENERIC_OPERATORS``: CAST, SLICE, JOIN, SPLIT,
+PADDING, PADDING1, TILE, ...) keep the generic descs made from their catalogue rows
+(:mod:`.generic`); :func:`claim` gives them this family, and :func:`check_rules` holds
+the rules of their own that each page states, checked against DirectML 1.15.4's
+CreateOperator (DirectML wins where they differ). Generic descs do not call it yet
+from ``validate()``; the backends of this family call it before computing.
+
+Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
+
+* CAST of any pair of data types. Integers are read into a 32-bit register (64-bit
+  when either type is 64 bits wide), sign-extended from a signed type, zero-extended
+  from an unsigned one. Into an integer type as wide as the register the bits are
+  kept (INT32 -1 -> UINT32 4294967295); into a narrower one the register's value, read
+  with the target's signedness, saturates (UINT32 4294967295 -> INT8 -1, INT32 -1 ->
+  UINT8 255, UINT8 255 -> INT8 127). Floats into integers truncate toward zero and
+  saturate to the target's range, NaN -> 0 (D3D's ftoi/ftou; this stack's lavapipe
+  gives INT_MIN for NaN and values >= 2^31 into signed types, and all ones for NaN and
+  values <= -1 into unsigned ones, before the saturation). Integers into floats and
+  FLOAT64 into FLOAT32 round to nearest even. Casts from or to 64-bit types and
+  FLOAT64 do not compile on this stack: those follow the same rules unmeasured.
+* SLICE copies ``InputTensor[Offsets + Strides * o]``: Sizes equal OutputTensor.Sizes,
+  Strides are in ``[1, 2^31 - 1]`` and the last element read,
+  ``Offsets[i] + (Sizes[i] - 1) * Strides[i]``, is inside the input.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -546,3 +571,211 @@ class Slice1Desc(OperatorDesc):
                     f"must be in [1, MaxCopiedElements[{i}] = {max_copied}]",
                     out_sizes[i],
                 )
+
+
+# -- the generic data movement operators -------------------------------------------
+
+FAMILY = "data_movement"
+
+GENERIC_OPERATORS: frozenset[str] = frozenset("CAST SLICE JOIN SPLIT PADDING PADDING1 TILE".split())
+"""The operators of this family that keep their generic descs and run on numpy
+(``reference/data_movement.py``'s ``OPERATORS``) and directml."""
+
+
+def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(family, backends)`` for a generic operator of this family, None for any other.
+
+    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
+    GATHER and SLICE1 have hand-written descs (``REGISTRY``) and are not claimed here.
+    """
+    if operator not in GENERIC_OPERATORS:
+        return None
+    return FAMILY, ("numpy", "directml")
+
+
+def slice_window(offsets: tuple[int, ...], strides: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[slice, ...]:
+    """Basic-indexing slices reading ``Input[Offsets + Strides * o]`` for ``o`` in ``[0, sizes)``.
+
+    Shared by SLICE (positive strides) and SLICE1/SLICE_GRAD (``offsets`` = CopyStart,
+    signed strides).
+    """
+    return tuple(
+        slice(start, start + stride * n if start + stride * n >= 0 else None, stride)
+        for start, stride, n in zip(offsets, strides, sizes)
+    )
+
+
+def padding_indices(mode: str, n: int, start: int, end: int) -> NDArray[np.intp]:
+    """Input coordinate each output coordinate of one axis reads (-1: the padding value).
+
+    ``i = o - StartPadding`` for ``o`` in ``[0, n + StartPadding + EndPadding)``, mapped
+    by the mode: CONSTANT keeps ``[0, n)`` and marks the rest -1; EDGE clamps;
+    REFLECTION folds with period ``2 (n - 1)`` (edges not repeated; ``n = 1`` reads
+    element 0); SYMMETRIC folds with period ``2 n`` (edges repeated); WRAP repeats with
+    period ``n``. Padding wider than the input keeps folding, as the page's examples.
+    """
+    i = np.arange(-start, n + end, dtype=np.intp)
+    if mode == "CONSTANT":
+        return np.where((i >= 0) & (i < n), i, -1)
+    if mode == "EDGE":
+        return np.clip(i, 0, n - 1)
+    if mode == "REFLECTION":
+        if n == 1:
+            return np.zeros_like(i)
+        m = np.mod(i, 2 * (n - 1))
+        return np.where(m < n, m, 2 * (n - 1) - m)
+    if mode == "SYMMETRIC":
+        m = np.mod(i, 2 * n)
+        return np.where(m < n, m, 2 * n - 1 - m)
+    if mode == "WRAP":
+        return np.mod(i, n)
+    raise ValueError(f"unknown padding mode {mode}")
+
+
+def _x86_truncate(v: float, bits: int) -> int:
+    """x86's CVTTSS2SI: truncated toward zero; NaN or out of range -> the "integer indefinite" -2^(bits-1)."""
+    if not math.isfinite(v) or not -(2.0 ** (bits - 1)) <= math.trunc(v) < 2.0 ** (bits - 1):
+        return -(2 ** (bits - 1))
+    return math.trunc(v)
+
+
+def padding_value(value: float, data_type: T) -> Any:
+    """PADDING's FLOAT ``PaddingValue`` as an element of ``data_type``, as DirectML 1.15.4 converts it.
+
+    DirectML converts on the host, as a C++ cast compiled for x86-64 does: a float type
+    takes the float32 value; INT8, UINT8, INT16, UINT16 and INT32 take the low bits of a
+    32-bit truncating conversion, UINT32 and INT64 of a 64-bit one (NaN and values out of
+    the conversion's range give its integer indefinite, -2^31 or -2^63, so NaN pads an
+    INT32 with INT32_MIN and an INT8 with 0); UINT64 converts ``[2^63, 2^64)`` exactly
+    and everything else as INT64. So 177.9 pads INT8 with -79 (177 wrapped) and -1.5
+    pads UINT8 with 255: no saturation, unlike CAST.
+    """
+    v = float(np.float32(value))
+    dtype = data_type.numpy_dtype
+    if data_type.is_float:
+        return dtype.type(v)
+    if data_type is T.UINT64 and 2.0**63 <= v < 2.0**64:  # NaN and inf fail both tests
+        r = int(v)
+    elif data_type in (T.UINT32, T.INT64, T.UINT64):
+        r = _x86_truncate(v, 64)
+    else:
+        r = _x86_truncate(v, 32)
+    return _wrap(r, dtype)
+
+
+def _wrap(r: int, dtype: np.dtype[Any]) -> Any:
+    """The integer ``r`` kept to the low bits of ``dtype`` (two's complement)."""
+    bits = 8 * dtype.itemsize
+    r &= 2**bits - 1
+    if dtype.kind == "i" and r >= 2 ** (bits - 1):
+        r -= 2**bits
+    return dtype.type(r)
+
+
+def _same_rank(desc: Any, member: str, array: tuple[int, ...], tensor: str = "InputTensor") -> None:
+    dims = desc.tensor(tensor).dimension_count
+    if len(array) != dims:
+        raise desc.invalid(member, f"must have {tensor}.DimensionCount ({dims}) elements", len(array))
+
+
+def _check_slice(desc: Any) -> None:
+    in_sizes = desc.input_tensor.sizes
+    out_sizes = desc.output_tensor.sizes
+    _same_rank(desc, "Offsets", desc.offsets)
+    for i, (off, size, stride) in enumerate(zip(desc.offsets, desc.sizes, desc.strides)):
+        if size != out_sizes[i]:
+            raise desc.invalid(f"Sizes[{i}]", f"must equal OutputTensor.Sizes[{i}] ({out_sizes[i]})", size)
+        # DirectML reads the strides as signed (SLICE1's INT): 0 and >= 2^31 are rejected.
+        if not 1 <= stride < 2**31:
+            raise desc.invalid(f"Strides[{i}]", "must be in [1, 2^31 - 1]", stride)
+        last = off + (size - 1) * stride
+        if last >= in_sizes[i]:
+            raise desc.invalid(
+                f"Offsets[{i}]",
+                f"the last element read, Offsets[{i}] + (Sizes[{i}] - 1) * Strides[{i}] "
+                f"({off} + {size - 1} * {stride} = {last}), must be < InputTensor.Sizes[{i}] ({in_sizes[i]})",
+                off,
+            )
+
+
+def _check_join_split(desc: Any, whole: str, parts: str) -> None:
+    whole_sizes = desc.tensor(whole).sizes
+    dims = len(whole_sizes)
+    pieces = [t.sizes for t in getattr(desc, "input_tensors" if parts == "InputTensors" else "output_tensors")]
+    if not pieces:
+        raise desc.invalid(parts, "must hold at least one tensor", 0)
+    if not 0 <= desc.axis < dims:
+        raise desc.invalid("Axis", f"must be in [0, {whole}.DimensionCount - 1 = {dims - 1}]", desc.axis)
+    total = 0
+    for k, sizes in enumerate(pieces):
+        for d in range(dims):
+            if d != desc.axis and sizes[d] != whole_sizes[d]:
+                raise desc.invalid(
+                    f"{parts}[{k}].Sizes[{d}]",
+                    f"must equal {whole}.Sizes[{d}] ({whole_sizes[d]}) off the axis",
+                    sizes[d],
+                )
+        total += sizes[desc.axis]
+    if total != whole_sizes[desc.axis]:
+        raise desc.invalid(
+            f"{whole}.Sizes[{desc.axis}]",
+            f"must be the sum of the {parts}' sizes along Axis ({total})",
+            whole_sizes[desc.axis],
+        )
+
+
+def _check_padding(desc: Any) -> None:
+    in_sizes = desc.input_tensor.sizes
+    out_sizes = desc.output_tensor.sizes
+    _same_rank(desc, "StartPadding", desc.start_padding)
+    for i, (n, start, end) in enumerate(zip(in_sizes, desc.start_padding, desc.end_padding)):
+        if out_sizes[i] != n + start + end:
+            raise desc.invalid(
+                f"OutputTensor.Sizes[{i}]",
+                f"must be InputTensor.Sizes[{i}] + StartPadding[{i}] + EndPadding[{i}] ({n} + {start} + {end})",
+                out_sizes[i],
+            )
+    value_type = getattr(desc, "padding_value_data_type", None)
+    if value_type is not None and value_type != desc.output_tensor.data_type:
+        raise desc.invalid(
+            "PaddingValueDataType",
+            f"must equal OutputTensor.DataType ({desc.output_tensor.data_type.name})",
+            value_type,
+        )
+
+
+def _check_tile(desc: Any) -> None:
+    _same_rank(desc, "Repeats", desc.repeats)
+    in_sizes = desc.input_tensor.sizes
+    out_sizes = desc.output_tensor.sizes
+    if len(out_sizes) != len(in_sizes):
+        raise desc.invalid(
+            "OutputTensor.DimensionCount", f"must equal InputTensor.DimensionCount ({len(in_sizes)})", len(out_sizes)
+        )
+    for i, (n, r) in enumerate(zip(in_sizes, desc.repeats)):
+        if r == 0:
+            raise desc.invalid(f"Repeats[{i}]", "must be at least 1", r)
+        if out_sizes[i] != n * r:
+            raise desc.invalid(
+                f"OutputTensor.Sizes[{i}]", f"must be InputTensor.Sizes[{i}] * Repeats[{i}] ({n} * {r})", out_sizes[i]
+            )
+
+
+_RULES: dict[str, Any] = {
+    "CAST": lambda desc: None,  # any pair of data types; same Sizes (the page's constraint)
+    "SLICE": _check_slice,
+    "JOIN": lambda desc: _check_join_split(desc, "OutputTensor", "InputTensors"),
+    "SPLIT": lambda desc: _check_join_split(desc, "InputTensor", "OutputTensors"),
+    "PADDING": _check_padding,
+    "PADDING1": _check_padding,
+    "TILE": _check_tile,
+}
+
+
+def check_rules(desc: Any) -> None:
+    """The rules of a generic data movement operator's own: InvalidDescError naming ``STRUCT.Member``.
+
+    Beside the structural and page-fact checks of ``desc.validate()``; checked against
+    DirectML 1.15.4's CreateOperator (tests/directml/test_directml_data_movement.py).
+    """
+    _RULES[desc.operator_type.name](desc)

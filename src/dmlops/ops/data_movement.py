@@ -1,4 +1,4 @@
-"""The functional API of the data movement family: gather, slice1.
+"""The functional API of the data movement family: gather, slice1, cast, slice, join, split, padding, padding1, tile.
 
 GATHER
 ------
@@ -7,6 +7,13 @@ GATHER
 SLICE1
 ------
 ``dmlops.slice1``: SLICE1 on arrays.
+
+The generic operators
+---------------------
+``cast``, ``slice``, ``join``, ``split``, ``padding``, ``padding1``, ``tile``: each
+builds its operator's generic desc from arrays (packed tensors of the arrays' shapes),
+members as keyword arguments named after the DML member in snake case, and executes
+it; ``split`` returns a list of arrays.
 """
 
 from __future__ import annotations
@@ -17,10 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import DEFAULT_BACKEND
-from ..descs.data_movement import GatherDesc, Slice1Desc, gather_full_sizes
-from ..enums import FeatureLevel
+from ..backends import DEFAULT_BACKEND, execute
+from ..descs import desc_class
+from ..descs.data_movement import GatherDesc, Slice1Desc, check_rules, gather_full_sizes
+from ..enums import FeatureLevel, TensorDataType
 from ..errors import DescTypeError, InvalidDescError, TensorMismatchError
+from ..tensor import TensorDesc
 from ._common import array_argument, check_out, int_tuple, optional_int_tuple, run_single_output, tensor_of
 
 # -- GATHER --------------------------------------------------------------------
@@ -267,3 +276,272 @@ def slice1(
         input_window_strides=strides,
     )
     return run_single_output(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+
+
+# -- the generic operators -----------------------------------------------------------
+
+
+def _run(
+    operator: str,
+    members: dict[str, Any],
+    inputs: dict[str, Any],
+    *,
+    backend: str,
+    feature_level: FeatureLevel | str | None,
+    out: Any = None,
+) -> Any:
+    """Make the generic desc, check its rules in DML terms, execute, return the one output."""
+    desc: Any = desc_class(operator)(**members)
+    desc.validate(feature_level)
+    check_rules(desc)
+    return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)
+
+
+def cast(
+    x: Any,
+    dtype: Any,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_CAST: ``x`` converted to ``dtype`` (a NumPy dtype or a DML data type name).
+
+    Integers pass through a 32-bit register (64-bit when either type is 64 bits wide):
+    the bits are kept into a type of the register's width and the value saturates into
+    a narrower one; floats into integers truncate, saturate, NaN -> 0; into floats,
+    round to nearest even (see :mod:`dmlops.descs.data_movement`).
+
+    Examples
+    --------
+    >>> import numpy as np, dmlops
+    >>> from dmlops.ops.data_movement import cast
+    >>> cast(np.array([-1.5, 2.7, 300.0, np.nan], dtype=np.float32), np.uint8)
+    array([  0,   2, 255,   0], dtype=uint8)
+    >>> cast(np.array([-1, 255], dtype=np.int32), "UINT32")
+    array([4294967295,        255], dtype=uint32)
+    """
+    x = array_argument(x, "cast", "x")
+    check_out(out, "cast")
+    target = TensorDataType.from_any(dtype) if isinstance(dtype, str) else TensorDataType.from_numpy(np.dtype(dtype))
+    tensor = tensor_of(x, "x")
+    members = {"input_tensor": tensor, "output_tensor": TensorDesc(data_type=target, sizes=tensor.sizes)}
+    return _run("CAST", members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+
+
+def slice(
+    x: Any,
+    offsets: Sequence[int],
+    sizes: Sequence[int],
+    strides: Sequence[int],
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_SLICE: ``x[offsets[i] + strides[i] * o]`` for ``o`` in ``[0, sizes[i])`` per dimension.
+
+    Strides are positive (SLICE1 takes negative ones); the last element read must be
+    inside ``x``.
+
+    Examples
+    --------
+    The page's example: every second element from the 10th, five of them.
+
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import slice
+    >>> slice(np.arange(20, dtype=np.float32).reshape(1, 1, 1, 20), [0, 0, 0, 10], [1, 1, 1, 5], [1, 1, 1, 2])
+    array([[[[10., 12., 14., 16., 18.]]]], dtype=float32)
+    """
+    x = array_argument(x, "slice", "x")
+    check_out(out, "slice")
+    tensor = tensor_of(x, "x")
+    members = {
+        "input_tensor": tensor,
+        "output_tensor": tensor.with_sizes(int_tuple(sizes, "slice", "sizes")),
+        "offsets": int_tuple(offsets, "slice", "offsets"),
+        "sizes": int_tuple(sizes, "slice", "sizes"),
+        "strides": int_tuple(strides, "slice", "strides"),
+    }
+    return _run("SLICE", members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+
+
+def join(
+    arrays: Sequence[Any],
+    *,
+    axis: int,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_JOIN: the arrays concatenated along ``axis`` (``numpy.concatenate``; all of one rank and type).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import join
+    >>> join([np.array([[1, 2]], np.int32), np.array([[3, 4], [5, 6]], np.int32)], axis=0)
+    array([[1, 2],
+           [3, 4],
+           [5, 6]], dtype=int32)
+    """
+    given = [array_argument(a, "join", f"arrays[{k}]") for k, a in enumerate(arrays)]
+    check_out(out, "join")
+    tensors = [tensor_of(a, f"arrays[{k}]") for k, a in enumerate(given)]
+    if not tensors:
+        raise InvalidDescError("DML_JOIN_OPERATOR_DESC.InputCount: must be at least 1; got 0")
+    sizes = list(tensors[0].sizes)
+    if 0 <= axis < len(sizes):
+        sizes[axis] = sum(t.sizes[axis] if axis < len(t.sizes) else 1 for t in tensors)
+    members = {"input_tensors": tensors, "output_tensor": tensors[0].with_sizes(sizes), "axis": axis}
+    inputs = {f"InputTensors[{k}]": a for k, a in enumerate(given)}
+    return _run("JOIN", members, inputs, backend=backend, feature_level=feature_level, out=out)
+
+
+def split(
+    x: Any,
+    sizes: Sequence[int],
+    *,
+    axis: int,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+) -> list[Any]:
+    """DML_SPLIT: consecutive pieces of ``x`` along ``axis`` with the given sizes, as a list.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import split
+    >>> [p.tolist() for p in split(np.arange(5, dtype=np.uint8), [2, 3], axis=0)]
+    [[0, 1], [2, 3, 4]]
+    """
+    x = array_argument(x, "split", "x")
+    tensor = tensor_of(x, "x")
+    pieces = int_tuple(sizes, "split", "sizes")
+    outputs = []
+    for n in pieces:
+        shape = list(tensor.sizes)
+        if 0 <= axis < len(shape):
+            shape[axis] = n
+        outputs.append(tensor.with_sizes(shape))
+    split_class: Any = desc_class("SPLIT")
+    desc = split_class(input_tensor=tensor, output_tensors=outputs, axis=axis)
+    desc.validate(feature_level)
+    check_rules(desc)
+    result = execute(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level)
+    return [result[f"OutputTensors[{k}]"] for k in range(len(outputs))]
+
+
+def padding(
+    x: Any,
+    start_padding: Sequence[int],
+    end_padding: Sequence[int],
+    *,
+    padding_mode: Any = "CONSTANT",
+    padding_value: float = 0.0,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_PADDING: ``x`` padded by ``start_padding``/``end_padding`` per dimension.
+
+    ``padding_mode``: CONSTANT (``padding_value``, a FLOAT that DirectML converts to an
+    integer type without saturation: :func:`dmlops.descs.data_movement.padding_value`),
+    EDGE, REFLECTION, SYMMETRIC (FL 3_0) or WRAP (FL 6_4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import padding
+    >>> padding(np.array([1, 2, 3], np.float32), [2], [1], padding_mode="REFLECTION")
+    array([3., 2., 1., 2., 3., 2.], dtype=float32)
+    """
+    return _padding("PADDING", x, start_padding, end_padding, padding_mode, padding_value, backend, feature_level, out)
+
+
+def padding1(
+    x: Any,
+    start_padding: Sequence[int],
+    end_padding: Sequence[int],
+    *,
+    padding_mode: Any = "CONSTANT",
+    padding_value: float | int = 0,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_PADDING1: as :func:`padding`, the value of ``x``'s own data type (PaddingValueDataType).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import padding1
+    >>> padding1(np.array([[1, 2]], np.int64), [1, 0], [0, 1], padding_value=-7)
+    array([[-7, -7, -7],
+           [ 1,  2, -7]])
+    """
+    return _padding("PADDING1", x, start_padding, end_padding, padding_mode, padding_value, backend, feature_level, out)
+
+
+def _padding(
+    operator: str,
+    x: Any,
+    start_padding: Sequence[int],
+    end_padding: Sequence[int],
+    padding_mode: Any,
+    padding_value: Any,
+    backend: str,
+    feature_level: FeatureLevel | str | None,
+    out: Any,
+) -> Any:
+    name = operator.lower()
+    x = array_argument(x, name, "x")
+    check_out(out, name)
+    tensor = tensor_of(x, "x")
+    start = int_tuple(start_padding, name, "start_padding")
+    end = int_tuple(end_padding, name, "end_padding")
+    sizes = (
+        [n + s + e for n, s, e in zip(tensor.sizes, start, end)]
+        if len(start) == len(end) == len(tensor.sizes)
+        else tensor.sizes
+    )
+    members: dict[str, Any] = {
+        "input_tensor": tensor,
+        "output_tensor": tensor.with_sizes(sizes),
+        "padding_mode": padding_mode,
+        "padding_value": padding_value,
+        "start_padding": start,
+        "end_padding": end,
+    }
+    if operator == "PADDING1":
+        members["padding_value_data_type"] = tensor.data_type
+    return _run(operator, members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+
+
+def tile(
+    x: Any,
+    repeats: Sequence[int],
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_TILE: ``x`` repeated ``repeats[i]`` times along each dimension (``numpy.tile`` of equal rank).
+
+    Examples
+    --------
+    The page's example:
+
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import tile
+    >>> tile(np.array([[1, 2], [3, 4]], np.float32), [1, 2])
+    array([[1., 2., 1., 2.],
+           [3., 4., 3., 4.]], dtype=float32)
+    """
+    x = array_argument(x, "tile", "x")
+    check_out(out, "tile")
+    tensor = tensor_of(x, "x")
+    reps = int_tuple(repeats, "tile", "repeats")
+    sizes = [n * r for n, r in zip(tensor.sizes, reps)] if len(reps) == len(tensor.sizes) else tensor.sizes
+    members = {"input_tensor": tensor, "output_tensor": tensor.with_sizes(sizes), "repeats": reps}
+    return _run("TILE", members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)

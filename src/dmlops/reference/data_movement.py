@@ -1,4 +1,4 @@
-"""Data movement in NumPy: GATHER, SLICE1.
+"""Data movement in NumPy: GATHER, SLICE1, and the generic operators CAST, SLICE, JOIN, SPLIT, PADDING(1), TILE.
 
 GATHER
 ------
@@ -9,6 +9,12 @@ bound buffer at :func:`~dmlops.descs.data_movement.gather_read_addresses`.
 SLICE1
 ------
 SLICE1 in NumPy: a strided view of the input (bit-exact data movement).
+
+The generic operators
+---------------------
+Each checks its desc's own rules (:func:`~dmlops.descs.data_movement.check_rules`),
+then moves the elements bit-exactly; CAST converts by DirectML's rules (the module
+docstring of :mod:`dmlops.descs.data_movement`).
 """
 
 from __future__ import annotations
@@ -20,7 +26,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._numpy_io import input_memory
-from ..descs.data_movement import GatherDesc, Slice1Desc, gather_read_addresses, normalize_indices
+from ..descs.data_movement import (
+    GatherDesc,
+    Slice1Desc,
+    check_rules,
+    gather_read_addresses,
+    normalize_indices,
+    padding_indices,
+    padding_value,
+    slice_window,
+)
 from ..enums import FeatureLevel
 
 # -- GATHER --------------------------------------------------------------------
@@ -68,13 +83,136 @@ def compute_slice1(
 ) -> dict[str, NDArray[Any]]:
     """``Output[o] = Input[CopyStart + InputWindowStrides * o]`` as one basic-indexing view."""
     x = inputs["InputTensor"]
-    index = tuple(
-        slice(start, start + stride * n if start + stride * n >= 0 else None, stride)
-        for start, stride, n in zip(desc.copy_start(), desc.input_window_strides, desc.output_tensor.sizes)
-    )
-    out = x[index]
+    out = x[slice_window(desc.copy_start(), desc.input_window_strides, desc.output_tensor.sizes)]
     return {"OutputTensor": np.asarray(out)}
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {"GATHER": compute_gather, "SLICE1": compute_slice1}
+# -- CAST ----------------------------------------------------------------------
+
+Array = NDArray[Any]
+
+
+def cast_array(x: Array, target: np.dtype[Any]) -> Array:
+    """``x`` converted to ``target`` as DirectML's CAST converts (bit-exact, see the descs module).
+
+    Integers pass through a 32-bit register (64-bit when either type is): kept as bits
+    into a type of the register's width, saturated (read with the target's signedness)
+    into a narrower one. Floats into integers: truncated, NaN -> 0, saturated. Into
+    floats: rounded to nearest even.
+    """
+    target = np.dtype(target)
+    if target.kind == "f":
+        with np.errstate(over="ignore"):  # FLOAT64 beyond FLOAT32's range rounds to inf
+            return x.astype(target)
+    info = np.iinfo(target)
+    if x.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(np.where(np.isnan(x), 0, x).astype(np.float64))
+            # clip in float64 first: info.max of a 64-bit type is not a float64, but every
+            # value above 2^63 (2^64) saturates the same
+            out = np.clip(t, float(info.min), float(info.max))
+            big = t >= float(info.max)
+            result = np.where(big, info.max, out.astype(np.int64 if info.min < 0 else np.uint64, copy=False))
+        return result.astype(target)
+    width = 64 if max(x.dtype.itemsize, target.itemsize) == 8 else 32
+    if width == 32:
+        bits = x.astype(np.int64) & 0xFFFFFFFF  # the register's pattern
+        signed = np.where(bits >= 2**31, bits - 2**32, bits)
+        unsigned = bits
+    else:
+        signed = x.astype(np.int64)  # wraps a UINT64 >= 2^63 to its negative pattern
+        unsigned = x.astype(np.uint64)  # wraps negatives to their pattern
+    if info.min < 0:
+        return np.clip(signed, info.min, info.max).astype(target)
+    return np.minimum(unsigned, np.asarray(info.max, dtype=unsigned.dtype)).astype(target)
+
+
+def compute_cast(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """``Output = cast(Input)`` element by element."""
+    check_rules(desc)
+    return {"OutputTensor": cast_array(inputs["InputTensor"], desc.output_tensor.dtype)}
+
+
+# -- SLICE ---------------------------------------------------------------------
+
+
+def compute_slice(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """``Output[o] = Input[Offsets + Strides * o]`` (SLICE1's window with positive strides)."""
+    check_rules(desc)
+    x = inputs["InputTensor"]
+    return {"OutputTensor": np.asarray(x[slice_window(desc.offsets, desc.strides, desc.sizes)])}
+
+
+# -- JOIN, SPLIT -----------------------------------------------------------------
+
+
+def compute_join(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """The inputs concatenated along ``Axis``, in order."""
+    check_rules(desc)
+    parts = [inputs[f"InputTensors[{k}]"] for k in range(len(desc.input_tensors))]
+    return {"OutputTensor": np.concatenate(parts, axis=desc.axis)}
+
+
+def compute_split(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """Consecutive pieces of the input along ``Axis``, one per output, in order."""
+    check_rules(desc)
+    x = inputs["InputTensor"]
+    ends = np.cumsum([t.sizes[desc.axis] for t in desc.output_tensors])[:-1]
+    return {f"OutputTensors[{k}]": part for k, part in enumerate(np.split(x, ends, axis=desc.axis))}
+
+
+# -- PADDING, PADDING1 -------------------------------------------------------------
+
+
+def compute_padding(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """Each output coordinate reads the input at :func:`padding_indices` per axis (or PaddingValue)."""
+    check_rules(desc)
+    x = inputs["InputTensor"]
+    mode = desc.padding_mode.name
+    index = [padding_indices(mode, n, s, e) for n, s, e in zip(x.shape, desc.start_padding, desc.end_padding)]
+    if mode != "CONSTANT":
+        return {"OutputTensor": x[np.ix_(*index)]}
+    # PADDING's FLOAT value is converted as DirectML converts it on the host; PADDING1's has the type
+    if getattr(desc, "padding_value_data_type", None) is None:
+        value = padding_value(desc.padding_value, desc.output_tensor.data_type)
+    else:
+        value = np.asarray(desc.padding_value, dtype=x.dtype)
+    out = np.full(desc.output_tensor.sizes, value, dtype=x.dtype)
+    inner = tuple(slice(s, s + n) for s, n in zip(desc.start_padding, x.shape))
+    out[inner] = x
+    return {"OutputTensor": out}
+
+
+# -- TILE ----------------------------------------------------------------------
+
+
+def compute_tile(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """``Output[o] = Input[o mod InputTensor.Sizes]``."""
+    check_rules(desc)
+    return {"OutputTensor": np.tile(inputs["InputTensor"], desc.repeats)}
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "GATHER": compute_gather,
+    "SLICE1": compute_slice1,
+    "CAST": compute_cast,
+    "SLICE": compute_slice,
+    "JOIN": compute_join,
+    "SPLIT": compute_split,
+    "PADDING": compute_padding,
+    "PADDING1": compute_padding,
+    "TILE": compute_tile,
+}
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

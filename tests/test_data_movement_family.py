@@ -1,0 +1,464 @@
+"""The generic data movement operators on the NumPy reference: page examples, hand-worked values, rules.
+
+CAST, SLICE, JOIN, SPLIT, PADDING, PADDING1 and TILE keep their generic descs
+(``descs/data_movement.py`` claims them). Each page example is checked here on numpy
+(and on directml where it is available, ``tests/directml`` holds the differential
+fuzz); the rules of each operator's own raise InvalidDescError naming the member.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dmlops
+from dmlops.descs import desc_class, desc_from_json
+from dmlops.descs.data_movement import GENERIC_OPERATORS, check_rules, padding_indices, padding_value
+from dmlops.enums import TensorDataType
+from dmlops.errors import InvalidDescError
+from dmlops.ops import data_movement as ops
+from dmlops.reference.data_movement import OPERATORS, cast_array
+
+BACKENDS = ["numpy", pytest.param("directml", marks=pytest.mark.directml)]
+
+
+@pytest.fixture(params=BACKENDS)
+def on(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    if name == "directml":
+        from dmlops.backends import load_backend
+        from dmlops.errors import BackendUnavailableError
+
+        try:
+            load_backend(name)
+        except BackendUnavailableError as exc:
+            pytest.skip(str(exc))
+    return name
+
+
+def run(op: str, desc: dict[str, Any], inputs: dict[str, Any], on: str = "numpy") -> dict[str, np.ndarray]:
+    d = desc_from_json(op, desc)
+    d.validate()
+    check_rules(d)
+    tensors = d.tensors()
+    arrays = {m: np.asarray(v, dtype=tensors[m].dtype).reshape(tensors[m].sizes) for m, v in inputs.items()}
+    return dmlops.execute(d, arrays, backend=on)
+
+
+def t(dtype: str, sizes: list[int]) -> dict[str, Any]:
+    return {"DataType": dtype, "Sizes": sizes}
+
+
+def rejected(op: str, desc: dict[str, Any], member: str) -> None:
+    d = desc_from_json(op, desc)
+    with pytest.raises(InvalidDescError, match=re.escape(f"{d.dml_name}.{member}")):
+        d.validate()
+        check_rules(d)
+
+
+# -- the family ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(GENERIC_OPERATORS))
+def test_claimed_for_numpy_and_directml(name: str) -> None:
+    cls = desc_class(name)
+    assert cls.family == "data_movement"
+    assert cls.backends == ("numpy", "directml")
+    assert name in OPERATORS
+
+
+def test_gather_and_slice1_keep_their_classes() -> None:
+    assert desc_class("GATHER").__name__ == "GatherDesc"
+    assert desc_class("SLICE1").__name__ == "Slice1Desc"
+
+
+def test_cpu_refuses_with_unsupported() -> None:
+    d = desc_from_json("TILE", {"InputTensor": t("FLOAT32", [2]), "OutputTensor": t("FLOAT32", [4]), "Repeats": [2]})
+    with pytest.raises(dmlops.UnsupportedError):
+        dmlops.execute(d, {"InputTensor": np.zeros(2, np.float32)}, backend="cpu")
+
+
+# -- CAST ------------------------------------------------------------------------------
+
+CAST_TABLE = [
+    # float -> integer: truncate, NaN -> 0, saturate
+    (
+        "FLOAT32",
+        "INT8",
+        [np.nan, np.inf, -np.inf, 2.7, -2.7, 127.5, 128.0, -129.0, 3e9],
+        [0, 127, -128, 2, -2, 127, 127, -128, 127],
+    ),
+    ("FLOAT32", "UINT8", [np.nan, -1.0, -0.5, 255.9, 256.0, 1e30], [0, 0, 0, 255, 255, 255]),
+    ("FLOAT32", "INT32", [2.0**31, -(2.0**31), -3e9, np.nan, 16777217.0], [2**31 - 1, -(2**31), -(2**31), 0, 16777216]),
+    ("FLOAT32", "UINT32", [2.0**31, 4294967040.0, 2.0**32, -5.0], [2**31, 4294967040, 2**32 - 1, 0]),
+    # integers through a 32-bit register: bits kept at 32 bits, saturated below
+    ("INT32", "UINT32", [-1, -(2**31)], [2**32 - 1, 2**31]),
+    ("UINT32", "INT32", [2**32 - 1, 2**31], [-1, -(2**31)]),
+    ("UINT32", "INT8", [2**32 - 1, 2**31, 2**31 - 1, 200], [-1, -128, 127, 127]),
+    ("INT32", "UINT8", [-1, -129, 256, 77], [255, 255, 255, 77]),
+    ("INT8", "UINT8", [-1, -128, 5], [255, 255, 5]),
+    ("UINT8", "INT8", [255, 128, 127], [127, 127, 127]),
+    ("INT8", "UINT32", [-128, -1], [2**32 - 128, 2**32 - 1]),
+    # into floats: round to nearest even
+    ("INT32", "FLOAT32", [16777217, 16777219, 2**31 - 1], [16777216.0, 16777220.0, 2.0**31]),
+    ("UINT32", "FLOAT32", [2**32 - 1], [2.0**32]),
+    # 64-bit (unmeasurable on this stack: the same rules with a 64-bit register)
+    ("INT64", "INT32", [2**40, -(2**40), -5], [2**31 - 1, -(2**31), -5]),
+    ("INT64", "UINT64", [-1], [2**64 - 1]),
+    ("UINT64", "INT8", [2**64 - 1, 2**63], [-1, -128]),
+    ("FLOAT64", "INT64", [np.nan, 1e300, -1e300, -2.5], [0, 2**63 - 1, -(2**63), -2]),
+    ("FLOAT64", "UINT64", [1e300, 2.0**63, -1.0], [2**64 - 1, 2**63, 0]),
+    ("FLOAT64", "FLOAT32", [1.0 + 2.0**-24, 1e300], [1.0, np.inf]),
+]
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "x", "want"), CAST_TABLE, ids=[f"{a}-{b}-{i}" for i, (a, b, *_) in enumerate(CAST_TABLE)]
+)
+def test_cast_hand_worked(src: str, dst: str, x: list[Any], want: list[Any]) -> None:
+    src_t, dst_t = TensorDataType.from_any(src), TensorDataType.from_any(dst)
+    got = cast_array(np.array(x, dtype=src_t.numpy_dtype), dst_t.numpy_dtype)
+    assert got.dtype == dst_t.numpy_dtype
+    assert got.tolist() == np.array(want, dtype=dst_t.numpy_dtype).tolist()
+
+
+def test_cast_float_keeps_bits() -> None:
+    x = np.array([0x7FC00001, 0xFF800000, 0x80000000, 1], dtype=np.uint32).view(np.float32)
+    assert cast_array(x, np.dtype(np.float32)).view(np.uint32).tolist() == x.view(np.uint32).tolist()
+
+
+def test_cast_functional(on: str) -> None:
+    got = ops.cast(np.array([[1.5, -300.0, 70000.0]], np.float32), np.int8, backend=on)
+    assert got.dtype == np.int8 and got.tolist() == [[1, -128, 127]]
+
+
+def test_cast_sizes_must_match() -> None:
+    rejected("CAST", {"InputTensor": t("FLOAT32", [3]), "OutputTensor": t("INT32", [4])}, "OutputTensor.Sizes")
+
+
+# -- SLICE -----------------------------------------------------------------------------
+
+
+def test_slice_page_example(on: str) -> None:
+    # the page's description: Offsets {0, 0, 0, 10}, Sizes {1, 1, 1, 5}, Strides {1, 1, 1, 2}
+    got = ops.slice(
+        np.arange(20, dtype=np.float32).reshape(1, 1, 1, 20), [0, 0, 0, 10], [1, 1, 1, 5], [1, 1, 1, 2], backend=on
+    )
+    assert got.tolist() == [[[[10, 12, 14, 16, 18]]]]
+
+
+def test_slice_2d_hand_worked(on: str) -> None:
+    x = np.arange(4 * 10, dtype=np.int32).reshape(4, 10)
+    got = ops.slice(x, [1, 3], [2, 3], [2, 3], backend=on)
+    assert got.tolist() == x[1:4:2, 3:10:3].tolist() == [[13, 16, 19], [33, 36, 39]]
+
+
+SLICE = {
+    "InputTensor": t("FLOAT32", [4, 10]),
+    "OutputTensor": t("FLOAT32", [2, 3]),
+    "Offsets": [1, 3],
+    "Sizes": [2, 3],
+    "Strides": [2, 3],
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "member"),
+    [
+        ({"Offsets": [1, 4]}, "Offsets[1]"),  # last read 4 + 2 * 3 = 10, past the input
+        ({"Strides": [0, 3]}, "Strides[0]"),
+        ({"Strides": [2**31, 3]}, "Strides[0]"),
+        ({"OutputTensor": t("FLOAT32", [2, 2])}, "Sizes[1]"),
+        ({"Offsets": [1], "Sizes": [2], "Strides": [2]}, "Offsets"),
+        ({"OutputTensor": t("INT32", [2, 3])}, "OutputTensor.DataType"),
+    ],
+)
+def test_slice_rules(change: dict[str, Any], member: str) -> None:
+    rejected("SLICE", {**SLICE, **change}, member)
+
+
+def test_slice_last_element_may_be_the_input_edge() -> None:
+    run("SLICE", {**SLICE, "Offsets": [1, 3]}, {"InputTensor": np.zeros(40)})
+    run(
+        "SLICE",
+        {
+            **SLICE,
+            "InputTensor": t("FLOAT32", [4, 10]),
+            "Offsets": [0, 1],
+            "Sizes": [1, 1],
+            "Strides": [2**31 - 1, 1],
+            "OutputTensor": t("FLOAT32", [1, 1]),
+        },
+        {"InputTensor": np.zeros(40)},
+    )
+
+
+# -- JOIN, SPLIT -----------------------------------------------------------------------
+
+JOIN2 = [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]
+
+
+def test_join_page_example_1(on: str) -> None:
+    got = run(
+        "JOIN",
+        {
+            "InputTensors": [t("FLOAT32", [1, 1, 2, 3]), t("FLOAT32", [1, 1, 2, 4])],
+            "OutputTensor": t("FLOAT32", [1, 1, 2, 7]),
+            "Axis": 3,
+        },
+        {"InputTensors[0]": [1, 2, 3, 4, 5, 6], "InputTensors[1]": [7, 8, 9, 10, 11, 12, 13, 14]},
+        on,
+    )["OutputTensor"]
+    assert got.reshape(2, 7).tolist() == [[1, 2, 3, 7, 8, 9, 10], [4, 5, 6, 11, 12, 13, 14]]
+
+
+@pytest.mark.parametrize(
+    ("axis", "sizes", "want"),
+    [
+        (1, [1, 3, 2, 2], list(range(1, 13))),
+        (2, [1, 1, 6, 2], list(range(1, 13))),
+        (3, [1, 1, 2, 6], [1, 2, 5, 6, 9, 10, 3, 4, 7, 8, 11, 12]),
+    ],
+)
+def test_join_page_example_2(axis: int, sizes: list[int], want: list[int], on: str) -> None:
+    desc = {"InputTensors": [t("FLOAT32", [1, 1, 2, 2])] * 3, "OutputTensor": t("FLOAT32", sizes), "Axis": axis}
+    got = run("JOIN", desc, {f"InputTensors[{k}]": JOIN2[k] for k in range(3)}, on)["OutputTensor"]
+    assert got.ravel().tolist() == want
+
+
+def test_split_inverts_join(on: str) -> None:
+    x = np.arange(2 * 7, dtype=np.uint8).reshape(2, 7)
+    a, b, c = ops.split(x, [3, 1, 3], axis=1, backend=on)
+    assert a.tolist() == x[:, :3].tolist() and b.tolist() == x[:, 3:4].tolist() and c.tolist() == x[:, 4:].tolist()
+    assert ops.join([a, b, c], axis=1, backend=on).tolist() == x.tolist()
+
+
+@pytest.mark.parametrize(
+    ("op", "desc", "member"),
+    [
+        (
+            "JOIN",
+            {"InputTensors": [t("INT32", [2, 3]), t("INT32", [2, 4])], "OutputTensor": t("INT32", [2, 8]), "Axis": 1},
+            "OutputTensor.Sizes[1]",
+        ),
+        (
+            "JOIN",
+            {"InputTensors": [t("INT32", [2, 3]), t("INT32", [3, 4])], "OutputTensor": t("INT32", [2, 7]), "Axis": 1},
+            "InputTensors[1].Sizes[0]",
+        ),
+        ("JOIN", {"InputTensors": [t("INT32", [2, 3])], "OutputTensor": t("INT32", [2, 3]), "Axis": 2}, "Axis"),
+        ("JOIN", {"InputTensors": [], "OutputTensor": t("INT32", [2, 3]), "Axis": 0}, "InputTensors"),
+        (
+            "SPLIT",
+            {"InputTensor": t("INT32", [2, 8]), "OutputTensors": [t("INT32", [2, 3]), t("INT32", [2, 4])], "Axis": 1},
+            "InputTensor.Sizes[1]",
+        ),
+        (
+            "SPLIT",
+            {"InputTensor": t("INT32", [2, 7]), "OutputTensors": [t("INT32", [2, 3]), t("INT32", [1, 4])], "Axis": 1},
+            "OutputTensors[1].Sizes[0]",
+        ),
+        ("SPLIT", {"InputTensor": t("INT32", [2, 7]), "OutputTensors": [t("INT32", [2, 7])], "Axis": 5}, "Axis"),
+    ],
+)
+def test_join_split_rules(op: str, desc: dict[str, Any], member: str) -> None:
+    rejected(op, desc, member)
+
+
+# -- PADDING, PADDING1 -----------------------------------------------------------------
+
+PAD_IN = [[1, 2, 3, 4], [5, 6, 7, 8], [1, 2, 3, 4], [5, 6, 7, 8]]
+PAD_EXPECTED = {
+    "CONSTANT": [
+        [9] * 10,
+        [9, 9, 1, 2, 3, 4, 9, 9, 9, 9],
+        [9, 9, 5, 6, 7, 8, 9, 9, 9, 9],
+        [9, 9, 1, 2, 3, 4, 9, 9, 9, 9],
+        [9, 9, 5, 6, 7, 8, 9, 9, 9, 9],
+        [9] * 10,
+        [9] * 10,
+        [9] * 10,
+    ],
+    "EDGE": [
+        [1, 1, 1, 2, 3, 4, 4, 4, 4, 4],
+        [1, 1, 1, 2, 3, 4, 4, 4, 4, 4],
+        [5, 5, 5, 6, 7, 8, 8, 8, 8, 8],
+        [1, 1, 1, 2, 3, 4, 4, 4, 4, 4],
+    ]
+    + [[5, 5, 5, 6, 7, 8, 8, 8, 8, 8]] * 4,
+    "REFLECTION": [[7, 6, 5, 6, 7, 8, 7, 6, 5, 6], [3, 2, 1, 2, 3, 4, 3, 2, 1, 2]] * 4,
+    "SYMMETRIC": [
+        [2, 1, 1, 2, 3, 4, 4, 3, 2, 1],
+        [2, 1, 1, 2, 3, 4, 4, 3, 2, 1],
+        [6, 5, 5, 6, 7, 8, 8, 7, 6, 5],
+        [2, 1, 1, 2, 3, 4, 4, 3, 2, 1],
+        [6, 5, 5, 6, 7, 8, 8, 7, 6, 5],
+        [6, 5, 5, 6, 7, 8, 8, 7, 6, 5],
+        [2, 1, 1, 2, 3, 4, 4, 3, 2, 1],
+        [6, 5, 5, 6, 7, 8, 8, 7, 6, 5],
+    ],
+    # hand-worked (the page has no WRAP example): rows -1, 0..3, 4, 5, 6 -> 3, 0..3, 0, 1, 2
+    "WRAP": [
+        [7, 8, 5, 6, 7, 8, 5, 6, 7, 8],
+        [3, 4, 1, 2, 3, 4, 1, 2, 3, 4],
+        [7, 8, 5, 6, 7, 8, 5, 6, 7, 8],
+        [3, 4, 1, 2, 3, 4, 1, 2, 3, 4],
+        [7, 8, 5, 6, 7, 8, 5, 6, 7, 8],
+        [3, 4, 1, 2, 3, 4, 1, 2, 3, 4],
+        [7, 8, 5, 6, 7, 8, 5, 6, 7, 8],
+        [3, 4, 1, 2, 3, 4, 1, 2, 3, 4],
+    ],
+}
+
+
+@pytest.mark.parametrize("op", ["PADDING", "PADDING1"])
+@pytest.mark.parametrize("mode", list(PAD_EXPECTED))
+def test_padding_page_examples(op: str, mode: str, on: str) -> None:
+    # PADDING1's Examples 1 to 4 (WRAP hand-worked); PADDING reads the same
+    desc: dict[str, Any] = {
+        "InputTensor": t("FLOAT32", [1, 1, 4, 4]),
+        "OutputTensor": t("FLOAT32", [1, 1, 8, 10]),
+        "PaddingMode": mode,
+        "PaddingValue": 9,
+        "StartPadding": [0, 0, 1, 2],
+        "EndPadding": [0, 0, 3, 4],
+    }
+    if op == "PADDING1":
+        desc["PaddingValueDataType"] = "FLOAT32"
+    got = run(op, desc, {"InputTensor": PAD_IN}, on)["OutputTensor"]
+    assert got[0, 0].tolist() == PAD_EXPECTED[mode]
+
+
+@pytest.mark.parametrize(
+    ("mode", "want"),
+    [
+        # padding wider than the input keeps folding (n = 3, 7 before and 7 after)
+        ("REFLECTION", [1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1]),
+        ("SYMMETRIC", [0, 0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0, 1, 2, 2]),
+        ("WRAP", [2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0]),
+        ("EDGE", [0] * 7 + [0, 1, 2] + [2] * 7),
+        ("CONSTANT", [-1] * 7 + [0, 1, 2] + [-1] * 7),
+    ],
+)
+def test_padding_indices_fold_periodically(mode: str, want: list[int]) -> None:
+    assert padding_indices(mode, 3, 7, 7).tolist() == want
+
+
+def test_reflection_of_one_element_repeats_it() -> None:
+    assert padding_indices("REFLECTION", 1, 2, 3).tolist() == [0] * 6
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value", "want"),
+    [
+        # DirectML converts PADDING's FLOAT on the host: low bits of x86 truncation, no saturation
+        ("INT8", 177.9, -79),
+        ("INT8", -129.5, 127),
+        ("UINT8", -1.5, 255),
+        ("INT8", float("nan"), 0),
+        ("INT32", float("nan"), -(2**31)),
+        ("INT32", 3e9, -(2**31)),
+        ("UINT32", 3e9, 3000000000),
+        ("UINT32", -3e9, 1294967296),
+        ("UINT32", float("inf"), 0),
+        ("INT64", float("-inf"), -(2**63)),
+        ("UINT64", 1.5 * 2**63, 13835058055282163712),
+        ("UINT64", -1.5, 2**64 - 1),
+        ("UINT64", float("nan"), 2**63),
+        ("FLOAT64", 177.9, float(np.float32(177.9))),
+    ],
+)
+def test_padding_value_conversion(dtype: str, value: float, want: Any) -> None:
+    got = padding_value(value, TensorDataType.from_any(dtype))
+    assert got.dtype == TensorDataType.from_any(dtype).numpy_dtype and got == want
+
+
+def test_padding_functional(on: str) -> None:
+    x = np.array([1, 2, 3], np.float32)
+    assert ops.padding(x, [2], [1], padding_mode="REFLECTION", backend=on).tolist() == [3, 2, 1, 2, 3, 2]
+    assert ops.padding(x, [1], [0], padding_value=-0.5, backend=on).tolist() == [-0.5, 1, 2, 3]
+    got = ops.padding1(np.array([[1, 2]], np.int64), [1, 0], [0, 1], padding_value=-7, backend=on)
+    assert got.tolist() == [[-7, -7, -7], [1, 2, -7]]
+
+
+PAD = {
+    "InputTensor": t("INT32", [2, 3]),
+    "OutputTensor": t("INT32", [3, 5]),
+    "PaddingMode": "EDGE",
+    "PaddingValue": 0,
+    "StartPadding": [1, 0],
+    "EndPadding": [0, 2],
+}
+
+
+@pytest.mark.parametrize(
+    ("op", "change", "member"),
+    [
+        ("PADDING", {"OutputTensor": t("INT32", [3, 6])}, "OutputTensor.Sizes[1]"),
+        ("PADDING", {"StartPadding": [1], "EndPadding": [0]}, "StartPadding"),
+        ("PADDING", {"PaddingMode": "WRAP"}, "PaddingMode"),  # at 6_3: WRAP is 6_4
+        ("PADDING1", {"PaddingValueDataType": "UINT32"}, "PaddingValueDataType"),
+        ("PADDING1", {"OutputTensor": t("INT32", [2, 5])}, "OutputTensor.Sizes[0]"),
+    ],
+)
+def test_padding_rules(op: str, change: dict[str, Any], member: str) -> None:
+    desc = {**PAD, **change}
+    if op == "PADDING1":
+        desc.setdefault("PaddingValueDataType", "INT32")
+    d = desc_from_json(op, desc)
+    with pytest.raises(InvalidDescError, match=re.escape(f"{d.dml_name}.{member}")):
+        d.validate("6_3" if member == "PaddingMode" else None)
+        check_rules(d)
+
+
+# -- TILE ------------------------------------------------------------------------------
+
+
+def test_tile_page_example(on: str) -> None:
+    got = ops.tile(np.array([[1, 2], [3, 4]], np.float32), [1, 2], backend=on)
+    assert got.tolist() == [[1, 2, 1, 2], [3, 4, 3, 4]]
+
+
+def test_tile_hand_worked(on: str) -> None:
+    got = ops.tile(np.array([[1], [2]], np.uint32), [2, 3], backend=on)
+    assert got.tolist() == [[1, 1, 1], [2, 2, 2], [1, 1, 1], [2, 2, 2]]
+
+
+@pytest.mark.parametrize(
+    ("change", "member"),
+    [
+        ({"OutputTensor": t("FLOAT32", [4, 8])}, "OutputTensor.Sizes[1]"),
+        ({"Repeats": [2, 0], "OutputTensor": t("FLOAT32", [4, 3])}, "Repeats[1]"),
+        ({"Repeats": [2, 3, 1]}, "Repeats"),
+    ],
+)
+def test_tile_rules(change: dict[str, Any], member: str) -> None:
+    rejected(
+        "TILE",
+        {"InputTensor": t("FLOAT32", [2, 3]), "OutputTensor": t("FLOAT32", [4, 9]), "Repeats": [2, 3], **change},
+        member,
+    )
+
+
+# -- strided inputs and outputs ---------------------------------------------------------------
+
+
+def test_strided_input_and_output_on_numpy() -> None:
+    from dmlops.tensor import TensorDesc
+
+    x = np.arange(24, dtype=np.float32)
+    d = desc_from_json(
+        "TILE",
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3], "Strides": [1, 2]},  # transposed read
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2, 6], "Strides": [7, 1]},
+            "Repeats": [1, 2],
+        },
+    )
+    out = np.full(14, -1, np.float32)
+    dmlops.execute(d, {"InputTensor": x[:6]}, outputs={"OutputTensor": out}, backend="numpy")
+    assert out.tolist() == [0, 2, 4, 0, 2, 4, -1, 1, 3, 5, 1, 3, 5, -1]
+    assert isinstance(d.input_tensor, TensorDesc)
