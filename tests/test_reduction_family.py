@@ -53,10 +53,23 @@ def test_argmax_page_examples(axes: list[int], expected: Any) -> None:
     np.testing.assert_array_equal(got, np.array(expected))
 
 
+@pytest.mark.parametrize(
+    ("axes", "expected"),
+    [([0], [[0, 1, 2]]), ([1], [[0], [1], [0]]), ([0, 1], [[4]])],
+    ids=["example1-columns", "example2-rows", "example3-all"],
+)
+def test_argmin_page_examples(axes: list[int], expected: Any) -> None:
+    np.testing.assert_array_equal(dmlops.argmin(ARGMAX_3X3, axes=axes), np.array(expected))
+    np.testing.assert_array_equal(dmlops.reduce(ARGMAX_3X3, "ARGMIN", axes=axes), np.array(expected))
+
+
 def test_argmax_page_tie_examples() -> None:
     x = np.array([3, 2, 1, 2, 3], np.float32)
     assert dmlops.argmax(x, axes=[0], axis_direction="INCREASING")[0] == 0
     assert dmlops.argmax(x, axes=[0], axis_direction="DECREASING")[0] == 4
+    y = np.array([1, 2, 3, 2, 1], np.float32)
+    assert dmlops.argmin(y, axes=[0], axis_direction="INCREASING")[0] == 0
+    assert dmlops.argmin(y, axes=[0], axis_direction="DECREASING")[0] == 4
 
 
 @pytest.mark.parametrize(
