@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 from .._numpy_io import store
 from ..descs import elementwise as rules
 from ..enums import FeatureLevel, TensorDataType
-from ._copy import _executor, thread_count
+from ._copy import _executor, copy_into, thread_count
 from ._elementwise_rules import FUSED, LOG_SOFTMAX_MIN_SUM, RULES, scale_bias, unsupported
 
 Array = NDArray[Any]
@@ -292,6 +292,16 @@ def _identity(desc: Any, xs: list[Array], out: Array) -> Plan | None:
         bits = np.dtype(f"u{out.dtype.itemsize}")
         return (lambda o, t: np.copyto(o.view(bits), t[0].view(bits))), True
     return (lambda o, t: np.copyto(o, t[0])), True
+
+
+def _plain_copy(desc: Any, name: str, xs: list[Any], out: Array) -> bool:
+    """IDENTITY without ScaleBias: the data-movement copy (one thread when contiguous, bits kept)."""
+    if name not in ("ELEMENT_WISE_IDENTITY", "ACTIVATION_IDENTITY") or _scale_bias_of(desc) is not None:
+        return False
+    if xs[0].dtype != out.dtype:
+        return False
+    copy_into(out, xs[0])
+    return True
 
 
 def _binary(fn: Callable[..., Any], chars: str = "efd") -> Planner:
@@ -596,6 +606,8 @@ def run_elementwise(
     xs = [x.copy() if x is not None and not s and np.may_share_memory(out, x) else x for x, s in zip(xs, same)]
     if name in _ROWS:
         _run_rows(desc, name, xs[0], out, data_type)
+        return
+    if _plain_copy(desc, name, xs, out):
         return
     planner = _FAST.get(name)
     plan = planner(desc, xs, out) if planner is not None else None
