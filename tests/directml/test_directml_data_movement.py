@@ -4,7 +4,7 @@ A seeded differential fuzz per generic operator (``CAMPAIGN``): random descs (ra
 to 5, last dimensions mostly not divisible by 4, every data type this stack runs, every
 mode enum value, strided and broadcast inputs, strided outputs), adversarial values
 (NaN, +-inf, +-0, halves, integer extremes) and a share of invalid descs. A desc dmlops
-rejects (``validate`` plus :func:`~dmlops.descs.data_movement.check_rules`) must be
+rejects (``validate``, with :func:`~dmlops.descs.data_movement.validate_generic`) must be
 rejected by DirectML's CreateOperator too, and one it accepts must be accepted; results
 compare bit for bit. CAST's float-to-integer results that are lavapipe's conversion (NaN
 and out-of-range values, see ``stack_conversion``) are left out, and cases DirectML
@@ -27,7 +27,7 @@ from _directml import directml  # noqa: F401  (fixture)
 
 import dmlops
 from dmlops.descs import desc_from_json
-from dmlops.descs.data_movement import GENERIC_OPERATORS, check_rules
+from dmlops.descs.data_movement import GENERIC_OPERATORS
 from dmlops.descs.generic import GenericDesc
 from dmlops.directml import create_operator
 from dmlops.errors import DirectMLRejectedDescError, DirectMLStackLimitError, InvalidDescError
@@ -38,6 +38,7 @@ pytestmark = [pytest.mark.directml, pytest.mark.usefixtures("directml")]
 CASES = int(os.environ.get("DMLOPS_DATA_MOVEMENT_CASES", "12"))
 RUNNABLE = ("FLOAT32", "FLOAT64", "INT8", "UINT8", "INT32", "UINT32", "INT64", "UINT64")
 """The data types this stack runs (FLOAT16, INT16 and UINT16 are refused here)."""
+FILL_TYPES = ("FLOAT32", "INT8", "UINT8", "INT32", "UINT32")
 MODES = ("CONSTANT", "EDGE", "REFLECTION", "SYMMETRIC", "WRAP")
 
 
@@ -230,6 +231,41 @@ def make_desc(op: str, rng: np.random.Generator) -> dict[str, Any]:
             else:
                 out[i] += 1
         return {"InputTensor": _t(dt, sizes), "OutputTensor": _t(dt, out), "Repeats": repeats}
+    if op.startswith("FILL_VALUE"):
+        # the types the page's (and dmlops's) support row names; DirectML also accepts 64-bit ones
+        dt = str(rng.choice(FILL_TYPES))
+        sizes = _sizes(rng, rank, 8)
+        desc = {"OutputTensor": _t(dt, sizes), "ValueDataType": dt}
+        members = ["Value"] if op == "FILL_VALUE_CONSTANT" else ["ValueStart", "ValueDelta"]
+        for m in members:
+            v = values(dt, (1,), rng)[0]
+            desc[m] = float(v) if v.dtype.kind == "f" else int(v)
+        if bad:
+            other = str(rng.choice([t for t in FILL_TYPES if t != dt]))
+            desc["ValueDataType"] = other
+            for m in members:
+                desc[m] = 1.0 if other.startswith("FLOAT") else 1
+        return desc
+    if op.startswith(("DEPTH_TO_SPACE", "SPACE_TO_DEPTH")):
+        b = int(rng.integers(1, 4))
+        n, c, h, w = (int(v) for v in rng.integers(1, 4, 4))
+        if op.startswith("DEPTH_TO_SPACE"):
+            in_sizes, out_sizes = [n, c * b * b, h, w], [n, c, h * b, w * b]
+        else:
+            in_sizes, out_sizes = [n, c, h * b, w * b], [n, c * b * b, h, w]
+        if bad:
+            kind = int(rng.integers(3))
+            if kind == 0:
+                b = 0
+            elif kind == 1:
+                out_sizes[int(rng.integers(1, 4))] += 1
+            else:
+                in_sizes[1 if op.startswith("DEPTH") else 3] += 1
+                b = max(b, 2)
+        desc = {"InputTensor": _t(dt, in_sizes), "OutputTensor": _t(dt, out_sizes), "BlockSize": b}
+        if op.endswith("1"):
+            desc["Order"] = str(rng.choice(["DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH"]))
+        return desc
     raise AssertionError(op)
 
 
@@ -288,8 +324,7 @@ def logical_input(t: TensorDesc, rng: np.random.Generator) -> np.ndarray:
 
 def dmlops_accepts(desc: GenericDesc) -> bool:
     try:
-        desc.validate()
-        check_rules(desc)
+        desc.validate()  # the operator's own rules included (descs.data_movement.validate_generic)
     except InvalidDescError:
         return False
     return True

@@ -9,10 +9,9 @@ DirectML's flat address clamp, erratum E41), and its strict-mode check
 
 The other operators of the family (``GENERIC_OPERATORS``: CAST, SLICE, JOIN, SPLIT,
 PADDING, PADDING1, TILE, ...) keep the generic descs made from their catalogue rows
-(:mod:`.generic`); :func:`claim` gives them this family, and :func:`check_rules` holds
-the rules of their own that each page states, checked against DirectML 1.15.4's
-CreateOperator (DirectML wins where they differ). Generic descs do not call it yet
-from ``validate()``; the backends of this family call it before computing.
+(:mod:`.generic`); :func:`claim` gives them this family, and :func:`validate_generic`
+(which their ``validate()`` calls) holds the rules of their own that each page states,
+checked against DirectML 1.15.4's CreateOperator (DirectML wins where they differ).
 
 Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
 
@@ -577,7 +576,10 @@ class Slice1Desc(OperatorDesc):
 
 FAMILY = "data_movement"
 
-GENERIC_OPERATORS: frozenset[str] = frozenset("CAST SLICE JOIN SPLIT PADDING PADDING1 TILE".split())
+GENERIC_OPERATORS: frozenset[str] = frozenset(
+    """CAST SLICE JOIN SPLIT PADDING PADDING1 TILE FILL_VALUE_CONSTANT FILL_VALUE_SEQUENCE
+    DEPTH_TO_SPACE DEPTH_TO_SPACE1 SPACE_TO_DEPTH SPACE_TO_DEPTH1""".split()
+)
 """The operators of this family that keep their generic descs and run on numpy
 (``reference/data_movement.py``'s ``OPERATORS``) and directml."""
 
@@ -761,6 +763,45 @@ def _check_tile(desc: Any) -> None:
             )
 
 
+def _check_value_type(desc: Any) -> None:
+    value_type = desc.value_data_type
+    if value_type != desc.output_tensor.data_type:
+        raise desc.invalid(
+            "ValueDataType", f"must equal OutputTensor.DataType ({desc.output_tensor.data_type.name})", value_type
+        )
+
+
+def depth_space_sizes(operator: str, sizes: tuple[int, ...], block: int) -> tuple[int, ...]:
+    """The output sizes of DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1) for input ``sizes`` (N, C, H, W)."""
+    n, c, h, w = sizes
+    if operator.startswith("DEPTH_TO_SPACE"):
+        return (n, c // (block * block), h * block, w * block)
+    return (n, c * block * block, h // block, w // block)
+
+
+def _check_depth_space(desc: Any) -> None:
+    block = desc.block_size
+    if block < 1:
+        raise desc.invalid("BlockSize", "must be at least 1", block)
+    _, c, h, w = desc.input_tensor.sizes
+    if desc.operator_type.name.startswith("DEPTH_TO_SPACE"):
+        if c % (block * block):
+            raise desc.invalid(
+                "InputTensor.Sizes[1]",
+                f"the channel count must be a multiple of BlockSize * BlockSize ({block * block})",
+                c,
+            )
+    else:
+        for i, (name, v) in enumerate((("height", h), ("width", w)), start=2):
+            if v % block:
+                raise desc.invalid(
+                    f"InputTensor.Sizes[{i}]", f"the {name} must be a multiple of BlockSize ({block})", v
+                )
+    want = depth_space_sizes(desc.operator_type.name, desc.input_tensor.sizes, block)
+    if desc.output_tensor.sizes != want:
+        raise desc.invalid("OutputTensor.Sizes", f"must be {dims_text(want)}", dims_text(desc.output_tensor.sizes))
+
+
 _RULES: dict[str, Any] = {
     "CAST": lambda desc: None,  # any pair of data types; same Sizes (the page's constraint)
     "SLICE": _check_slice,
@@ -769,13 +810,27 @@ _RULES: dict[str, Any] = {
     "PADDING": _check_padding,
     "PADDING1": _check_padding,
     "TILE": _check_tile,
+    "FILL_VALUE_CONSTANT": _check_value_type,
+    "FILL_VALUE_SEQUENCE": _check_value_type,
+    "DEPTH_TO_SPACE": _check_depth_space,
+    "DEPTH_TO_SPACE1": _check_depth_space,
+    "SPACE_TO_DEPTH": _check_depth_space,
+    "SPACE_TO_DEPTH1": _check_depth_space,
 }
 
 
 def check_rules(desc: Any) -> None:
     """The rules of a generic data movement operator's own: InvalidDescError naming ``STRUCT.Member``.
 
-    Beside the structural and page-fact checks of ``desc.validate()``; checked against
-    DirectML 1.15.4's CreateOperator (tests/directml/test_directml_data_movement.py).
+    Beside the structural and page-fact checks of ``desc.validate()``, which calls this
+    through :func:`validate_generic`; checked against DirectML 1.15.4's CreateOperator
+    (tests/directml/test_directml_data_movement.py).
     """
-    _RULES[desc.operator_type.name](desc)
+    rule = _RULES.get(desc.operator_type.name)
+    if rule is not None:
+        rule(desc)
+
+
+def validate_generic(desc: Any, level: FeatureLevel) -> None:
+    """The hook :class:`~dmlops.descs.generic.GenericDesc` calls from ``validate()``: :func:`check_rules`."""
+    check_rules(desc)

@@ -1,4 +1,4 @@
-"""The functional API of the data movement family: gather, slice1, cast, slice, join, split, padding, padding1, tile.
+"""The functional API of the data movement family: gather, slice1 and the generic operators.
 
 GATHER
 ------
@@ -10,7 +10,9 @@ SLICE1
 
 The generic operators
 ---------------------
-``cast``, ``slice``, ``join``, ``split``, ``padding``, ``padding1``, ``tile``: each
+``cast``, ``slice``, ``join``, ``split``, ``padding``, ``padding1``, ``tile``,
+``fill_value_constant``, ``fill_value_sequence``, ``depth_to_space(1)``,
+``space_to_depth(1)``: each
 builds its operator's generic desc from arrays (packed tensors of the arrays' shapes),
 members as keyword arguments named after the DML member in snake case, and executes
 it; ``split`` returns a list of arrays.
@@ -26,7 +28,7 @@ import numpy as np
 
 from ..backends import DEFAULT_BACKEND, execute
 from ..descs import desc_class
-from ..descs.data_movement import GatherDesc, Slice1Desc, check_rules, gather_full_sizes
+from ..descs.data_movement import GatherDesc, Slice1Desc, depth_space_sizes, gather_full_sizes
 from ..enums import FeatureLevel, TensorDataType
 from ..errors import DescTypeError, InvalidDescError, TensorMismatchError
 from ..tensor import TensorDesc
@@ -290,10 +292,9 @@ def _run(
     feature_level: FeatureLevel | str | None,
     out: Any = None,
 ) -> Any:
-    """Make the generic desc, check its rules in DML terms, execute, return the one output."""
+    """Make the generic desc, validate it (its own rules included), execute, return the one output."""
     desc: Any = desc_class(operator)(**members)
     desc.validate(feature_level)
-    check_rules(desc)
     return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)
 
 
@@ -427,7 +428,6 @@ def split(
     split_class: Any = desc_class("SPLIT")
     desc = split_class(input_tensor=tensor, output_tensors=outputs, axis=axis)
     desc.validate(feature_level)
-    check_rules(desc)
     result = execute(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level)
     return [result[f"OutputTensors[{k}]"] for k in range(len(outputs))]
 
@@ -545,3 +545,181 @@ def tile(
     sizes = [n * r for n, r in zip(tensor.sizes, reps)] if len(reps) == len(tensor.sizes) else tensor.sizes
     members = {"input_tensor": tensor, "output_tensor": tensor.with_sizes(sizes), "repeats": reps}
     return _run("TILE", members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+
+
+def fill_value_constant(
+    shape: Sequence[int],
+    value: float | int,
+    dtype: Any = np.float32,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_FILL_VALUE_CONSTANT: an array of ``shape`` and ``dtype`` holding ``value``.
+
+    Examples
+    --------
+    >>> from dmlops.ops.data_movement import fill_value_constant
+    >>> fill_value_constant([2, 3], -4, "INT8")
+    array([[-4, -4, -4],
+           [-4, -4, -4]], dtype=int8)
+    """
+    tensor = _output_tensor(shape, dtype, "fill_value_constant")
+    members = {"output_tensor": tensor, "value_data_type": tensor.data_type, "value": value}
+    return _run("FILL_VALUE_CONSTANT", members, {}, backend=backend, feature_level=feature_level, out=out)
+
+
+def fill_value_sequence(
+    shape: Sequence[int],
+    value_start: float | int,
+    value_delta: float | int,
+    dtype: Any = np.float32,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_FILL_VALUE_SEQUENCE: element ``i`` (row-major) is ``value_start + i * value_delta``.
+
+    Floats in float32 steps (``float32(i) * delta + start``, two roundings); integers
+    with 32-bit wrap-around, the low bits stored. ``value_start`` and ``value_delta``
+    must fit ``dtype`` (a negative step of an unsigned type is its wrapped value: 254 for
+    -2 in UINT8).
+
+    Examples
+    --------
+    The page's examples:
+
+    >>> from dmlops.ops.data_movement import fill_value_sequence
+    >>> fill_value_sequence([1, 1, 1, 3], 3, 2)
+    array([[[[3., 5., 7.]]]], dtype=float32)
+    >>> fill_value_sequence([1, 1, 2, 2], 10, 254, "UINT8")
+    array([[[[10,  8],
+             [ 6,  4]]]], dtype=uint8)
+    """
+    tensor = _output_tensor(shape, dtype, "fill_value_sequence")
+    members = {
+        "output_tensor": tensor,
+        "value_data_type": tensor.data_type,
+        "value_start": value_start,
+        "value_delta": value_delta,
+    }
+    return _run("FILL_VALUE_SEQUENCE", members, {}, backend=backend, feature_level=feature_level, out=out)
+
+
+def _output_tensor(shape: Sequence[int], dtype: Any, function: str) -> TensorDesc:
+    data_type = TensorDataType.from_any(dtype) if isinstance(dtype, str) else TensorDataType.from_numpy(np.dtype(dtype))
+    return TensorDesc(data_type=data_type, sizes=int_tuple(shape, function, "shape"))
+
+
+def _depth_space(
+    operator: str,
+    x: Any,
+    block_size: int,
+    order: Any,
+    backend: str,
+    feature_level: FeatureLevel | str | None,
+    out: Any,
+) -> Any:
+    name = operator.lower()
+    x = array_argument(x, name, "x")
+    check_out(out, name)
+    tensor = tensor_of(x, "x")
+    sizes = (
+        depth_space_sizes(operator, tensor.sizes, block_size) if len(tensor.sizes) == 4 and block_size else tensor.sizes
+    )
+    members: dict[str, Any] = {
+        "input_tensor": tensor,
+        "output_tensor": tensor.with_sizes(sizes),
+        "block_size": block_size,
+    }
+    if operator.endswith("1"):
+        members["order"] = order
+    return _run(operator, members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+
+
+def depth_to_space(
+    x: Any,
+    block_size: int,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_DEPTH_TO_SPACE: (N, C, H, W) -> (N, C / b², H b, W b), depth-column-row order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import depth_to_space
+    >>> depth_to_space(np.arange(4, dtype=np.int32).reshape(1, 4, 1, 1), 2)[0, 0]
+    array([[0, 1],
+           [2, 3]], dtype=int32)
+    """
+    return _depth_space("DEPTH_TO_SPACE", x, block_size, None, backend, feature_level, out)
+
+
+def depth_to_space1(
+    x: Any,
+    block_size: int,
+    *,
+    order: Any = "DEPTH_COLUMN_ROW",
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_DEPTH_TO_SPACE1: :func:`depth_to_space` with an Order (DEPTH_COLUMN_ROW or COLUMN_ROW_DEPTH).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import depth_to_space1
+    >>> x = np.arange(8, dtype=np.float32).reshape(1, 8, 1, 1)
+    >>> depth_to_space1(x, 2, order="COLUMN_ROW_DEPTH")[0, 1]
+    array([[4., 5.],
+           [6., 7.]], dtype=float32)
+    """
+    return _depth_space("DEPTH_TO_SPACE1", x, block_size, order, backend, feature_level, out)
+
+
+def space_to_depth(
+    x: Any,
+    block_size: int,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_SPACE_TO_DEPTH: (N, C, H, W) -> (N, C b², H / b, W / b), the inverse of :func:`depth_to_space`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import space_to_depth
+    >>> space_to_depth(np.arange(4, dtype=np.uint8).reshape(1, 1, 2, 2), 2).ravel()
+    array([0, 1, 2, 3], dtype=uint8)
+    """
+    return _depth_space("SPACE_TO_DEPTH", x, block_size, None, backend, feature_level, out)
+
+
+def space_to_depth1(
+    x: Any,
+    block_size: int,
+    *,
+    order: Any = "DEPTH_COLUMN_ROW",
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_SPACE_TO_DEPTH1: :func:`space_to_depth` with an Order, the inverse of :func:`depth_to_space1`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import depth_to_space1, space_to_depth1
+    >>> x = np.arange(16, dtype=np.int64).reshape(1, 8, 1, 2)
+    >>> bool((space_to_depth1(depth_to_space1(x, 2, order="COLUMN_ROW_DEPTH"), 2, order="COLUMN_ROW_DEPTH") == x).all())
+    True
+    """
+    return _depth_space("SPACE_TO_DEPTH1", x, block_size, order, backend, feature_level, out)

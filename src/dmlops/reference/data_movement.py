@@ -12,9 +12,9 @@ SLICE1 in NumPy: a strided view of the input (bit-exact data movement).
 
 The generic operators
 ---------------------
-Each checks its desc's own rules (:func:`~dmlops.descs.data_movement.check_rules`),
-then moves the elements bit-exactly; CAST converts by DirectML's rules (the module
-docstring of :mod:`dmlops.descs.data_movement`).
+Each moves the elements bit-exactly (its desc's own rules were checked by
+``validate()``); CAST converts by DirectML's rules (the module docstring of
+:mod:`dmlops.descs.data_movement`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from .._numpy_io import input_memory
 from ..descs.data_movement import (
     GatherDesc,
     Slice1Desc,
-    check_rules,
     gather_read_addresses,
     normalize_indices,
     padding_indices,
@@ -131,7 +130,6 @@ def compute_cast(
     desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, Array]:
     """``Output = cast(Input)`` element by element."""
-    check_rules(desc)
     return {"OutputTensor": cast_array(inputs["InputTensor"], desc.output_tensor.dtype)}
 
 
@@ -142,7 +140,6 @@ def compute_slice(
     desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, Array]:
     """``Output[o] = Input[Offsets + Strides * o]`` (SLICE1's window with positive strides)."""
-    check_rules(desc)
     x = inputs["InputTensor"]
     return {"OutputTensor": np.asarray(x[slice_window(desc.offsets, desc.strides, desc.sizes)])}
 
@@ -154,7 +151,6 @@ def compute_join(
     desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, Array]:
     """The inputs concatenated along ``Axis``, in order."""
-    check_rules(desc)
     parts = [inputs[f"InputTensors[{k}]"] for k in range(len(desc.input_tensors))]
     return {"OutputTensor": np.concatenate(parts, axis=desc.axis)}
 
@@ -163,7 +159,6 @@ def compute_split(
     desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, Array]:
     """Consecutive pieces of the input along ``Axis``, one per output, in order."""
-    check_rules(desc)
     x = inputs["InputTensor"]
     ends = np.cumsum([t.sizes[desc.axis] for t in desc.output_tensors])[:-1]
     return {f"OutputTensors[{k}]": part for k, part in enumerate(np.split(x, ends, axis=desc.axis))}
@@ -176,7 +171,6 @@ def compute_padding(
     desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, Array]:
     """Each output coordinate reads the input at :func:`padding_indices` per axis (or PaddingValue)."""
-    check_rules(desc)
     x = inputs["InputTensor"]
     mode = desc.padding_mode.name
     index = [padding_indices(mode, n, s, e) for n, s, e in zip(x.shape, desc.start_padding, desc.end_padding)]
@@ -200,8 +194,86 @@ def compute_tile(
     desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, Array]:
     """``Output[o] = Input[o mod InputTensor.Sizes]``."""
-    check_rules(desc)
     return {"OutputTensor": np.tile(inputs["InputTensor"], desc.repeats)}
+
+
+# -- FILL_VALUE_CONSTANT, FILL_VALUE_SEQUENCE -------------------------------------------
+
+
+def compute_fill_value_constant(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """Every output element is Value."""
+    return {"OutputTensor": np.full(desc.output_tensor.sizes, desc.value, dtype=desc.output_tensor.dtype)}
+
+
+def compute_fill_value_sequence(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """Element ``i`` (row-major) is ``ValueStart + i * ValueDelta``, as DirectML 1.15.4 computes it.
+
+    Floats: ``float32(i) * ValueDelta`` then ``+ ValueStart``, each rounded to float32 (no
+    running sum, no fused multiply-add: a delta of inf makes element 0 NaN). Integers:
+    32-bit wrap-around arithmetic, the low bits stored (INT8 120, 123, 126, -127...).
+    """
+    sizes = desc.output_tensor.sizes
+    dtype = desc.output_tensor.dtype
+    count = int(np.prod(sizes))
+    i = np.arange(count, dtype=np.int64)
+    if dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            step = i.astype(np.float32) * np.float32(desc.value_delta)
+            values = (step + np.float32(desc.value_start)).astype(dtype)
+    else:
+        bits = 8 * max(dtype.itemsize, 4)
+        mask = (1 << bits) - 1
+        start, delta = np.uint64(int(desc.value_start) & mask), np.uint64(int(desc.value_delta) & mask)
+        # uint64 arithmetic wraps modulo 2^64, which keeps the low 32 (or 64) bits exact
+        raw = (start + i.astype(np.uint64) * delta) & np.uint64(mask)
+        values = raw.astype(dtype)  # the low bits, two's complement
+    return {"OutputTensor": values.reshape(sizes)}
+
+
+# -- DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) -------------------------------------------------
+
+
+def compute_depth_to_space(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """Channels into ``BlockSize x BlockSize`` blocks: ``Input[n, c', h, w]`` to ``Output[n, c, h*b + i, w*b + j]``.
+
+    DEPTH_COLUMN_ROW (DEPTH_TO_SPACE, and DEPTH_TO_SPACE1's default): ``c' = (i * b + j)
+    * C_out + c``; COLUMN_ROW_DEPTH: ``c' = c * b * b + i * b + j``.
+    """
+    x = inputs["InputTensor"]
+    b = desc.block_size
+    n, c, h, w = x.shape
+    co = c // (b * b)
+    if _order(desc) == "DEPTH_COLUMN_ROW":
+        out = x.reshape(n, b, b, co, h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        out = x.reshape(n, co, b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return {"OutputTensor": out.reshape(n, co, h * b, w * b)}
+
+
+def compute_space_to_depth(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """The inverse of :func:`compute_depth_to_space` with the same BlockSize and Order."""
+    x = inputs["InputTensor"]
+    b = desc.block_size
+    n, c, h, w = x.shape
+    blocks = x.reshape(n, c, h // b, b, w // b, b)
+    if _order(desc) == "DEPTH_COLUMN_ROW":
+        out = blocks.transpose(0, 3, 5, 1, 2, 4)
+    else:
+        out = blocks.transpose(0, 1, 3, 5, 2, 4)
+    return {"OutputTensor": out.reshape(n, c * b * b, h // b, w // b)}
+
+
+def _order(desc: Any) -> str:
+    order = getattr(desc, "order", None)
+    return "DEPTH_COLUMN_ROW" if order is None else str(order.name)
 
 
 OPERATORS: dict[str, Callable[..., Any]] = {
@@ -214,5 +286,11 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "PADDING": compute_padding,
     "PADDING1": compute_padding,
     "TILE": compute_tile,
+    "FILL_VALUE_CONSTANT": compute_fill_value_constant,
+    "FILL_VALUE_SEQUENCE": compute_fill_value_sequence,
+    "DEPTH_TO_SPACE": compute_depth_to_space,
+    "DEPTH_TO_SPACE1": compute_depth_to_space,
+    "SPACE_TO_DEPTH": compute_space_to_depth,
+    "SPACE_TO_DEPTH1": compute_space_to_depth,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""
