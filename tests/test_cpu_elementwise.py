@@ -134,7 +134,10 @@ def test_every_reference_operator_runs_on_cpu() -> None:
 
 # -- layouts: strides, broadcasts, flat buffers, preallocated and aliased outputs -----------------------
 
-SHAPE = (3, 4, 50, 70)
+SHAPE = (3, 4, 70, 90)
+"""75,600 elements: past the cpu backend's threshold for threads and tiles (its small calls skip them)."""
+PITCH = 101
+"""The padded output's row pitch."""
 
 
 def _desc(operator: str, tensors: dict[str, tuple[str, tuple[int, ...] | None]], **attrs: Any) -> Any:
@@ -175,8 +178,8 @@ def test_strided_and_broadcast_layouts(operator: str, dtype_name: str, attrs: di
         b_strides, b_count = (0, 0, 0, 0), 1
     elif layout == "transposed":  # A stored (w, h, c, n)
         a_strides = (1, n, n * c, n * c * h)
-    else:  # the output rows padded to 80 elements
-        o_strides = (c * h * 80, h * 80, 80, 1)
+    else:  # the output rows padded to PITCH elements
+        o_strides = (c * h * PITCH, h * PITCH, PITCH, 1)
     desc = _desc(
         operator,
         {
@@ -191,7 +194,7 @@ def test_strided_and_broadcast_layouts(operator: str, dtype_name: str, attrs: di
     if operator == "ELEMENT_WISE_ATAN_YX":
         a, b = (np.where(np.isfinite(v), v, 1).astype(dtype) for v in (a, b))
     inputs = {"ATensor": a, "BTensor": b}
-    out_count = n * c * h * 80 if o_strides else n * c * h * w
+    out_count = n * c * h * PITCH if o_strides else n * c * h * w
     expected_buffer = np.full(out_count, 7, dtype)
     got_buffer = expected_buffer.copy()
     run(desc, inputs, "numpy", {"OutputTensor": expected_buffer})
@@ -293,3 +296,9 @@ def test_gelu_tail_and_specials() -> None:
     desc = desc_from_json("ACTIVATION_GELU", body)
     ins = {"InputTensor": x.astype(np.float32)}
     compare("ACTIVATION_GELU", run(desc, ins, "cpu")["OutputTensor"], run(desc, ins, "numpy")["OutputTensor"])
+
+
+def test_the_layout_shapes_take_the_threaded_tiled_path() -> None:
+    from dmlops.cpu.elementwise import PARALLEL_MIN
+
+    assert np.prod(SHAPE) >= PARALLEL_MIN and np.prod(LARGE) >= PARALLEL_MIN

@@ -612,11 +612,15 @@ def run_elementwise(
     planner = _FAST.get(name)
     plan = planner(desc, xs, out) if planner is not None else None
     kernel, single = plan if plan is not None else _generic(desc, name, data_type)
+    copy_tile = [s and not single for s in same]
+    if out.size < PARALLEL_MIN:  # one tile, as the arrays are: no layout work for small calls
+        with np.errstate(all="ignore"):
+            kernel(out, [x.copy() if c else x for x, c in zip(xs, copy_tile)])
+        return
     present = [x for x in xs if x is not None]
     o, *collapsed = _collapse([out, *present])
     it = iter(collapsed)
     ins: list[Any] = [None if x is None else next(it) for x in xs]
-    copy_tile = [s and not single for s in same]
 
     def work(t: tuple[slice, ...]) -> None:
         with np.errstate(all="ignore"):  # per thread: NumPy's error state is thread-local
