@@ -578,3 +578,80 @@ def test_depth_space_rules(op: str, in_sizes: list[int], out_sizes: list[int], b
     if op.endswith("1"):
         desc["Order"] = "DEPTH_COLUMN_ROW"
     rejected(op, desc, member)
+
+
+# -- SLICE_GRAD ------------------------------------------------------------------------
+
+
+def test_slice_grad_page_example(on: str) -> None:
+    got = ops.slice_grad(np.array([[1, 2], [3, 4]], np.float32), [4, 4], [0, 0], [4, 4], [2, 2], backend=on)
+    assert got.tolist() == [[1, 0, 2, 0], [0, 0, 0, 0], [3, 0, 4, 0], [0, 0, 0, 0]]
+
+
+def test_slice_grad_is_the_adjoint_of_slice1() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n = [int(v) for v in rng.integers(1, 7, 3)]
+        offsets, window, strides = [], [], []
+        for size in n:
+            off = int(rng.integers(0, size))
+            offsets.append(off)
+            window.append(int(rng.integers(1, size - off + 1)))
+            strides.append(int(rng.integers(1, 3)) * int(rng.choice([-1, 1])))
+        out = [1 + (w - 1) // abs(s) for w, s in zip(window, strides)]
+        x = rng.normal(size=n)
+        g = rng.normal(size=out)
+        forward = dmlops.slice1(x, offsets, window, strides, output_sizes=out)
+        backward = ops.slice_grad(g, n, offsets, window, strides)
+        assert np.isclose(np.vdot(forward, g), np.vdot(x, backward))
+
+
+def test_slice_grad_writes_before_an_axis_start_as_directml() -> None:
+    # DirectML accepts InputGradientTensor sizes past MaxCopiedElements: column -1 of row 1
+    # is written at the packed flat address, the last column of row 0; row -1 is dropped
+    got = ops.slice_grad(np.array([[1, 2, 3]], np.float32), [3, 5], [1, 1], [1, 1], [1, -1])
+    assert got.tolist() == [[0, 0, 0, 0, 3], [2, 1, 0, 0, 0], [0, 0, 0, 0, 0]]
+    got = ops.slice_grad(np.array([[1], [2], [3]], np.float32), [5, 3], [1, 1], [1, 1], [-1, 1])
+    assert got.tolist() == [[0, 2, 0], [0, 1, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]]
+    # an empty window with a negative stride on an axis of size 1 writes at 0 there
+    got = ops.slice_grad(np.array([[[7]]], np.float32), [1, 6, 3], [0, 2, 2], [0, 1, 1], [-2, 3, -2])
+    assert got[0, 2, 2] == 7 and np.count_nonzero(got) == 1
+
+
+SLICE_GRAD = {
+    "InputGradientTensor": t("FLOAT32", [2, 2]),
+    "OutputGradientTensor": t("FLOAT32", [4, 4]),
+    "InputWindowOffsets": [0, 0],
+    "InputWindowSizes": [4, 4],
+    "InputWindowStrides": [2, 2],
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "member"),
+    [
+        ({"InputWindowStrides": [0, 2], "InputGradientTensor": t("FLOAT32", [1, 2])}, "InputWindowStrides[0]"),
+        ({"InputWindowOffsets": [1, 0]}, "InputWindowOffsets[0]"),  # 1 + 4 > 4
+        ({"InputGradientTensor": t("FLOAT32", [3, 2]), "InputWindowSizes": [3, 4]}, "InputGradientTensor.Sizes[0]"),
+        ({"InputWindowOffsets": [0], "InputWindowSizes": [4], "InputWindowStrides": [2]}, "InputWindowOffsets"),
+    ],
+)
+def test_slice_grad_rules(change: dict[str, Any], member: str) -> None:
+    rejected("SLICE_GRAD", {**SLICE_GRAD, **change}, member)
+
+
+def test_slice_grad_accepts_what_directml_accepts() -> None:
+    # beyond SLICE1's MaxCopiedElements (1 for a window of 1), within 0 + (2 - 1) * 1 < 4
+    desc_from_json(
+        "SLICE_GRAD",
+        {
+            **SLICE_GRAD,
+            "InputGradientTensor": t("FLOAT32", [2, 2]),
+            "InputWindowSizes": [1, 1],
+            "InputWindowStrides": [1, 1],
+        },
+    ).validate()
+    # an empty window
+    desc_from_json(
+        "SLICE_GRAD", {**SLICE_GRAD, "InputGradientTensor": t("FLOAT32", [1, 2]), "InputWindowSizes": [0, 4]}
+    ).validate()

@@ -12,7 +12,7 @@ The generic operators
 ---------------------
 ``cast``, ``slice``, ``join``, ``split``, ``padding``, ``padding1``, ``tile``,
 ``fill_value_constant``, ``fill_value_sequence``, ``depth_to_space(1)``,
-``space_to_depth(1)``: each
+``space_to_depth(1)``, ``slice_grad``: each
 builds its operator's generic desc from arrays (packed tensors of the arrays' shapes),
 members as keyword arguments named after the DML member in snake case, and executes
 it; ``split`` returns a list of arrays.
@@ -723,3 +723,53 @@ def space_to_depth1(
     True
     """
     return _depth_space("SPACE_TO_DEPTH1", x, block_size, order, backend, feature_level, out)
+
+
+def slice_grad(
+    input_gradient: Any,
+    output_sizes: Sequence[int],
+    offsets: Sequence[int],
+    sizes: Sequence[int],
+    strides: Sequence[int],
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_SLICE_GRAD: the gradient of :func:`slice1`, zeros of ``output_sizes`` with ``input_gradient`` at the window.
+
+    ``offsets``, ``sizes``, ``strides`` are SLICE1's InputWindowOffsets, InputWindowSizes
+    and InputWindowStrides (signed, never 0).
+
+    Examples
+    --------
+    The page's example (a 4x4 input, every second element of every second row):
+
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import slice_grad
+    >>> slice_grad(np.array([[1, 2], [3, 4]], np.float32), [4, 4], [0, 0], [4, 4], [2, 2])
+    array([[1., 0., 2., 0.],
+           [0., 0., 0., 0.],
+           [3., 0., 4., 0.],
+           [0., 0., 0., 0.]], dtype=float32)
+    """
+    input_gradient = array_argument(input_gradient, "slice_grad", "input_gradient")
+    check_out(out, "slice_grad")
+    tensor = tensor_of(input_gradient, "input_gradient")
+    members = {
+        "input_gradient_tensor": tensor,
+        "output_gradient_tensor": tensor.with_sizes(int_tuple(output_sizes, "slice_grad", "output_sizes")),
+        "input_window_offsets": int_tuple(offsets, "slice_grad", "offsets"),
+        "input_window_sizes": int_tuple(sizes, "slice_grad", "sizes"),
+        "input_window_strides": int_tuple(strides, "slice_grad", "strides"),
+    }
+    desc: Any = desc_class("SLICE_GRAD")(**members)
+    desc.validate(feature_level)
+    return run_single_output(
+        desc,
+        {"InputGradientTensor": input_gradient},
+        backend=backend,
+        feature_level=feature_level,
+        out=out,
+        output_member="OutputGradientTensor",
+    )

@@ -33,9 +33,11 @@ from ..descs.data_movement import (
     normalize_indices,
     padding_indices,
     padding_value,
+    slice_grad_positions,
     slice_window,
 )
 from ..enums import FeatureLevel
+from ..tensor import packed_strides
 
 # -- GATHER --------------------------------------------------------------------
 
@@ -276,6 +278,39 @@ def _order(desc: Any) -> str:
     return "DEPTH_COLUMN_ROW" if order is None else str(order.name)
 
 
+# -- SLICE_GRAD ----------------------------------------------------------------------
+
+
+def compute_slice_grad(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """Zeros, with InputGradientTensor scattered to SLICE1's window positions (:func:`slice_grad_positions`).
+
+    Where DirectML lets a coordinate fall before the start of an axis (negative strides
+    with InputGradientTensor sizes beyond SLICE1's MaxCopiedElements, or an empty
+    window), DirectML 1.15.4 writes at the packed flat address ``sum(coordinate[i] *
+    packed_stride[i])`` when it lies inside the tensor (so column -1 of row 1 is the last
+    column of row 0) and drops the write otherwise, ignoring the coordinate of an axis
+    of size 1 (an empty window with a negative stride there writes at 0); dmlops does the
+    same, later writes (row-major) winning where two land on one element.
+    """
+    g = inputs["InputGradientTensor"]
+    sizes = desc.output_gradient_tensor.sizes
+    out = np.zeros(sizes, dtype=g.dtype)
+    positions = [np.zeros_like(p) if n == 1 else p for p, n in zip(slice_grad_positions(desc), sizes)]
+    if all(p.size == 0 or p.min() >= 0 for p in positions):
+        out[np.ix_(*positions)] = g
+        return {"OutputGradientTensor": out}
+    flat = np.zeros(g.shape, dtype=np.intp)
+    for axis, (p, stride) in enumerate(zip(positions, packed_strides(sizes))):
+        shape = [1] * g.ndim
+        shape[axis] = p.size
+        flat = flat + (p * stride).reshape(shape)
+    inside = (flat >= 0) & (flat < out.size)
+    out.reshape(-1)[flat[inside]] = g[inside]
+    return {"OutputGradientTensor": out}
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "GATHER": compute_gather,
     "SLICE1": compute_slice1,
@@ -292,5 +327,6 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "DEPTH_TO_SPACE1": compute_depth_to_space,
     "SPACE_TO_DEPTH": compute_space_to_depth,
     "SPACE_TO_DEPTH1": compute_space_to_depth,
+    "SLICE_GRAD": compute_slice_grad,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""
