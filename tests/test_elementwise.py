@@ -336,3 +336,14 @@ def test_createoperator_rules_beyond_the_tables(case: str) -> None:
         return
     with pytest.raises(InvalidDescError, match=r"\.(InputTensor\.Sizes\[\d\]|ScaleBias|\w+Tensor\.Sizes): must"):
         desc.validate()
+
+
+def test_float_results_saturate_into_32_bit_integers() -> None:
+    """ScaleBias'd UINT32/INT32: the float result saturates as D3D's ftou/ftoi define it (DirectML
+    1.15.4 gives UINT32_MAX for 6e9). The bound is compared in float64: float32(UINT32_MAX) is
+    2^32, whose cast would wrap to 0."""
+    x = np.array([3_000_000_000, 1, 2_147_483_648, 4_294_967_295], np.uint32)
+    got = dmlops.identity(x, scale_bias=(2.0, 0.0))
+    assert got.tolist() == [4_294_967_295, 2, 4_294_967_295, 4_294_967_295]
+    y = np.array([2_000_000_000, -2_000_000_000, 5], np.int32)
+    assert dmlops.identity(y, scale_bias=(2.0, 0.0)).tolist() == [2_147_483_647, -2_147_483_648, 10]

@@ -133,12 +133,25 @@ def store(result: NDArray[Any], target: NDArray[Any]) -> None:
     to the type's range; NaN becomes 0.
     """
     if target.dtype.kind in "iu" and result.dtype.kind == "f":
-        info = np.iinfo(target.dtype)
-        with np.errstate(invalid="ignore"):
-            # NaN converts to 0, as D3D's ftoi/ftou define it
-            result = np.where(np.isnan(result), 0, np.clip(np.trunc(result), info.min, info.max))
+        result = _saturating_integers(result, target.dtype)
     with np.errstate(over="ignore"):  # a float result beyond the target type's range stores +-inf
         np.copyto(target, result, casting="unsafe")
+
+
+def _saturating_integers(result: NDArray[Any], dtype: np.dtype[Any]) -> NDArray[Any]:
+    """Floats as D3D's ftoi/ftou convert them: truncated toward zero, saturated, NaN -> 0.
+
+    The bounds are compared in float64, never in the result's own type: float32(UINT32_MAX)
+    is 2^32, whose cast would wrap to 0, and float64(INT64_MAX) is 2^63, so a value at or
+    above the float bound saturates instead of being cast.
+    """
+    info = np.iinfo(dtype)
+    r = np.trunc(np.asarray(result, dtype=np.float64))
+    with np.errstate(invalid="ignore"):
+        high = r >= float(info.max)
+        low = r <= float(info.min)
+        inside = np.where(high | low | np.isnan(r), 0, r).astype(dtype)
+    return np.where(high, dtype.type(info.max), np.where(low, dtype.type(info.min), inside))
 
 
 def bind_all(
