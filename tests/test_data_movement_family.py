@@ -655,3 +655,70 @@ def test_slice_grad_accepts_what_directml_accepts() -> None:
     desc_from_json(
         "SLICE_GRAD", {**SLICE_GRAD, "InputGradientTensor": t("FLOAT32", [1, 2]), "InputWindowSizes": [0, 4]}
     ).validate()
+
+
+# -- loop oracles ----------------------------------------------------------------------
+
+
+def _fold(mode: str, i: int, n: int) -> int:
+    """One axis's source coordinate by repeated mirroring (an independent formulation)."""
+    if mode == "EDGE":
+        return min(max(i, 0), n - 1)
+    if mode == "WRAP":
+        return i % n
+    if n == 1:
+        return 0
+    while not 0 <= i < n:
+        if mode == "REFLECTION":
+            i = -i if i < 0 else 2 * (n - 1) - i
+        else:  # SYMMETRIC
+            i = -i - 1 if i < 0 else 2 * n - 1 - i
+    return i
+
+
+@pytest.mark.parametrize("mode", list(PAD_EXPECTED))
+def test_padding_against_a_loop_oracle(mode: str) -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        shape = [int(v) for v in rng.integers(1, 5, 3)]
+        start = [int(v) for v in rng.integers(0, 9, 3)]
+        end = [int(v) for v in rng.integers(0, 9, 3)]
+        x = rng.integers(-100, 100, shape).astype(np.int32)
+        got = ops.padding1(x, start, end, padding_mode=mode, padding_value=-999)
+        want = np.empty(got.shape, np.int32)
+        for o in np.ndindex(*got.shape):
+            i = [c - s for c, s in zip(o, start)]
+            if mode == "CONSTANT":
+                inside = all(0 <= k < n for k, n in zip(i, shape))
+                want[o] = x[tuple(i)] if inside else -999
+            else:
+                want[o] = x[tuple(_fold(mode, k, n) for k, n in zip(i, shape))]
+        assert got.tolist() == want.tolist()
+
+
+def test_join_split_tile_slice_against_numpy() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        rank = int(rng.integers(1, 5))
+        axis = int(rng.integers(rank))
+        parts = []
+        for _ in range(int(rng.integers(1, 4))):
+            shape = [int(v) for v in rng.integers(1, 4, rank)]
+            shape[axis] = int(rng.integers(1, 4))
+            parts.append(shape)
+        for p in parts:
+            p[:axis] = parts[0][:axis]
+            p[axis + 1 :] = parts[0][axis + 1 :]
+        arrays = [rng.normal(size=p).astype(np.float32) for p in parts]
+        joined = ops.join(arrays, axis=axis)
+        assert joined.tolist() == np.concatenate(arrays, axis=axis).tolist()
+        pieces = ops.split(joined, [p[axis] for p in parts], axis=axis)
+        assert [q.tolist() for q in pieces] == [a.tolist() for a in arrays]
+        reps = [int(v) for v in rng.integers(1, 4, rank)]
+        assert ops.tile(arrays[0], reps).tolist() == np.tile(arrays[0], reps).tolist()
+        x = arrays[0]
+        strides = [int(v) for v in rng.integers(1, 3, rank)]
+        offsets = [int(rng.integers(0, n)) for n in x.shape]
+        sizes = [1 + (n - 1 - o) // s for n, o, s in zip(x.shape, offsets, strides)]
+        want = x[tuple(slice(o, None, s) for o, s in zip(offsets, strides))]
+        assert ops.slice(x, offsets, sizes, strides).tolist() == want.tolist()

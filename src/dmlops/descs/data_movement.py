@@ -7,8 +7,9 @@ out-of-range reads (:meth:`GatherDesc.reads_outside`, :func:`gather_read_address
 DirectML's flat address clamp, erratum E41), and its strict-mode check
 (:meth:`GatherDesc.check_data`, :func:`normalize_indices`).
 
-The other operators of the family (``GENERIC_OPERATORS``: CAST, SLICE, JOIN, SPLIT,
-PADDING, PADDING1, TILE, ...) keep the generic descs made from their catalogue rows
+The other operators of the family (``GENERIC_OPERATORS``: CAST, SLICE, SLICE_GRAD, JOIN,
+SPLIT, PADDING, PADDING1, TILE, FILL_VALUE_CONSTANT, FILL_VALUE_SEQUENCE, DEPTH_TO_SPACE,
+DEPTH_TO_SPACE1, SPACE_TO_DEPTH, SPACE_TO_DEPTH1) keep the generic descs made from their catalogue rows
 (:mod:`.generic`); :func:`claim` gives them this family, and :func:`validate_generic`
 (which their ``validate()`` calls) holds the rules of their own that each page states,
 checked against DirectML 1.15.4's CreateOperator (DirectML wins where they differ).
@@ -29,6 +30,29 @@ Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
 * SLICE copies ``InputTensor[Offsets + Strides * o]``: Sizes equal OutputTensor.Sizes,
   Strides are in ``[1, 2^31 - 1]`` and the last element read,
   ``Offsets[i] + (Sizes[i] - 1) * Strides[i]``, is inside the input.
+* SLICE_GRAD scatters InputGradientTensor to SLICE1's window positions in zeros, but
+  DirectML does not apply SLICE1's MaxCopiedElements: it requires the window inside
+  OutputGradientTensor and ``InputWindowOffsets[i] + (InputGradientTensor.Sizes[i] -
+  1) * |InputWindowStrides[i]|`` inside it too, and accepts an empty window (Sizes 0).
+  With a negative stride, positions can then fall before an axis's start: see
+  ``reference/data_movement.py``'s ``compute_slice_grad``.
+* JOIN and SPLIT: at least one piece, Axis < DimensionCount, equal sizes off the axis,
+  the pieces' sizes along it summing to the whole's.
+* PADDING and PADDING1 accept any padding size in every mode: REFLECTION, SYMMETRIC and
+  WRAP keep folding past the input (:func:`padding_indices`; REFLECTION of a size-1 axis
+  repeats the element). PADDING's FLOAT value reaches integer outputs as x86 truncation
+  of the float32 value, wrapped, not saturated (:func:`padding_value`); PADDING1's
+  PaddingValueDataType must equal OutputTensor.DataType.
+* TILE: Repeats >= 1, OutputTensor.Sizes = InputTensor.Sizes * Repeats.
+* FILL_VALUE_CONSTANT and FILL_VALUE_SEQUENCE: ValueDataType equals OutputTensor.DataType.
+  The sequence is ``float32(i) * ValueDelta + ValueStart`` in float32 steps for floats,
+  wrap-around integer arithmetic (32-bit, 64-bit for 64-bit types) for integers.
+  DirectML also accepts and runs INT64, UINT64 and FLOAT64 (FILL_VALUE_CONSTANT) and
+  INT64, UINT64 (FILL_VALUE_SEQUENCE) outputs, which the catalogue's support rows do not
+  list yet; the reference computes them as DirectML does.
+* DEPTH_TO_SPACE(1) and SPACE_TO_DEPTH(1): BlockSize >= 1, the channel count (depth to
+  space) or height and width (space to depth) divisible, OutputTensor.Sizes as
+  :func:`depth_space_sizes`.
 """
 
 from __future__ import annotations
