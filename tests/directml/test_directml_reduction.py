@@ -13,7 +13,13 @@ MULTIPLY) compare within the float32 rounding of an n-term accumulation, since
 DirectML's order of accumulation depends on the sizes (descs/reduction.py): within
 ``n * eps * sum(|term|)`` carried through the final sqrt / log / division, plus a few
 ulps. TOP_K cases hold no NaN (DirectML's order of NaN is unspecified). Cases whose
-shaders this stack cannot compile (DirectMLStackLimitError) are skipped.
+shaders this stack cannot compile (DirectMLStackLimitError) are skipped: the 64-bit
+integer CUMULATIVE_* and REDUCE MULTIPLY, all of them.
+
+Local campaign (DirectML 1.15.4 under Wine, lavapipe): REDUCE 1200 cases (100 per
+function; 1160 ran, 40 skipped), ARGMAX, ARGMIN, TOP_K, TOP_K1 500 each (all ran),
+CUMULATIVE_SUMMATION and CUMULATIVE_PRODUCT 850 each (510 ran, 340 skipped); no
+difference. Validation parity: 43 descs, dmlops and CreateOperator agree on each.
 """
 
 from __future__ import annotations
