@@ -1,7 +1,11 @@
-"""Pooling descs and their semantics: MAX_POOLING2, MAX_POOLING_GRAD.
+"""Pooling descs and their semantics: MAX_POOLING2, MAX_POOLING_GRAD and their generic neighbours.
 
 The desc classes (:class:`MaxPooling2Desc`, :class:`MaxPoolingGradDesc`) and the window
-geometry every backend reads (:class:`PoolingWindow`).
+geometry every backend reads (:class:`PoolingWindow`). The family also *claims* six
+operators that keep their generic (catalogue-made) descs (:func:`claim`): MAX_POOLING,
+MAX_POOLING1, AVERAGE_POOLING, AVERAGE_POOLING1, LP_POOLING and LP_POOLING1. They share
+the window machinery (:func:`generic_window`) and the forward rules
+(:func:`validate_generic`).
 
 Shared rules
 ------------
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..enums import FeatureLevel, OperatorType
 from ..enums import TensorDataType as T
@@ -395,3 +399,73 @@ class MaxPoolingGradDesc(PoolingParameters, OperatorDesc):
             self.input_gradient_tensor,
             gradient=True,
         )
+
+
+# -- Generic neighbours: MAX_POOLING, MAX_POOLING1, AVERAGE_POOLING(1), LP_POOLING(1) ----
+
+FAMILY = "pooling"
+
+GENERIC_OPERATORS: frozenset[str] = frozenset(
+    ("MAX_POOLING", "MAX_POOLING1", "AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1")
+)
+"""The catalogue operators this family implements through their generic descs.
+
+Rules DirectML 1.15.4 follows (probed on the ``directml`` backend; the pages are silent):
+
+* Geometry and validation are MAX_POOLING2's (:func:`validate_pooling`, forward): the
+  arrays hold InputTensor.DimensionCount - 2 entries, N and C are copied, and
+  CreateOperator accepts any spatial output size and Strides, WindowSize (and, for the
+  *1 operators, Dilations) of 0. The operators without Dilations read them as 1.
+* MAX_POOLING / MAX_POOLING1 are MAX_POOLING2 with Dilations 1 (erratum E26: the running
+  maximum starts at the type's lowest finite value; NaN never wins).
+* AVERAGE_POOLING(1): the in-bounds elements are added into a float32 sum from +0 in
+  row-major window order (each addition rounded), then divided (a float32 division) by
+  the number of in-bounds elements, or with IncludePadding by the whole window's
+  element count ``prod(WindowSize)`` -- also for windows that reach past EndPadding.
+  A window without in-bounds elements gives 0 / 0 = NaN without IncludePadding, 0 with it.
+* LP_POOLING(1): ``(sum |x|^P)^(1/P)`` over the in-bounds elements, summed in float32
+  in window order; P 1 is ``sum |x|``, P 2 ``sqrt(sum x^2)``, both correctly rounded
+  float32 steps; other P use DirectML's ``exp2(log2)`` power, whose last bits are the
+  device's (and in which a NaN element contributes 0). CreateOperator accepts any P,
+  0 included (``x^0 = 1``, then ``s^inf``).
+"""
+
+
+def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(family, backends)`` for a generic operator of this family, None for any other.
+
+    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
+    """
+    if operator not in GENERIC_OPERATORS:
+        return None
+    return FAMILY, ("numpy", "directml")
+
+
+def generic_window(desc: Any) -> PoolingWindow:
+    """The window of a generic pooling desc (Dilations 1 where the struct has none)."""
+    strides = tuple(int(v) for v in desc.strides)
+    dilations = getattr(desc, "dilations", None)
+    return PoolingWindow(
+        strides=strides,
+        window_size=tuple(int(v) for v in desc.window_size),
+        start_padding=tuple(int(v) for v in desc.start_padding),
+        end_padding=tuple(int(v) for v in desc.end_padding),
+        dilations=(1,) * len(strides) if dilations is None else tuple(int(v) for v in dilations),
+    )
+
+
+def validate_generic(desc: Any, level: FeatureLevel) -> None:
+    """The operator rules of the six generic forward pooling descs (beyond the catalogue's).
+
+    As MAX_POOLING2 (:func:`validate_pooling`, forward), which DirectML 1.15.4's
+    CreateOperator agrees with for all six: DimensionCount must equal
+    InputTensor.DimensionCount - 2 and OutputTensor's N and C InputTensor's (both
+    rejected by CreateOperator); any spatial output size, any P, and zeros in Strides,
+    WindowSize and Dilations are accepted. MAX_POOLING1: OutputIndicesTensor has the
+    Sizes of OutputTensor.
+    """
+    validate_pooling(
+        desc, generic_window(desc), "InputTensor", desc.input_tensor, "OutputTensor", desc.output_tensor, gradient=False
+    )
+    if getattr(desc, "output_indices_tensor", None) is not None:
+        desc.require_same("Sizes", "OutputTensor", "OutputIndicesTensor")

@@ -1,4 +1,7 @@
-"""The functional API of the pooling family: max_pooling2, max_pooling_grad.
+"""The functional API of the pooling family: max_pooling2, max_pooling_grad and the generic neighbours.
+
+The generic descs' functions: max_pooling, max_pooling1, average_pooling, average_pooling1,
+lp_pooling, lp_pooling1 (``dmlops.ops.pooling``).
 
 MAX_POOLING2
 ------------
@@ -247,3 +250,213 @@ def max_pooling_grad(
         out=out,
         output_member="OutputGradientTensor",
     )
+
+
+# -- MAX_POOLING, MAX_POOLING1, AVERAGE_POOLING(1), LP_POOLING(1): generic descs -----------
+
+
+def _generic_pooling(
+    operator: str,
+    x: Any,
+    window_size: Sequence[int],
+    strides: Sequence[int] | None,
+    start_padding: Sequence[int] | None,
+    end_padding: Sequence[int] | None,
+    dilations: Sequence[int] | None,
+    ceil_mode: bool,
+    members: dict[str, Any],
+    indices_dtype: Any = None,
+    *,
+    backend: str,
+    feature_level: FeatureLevel | str | None,
+    out: Any,
+) -> Any:
+    """Build the operator's generic desc from arrays and run it (the shared body of the six functions)."""
+    from ..descs import desc_class
+
+    function = operator.lower()
+    input_tensor = tensor_of(x, "x")
+    window = pooling_window(window_size, strides, start_padding, end_padding, dilations, function=function)
+    out_sizes = forward_output_sizes(input_tensor.sizes, window, ceil_mode=ceil_mode)
+    fields: dict[str, Any] = {
+        "input_tensor": input_tensor,
+        "output_tensor": input_tensor.with_sizes(out_sizes),
+        "strides": window.strides,
+        "window_size": window.window_size,
+        "start_padding": window.start_padding,
+        "end_padding": window.end_padding,
+        **members,
+    }
+    if operator.endswith("1") and operator != "MAX_POOLING1":
+        fields["dilations"] = window.dilations
+    elif dilations is not None:
+        raise TypeError(f"dmlops.{function} has no dilations (DML_{operator}_OPERATOR_DESC has no Dilations)")
+    if indices_dtype is not None:
+        try:
+            index_type = TensorDataType.from_numpy(indices_dtype)
+        except (TypeError, ValueError) as exc:
+            raise TensorMismatchError(f"indices_dtype: {exc}") from None
+        fields["output_indices_tensor"] = TensorDesc(data_type=index_type, sizes=out_sizes)
+    desc = desc_class(operator)(**fields)
+    outputs: dict[str, Any] | None = None
+    if out is not None:
+        if indices_dtype is not None:
+            if not isinstance(out, tuple) or len(out) != 2:
+                raise TensorMismatchError("out must be a tuple (values, indices) when return_indices is True")
+            outputs = {m: a for m, a in zip(("OutputTensor", "OutputIndicesTensor"), out) if a is not None}
+        else:
+            outputs = {"OutputTensor": out}
+    result = execute(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, outputs=outputs)
+    if indices_dtype is not None:
+        return result["OutputTensor"], result["OutputIndicesTensor"]
+    return result["OutputTensor"]
+
+
+def max_pooling(
+    x: Any,
+    window_size: Sequence[int],
+    *,
+    strides: Sequence[int] | None = None,
+    start_padding: Sequence[int] | None = None,
+    end_padding: Sequence[int] | None = None,
+    ceil_mode: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_MAX_POOLING: :func:`max_pooling2` without dilations or indices (same rules, bit-exact).
+
+    >>> import numpy as np, dmlops.ops.pooling as P
+    >>> x = np.array([[1, 2, 3], [2, 4, 2], [5, 6, 7]], dtype=np.float32).reshape(1, 1, 3, 3)
+    >>> P.max_pooling(x, [2, 2])[0, 0]
+    array([[4., 4.],
+           [6., 7.]], dtype=float32)
+    """
+    return _generic_pooling(
+        "MAX_POOLING", x, window_size, strides, start_padding, end_padding, None, ceil_mode, {},
+        backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
+
+
+def max_pooling1(
+    x: Any,
+    window_size: Sequence[int],
+    *,
+    strides: Sequence[int] | None = None,
+    start_padding: Sequence[int] | None = None,
+    end_padding: Sequence[int] | None = None,
+    return_indices: bool = False,
+    indices_dtype: Any = np.uint32,
+    ceil_mode: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_MAX_POOLING1: :func:`max_pooling2` without dilations; indices as there.
+
+    >>> import numpy as np, dmlops.ops.pooling as P
+    >>> x = np.array([[1, 2, 3], [2, 4, 2], [5, 6, 7]], dtype=np.float32).reshape(1, 1, 3, 3)
+    >>> P.max_pooling1(x, [2, 2], return_indices=True)[1][0, 0]
+    array([[4, 4],
+           [7, 8]], dtype=uint32)
+    """
+    return _generic_pooling(
+        "MAX_POOLING1", x, window_size, strides, start_padding, end_padding, None, ceil_mode, {},
+        indices_dtype if return_indices else None, backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
+
+
+def average_pooling(
+    x: Any,
+    window_size: Sequence[int],
+    *,
+    strides: Sequence[int] | None = None,
+    start_padding: Sequence[int] | None = None,
+    end_padding: Sequence[int] | None = None,
+    include_padding: bool = False,
+    ceil_mode: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_AVERAGE_POOLING: the mean over each window (float32 sum in window order, one division).
+
+    ``include_padding`` divides by the window's element count, else by the in-bounds count.
+
+    >>> import numpy as np, dmlops.ops.pooling as P
+    >>> x = np.array([1, 2, 3, 4, 5, 6, 7], dtype=np.float32).reshape(1, 1, 1, 7)
+    >>> P.average_pooling(x, [1, 3], strides=[1, 2], start_padding=[0, 1], end_padding=[0, 1]).ravel()
+    array([1.5, 3. , 5. , 6.5], dtype=float32)
+    """
+    return _generic_pooling(
+        "AVERAGE_POOLING", x, window_size, strides, start_padding, end_padding, None, ceil_mode,
+        {"include_padding": bool(include_padding)}, backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
+
+
+def average_pooling1(
+    x: Any,
+    window_size: Sequence[int],
+    *,
+    strides: Sequence[int] | None = None,
+    start_padding: Sequence[int] | None = None,
+    end_padding: Sequence[int] | None = None,
+    dilations: Sequence[int] | None = None,
+    include_padding: bool = False,
+    ceil_mode: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_AVERAGE_POOLING1: :func:`average_pooling` with Dilations (default 1)."""
+    return _generic_pooling(
+        "AVERAGE_POOLING1", x, window_size, strides, start_padding, end_padding, dilations, ceil_mode,
+        {"include_padding": bool(include_padding)}, backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
+
+
+def lp_pooling(
+    x: Any,
+    window_size: Sequence[int],
+    *,
+    p: int = 2,
+    strides: Sequence[int] | None = None,
+    start_padding: Sequence[int] | None = None,
+    end_padding: Sequence[int] | None = None,
+    ceil_mode: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_LP_POOLING: ``(sum |x|^P)^(1/P)`` over each window's in-bounds elements.
+
+    >>> import numpy as np, dmlops.ops.pooling as P
+    >>> x = np.array([3, 4, -2, 0.5], dtype=np.float32).reshape(1, 1, 1, 4)
+    >>> P.lp_pooling(x, [1, 2], p=2).ravel()
+    array([5.       , 4.472136 , 2.0615528], dtype=float32)
+    """
+    return _generic_pooling(
+        "LP_POOLING", x, window_size, strides, start_padding, end_padding, None, ceil_mode,
+        {"p": int(p)}, backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
+
+
+def lp_pooling1(
+    x: Any,
+    window_size: Sequence[int],
+    *,
+    p: int = 2,
+    strides: Sequence[int] | None = None,
+    start_padding: Sequence[int] | None = None,
+    end_padding: Sequence[int] | None = None,
+    dilations: Sequence[int] | None = None,
+    ceil_mode: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_LP_POOLING1: :func:`lp_pooling` with Dilations (default 1)."""
+    return _generic_pooling(
+        "LP_POOLING1", x, window_size, strides, start_padding, end_padding, dilations, ceil_mode,
+        {"p": int(p)}, backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip

@@ -1,4 +1,8 @@
-"""Pooling in NumPy: MAX_POOLING2, MAX_POOLING_GRAD.
+"""Pooling in NumPy: MAX_POOLING2, MAX_POOLING_GRAD and the generic neighbours.
+
+The generic neighbours: MAX_POOLING, MAX_POOLING1, AVERAGE_POOLING, AVERAGE_POOLING1,
+LP_POOLING, LP_POOLING1 (``compute_max_pooling``, ``compute_average_pooling``,
+``compute_lp_pooling``).
 
 Shared helpers
 --------------
@@ -24,14 +28,15 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow
+from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow, generic_window, validate_generic
 from ..enums import FeatureLevel
+from ..errors import UnsupportedError
 
 # -- Shared helpers ------------------------------------------------------------
 
@@ -48,6 +53,41 @@ def _outer(arrays: Sequence[NDArray[Any]]) -> list[NDArray[Any]]:
 def lowest(dtype: np.dtype[Any]) -> Any:
     """The value DirectML's running maximum starts from: the type's lowest finite value."""
     return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def window_offsets(
+    x: NDArray[Any], window: PoolingWindow, output_spatial: Sequence[int]
+) -> Iterator[tuple[NDArray[Any], NDArray[np.bool_], NDArray[np.int64]]]:
+    """Each window offset ``k`` in row-major window order, gathered for every output at once.
+
+    Yields ``(values, valid, flat)``, each broadcast to ``{N, C, *output_spatial}``:
+    the element window offset ``k`` of each output reads (clipped into the input where
+    it is padding), whether it is in bounds, and its flat index within one
+    ``{[D], H, W}`` image. Window element ``k`` of output ``o`` reads input coordinate
+    ``o * Stride + k * Dilation - StartPadding`` per spatial dimension; every pooling
+    operator of the family scans its window in this order.
+    """
+    n, c = x.shape[:2]
+    in_spatial = x.shape[2:]
+    out_shape = (n, c, *output_spatial)
+    # Per spatial dimension, the input coordinates of window offset k for every output o.
+    coords = [
+        [np.arange(n_out, dtype=np.int64) * s + k * d - p for k in range(w)]
+        for n_out, s, d, p, w in zip(
+            output_spatial, window.strides, window.dilations, window.start_padding, window.window_size
+        )
+    ]
+    spatial_strides = [int(np.prod(in_spatial[i + 1 :], dtype=np.int64)) for i in range(len(in_spatial))]
+    for offset in itertools.product(*(range(w) for w in window.window_size)):
+        per_dim = [coords[i][k] for i, k in enumerate(offset)]
+        inside = [(i >= 0) & (i < size) for i, size in zip(per_dim, in_spatial)]
+        clipped = [np.clip(i, 0, size - 1) for i, size in zip(per_dim, in_spatial)]
+        # Outer products over the spatial output axes, broadcast over N and C.
+        valid = np.broadcast_to(functools.reduce(np.logical_and, _outer(inside)), out_shape)
+        grid = _outer(clipped)
+        flat = np.broadcast_to(sum(g * st for g, st in zip(grid, spatial_strides)), out_shape)
+        index: tuple[Any, ...] = (slice(None), slice(None), *grid)
+        yield np.broadcast_to(x[index], out_shape), valid, flat
 
 
 def window_argmax(
@@ -94,24 +134,7 @@ def window_argmax(
     best = np.full(out_shape, lowest(x.dtype), dtype=x.dtype)
     best_spatial = np.zeros(out_shape, dtype=np.int64)  # flat index within one {D, H, W} image
     have = np.zeros(out_shape, dtype=bool)
-    # Per spatial dimension, the input coordinates of window offset k for every output o.
-    coords = [
-        [np.arange(n_out, dtype=np.int64) * s + k * d - p for k in range(w)]
-        for n_out, s, d, p, w in zip(
-            output_spatial, window.strides, window.dilations, window.start_padding, window.window_size
-        )
-    ]
-    spatial_strides = [int(np.prod(in_spatial[i + 1 :], dtype=np.int64)) for i in range(len(in_spatial))]
-    for offset in itertools.product(*(range(w) for w in window.window_size)):
-        per_dim = [coords[i][k] for i, k in enumerate(offset)]
-        inside = [(i >= 0) & (i < size) for i, size in zip(per_dim, in_spatial)]
-        clipped = [np.clip(i, 0, size - 1) for i, size in zip(per_dim, in_spatial)]
-        # Outer products over the spatial output axes, broadcast over N and C.
-        valid = functools.reduce(np.logical_and, _outer(inside))
-        grid = _outer(clipped)
-        flat = np.broadcast_to(sum(g * st for g, st in zip(grid, spatial_strides)), out_shape)
-        index: tuple[Any, ...] = (slice(None), slice(None), *grid)
-        values = x[index]
+    for values, valid, flat in window_offsets(x, window, output_spatial):
         np.copyto(best_spatial, flat, where=valid & ~have)  # the first in-bounds element's index
         with np.errstate(invalid="ignore"):
             take = valid & (values > best)  # False for NaN
@@ -167,8 +190,132 @@ def compute_max_pooling_grad(
     return {"OutputGradientTensor": dx.reshape(x.shape)}
 
 
+# -- MAX_POOLING, MAX_POOLING1 (generic descs) ------------------------------------
+
+
+def compute_max_pooling(
+    desc: Any, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """MAX_POOLING and MAX_POOLING1: MAX_POOLING2 with Dilations 1 (the same argmax, bit-exact)."""
+    validate_generic(desc, feature_level)
+    values, indices, _ = window_argmax(inputs["InputTensor"], generic_window(desc), desc.output_tensor.sizes[2:])
+    results = {"OutputTensor": values}
+    if getattr(desc, "output_indices_tensor", None) is not None:
+        results["OutputIndicesTensor"] = indices.astype(desc.output_indices_tensor.dtype)
+    return results
+
+
+# -- AVERAGE_POOLING, AVERAGE_POOLING1 ---------------------------------------------
+
+
+def _summed_window(desc: Any) -> PoolingWindow:
+    """The window AVERAGE_POOLING1 / LP_POOLING1 sum over; UnsupportedError for a zero Dilation.
+
+    DirectML 1.15.4 accepts Dilations of 0, but sums such windows by a rule that is
+    neither the literal geometry nor MAX_POOLING2's (:meth:`PoolingWindow.scanned`):
+    with Dilations {0, 1} and WindowSize {3, 3} LP_POOLING1 (P 1) gives 3.56 times the
+    single element's magnitude. Not characterised yet: the directml backend runs them.
+    """
+    window = generic_window(desc)
+    if 0 in window.dilations:
+        raise UnsupportedError(
+            f"{desc.dml_name}: the numpy backend does not implement a Dilations entry of 0 "
+            f"(Dilations {list(window.dilations)}; DirectML's result is not characterised); "
+            "the directml backend runs it"
+        )
+    return window
+
+
+def _window_sum(
+    x: NDArray[Any], window: PoolingWindow, output_spatial: Sequence[int], term: Callable[[NDArray[Any]], Any]
+) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+    """``term`` of the in-bounds elements added into a float32 sum from +0, in window order.
+
+    Returns the sum and the number of in-bounds elements of each window (DirectML
+    rounds after every addition, so the order is the row-major window scan).
+    """
+    out_shape = (*x.shape[:2], *output_spatial)
+    total = np.zeros(out_shape, dtype=np.float32)
+    count = np.zeros(out_shape, dtype=np.int64)
+    with np.errstate(all="ignore"):
+        for values, valid, _ in window_offsets(x, window, output_spatial):
+            total = np.where(valid, total + term(values.astype(np.float32)), total).astype(np.float32)
+            count += valid
+    return total, count
+
+
+def compute_average_pooling(
+    desc: Any, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """``sum / count`` in float32: count = in-bounds elements, or ``prod(WindowSize)`` with IncludePadding.
+
+    DirectML 1.15.4 (probed): a float32 sum in row-major window order, one float32
+    division; IncludePadding divides by the whole window's element count, also where
+    the window reaches past EndPadding. A window without in-bounds elements gives NaN
+    (0 / 0), or 0 with IncludePadding.
+    """
+    validate_generic(desc, feature_level)
+    window = _summed_window(desc)
+    total, count = _window_sum(inputs["InputTensor"], window, desc.output_tensor.sizes[2:], lambda v: v)
+    if desc.include_padding:
+        count = np.full_like(count, int(np.prod(window.window_size, dtype=np.int64)))
+    with np.errstate(all="ignore"):
+        return {"OutputTensor": (total / count.astype(np.float32)).astype(np.float32)}
+
+
+# -- LP_POOLING, LP_POOLING1 ------------------------------------------------------------
+
+
+def _power(base: NDArray[np.float32], exponent: np.float32) -> NDArray[np.float32]:
+    """DirectML's float power of a non-negative base: ``exp2(exponent * log2(base))``, NaN as 0.
+
+    In float64 here (the device's exp2/log2 approximations are not reproduced; results
+    agree within float32 rounding). ``0^0`` is 1 (P 0).
+    """
+    b = np.asarray(base, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        out = np.where(np.isnan(b), 0.0, np.power(b, np.float64(exponent)))
+    return np.asarray(out, dtype=np.float32)
+
+
+def compute_lp_pooling(
+    desc: Any, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """``(sum |x|^P)^(1/P)`` over the in-bounds elements of each window, summed in float32.
+
+    P 1 and 2 are exact float32 steps (``sum |x|``, ``sqrt(sum x*x)``), as DirectML
+    1.15.4 computes them bit for bit; other P use DirectML's power (NaN elements
+    contribute 0; agreement within float32 rounding). A window without in-bounds
+    elements gives 0.
+    """
+    validate_generic(desc, feature_level)
+    p = int(desc.p)
+    x = inputs["InputTensor"]
+    window = _summed_window(desc)
+    out_spatial = desc.output_tensor.sizes[2:]
+    if p == 0:
+        # |x|^0 = 1 for every in-bounds element (NaN and 0 included), then s^(1/0) = s^inf:
+        # inf for two or more elements, 1 for one, 0 for a window of only padding.
+        _, count = _window_sum(x, window, out_spatial, np.zeros_like)
+        return {"OutputTensor": np.where(count > 1, np.inf, count).astype(np.float32)}
+    if p == 1:
+        total, _ = _window_sum(x, window, out_spatial, np.abs)
+        return {"OutputTensor": total}
+    if p == 2:
+        total, _ = _window_sum(x, window, out_spatial, lambda v: v * v)
+        return {"OutputTensor": np.sqrt(total)}
+    total, _ = _window_sum(x, window, out_spatial, lambda v: _power(np.abs(v), np.float32(p)))
+    return {"OutputTensor": _power(total, np.float32(1) / np.float32(p))}
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "MAX_POOLING2": compute_max_pooling2,
     "MAX_POOLING_GRAD": compute_max_pooling_grad,
+    "MAX_POOLING": compute_max_pooling,
+    "MAX_POOLING1": compute_max_pooling,
+    "AVERAGE_POOLING": compute_average_pooling,
+    "AVERAGE_POOLING1": compute_average_pooling,
+    "LP_POOLING": compute_lp_pooling,
+    "LP_POOLING1": compute_lp_pooling,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -1,0 +1,202 @@
+"""The generic neighbours of the pooling, resampling and roi seed operators: page examples, hand-worked values, rules.
+
+Every expected value here was worked by hand from the rule it tests (and agrees with
+DirectML 1.15.4: tests/directml/test_directml_pooling_resampling.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dmlops
+from dmlops.descs import desc_class, desc_from_json
+from dmlops.errors import InvalidDescError, UnsupportedError
+from dmlops.ops import pooling as P
+
+F32 = np.float32
+
+
+def row(*values: float) -> np.ndarray:
+    """A {1, 1, 1, W} FLOAT32 input."""
+    return np.array(values, dtype=F32).reshape(1, 1, 1, -1)
+
+
+PAGE_X = np.array([[1, 2, 3], [2, 4, 2], [5, 6, 7]], dtype=F32).reshape(1, 1, 3, 3)
+"""The forward example of the MAX_POOLING_GRAD page (2x2 window, stride 1)."""
+
+
+# -- the family claims its operators ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "operator", ["MAX_POOLING", "MAX_POOLING1", "AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1"]
+)
+def test_pooling_family_claims(operator: str) -> None:
+    cls = desc_class(operator)
+    assert cls.family == "pooling"
+    assert cls.backends == ("numpy", "directml")
+
+
+# -- MAX_POOLING, MAX_POOLING1 ---------------------------------------------------------------
+
+
+def test_max_pooling_page_example() -> None:
+    np.testing.assert_array_equal(P.max_pooling(PAGE_X, [2, 2])[0, 0], [[4, 4], [6, 7]])
+    values, indices = P.max_pooling1(PAGE_X, [2, 2], return_indices=True)
+    np.testing.assert_array_equal(values[0, 0], [[4, 4], [6, 7]])
+    np.testing.assert_array_equal(indices[0, 0], [[4, 4], [7, 8]])
+    assert indices.dtype == np.uint32
+
+
+def test_max_pooling1_equals_max_pooling2_without_dilations() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.integers(-3, 4, (2, 3, 5, 7)).astype(F32)  # ties
+    kw: dict[str, Any] = {"strides": [2, 1], "start_padding": [1, 2], "end_padding": [0, 1]}
+    got = P.max_pooling1(x, [3, 2], return_indices=True, **kw)
+    want = dmlops.max_pooling2(x, [3, 2], return_indices=True, **kw)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_max_pooling_padding_only_windows_and_nan() -> None:
+    # E26: the maximum starts at -FLT_MAX, NaN never wins; windows of only padding give -FLT_MAX at index 0
+    x = row(np.nan, 1, 2, np.nan)
+    values, indices = P.max_pooling1(x, [1, 2], start_padding=[0, 2], end_padding=[0, 2], return_indices=True)
+    lo = np.finfo(F32).min
+    np.testing.assert_array_equal(values.ravel(), [lo, lo, 1, 2, 2, lo, lo])
+    np.testing.assert_array_equal(indices.ravel(), [0, 0, 1, 2, 2, 3, 0])
+
+
+# -- AVERAGE_POOLING, AVERAGE_POOLING1 ----------------------------------------------------------
+
+
+def test_average_pooling_include_padding() -> None:
+    x = row(1, 2, 3, 4, 5, 6, 7)
+    kw: dict[str, Any] = {"strides": [1, 2], "start_padding": [0, 1], "end_padding": [0, 1]}
+    np.testing.assert_array_equal(P.average_pooling(x, [1, 3], **kw).ravel(), [1.5, 3, 5, 6.5])
+    # (0 + 1 + 2) / 3 ... (6 + 7 + 0) / 3
+    np.testing.assert_array_equal(
+        P.average_pooling(x, [1, 3], include_padding=True, **kw).ravel(), F32([3, 9, 15, 13]) / F32(3)
+    )
+
+
+def test_average_pooling_counts_the_whole_window_past_end_padding() -> None:
+    # IncludePadding divides by prod(WindowSize) even where the window reaches past EndPadding
+    x = row(1, 2, 3, 4)
+    desc = desc_from_json(
+        "AVERAGE_POOLING",
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 5]},
+            "Strides": [1, 1],
+            "WindowSize": [1, 3],
+            "StartPadding": [0, 0],
+            "EndPadding": [0, 0],
+            "IncludePadding": True,
+        },
+    )
+    got = dmlops.execute(desc, {"InputTensor": x}, backend="numpy")["OutputTensor"].ravel()
+    np.testing.assert_array_equal(got, F32([6, 9, 7, 4, 0]) / F32(3))
+    without = desc_from_json("AVERAGE_POOLING", {**desc.to_dml_dict(), "IncludePadding": False})
+    got = dmlops.execute(without, {"InputTensor": x}, backend="numpy")["OutputTensor"].ravel()
+    np.testing.assert_array_equal(got, [2, 3, 3.5, 4, np.nan])  # a window of only padding: 0 / 0
+
+
+def test_average_pooling_sums_in_float32_window_order() -> None:
+    # ((1e8 + 1) - 1e8) in float32 is 0 (float64 would give 1 / 3)
+    assert P.average_pooling(row(1e8, 1, -1e8), [1, 3]).ravel()[0] == 0
+    assert P.average_pooling(row(1, 1e8, -1e8), [1, 3]).ravel()[0] == 0
+    assert P.average_pooling(row(1e8, -1e8, 1), [1, 3]).ravel()[0] == F32(1) / F32(3)
+
+
+def test_average_pooling1_dilations() -> None:
+    x = row(1, 2, 3, 4, 5, 6, 7)
+    np.testing.assert_array_equal(P.average_pooling1(x, [1, 2], dilations=[1, 3]).ravel(), [2.5, 3.5, 4.5, 5.5])
+
+
+def test_summed_windows_with_zero_dilation_are_not_implemented() -> None:
+    with pytest.raises(UnsupportedError, match="Dilations"):
+        P.average_pooling1(row(1, 2, 3), [1, 2], dilations=[1, 0])
+    with pytest.raises(UnsupportedError, match="Dilations"):
+        P.lp_pooling1(row(1, 2, 3), [1, 2], dilations=[0, 1])
+
+
+# -- LP_POOLING, LP_POOLING1 -----------------------------------------------------------------------
+
+
+def test_lp_pooling_p1_p2_exact() -> None:
+    x = row(3, 4, -2, 0.5)
+    np.testing.assert_array_equal(P.lp_pooling(x, [1, 2], p=1).ravel(), [7, 6, 2.5])
+    np.testing.assert_array_equal(P.lp_pooling(x, [1, 2], p=2).ravel(), np.sqrt(F32([25, 20, 4.25])))
+
+
+def test_lp_pooling_other_p() -> None:
+    got = P.lp_pooling(row(3, 4, -2, 0.5), [1, 2], p=3).ravel()
+    np.testing.assert_allclose(got, np.cbrt([91, 72, 8.125]), rtol=1e-6)
+
+
+def test_lp_pooling_p0_and_padding() -> None:
+    # x^0 = 1 for every in-bounds element: s^inf is inf for 2 or more, 1 for one, 0 for none
+    x = row(1, 0, np.nan, 4)
+    got = P.lp_pooling(x, [1, 2], p=0, start_padding=[0, 3], end_padding=[0, 1]).ravel()
+    np.testing.assert_array_equal(got, [0, 0, 1, np.inf, np.inf, np.inf, 1])
+    np.testing.assert_array_equal(P.lp_pooling(x, [1, 2], p=2, start_padding=[0, 2]).ravel()[:2], [0, 1])
+
+
+def test_lp_pooling1_dilations() -> None:
+    np.testing.assert_array_equal(P.lp_pooling1(row(3, 9, 4), [1, 2], p=2, dilations=[1, 2]).ravel(), [5])
+
+
+# -- operator rules (the same ones DirectML's CreateOperator enforces) ---------------------------------
+
+
+def _pool_json(**change: Any) -> dict[str, Any]:
+    desc: dict[str, Any] = {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 3, 3]},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 3, 3]},
+        "Strides": [1, 1],
+        "WindowSize": [1, 1],
+        "StartPadding": [0, 0],
+        "EndPadding": [0, 0],
+    }
+    desc.update(change)
+    return desc
+
+
+@pytest.mark.parametrize(
+    ("operator", "change", "member"),
+    [
+        (
+            "MAX_POOLING",
+            {"Strides": [1] * 3, "WindowSize": [1] * 3, "StartPadding": [0] * 3, "EndPadding": [0] * 3},
+            "DML_MAX_POOLING_OPERATOR_DESC.DimensionCount",
+        ),
+        (
+            "LP_POOLING",
+            {"P": 2, "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 2, 3, 3]}},
+            "DML_LP_POOLING_OPERATOR_DESC.OutputTensor.Sizes[1]",
+        ),
+        (
+            "MAX_POOLING1",
+            {"OutputIndicesTensor": {"DataType": "UINT32", "Sizes": [1, 1, 3, 2]}},
+            "DML_MAX_POOLING1_OPERATOR_DESC",
+        ),
+    ],
+)
+def test_pooling_rules(operator: str, change: dict[str, Any], member: str) -> None:
+    desc = desc_from_json(operator, _pool_json(**change))
+    with pytest.raises(InvalidDescError, match=member.replace(".", r"\.").replace("[", r"\[")):
+        dmlops.execute(desc, {"InputTensor": np.zeros((1, 1, 3, 3), F32)}, backend="numpy")
+
+
+def test_pooling_accepts_what_directml_accepts() -> None:
+    # zero Strides / WindowSize, any output size, any P (CreateOperator accepts each)
+    desc = desc_from_json(
+        "LP_POOLING",
+        _pool_json(P=0, Strides=[0, 1], WindowSize=[1, 0], OutputTensor={"DataType": "FLOAT32", "Sizes": [1, 1, 7, 9]}),
+    )
+    got = dmlops.execute(desc, {"InputTensor": np.ones((1, 1, 3, 3), F32)}, backend="numpy")["OutputTensor"]
+    np.testing.assert_array_equal(got, np.zeros((1, 1, 7, 9), F32))  # an empty window: 0
