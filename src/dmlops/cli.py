@@ -261,6 +261,12 @@ def _cmd_validate(args: argparse.Namespace, reporter: _Reporter, out: TextIO) ->
     return EXIT_OK
 
 
+def _and(backends: str) -> str:
+    """``"numpy, cpu, directml"`` -> ``"numpy, cpu and directml"``; one name: ``"directml only"``."""
+    head, _, last = backends.rpartition(", ")
+    return f"{head} and {last}" if head else f"{last} only"
+
+
 def _cmd_list(out: TextIO) -> int:
     from .backends import DEFAULT_BACKEND, backend_status
     from .catalogue import OPERATORS
@@ -268,6 +274,7 @@ def _cmd_list(out: TextIO) -> int:
     from .enums import FeatureLevel
 
     rows = []
+    sets: dict[str, int] = {}  # backends -> how many operators run on exactly those
     for op in OPERATORS:
         notes = [f"alias {a}" for a in op.aliases]
         if op.struct != f"DML_{op.name}_OPERATOR_DESC":
@@ -278,14 +285,16 @@ def _cmd_list(out: TextIO) -> int:
             backends = ", ".join(desc_class(op.name).backends)
         except ImportError as exc:
             backends = f"not available: {exc}"
+        sets[backends] = sets.get(backends, 0) + 1
         note = f"  ({'; '.join(notes)})" if notes else ""
         rows.append((op.name, op.feature_level.name[1:], backends + note))
     name_w = max(len(r[0]) for r in rows)
-    everywhere = sum(r[2].startswith("numpy, cpu, cuda") for r in rows)
-    reference_only = sum(r[2].startswith("numpy, directml") for r in rows)
+    counts = ", ".join(
+        f"{n} on {'every backend' if b == 'numpy, cpu, cuda, directml' else _and(b)}"
+        for b, n in sorted(sets.items(), key=lambda item: (-item[0].count(","), item[0]))
+    )
     print(
-        f"Operators: {len(rows)} DML_OPERATOR_TYPEs, {everywhere} on every backend, {reference_only} on numpy "
-        "and directml, the others on directml only\n"
+        f"Operators: {len(rows)} DML_OPERATOR_TYPEs: {counts}\n"
         "(DxDispatch 'type', whose struct is DML_<type>_OPERATOR_DESC; introduced in; backends):",
         file=out,
     )

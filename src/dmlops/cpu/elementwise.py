@@ -15,8 +15,8 @@ Every operator of the family runs through :func:`run_elementwise`, which picks, 
   functions, POW, SIGMOID, TANH, GELU, ERF, SOFTMAX) are within the directml
   differential's tolerances (``tests/oracles/elementwise.py``'s TOLERANCE);
 * the **generic path** for everything else: the operator's formula from
-  :mod:`._elementwise_rules` (the reference's arithmetic: float64, DirectML's 32-bit
-  integer registers) on tiles of ``BLOCK`` elements, each stored (rounded once) into
+  :mod:`dmlops.descs._elementwise_formulas` (the table the NumPy reference applies:
+  float64, DirectML's 32-bit integer registers) on tiles of ``BLOCK`` elements, each stored (rounded once) into
   its output tile, so temporaries never exceed a few hundred KiB;
 * the **row path** for SOFTMAX, LOG_SOFTMAX, HARDMAX (and their ``*1`` versions over
   ``Axes``): the reduced axes moved last, blocks of rows computed in float32 (float64
@@ -44,9 +44,10 @@ from numpy.typing import NDArray
 
 from .._numpy_io import store
 from ..descs import elementwise as rules
+from ..descs._elementwise_formulas import FUSED, RULES, scale_bias, unsupported
+from ..descs.elementwise import LOG_SOFTMAX_MIN_SUM
 from ..enums import FeatureLevel, TensorDataType
 from ._copy import _executor, copy_into, thread_count
-from ._elementwise_rules import FUSED, LOG_SOFTMAX_MIN_SUM, RULES, scale_bias, unsupported
 
 Array = NDArray[Any]
 Kernel = Callable[[Array, list[Any]], None]
@@ -629,5 +630,5 @@ def run_elementwise(
     _run(o.shape, work, None if single else BLOCK)
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {name: run_elementwise for name in [*RULES, *_ROWS]}
+OPERATORS: dict[str, Callable[..., Any]] = {name: run_elementwise for name in RULES}
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation on the CPU."""

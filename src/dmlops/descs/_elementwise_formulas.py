@@ -1,30 +1,33 @@
-"""The element-wise and activation family in NumPy: one table of formulas, one implementation.
+"""The element-wise and activation family's formulas in NumPy: one table, shared by backends.
 
-Each row of ``_RULES`` maps an operator to a function ``f(desc, xs, data_type)``: ``xs``
+Each row of ``RULES`` maps an operator to a function ``f(desc, xs, data_type)``: ``xs``
 are the logical input arrays in member order (ScaleBias already applied where the
-struct has one), ``data_type`` the first input's DML data type. Float formulas compute
-in float64 and the result is rounded once when stored, except where DirectML's own
-float32 steps are observable (ScaleBias, MEAN, the moduli, ROUND's halves away from
-zero, LOG_SOFTMAX's floor, the quantization operators), which are done in float32 as
-DirectML does. Integer
-formulas follow DirectML's 32-bit register arithmetic (``descs/elementwise.py`` lists
-the probed rules). A FusedActivation (ADD1) applies the activation's row to the
-float32-rounded sum.
+struct has one: :func:`scale_bias`), ``data_type`` the first input's DML data type.
+Float formulas compute in float64 and the result is rounded once when stored, except
+where DirectML's own float32 steps are observable (ScaleBias, MEAN, the moduli, ROUND's
+halves away from zero, LOG_SOFTMAX's floor, the quantization operators), which are done
+in float32 as DirectML does. Integer formulas follow DirectML's 32-bit register
+arithmetic (:mod:`dmlops.descs.elementwise` lists the probed rules). ``FUSED`` holds the
+activations as DirectML applies them fused into another operator (ADD1).
+
+The NumPy reference (``reference/elementwise.py``) applies a row to whole tensors; the
+cpu backend applies the same rows to tiles of the tensors for what its fast paths do not
+cover, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs import elementwise as rules
-from ..enums import FeatureLevel, TensorDataType
+from ..enums import TensorDataType
 from ..errors import UnsupportedError
 from ..tensor import packed_strides
+from . import elementwise as rules
 
 F32 = np.float32
 Array = NDArray[Any]
@@ -38,9 +41,10 @@ def _erf(x: Array) -> Array:
     return np.asarray(_erf_object(x), dtype=np.float64)
 
 
-def _unsupported(desc: Any, data_type: TensorDataType, what: str = "") -> UnsupportedError:
+def unsupported(desc: Any, data_type: TensorDataType, what: str = "") -> UnsupportedError:
+    """The error for a data type (or fused activation) the formulas do not cover; directml runs it."""
     return UnsupportedError(
-        f"{desc.dml_name}: the numpy backend does not implement {desc.operator_type.name} for "
+        f"{desc.dml_name}: the numpy and cpu backends do not implement {desc.operator_type.name} for "
         f"{data_type.name}{what}; the directml backend runs it"
     )
 
@@ -58,7 +62,7 @@ def _need_float(desc: Any, xs: list[Array], data_type: TensorDataType) -> list[A
     # an integer tensor made float by ScaleBias is not the float formula either: DirectML
     # converts the scaled value back to the integer type (probed on THRESHOLD and POW)
     if not data_type.name.startswith("FLOAT") or not all(_is_float(x) for x in xs):
-        raise _unsupported(desc, data_type)
+        raise unsupported(desc, data_type)
     return [_float(x) for x in xs]
 
 
@@ -100,7 +104,7 @@ def _saturate(x: Array, data_type: TensorDataType) -> Array:
 
 def _no64(desc: Any, xs: list[Array], data_type: TensorDataType) -> None:
     if any(x.dtype.itemsize == 8 and x.dtype.kind in "iu" for x in xs):
-        raise _unsupported(desc, data_type)
+        raise unsupported(desc, data_type)
 
 
 # -- formulas -----------------------------------------------------------------------------------
@@ -163,7 +167,7 @@ def _modulus(floor: bool) -> Rule:
         if _is_float(a):
             # DirectML's float modulus is not a - b * trunc(a / b) in float32 steps for large
             # quotients (probed, not yet matched): refused rather than guessed
-            raise _unsupported(desc, data_type)
+            raise unsupported(desc, data_type)
         _no64(desc, xs, data_type)
         if not data_type.is_signed_integer:
             return _unsigned_divmod(a, b)[1]
@@ -408,14 +412,14 @@ def _dml_pow(x: Array, y: Array | float) -> Array:
 
 def _pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     if not data_type.name.startswith("FLOAT"):  # integer POW (even ScaleBias'd): not the float formula
-        raise _unsupported(desc, data_type)
+        raise unsupported(desc, data_type)
     x, y = _need_float(desc, xs, data_type)
     return _dml_pow(x, y)
 
 
 def _constant_pow(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     if not data_type.name.startswith("FLOAT"):
-        raise _unsupported(desc, data_type)
+        raise unsupported(desc, data_type)
     (x,) = _need_float(desc, xs, data_type)
     return _dml_pow(x, float(desc.exponent))
 
@@ -654,7 +658,7 @@ def _hardmax(x: Array, axes: tuple[int, ...]) -> Array:
 
 # -- the table ---------------------------------------------------------------------------------------
 
-_RULES: dict[str, Rule] = {
+RULES: dict[str, Rule] = {
     "ELEMENT_WISE_IDENTITY": _identity,
     "ELEMENT_WISE_ABS": _abs_negate(negate=False),
     "ELEMENT_WISE_NEGATE": _abs_negate(negate=True),
@@ -733,44 +737,8 @@ _RULES: dict[str, Rule] = {
 }
 
 
-def _scale_bias(desc: Any, x: Array) -> Array:
-    """DML_SCALE_BIAS: ``x * Scale + Bias`` in two float32 roundings (integer inputs converted to float32)."""
-    sb = getattr(desc, "scale_bias", None)
-    if sb is None:
-        return x
+def scale_bias(sb: Any, x: Array) -> Array:
+    """DML_SCALE_BIAS ``sb``: ``x * Scale + Bias`` in two float32 roundings (integer inputs converted to float32)."""
     with np.errstate(all="ignore"):
         y = (x.astype(F32) * F32(sb.scale)).astype(F32) + F32(sb.bias)
     return y.astype(F32) if x.dtype.kind != "f" or x.dtype == np.float32 else y.astype(x.dtype)
-
-
-def compute_elementwise(
-    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
-) -> dict[str, Array]:
-    """Every operator of the family: its ``_RULES`` row on the logical inputs, then a FusedActivation."""
-    name = desc.operator_type.name
-    members = desc.tensor_slots("input")
-    xs: list[Any]
-    if name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":
-        xs = [inputs.get(m) for m in members]  # optional zero points stay in place, as None
-    else:
-        xs = [inputs[m] for m in members if m in inputs]
-    data_type = desc.tensor(members[1] if name == "ELEMENT_WISE_IF" else members[0]).data_type
-    if getattr(desc, "scale_bias", None) is not None:
-        # every input is scaled: POW's ExponentTensor too (probed: pow(x*2+1, y*2+1))
-        xs = [_scale_bias(desc, x) for x in xs]
-    result = np.asarray(_RULES[name](desc, xs, data_type))
-    fused = getattr(desc, "fused_activation", None)
-    if fused is not None:
-        fn = FUSED.get(fused.spec.name)
-        if fn is None or result.dtype.kind != "f":
-            raise _unsupported(desc, data_type, f" with a fused {fused.spec.name}")
-        # the sum is rounded to the output type before the activation reads it
-        rounded = result.astype(desc.output_tensor.dtype).astype(np.float64)
-        with np.errstate(all="ignore"):
-            result = np.asarray(fn(fused, rounded), dtype=np.float64)
-    output = desc.tensor_slots("output")[0]
-    return {output: result}
-
-
-OPERATORS: dict[str, Callable[..., Any]] = {name: compute_elementwise for name in _RULES}
-"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -144,6 +144,15 @@ def validate_generic(desc: Any, level: Any) -> None:
                 raise desc.invalid(f"{member}.Sizes", "must hold one element (every size 1)", list(tensor.sizes))
 
 
+CUDA_OPERATORS: frozenset[str] = REFERENCE_OPERATORS - {
+    "ELEMENT_WISE_QUANTIZE_LINEAR",
+    "ELEMENT_WISE_DEQUANTIZE_LINEAR",
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD",
+}
+"""The operators the cuda backend runs (``cuda/elementwise.py``); the cpu backend runs all the
+reference's. Either refuses, per call, the data types its kernels do not cover."""
+
+
 def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """``(family, backends)`` for an operator of this family, None for any other.
 
@@ -151,7 +160,9 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """
     if operator not in OPERATORS:
         return None
-    return FAMILY, (("numpy", "directml") if operator in REFERENCE_OPERATORS else ("directml",))
+    if operator not in REFERENCE_OPERATORS:
+        return FAMILY, ("directml",)
+    return FAMILY, ("numpy", "cpu", *(("cuda",) if operator in CUDA_OPERATORS else ()), "directml")
 
 
 def reduction_axes(desc: Any) -> tuple[int, ...]:
@@ -166,6 +177,7 @@ LOG_SOFTMAX_MIN_SUM = np.float32(1e-20)
 """LOG_SOFTMAX's floor under the sum of exponentials (probed: a NaN sum becomes 1e-20)."""
 
 __all__ = [
+    "CUDA_OPERATORS",
     "FAMILY",
     "LOG_SOFTMAX_MIN_SUM",
     "OPERATORS",
