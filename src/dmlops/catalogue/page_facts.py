@@ -66,10 +66,16 @@ SUPPORT_OVERRIDES: dict[str, dict[FeatureLevel, dict[str, RawRow]]] = {
     "DIAGONAL_MATRIX": {_V: {"OutputTensor": ("output", (2, 4), f"{_ALL} FLOAT64")}},
     "ELEMENT_WISE_BIT_COUNT": {_V: {"InputTensor": ("input", (1, 8), f"{_ALL} FLOAT64")}},
     "FILL_VALUE_CONSTANT": {
-        _V: {"OutputTensor": ("output", (1, 8), "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8")}
+        _V: {
+            "OutputTensor": (
+                "output",
+                (1, 8),
+                "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8 INT64 UINT64 FLOAT64",
+            )
+        }
     },
     "FILL_VALUE_SEQUENCE": {
-        _V: {"OutputTensor": ("output", (1, 8), "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8")}
+        _V: {"OutputTensor": ("output", (1, 8), "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8 INT64 UINT64")}
     },
     "NONZERO_COORDINATES": {
         _V: {
@@ -191,8 +197,14 @@ WHY: dict[str, str] = {
         "DirectML 1.15.4 accepts every data type as input, FLOAT32 and FLOAT64 included; the page lists "
         "unsigned integers only"
     ),
-    "FILL_VALUE_CONSTANT": "DirectML 1.15.4 accepts 1 to 8 dimensions; the stored page (2_1) says 4",
-    "FILL_VALUE_SEQUENCE": "DirectML 1.15.4 accepts 1 to 8 dimensions; the stored page (2_1) says 4",
+    "FILL_VALUE_CONSTANT": (
+        "DirectML 1.15.4 accepts 1 to 8 dimensions, and INT64, UINT64 and FLOAT64 outputs (with ValueDataType "
+        "the same; erratum E70); the stored page (2_1) says 4 dimensions and 8- to 32-bit types"
+    ),
+    "FILL_VALUE_SEQUENCE": (
+        "DirectML 1.15.4 accepts 1 to 8 dimensions, and INT64 and UINT64 outputs (FLOAT64 rejected; erratum E70); "
+        "the stored page (2_1) says 4 dimensions and 8- to 32-bit types"
+    ),
     "NONZERO_COORDINATES": (
         "DirectML 1.15.4 accepts 1 to 8 dimensions on each tensor and different dimension counts; the stored "
         "page (3_0) says 4 to 5 and the same DimensionCount"
