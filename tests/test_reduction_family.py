@@ -177,6 +177,16 @@ def test_max_min_skip_nan_and_all_nan_gives_the_infinity() -> None:
     np.testing.assert_array_equal(dmlops.reduce(x, "MIN", axes=[1]).ravel(), [1, 1, INF, -INF])
 
 
+def test_sums_start_from_positive_zero() -> None:
+    # DirectML's sequential sums start from +0, so -0s sum to +0 (its halving tree for
+    # 4..64 elements and SUM over no axes keep -0: the sign of a zero sum is order's)
+    z = np.full((3, 5), -0.0, np.float32)
+    for function in ("SUM", "AVERAGE"):
+        for axes in ([1], [0, 1]):
+            assert not np.signbit(dmlops.reduce(z, function, axes=axes)).any(), (function, axes)
+    assert np.signbit(dmlops.reduce(z, "MULTIPLY", axes=[1])).all()
+
+
 def test_max_min_keep_the_first_of_equal_zeros() -> None:
     x = np.array([[-0.0, 0.0, -0.0], [0.0, -0.0, 0.0]], np.float32)
     for function in ("MAX", "MIN"):

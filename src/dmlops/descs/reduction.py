@@ -34,12 +34,18 @@ What DirectML 1.15.4 computes (probed on the ``directml`` backend):
 * Float SUM and the functions built on it (AVERAGE = sum / n, L1, L2 = sqrt(sum of
   squares), SUM_SQUARE, LOG_SUM = log(sum), LOG_SUM_EXP = log(sum(exp)), MULTIPLY)
   accumulate in float32 with no rescaling: LOG_SUM_EXP of 100 overflows to inf, as do
-  squares above 1.8e19. The order of accumulation depends on the sizes (probed with
-  2^24 among ones: sequential in index order for most lengths, a pairwise tree for
-  lengths 4 to 64 that are powers of two, blocks above 4096): the reference sums in
-  float64 and rounds once, and differs from DirectML by at most the float32 rounding
-  of an n-term sum (tests compare within ``2 n eps sum(|term|)``; the campaign's largest
-  difference was half of that, and 70 to 92% of the results were bit-exact).
+  squares above 1.8e19. The order of float32 accumulation depends on the shape (probed
+  bit for bit against candidate orders on random data): a reduction of the last axis
+  alone, of up to about 1000 elements that are not a power of two, adds sequentially
+  in index order from a +0 accumulator (118 of 118 cases; -0s sum to +0); any
+  reduction of 4, 8, 16, 32 or 64 elements is a halving tree, ``x[i] + x[i + n/2]``
+  (49 of 49; -0s sum to -0, as in SUM over no axes, which passes each element
+  through); longer rows (3000, 4097) are summed in blocks, and outer axes or several
+  axes in orders not pinned down (neither row-major, column-major nor axis by axis
+  throughout). So the reference sums in float64 from +0 and rounds once, and differs
+  from DirectML by at most the float32 rounding of an n-term sum (tests compare within
+  ``2 n eps sum(|term|)``, a zero sum's sign by value; the campaign's largest
+  difference was half of that bound, and 70 to 92% of the results were bit-exact).
 * CUMULATIVE_SUMMATION / CUMULATIVE_PRODUCT run sequentially in the axis direction in
   the input type (float32 steps, bit for bit); the exclusive forms start from +0 / 1.
 * TOP_K / TOP_K1 order equal values by ascending index in either direction (-0 equals

@@ -69,12 +69,17 @@ def arg_index(flat: Array, largest: bool, decreasing: bool) -> Array:
     return np.asarray(index, dtype=np.int64)
 
 
+def _sum(x: Array) -> Array:
+    """Row sums in float64 from a +0 accumulator, as DirectML's sequential sums: -0s sum to +0."""
+    return x.sum(axis=-1) + 0.0
+
+
 def _float_function(function: str, flat: Array) -> Array:
     x = flat.astype(np.float64)
     if function == "SUM":
-        return x.sum(axis=-1)
+        return _sum(x)
     if function == "AVERAGE":
-        return x.sum(axis=-1) / flat.shape[-1]
+        return _sum(x) / flat.shape[-1]
     if function == "L1":
         return np.abs(x).sum(axis=-1)
     if function == "SUM_SQUARE":
