@@ -346,3 +346,19 @@ def test_functional_api_misuse() -> None:
         dmlops.reduce(PAGE_3X3, "SUM", axes=[0.5])
     with pytest.raises(InvalidDescError, match=r"\.K"):
         dmlops.top_k(TOP_K_A, 3, 5)
+
+
+def test_feature_levels_gate_operators_and_dimension_counts() -> None:
+    argmax = desc_from_json("ARGMAX", VALID["ARGMAX"])
+    with pytest.raises(InvalidDescError, match="introduced in DML_FEATURE_LEVEL_3_0"):
+        argmax.validate("2_1")
+    reduce_3d = desc_from_json("REDUCE", VALID["REDUCE"])
+    reduce_3d.validate("3_0")
+    with pytest.raises(InvalidDescError, match=r"InputTensor\.DimensionCount"):
+        reduce_3d.validate("2_1")
+    product = desc_from_json("CUMULATIVE_PRODUCT", VALID["CUMULATIVE_PRODUCT"])
+    product.validate("4_0")
+    with pytest.raises(InvalidDescError, match=r"InputTensor\.DimensionCount"):
+        product.validate("3_1")
+    x = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
+    np.testing.assert_array_equal(dmlops.reduce(x, "ARGMAX", axes=[3], feature_level="1_0").ravel(), [1, 1])
