@@ -11,6 +11,7 @@ MODULES = [
     "dmlops",
     "dmlops.ops.data_movement",
     "dmlops.ops.pooling",
+    "dmlops.ops.reduction",
     "dmlops.ops.resampling",
     "dmlops.ops.roi",
 ]
