@@ -49,8 +49,13 @@ __version__ = "0.1.0"
 # name -> (module, attribute), imported on first access so that `import dmlops`
 # stays cheap and loads no operator it is not asked for.
 _LAZY: dict[str, tuple[str, str]] = {
-    "gather": ("ops.data_movement", "gather"),
-    "slice1": ("ops.data_movement", "slice1"),
+    **{
+        f: ("ops.data_movement", f)
+        for f in (
+            "gather slice1 cast slice slice_grad join split padding padding1 tile fill_value_constant "
+            "fill_value_sequence depth_to_space depth_to_space1 space_to_depth space_to_depth1"
+        ).split()
+    },
     "max_pooling2": ("ops.pooling", "max_pooling2"),
     "max_pooling_grad": ("ops.pooling", "max_pooling_grad"),
     "resample2": ("ops.resampling", "resample2"),
