@@ -15,6 +15,7 @@ import dmlops
 from dmlops.descs import desc_class, desc_from_json
 from dmlops.errors import InvalidDescError, UnsupportedError
 from dmlops.ops import pooling as P
+from dmlops.ops import resampling as R
 
 F32 = np.float32
 
@@ -200,3 +201,104 @@ def test_pooling_accepts_what_directml_accepts() -> None:
     )
     got = dmlops.execute(desc, {"InputTensor": np.ones((1, 1, 3, 3), F32)}, backend="numpy")["OutputTensor"]
     np.testing.assert_array_equal(got, np.zeros((1, 1, 7, 9), F32))  # an empty window: 0
+
+
+# -- RESAMPLE, RESAMPLE1, UPSAMPLE_2D -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("operator", ["RESAMPLE", "RESAMPLE1", "UPSAMPLE_2D"])
+def test_resampling_family_claims(operator: str) -> None:
+    cls = desc_class(operator)
+    assert cls.family == "resampling"
+    assert cls.backends == ("numpy", "directml")
+
+
+def test_resample1_nearest_rounds_halves_up() -> None:
+    # x = (o - OPO) / S - IPO with 0 / 0 and Scale 2: x = o / 2, floor(x + 0.5): halves go up
+    x = row(10, 20, 30)
+    got = R.resample1(x, [1, 1, 1, 6], interpolation_mode="NEAREST_NEIGHBOR", scales=[1, 1, 1, 2],
+                      input_pixel_offsets=[0] * 4, output_pixel_offsets=[0] * 4)  # fmt: skip
+    np.testing.assert_array_equal(got.ravel(), [10, 20, 20, 30, 30, 30])
+
+
+def test_resample1_nearest_int8_floors() -> None:
+    # INT8/UINT8: DirectML takes floor(x) (x = o / 2 - 0.25 with the pixel-centre offsets)
+    x = np.array([1, 2, 3, 4], dtype=np.int8).reshape(1, 1, 1, 4)
+    got = R.resample1(x, [1, 1, 1, 8], interpolation_mode="NEAREST_NEIGHBOR")
+    np.testing.assert_array_equal(got.ravel(), [1, 1, 1, 2, 2, 3, 3, 4])  # index -1 clamps to 0
+    got = R.resample1(x.astype(F32), [1, 1, 1, 8], interpolation_mode="NEAREST_NEIGHBOR")
+    np.testing.assert_array_equal(got.ravel(), [1, 1, 2, 2, 3, 3, 4, 4])
+
+
+def test_resample_is_resample1_with_pixel_centres() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 2, 3, 5)).astype(F32)
+    for mode in ("LINEAR", "NEAREST_NEIGHBOR"):
+        np.testing.assert_array_equal(
+            R.resample(x, [1, 2, 7, 3], interpolation_mode=mode),
+            R.resample1(x, [1, 2, 7, 3], interpolation_mode=mode),
+        )
+
+
+def test_resample1_linear_is_resample2() -> None:
+    x = row(2, 126, -2, 50, 7)  # offsets outside [0, 1): RESAMPLE2's quotient rule (E32) too
+    kw: dict[str, Any] = {"scales": [1, 1, 1, 1], "input_pixel_offsets": [0.5, 0.5, 0.5, -1.5]}
+    kw["output_pixel_offsets"] = [-0.5, -0.5, -0.5, 0.0]
+    got = R.resample1(x, [1, 1, 1, 5], **kw)
+    np.testing.assert_array_equal(got, dmlops.resample2(x, [1, 1, 1, 5], **kw))
+    np.testing.assert_array_equal(got.ravel(), [188, -66, 76, -14.5, 7])
+
+
+def test_upsample_2d_page_shape_and_values() -> None:
+    x = np.arange(6, dtype=F32).reshape(1, 1, 2, 3)
+    np.testing.assert_array_equal(R.upsample_2d(x, (2, 1))[0, 0], [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5]])
+    np.testing.assert_array_equal(
+        R.upsample_2d(x, (2, 1), interpolation_mode="LINEAR")[0, 0],
+        [[0, 1, 2], [0.75, 1.75, 2.75], [2.25, 3.25, 4.25], [3, 4, 5]],
+    )
+
+
+def test_upsample_2d_divides_and_always_interpolates() -> None:
+    # (o + 0.5) / 3 divided, not times float32(1 / 3): 2.3333335 and 5.333333 here
+    got = R.upsample_2d(row(1, 2, 3, 10), (1, 3), interpolation_mode="LINEAR").ravel()
+    assert got[5] == F32(2.3333335) and got[8] == F32(5.333333)
+    # a 1x1 upsample still lerps a + (b - a) * 0: [-FLT_MAX, FLT_MAX] -> [NaN, FLT_MAX]
+    big = np.finfo(F32).max
+    got = R.upsample_2d(row(-big, big), (1, 1), interpolation_mode="LINEAR").ravel()
+    assert np.isnan(got[0]) and got[1] == big
+
+
+@pytest.mark.parametrize(
+    ("operator", "desc", "member"),
+    [
+        (
+            "RESAMPLE",
+            {"InterpolationMode": "LINEAR", "Scales": [1, 1, 2]},
+            "DML_RESAMPLE_OPERATOR_DESC.ScaleCount",
+        ),
+        (
+            "RESAMPLE1",
+            {"InterpolationMode": "LINEAR", "Scales": [1, 1, 1, 0.0], "InputPixelOffsets": [0.5] * 4,
+             "OutputPixelOffsets": [-0.5] * 4},
+            r"DML_RESAMPLE1_OPERATOR_DESC.Scales\[3\]",
+        ),
+        (
+            "UPSAMPLE_2D",
+            {"InterpolationMode": "LINEAR", "ScaleSize": {"Width": 0, "Height": 1}},
+            "DML_UPSAMPLE_2D_OPERATOR_DESC.ScaleSize.Width",
+        ),
+        (
+            "UPSAMPLE_2D",
+            {"InterpolationMode": "LINEAR", "ScaleSize": {"Width": 2, "Height": 1}},
+            r"DML_UPSAMPLE_2D_OPERATOR_DESC.OutputTensor.Sizes\[3\]",
+        ),
+    ],
+)  # fmt: skip
+def test_resampling_rules(operator: str, desc: dict[str, Any], member: str) -> None:
+    tensors = {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 3]},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 5]},
+    }
+    parsed = desc_from_json(operator, {**tensors, **desc})
+    with pytest.raises(InvalidDescError, match=member):
+        dmlops.execute(parsed, {"InputTensor": np.zeros((1, 1, 2, 3), F32)}, backend="numpy")

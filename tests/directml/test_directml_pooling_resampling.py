@@ -23,8 +23,10 @@ from _directml import directml, padded_strides  # noqa: F401  (fixture)
 
 import dmlops
 from dmlops.descs import desc_from_json
+from dmlops.descs.resampling import resample2_equivalent
 from dmlops.directml import create_operator
 from dmlops.errors import DirectMLRejectedDescError, DirectMLStackLimitError, InvalidDescError, UnsupportedError
+from dmlops.reference.resampling import resample
 
 pytestmark = [pytest.mark.directml, pytest.mark.usefixtures("directml")]
 
@@ -117,11 +119,103 @@ def _approximate(operator: str, desc: Any) -> bool:
     return operator.startswith("LP_POOLING") and int(desc.p) not in (1, 2)
 
 
+# -- resampling --------------------------------------------------------------------------------
+
+RESAMPLING = ("RESAMPLE", "RESAMPLE1", "UPSAMPLE_2D")
+
+
+def resampling_case(operator: str, seed: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A random desc (DxDispatch JSON) and inputs of one resampling operator."""
+    rng = np.random.default_rng(zlib.crc32(f"{operator}-{seed}".encode()))
+    mode = str(rng.choice(["NEAREST_NEIGHBOR", "LINEAR"]))
+    strided = bool(rng.integers(0, 2))
+    if operator == "UPSAMPLE_2D":
+        dims = int(rng.integers(4, 6))
+        sizes = [int(rng.integers(1, 3)) for _ in range(dims - 2)] + [int(rng.integers(1, 5)), 0]
+        sizes[-1] = int(rng.choice([1, 2, 3, 5, 6, 7]))
+        height, width = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        out = [*sizes[:-2], sizes[-2] * height, sizes[-1] * width]
+        if rng.random() < 0.1:  # a wrong output size or a zero scale: both rejected
+            if rng.random() < 0.5:
+                out[-1] += 1
+            else:
+                width = 0
+        x = values(rng, np.dtype("float32"), tuple(sizes))
+        desc: dict[str, Any] = {
+            "InputTensor": _tensor("FLOAT32", tuple(sizes), strided),
+            "OutputTensor": _tensor("FLOAT32", tuple(out), False),
+            "ScaleSize": {"Width": width, "Height": height},
+            "InterpolationMode": mode,
+        }
+        return desc, {"InputTensor": x}
+    data_type = str(rng.choice(["FLOAT32", "FLOAT32", "INT8", "UINT8"]))
+    sizes = [
+        int(rng.integers(1, 3)),
+        int(rng.integers(1, 3)),
+        int(rng.integers(1, 6)),
+        int(rng.choice([1, 2, 3, 5, 6, 7])),
+    ]
+    out = [max(1, n + int(rng.integers(-1, 6))) if rng.random() < 0.7 else n for n in sizes]
+    scales, ipo, opo = [], [], []
+    for n, m in zip(sizes, out):
+        scale = float(np.float32(m / n)) if rng.random() < 0.6 else float(np.float32(rng.uniform(0.3, 4)))
+        if rng.random() < 0.04:
+            scale = float(rng.choice([0.0, -1.0, 1e-9, np.inf]))
+        scales.append(scale)
+        ipo.append(float(np.float32(rng.choice([0.5, 0.0, rng.uniform(-2, 2)]))))
+        opo.append(float(np.float32(rng.choice([-0.5, 0.0, rng.uniform(-2, 2)]))))
+    x = values(rng, np.dtype(data_type.lower()), tuple(sizes))
+    desc = {
+        "InputTensor": _tensor(data_type, tuple(sizes), strided),
+        "OutputTensor": _tensor(data_type, tuple(out), False),
+        "InterpolationMode": mode,
+        "Scales": scales,
+    }
+    if operator == "RESAMPLE1":
+        desc["InputPixelOffsets"] = ipo
+        desc["OutputPixelOffsets"] = opo
+    return desc, {"InputTensor": x}
+
+
+def stack_artefacts(desc: Any, inputs: dict[str, np.ndarray]) -> np.ndarray | None:
+    """Outputs where this stack's float-to-integer conversion, not DirectML, decides the value.
+
+    vkd3d 1.6 emits unsaturated SPIR-V conversions and lavapipe gives 0xFFFFFFFF /
+    INT_MIN for a negative or NaN float (docs/errata.md, the rows beside E51 and E55);
+    D3D12 gives 0 and saturates. NEAREST: an index that rounds below 0 reads the last
+    element. LINEAR into UINT8: a negative or NaN value (an extrapolation, offsets
+    outside [0, 1)) gives 255; into INT8 NaN and values >= 2^31 give -128.
+    """
+    r2 = resample2_equivalent(desc)
+    if r2.interpolation_mode.name != "NEAREST_NEIGHBOR":
+        if desc.output_tensor.data_type.name not in ("UINT8", "INT8"):
+            return None
+        with np.errstate(all="ignore"):
+            v = resample(inputs["InputTensor"], r2).astype(np.float64)
+            if desc.output_tensor.data_type.name == "UINT8":
+                return np.asarray(np.isnan(v) | (v <= -1), dtype=bool)
+            return np.asarray(np.isnan(v) | (v >= 2.0**31), dtype=bool)
+    masks = [np.floor(r2.input_coordinates(d).astype(np.float64)) < 0 for d in range(r2.dimension_count)]
+    grid = np.zeros(r2.output_tensor.sizes, dtype=bool)
+    for d, m in enumerate(masks):
+        grid |= m.reshape([-1 if i == d else 1 for i in range(len(masks))])
+    return grid
+
+
 # -- comparison -------------------------------------------------------------------------------
 
 
-def compare(expected: np.ndarray, got: np.ndarray, *, approximate: bool, signed_zero: bool = True) -> None:
+def compare(
+    expected: np.ndarray,
+    got: np.ndarray,
+    *,
+    approximate: bool,
+    signed_zero: bool = True,
+    leave_out: np.ndarray | None = None,
+) -> None:
     assert got.dtype == expected.dtype and got.shape == expected.shape
+    if leave_out is not None:
+        got, expected = got[~leave_out], expected[~leave_out]
     if not signed_zero and got.dtype.kind == "f":
         # MAX_POOLING's maximum of -0 and +0: DirectML's sign depends on its shader (the
         # errata row beside E37); dmlops keeps the selected element's bits.
@@ -161,16 +255,42 @@ def check(operator: str, desc_json: dict[str, Any], inputs: dict[str, np.ndarray
     except DirectMLRejectedDescError:
         pytest.fail("dmlops validates this desc but DirectML's CreateOperator rejects it (a validation divergence)")
     expected = dmlops.execute(desc, inputs, backend="numpy")
-    for member, array in expected.items():
-        compare(
-            array, got[member], approximate=_approximate(operator, desc), signed_zero=not operator.startswith("MAX")
-        )
+    leave_out = stack_artefacts(desc, inputs) if operator in RESAMPLING else None
+    try:
+        for member, array in expected.items():
+            compare(
+                array,
+                got[member],
+                approximate=_approximate(operator, desc),
+                signed_zero=not operator.startswith("MAX"),
+                leave_out=leave_out,
+            )
+    except pytest.fail.Exception:
+        if operator in ("RESAMPLE", "RESAMPLE1") and _same_as_resample2(desc, inputs, got["OutputTensor"]):
+            pytest.xfail(
+                "RESAMPLE2's own divergence (errata E33/E39: uncharacterised N-D taps): DirectML computes "
+                "this desc exactly as RESAMPLE2 on the equivalent desc"
+            )
+        raise
+
+
+def _same_as_resample2(desc: Any, inputs: dict[str, np.ndarray], got: np.ndarray) -> bool:
+    """Whether DirectML's result equals DirectML's RESAMPLE2 on the equivalent desc, bit for bit."""
+    other = dmlops.execute(resample2_equivalent(desc), inputs, backend="directml")["OutputTensor"]
+    return bool(np.array_equal(other.view(np.uint8), got.view(np.uint8)))
 
 
 @pytest.mark.parametrize("seed", range(CASES))
 @pytest.mark.parametrize("operator", POOLING)
 def test_pooling_matches_directml(operator: str, seed: int) -> None:
     desc, inputs = pooling_case(operator, seed)
+    check(operator, desc, inputs)
+
+
+@pytest.mark.parametrize("seed", range(CASES))
+@pytest.mark.parametrize("operator", RESAMPLING)
+def test_resampling_matches_directml(operator: str, seed: int) -> None:
+    desc, inputs = resampling_case(operator, seed)
     check(operator, desc, inputs)
 
 
@@ -200,5 +320,37 @@ def test_pooling_rules_match_createoperator(operator: str, change: dict[str, Any
     parsed = desc_from_json(operator, desc)
     with pytest.raises(InvalidDescError):
         dmlops.execute(parsed, {"InputTensor": np.zeros((1, 1, 3, 3), np.float32)}, backend="numpy")
+    with pytest.raises(DirectMLRejectedDescError):
+        create_operator(parsed)
+
+
+@pytest.mark.parametrize(
+    ("operator", "members"),
+    [
+        ("RESAMPLE", {"InterpolationMode": "LINEAR", "Scales": [1, 1, 2]}),
+        ("RESAMPLE", {"InterpolationMode": "LINEAR", "Scales": [1, 1, 1, 1e-9]}),
+        (
+            "RESAMPLE1",
+            {
+                "InterpolationMode": "LINEAR",
+                "Scales": [1, 1, 1, -1.0],
+                "InputPixelOffsets": [0.5] * 4,
+                "OutputPixelOffsets": [-0.5] * 4,
+            },
+        ),
+        ("UPSAMPLE_2D", {"InterpolationMode": "LINEAR", "ScaleSize": {"Width": 0, "Height": 1}}),
+        ("UPSAMPLE_2D", {"InterpolationMode": "LINEAR", "ScaleSize": {"Width": 2, "Height": 1}}),
+    ],
+)
+def test_resampling_rules_match_createoperator(operator: str, members: dict[str, Any]) -> None:
+    """Each resampling rule dmlops adds to the catalogue's is one DirectML's CreateOperator enforces."""
+    desc = {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 3]},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 5]},
+        **members,
+    }
+    parsed = desc_from_json(operator, desc)
+    with pytest.raises(InvalidDescError):
+        dmlops.execute(parsed, {"InputTensor": np.zeros((1, 1, 2, 3), np.float32)}, backend="numpy")
     with pytest.raises(DirectMLRejectedDescError):
         create_operator(parsed)

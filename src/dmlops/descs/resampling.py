@@ -1,4 +1,9 @@
-"""Resampling descs and their semantics: RESAMPLE2, RESAMPLE_GRAD1.
+"""Resampling descs and their semantics: RESAMPLE2, RESAMPLE_GRAD1 and their generic neighbours.
+
+The family also *claims* RESAMPLE, RESAMPLE1 and UPSAMPLE_2D, which keep their generic
+(catalogue-made) descs (:func:`claim`); each is computed as the RESAMPLE2 desc that
+DirectML 1.15.4 computes the same (:func:`resample2_equivalent`), so they share every
+rule below (E32-E34, E39).
 
 The desc classes (:class:`Resample2Desc`, :class:`ResampleGrad1Desc`) and the rules every
 backend reads: the float32 coordinate mapping, DirectML's LINEAR taps
@@ -157,20 +162,33 @@ def validate_resample(
 
 
 def input_coordinates(
-    output_size: int, scale: float, input_pixel_offset: float, output_pixel_offset: float
+    output_size: int, scale: float, input_pixel_offset: float, output_pixel_offset: float, *, divide: bool = False
 ) -> NDArray[np.float32]:
     """``x(o)`` for ``o in range(output_size)`` of one dimension, in float32.
 
     ``(o - OutputPixelOffset) * (1 / Scale) - InputPixelOffset`` with each operation
     rounded to float32 (see the module notes). ``o`` is converted from an integer to
-    float32 first, as a shader converts its thread index.
+    float32 first, as a shader converts its thread index. With ``divide`` the quotient
+    is a float32 division (UPSAMPLE_2D's shader: :func:`quotient`).
     """
     o = np.arange(output_size, dtype=np.int64).astype(np.float32)
     with np.errstate(over="ignore"):
-        x: NDArray[np.float32] = (o - np.float32(output_pixel_offset)) * reciprocal(scale) - np.float32(
+        x: NDArray[np.float32] = quotient(o - np.float32(output_pixel_offset), scale, divide) - np.float32(
             input_pixel_offset
         )
     return x
+
+
+def quotient(numerator: NDArray[np.float32], scale: float, divide: bool) -> NDArray[np.float32]:
+    """``numerator / Scale`` in float32: times the float32 reciprocal (RESAMPLE*), or divided (UPSAMPLE_2D).
+
+    DirectML 1.15.4's UPSAMPLE_2D divides (18 of 18 LINEAR outputs of a 3x upsample; the
+    reciprocal 12): (o + 0.5) / 3 is not (o + 0.5) * float32(1 / 3).
+    """
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        if divide:
+            return np.asarray(numerator / np.float32(scale), dtype=np.float32)
+        return np.asarray(numerator * reciprocal(scale), dtype=np.float32)
 
 
 def reciprocal(scale: float) -> np.float32:
@@ -216,6 +234,8 @@ def linear_taps(
     input_pixel_offset: float,
     output_pixel_offset: float,
     lanes: int = 1,
+    *,
+    divide: bool = False,
 ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float32]]:
     """DirectML 1.15.4's RESAMPLE2 LINEAR tap rule along one dimension (erratum E32): (first, second, weight).
 
@@ -236,7 +256,7 @@ def linear_taps(
     o = np.arange(output_size, dtype=np.int64).astype(np.float32)
     ipo = np.float32(input_pixel_offset)
     with np.errstate(over="ignore", invalid="ignore"):
-        q = (o - np.float32(output_pixel_offset)) * reciprocal(scale)
+        q = quotient(o - np.float32(output_pixel_offset), scale, divide)
         x = q - ipo
         whole = np.floor(q)
         i0 = whole - (q - whole < ipo).astype(np.float32)
@@ -275,7 +295,7 @@ def is_identity_map(output_size: int, scale: float, input_pixel_offset: float, o
     so an infinity there never spreads to a neighbour (erratum E33).
     """
     if np.float32(scale) != np.float32(1.0):
-        return False
+        return False  # (x / 1 and x * (1 / 1) are the same: no ``divide`` needed here)
     x = input_coordinates(output_size, scale, input_pixel_offset, output_pixel_offset)
     return bool(np.array_equal(x, np.arange(output_size, dtype=np.float32)))
 
@@ -285,6 +305,8 @@ def linear_axes(
     output_sizes: Sequence[int],
     scales: Sequence[float],
     pixel_offsets: Sequence[tuple[float, float]],
+    *,
+    divide: bool = False,
 ) -> list[LinearAxis]:
     """DirectML's LINEAR resample of every dimension (the forward's sizes and offsets).
 
@@ -306,7 +328,7 @@ def linear_axes(
     axes = []
     for d, (n_in, n_out, scale, (ipo, opo)) in enumerate(zip(input_sizes, output_sizes, scales, pixel_offsets)):
         lanes = vector_lanes(n_out) if d == 0 else 1
-        first, second, weight = linear_taps(n_in, n_out, scale, ipo, opo, lanes)
+        first, second, weight = linear_taps(n_in, n_out, scale, ipo, opo, lanes, divide=divide)
         # An identity map is not interpolated: DirectML reads the first tap its rule names,
         # whatever the weight (o itself for offsets in [0, 1); o - 1 where the quotient
         # rule names it with weight 1: Scales {3, 1}, offsets {2.25, -0.5} / {-1.5, 0.5}
@@ -597,3 +619,145 @@ def desc_taps(desc: ResampleDesc) -> list[list[Tap]]:
         i0, t = coordinate_taps(sizes[d], desc.forward_output_sizes[d], desc.scales[d], *desc.forward_pixel_offsets(d))
         taps.append([(np.clip(i0, 0, last), 1.0 - t), (np.clip(i0 + 1, 0, last), t)])
     return taps
+
+
+# -- Generic neighbours: RESAMPLE, RESAMPLE1, UPSAMPLE_2D ---------------------------------------
+
+FAMILY = "resampling"
+
+GENERIC_OPERATORS: frozenset[str] = frozenset(("RESAMPLE", "RESAMPLE1", "UPSAMPLE_2D"))
+"""The catalogue operators this family implements through their generic descs.
+
+Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
+
+* RESAMPLE1 NEAREST_NEIGHBOR picks ``floor(x + 0.5)`` (halves round up), clamped, with
+  ``x`` RESAMPLE2's float32 coordinate: RESAMPLE2 with RoundingDirection DECREASING and
+  InputPixelOffsets lowered by 0.5 (218 of 218 1-D probes whose index stays >= 0; the
+  others are the stack's negative-index artefact). This is the exact form of the
+  remark erratum E13 corrects. On INT8 / UINT8 tensors (FL 6_2) it picks ``floor(x)``
+  instead (no half added). LINEAR is RESAMPLE2's, rule for rule.
+* RESAMPLE is RESAMPLE1 with InputPixelOffsets 0.5 and OutputPixelOffsets -0.5.
+* UPSAMPLE_2D is RESAMPLE with Scales 1 on every dimension but the last two, which
+  take ScaleSize.Height and ScaleSize.Width (LINEAR on [1, 2, 3, 10] with Width 2:
+  [1, 1.25, 1.75, 2.25, 2.75, 4.75, 8.25, 10]). CreateOperator requires ScaleSize
+  entries >= 1 and OutputTensor.Sizes equal to InputTensor.Sizes with the last two
+  multiplied by them (5-D: the depth is not scaled).
+* Validation is RESAMPLE2's (:func:`validate_resample`): the count of Scales (and
+  offsets) equals the tensors' DimensionCount, Scales >= FLT_EPSILON or +inf, offsets
+  not NaN.
+"""
+
+
+def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(family, backends)`` for a generic operator of this family, None for any other.
+
+    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
+    """
+    if operator not in GENERIC_OPERATORS:
+        return None
+    return FAMILY, ("numpy", "directml")
+
+
+def generic_parameters(desc: Any) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    """``(Scales, InputPixelOffsets, OutputPixelOffsets)`` of a RESAMPLE / RESAMPLE1 desc.
+
+    RESAMPLE has no offsets: its page gives them as 0.5 / -0.5 (pixel centres). UPSAMPLE_2D
+    is RESAMPLE with Scales 1 but on the last two dimensions (ScaleSize.Height, .Width).
+    """
+    if desc.operator_type.name == "UPSAMPLE_2D":
+        dims = desc.input_tensor.dimension_count
+        scales = (1.0,) * (dims - 2) + (float(desc.scale_size.height), float(desc.scale_size.width))
+    else:
+        scales = tuple(float(v) for v in desc.scales)
+    if desc.operator_type.name in ("RESAMPLE", "UPSAMPLE_2D"):
+        n = len(scales)
+        return scales, (DEFAULT_INPUT_PIXEL_OFFSET,) * n, (DEFAULT_OUTPUT_PIXEL_OFFSET,) * n
+    return (
+        scales,
+        tuple(float(v) for v in desc.input_pixel_offsets),
+        tuple(float(v) for v in desc.output_pixel_offsets),
+    )
+
+
+def validate_generic(desc: Any, level: FeatureLevel) -> None:
+    """The operator rules of RESAMPLE and RESAMPLE1 (beyond the catalogue's): RESAMPLE2's.
+
+    The count member is ``ScaleCount`` for RESAMPLE, ``DimensionCount`` for RESAMPLE1.
+    UPSAMPLE_2D: ScaleSize entries >= 1 and the output sizes they give (see
+    ``GENERIC_OPERATORS``).
+    """
+    if desc.operator_type.name == "UPSAMPLE_2D":
+        for name in ("Width", "Height"):
+            value = int(getattr(desc.scale_size, name.lower()))
+            if value < 1:
+                raise desc.invalid(f"ScaleSize.{name}", "must be >= 1", value)
+        in_sizes, out_sizes = desc.input_tensor.sizes, desc.output_tensor.sizes
+        want = (*in_sizes[:-2], in_sizes[-2] * desc.scale_size.height, in_sizes[-1] * desc.scale_size.width)
+        for i, (got, expected) in enumerate(zip(out_sizes, want)):
+            if got != expected:
+                raise desc.invalid(
+                    f"OutputTensor.Sizes[{i}]",
+                    f"must be {expected} (InputTensor.Sizes, the last two multiplied by ScaleSize.Height, .Width)",
+                    got,
+                )
+        return
+    scales, ipo, opo = generic_parameters(desc)
+    dims = desc.input_tensor.dimension_count
+    if len(scales) != dims:
+        count = "ScaleCount" if desc.operator_type.name == "RESAMPLE" else "DimensionCount"
+        raise desc.invalid(count, f"must match InputTensor.DimensionCount ({dims})", len(scales))
+    validate_resample(desc, "InputTensor", "OutputTensor", scales, ipo, opo)
+
+
+def resample2_equivalent(desc: Any) -> Resample2Desc:
+    """The RESAMPLE2 desc that computes what a RESAMPLE / RESAMPLE1 / UPSAMPLE_2D desc computes on DirectML 1.15.4.
+
+    LINEAR: the same parameters (RoundingDirection has no effect). NEAREST_NEIGHBOR:
+    ``floor(x + 0.5)`` = RESAMPLE2 DECREASING with InputPixelOffsets - 0.5 (float32),
+    except on INT8 / UINT8 tensors, where DirectML 1.15.4 takes ``floor(x)`` (RESAMPLE2
+    DECREASING with the same offsets: a 2x upsample of [1, 2, 3, 4] reads indices
+    [-1, 0, 0, 1, 1, 2, 2, 3], FLOAT32 [0, 0, 1, 1, 2, 2, 3, 3]).
+    """
+    scales, ipo, opo = generic_parameters(desc)
+    mode = InterpolationMode.from_any(desc.interpolation_mode)
+    if mode is InterpolationMode.NEAREST_NEIGHBOR and desc.input_tensor.data_type not in INT8_TYPES:
+        ipo = tuple(float(np.float32(v) - np.float32(0.5)) for v in ipo)
+    cls = _DividingResample2 if desc.operator_type.name == "UPSAMPLE_2D" else Resample2Desc
+    return cls(
+        input_tensor=desc.input_tensor,
+        output_tensor=desc.output_tensor,
+        interpolation_mode=mode,
+        rounding_direction=AxisDirection.DECREASING,
+        scales=scales,
+        input_pixel_offsets=ipo,
+        output_pixel_offsets=opo,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _DividingResample2(Resample2Desc):
+    """UPSAMPLE_2D as a RESAMPLE2: the quotient is a float32 division (see :func:`quotient`).
+
+    And only the last two dimensions (H, W) are interpolated, always, H first: also with
+    a ScaleSize entry of 1, where RESAMPLE2 would only read (E33), so an infinity or a
+    ``b - a`` overflow beside the element read spreads NaN there too (a 1x1 upsample of
+    [-FLT_MAX, FLT_MAX] gives [NaN, FLT_MAX]); the other dimensions are only read.
+    """
+
+    def linear_axes(self) -> list[LinearAxis]:
+        """:meth:`ResampleParameters.linear_axes`, dividing, interpolating exactly H and W."""
+        axes = linear_axes(
+            self.forward_input_sizes,
+            self.forward_output_sizes,
+            self.scales,
+            [self.forward_pixel_offsets(d) for d in range(self.dimension_count)],
+            divide=True,
+        )
+        spatial = len(axes) - 2
+        return [LinearAxis(a.first, a.second, a.weight, d >= spatial) for d, a in enumerate(axes)]
+
+    def input_coordinates(self, d: int) -> NDArray[np.float32]:
+        """:meth:`ResampleParameters.input_coordinates`, dividing."""
+        return input_coordinates(
+            self.forward_output_sizes[d], self.scales[d], *self.forward_pixel_offsets(d), divide=True
+        )

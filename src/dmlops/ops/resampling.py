@@ -1,4 +1,6 @@
-"""The functional API of the resampling family: resample2, resample_grad1.
+"""The functional API of the resampling family: resample2, resample_grad1 and the generic neighbours.
+
+The generic descs' functions: resample, resample1, upsample_2d (``dmlops.ops.resampling``).
 
 RESAMPLE2
 ---------
@@ -15,7 +17,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..backends import DEFAULT_BACKEND
-from ..descs.resampling import Resample2Desc, ResampleGrad1Desc, parameter_fields
+from ..descs.resampling import (
+    Resample2Desc,
+    ResampleGrad1Desc,
+    default_scales,
+    parameter_fields,
+    parse_interpolation_mode,
+)
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode
 from ..errors import TensorMismatchError
 from ._common import int_tuple, optional_number_tuple, run_single_output, tensor_of
@@ -187,3 +195,121 @@ def resample_grad1(
         out=out,
         output_member="OutputGradientTensor",
     )
+
+
+# -- RESAMPLE, RESAMPLE1, UPSAMPLE_2D: generic descs -------------------------------------
+
+
+def _generic_resample(
+    operator: str,
+    x: Any,
+    output_sizes: Sequence[int],
+    members: dict[str, Any],
+    *,
+    backend: str,
+    feature_level: FeatureLevel | str | None,
+    out: Any,
+) -> Any:
+    from ..descs import desc_class
+
+    input_tensor = tensor_of(x, "x")
+    sizes = int_tuple(output_sizes, operator.lower(), "output_sizes")
+    if len(sizes) != input_tensor.dimension_count:
+        raise TensorMismatchError(
+            f"output_sizes must have one entry per dimension of x ({input_tensor.dimension_count}); got {len(sizes)}"
+        )
+    cls: Any = desc_class(operator)
+    desc = cls(input_tensor=input_tensor, output_tensor=input_tensor.with_sizes(sizes), **members)
+    return run_single_output(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+
+
+def resample1(
+    x: Any,
+    output_sizes: Sequence[int],
+    *,
+    interpolation_mode: InterpolationMode | str = "LINEAR",
+    scales: Sequence[float] | None = None,
+    input_pixel_offsets: Sequence[float] | None = None,
+    output_pixel_offsets: Sequence[float] | None = None,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_RESAMPLE1: :func:`resample2` without RoundingDirection; nearest picks ``floor(x + 0.5)``.
+
+    Defaults as :func:`resample2` (Scales out/in, offsets 0.5 / -0.5). On INT8/UINT8
+    tensors DirectML's nearest picks ``floor(x)``.
+
+    >>> import numpy as np, dmlops.ops.resampling as R
+    >>> x = np.array([1, 2, 3, 4], dtype=np.float32).reshape(1, 1, 1, 4)
+    >>> R.resample1(x, [1, 1, 1, 7], interpolation_mode="NEAREST_NEIGHBOR").ravel()
+    array([1., 1., 2., 3., 3., 4., 4.], dtype=float32)
+    """
+    input_tensor = tensor_of(x, "x")
+    fields = parameter_fields(
+        input_tensor.sizes,
+        int_tuple(output_sizes, "resample1", "output_sizes"),
+        interpolation_mode=interpolation_mode,
+        rounding_direction=None,
+        scales=optional_number_tuple(scales, "resample1", "scales"),
+        input_pixel_offsets=optional_number_tuple(input_pixel_offsets, "resample1", "input_pixel_offsets"),
+        output_pixel_offsets=optional_number_tuple(output_pixel_offsets, "resample1", "output_pixel_offsets"),
+    )
+    del fields["rounding_direction"]
+    return _generic_resample(
+        "RESAMPLE1", x, output_sizes, fields, backend=backend, feature_level=feature_level, out=out
+    )
+
+
+def resample(
+    x: Any,
+    output_sizes: Sequence[int],
+    *,
+    interpolation_mode: InterpolationMode | str = "LINEAR",
+    scales: Sequence[float] | None = None,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_RESAMPLE: :func:`resample1` with the offsets fixed at 0.5 / -0.5 (pixel centres).
+
+    >>> import numpy as np, dmlops.ops.resampling as R
+    >>> R.resample(np.array([1, 2, 3, 4], dtype=np.float32).reshape(1, 1, 1, 4), [1, 1, 1, 8]).ravel()
+    array([1.  , 1.25, 1.75, 2.25, 2.75, 3.25, 3.75, 4.  ], dtype=float32)
+    """
+    input_tensor = tensor_of(x, "x")
+    sizes = int_tuple(output_sizes, "resample", "output_sizes")
+    given = optional_number_tuple(scales, "resample", "scales")
+    fields = {
+        "interpolation_mode": parse_interpolation_mode(interpolation_mode),
+        "scales": given if given is not None else default_scales(input_tensor.sizes, sizes),
+    }
+    return _generic_resample("RESAMPLE", x, sizes, fields, backend=backend, feature_level=feature_level, out=out)
+
+
+def upsample_2d(
+    x: Any,
+    scale_size: tuple[int, int],
+    *,
+    interpolation_mode: InterpolationMode | str = "NEAREST_NEIGHBOR",
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_UPSAMPLE_2D: upsample H and W of a 4-D or 5-D ``x`` by ``scale_size = (height, width)``.
+
+    >>> import numpy as np, dmlops.ops.resampling as R
+    >>> x = np.array([1, 2, 3, 10], dtype=np.float32).reshape(1, 1, 1, 4)
+    >>> R.upsample_2d(x, (1, 2), interpolation_mode="LINEAR").ravel().tolist()
+    [1.0, 1.25, 1.75, 2.25, 2.75, 4.75, 8.25, 10.0]
+    """
+    from ..descs.generic import Size2D
+
+    height, width = int_tuple(scale_size, "upsample_2d", "scale_size")
+    input_tensor = tensor_of(x, "x")
+    sizes = (*input_tensor.sizes[:-2], input_tensor.sizes[-2] * height, input_tensor.sizes[-1] * width)
+    fields = {
+        "scale_size": Size2D(width=width, height=height),
+        "interpolation_mode": parse_interpolation_mode(interpolation_mode),
+    }
+    return _generic_resample("UPSAMPLE_2D", x, sizes, fields, backend=backend, feature_level=feature_level, out=out)

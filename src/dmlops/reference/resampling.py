@@ -1,4 +1,7 @@
-"""Resampling in NumPy: RESAMPLE2, RESAMPLE_GRAD1.
+"""Resampling in NumPy: RESAMPLE2, RESAMPLE_GRAD1 and the generic neighbours.
+
+RESAMPLE, RESAMPLE1 and UPSAMPLE_2D run as the equivalent RESAMPLE2 desc
+(``compute_resample1``, :func:`dmlops.descs.resampling.resample2_equivalent`).
 
 Shared helpers
 --------------
@@ -35,7 +38,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs.resampling import Resample2Desc, ResampleDesc, ResampleGrad1Desc, Tap, desc_taps
+from ..descs.resampling import (
+    Resample2Desc,
+    ResampleDesc,
+    ResampleGrad1Desc,
+    Tap,
+    desc_taps,
+    resample2_equivalent,
+    validate_generic,
+)
 from ..enums import FeatureLevel, InterpolationMode
 from ..memory import check_allocation
 
@@ -194,5 +205,22 @@ def compute_resample_grad1(
     return {"OutputGradientTensor": resample_transpose(inputs["InputGradientTensor"], desc)}
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {"RESAMPLE2": compute_resample2, "RESAMPLE_GRAD1": compute_resample_grad1}
+# -- RESAMPLE, RESAMPLE1, UPSAMPLE_2D (generic descs) ----------------------------------
+
+
+def compute_resample1(
+    desc: Any, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """RESAMPLE, RESAMPLE1 and UPSAMPLE_2D: the equivalent RESAMPLE2 (NEAREST: ``floor(x + 0.5)``)."""
+    validate_generic(desc, feature_level)
+    return {"OutputTensor": resample(inputs["InputTensor"], resample2_equivalent(desc))}
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "RESAMPLE2": compute_resample2,
+    "RESAMPLE_GRAD1": compute_resample_grad1,
+    "RESAMPLE": compute_resample1,
+    "RESAMPLE1": compute_resample1,
+    "UPSAMPLE_2D": compute_resample1,
+}
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""
