@@ -17,6 +17,18 @@ the commit. One process, one host: keep it to one run at a time on a small machi
 operators) and rewrites only the page's element-wise section, keeping the seven seed
 operators' text as it is; ``--family seed`` (the default) rewrites the seed sections and
 keeps an element-wise section already there; ``--family all`` runs both.
+
+``--family data_movement``, ``reduction`` or ``pooling_resampling`` runs that family's
+pytest campaign (``tests/directml/test_directml_<family>.py``) with its case-count
+variable (``DMLOPS_<FAMILY>_CASES``) set so that every operator row gets ``--cases``
+seeded cases (REDUCE: ``--cases`` per DML_REDUCE_FUNCTION), in a pytest subprocess that
+loads this file as a plugin (``DMLOPS_PARITY_RECORDS`` names its JSON-lines output). The
+plugin keeps only the seeds each row needs, wraps a few of the test module's helpers to
+learn how each case was decided (an invalid desc checked for rejection, lavapipe artefacts
+left out, a comparison within tolerance rather than bit for bit, the data types drawn)
+and writes one record per test; the script tallies them per operator and rewrites only
+that family's section. ``--records PATH`` keeps the records; ``--from-records PATH``
+renders them again without running anything. Every other section's text is kept.
 """
 
 from __future__ import annotations
@@ -25,11 +37,13 @@ import argparse
 import datetime
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
 import time
-from collections import Counter
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -400,10 +414,449 @@ ELEMENTWISE_COUNTED = frozenset(
 )
 
 
-def _split(page: str) -> tuple[str, str]:
-    """The page's seed part and its element-wise section ("" when absent)."""
-    at = page.find(ELEMENTWISE_HEADING)
-    return (page, "") if at < 0 else (page[:at].rstrip() + "\n", page[at:])
+def _split(page: str) -> tuple[str, dict[str, str]]:
+    """The page's seed part and its family sections by heading (absent ones left out)."""
+    headings = [ELEMENTWISE_HEADING, *(f.heading for f in FAMILIES.values())]
+    found = sorted((page.find(h), h) for h in headings if page.find(h) >= 0)
+    if not found:
+        return page, {}
+    sections = {}
+    for i, (at, heading) in enumerate(found):
+        end = found[i + 1][0] if i + 1 < len(found) else len(page)
+        sections[heading] = page[at:end].rstrip() + "\n"
+    return page[: found[0][0]].rstrip() + "\n", sections
+
+
+# -- the families with pytest campaigns ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family whose DirectML campaign is a pytest file with a case-count variable."""
+
+    name: str
+    heading: str
+    test_file: str
+    env: str
+    tests: tuple[str, ...]
+    """The differential test functions, parametrised by (operator, seed)."""
+    per_seed_rows: dict[str, int] = field(default_factory=dict)
+    """Operators whose seeds cycle over sub-rows (REDUCE: one per function)."""
+    about: str = ""
+
+
+FAMILIES = {
+    "data_movement": Family(
+        "data_movement",
+        "## Data movement operators (pytest campaign)",
+        "tests/directml/test_directml_data_movement.py",
+        "DMLOPS_DATA_MOVEMENT_CASES",
+        ("test_reference_matches_directml",),
+        about=(
+            "Each case is a seeded random desc of the operator (ranks 1 to 5, last dimensions mostly not "
+            "divisible by 4, every data type this stack runs, every mode, strided and broadcast inputs, strided "
+            "outputs), adversarial values (NaN, ±inf, ±0, halves, integer extremes) and about one invalid desc "
+            "in eight. A desc dmlops rejects must be rejected by DirectML's CreateOperator too (*invalid, "
+            "rejection checked*); the rest compare bit for bit, except CAST's float-to-integer elements that "
+            "are lavapipe's conversion (NaN and out-of-range values; errata, after E55), left out."
+        ),
+    ),
+    "reduction": Family(
+        "reduction",
+        "## Reduction operators (pytest campaign)",
+        "tests/directml/test_directml_reduction.py",
+        "DMLOPS_REDUCTION_CASES",
+        ("test_reference_matches_directml",),
+        per_seed_rows={"REDUCE": 12},
+        about=(
+            "Each case is a seeded random desc (every data type this stack runs, every DML_REDUCE_FUNCTION "
+            "and AxisDirection, the exclusive flags, unsorted, repeated and empty axis sets, strided inputs) "
+            "with adversarial values (NaN, ±inf, ±0, ties, integer extremes). Integers, MAX, MIN, the "
+            "indices, TOP_K's values and the cumulative operators compare bit for bit; the float sums "
+            "within the float32 rounding of an n-term accumulation (DirectML's order depends on the sizes, "
+            "see descs/reduction.py): *not bit for bit* counts those that agreed only within it. REDUCE has "
+            "a row per function."
+        ),
+    ),
+    "pooling_resampling": Family(
+        "pooling_resampling",
+        "## Pooling, resampling and ROI neighbours (pytest campaign)",
+        "tests/directml/test_directml_pooling_resampling.py",
+        "DMLOPS_POOLING_RESAMPLING_CASES",
+        ("test_pooling_matches_directml", "test_resampling_matches_directml"),
+        about=(
+            "Each case is a seeded random desc (every data type the stack runs, 4-D and 5-D inputs with a last "
+            "dimension not divisible by 4, strided inputs, zeros in Strides/WindowSize/Dilations, "
+            "padding-only windows, output sizes beside the floor formula's) with adversarial values (NaN, "
+            "±inf, ±0, ties, ±FLT_MAX). Exact operators compare bit for bit, LP_POOLING with P other than 1 "
+            "or 2 within float32 rounding; resampling elements that are lavapipe's float-to-integer "
+            "conversion are left out. A desc dmlops rejects must be rejected by CreateOperator too."
+        ),
+    ),
+}
+
+SIXTY_FOUR_BIT = frozenset({"INT64", "UINT64", "FLOAT64"})
+TAG_REJECTS = "invalid desc: DirectML rejects too"
+TAG_ACCEPTS = "invalid desc: DirectML accepts"
+TAG_ARTEFACTS = "lavapipe artefacts left out"
+TAG_INEXACT = "not bit for bit"
+
+
+def _data_types(obj: Any, out: set[str]) -> set[str]:
+    """Every DataType value in a desc JSON (or a tuple holding one)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k.endswith("DataType") and isinstance(v, str):
+                out.add(v)
+            else:
+                _data_types(v, out)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            _data_types(v, out)
+    return out
+
+
+class Recorder:
+    """A pytest plugin: keeps each row's seeds, learns how each case was decided, writes records."""
+
+    def __init__(self, path: str, limits: dict[str, int]) -> None:
+        self.path = path
+        self.limits = limits
+        self.tags: set[str] = set()
+        self.types: set[str] = set()
+        self.patched: set[str] = set()
+        self.out = open(path, "w", encoding="utf-8")  # closed at pytest_unconfigure
+
+    def _patch(self, module: Any) -> None:
+        if module.__name__ in self.patched:
+            return
+        self.patched.add(module.__name__)
+        rec = self
+        if hasattr(module, "create_operator"):
+            original_create = module.create_operator
+
+            def create_operator(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    result = original_create(*args, **kwargs)
+                except Exception:
+                    rec.tags.add(TAG_REJECTS)
+                    raise
+                rec.tags.add(TAG_ACCEPTS)
+                return result
+
+            module.create_operator = create_operator
+        for name in ("build", "make_case", "pooling_case", "resampling_case"):
+            if hasattr(module, name):
+                original_case = getattr(module, name)
+
+                def case(*args: Any, _f: Any = original_case, **kwargs: Any) -> Any:
+                    result = _f(*args, **kwargs)
+                    _data_types(result if isinstance(result, tuple) else (result,), rec.types)
+                    return result
+
+                setattr(module, name, case)
+        for name in ("stack_conversion", "stack_artefacts"):
+            if hasattr(module, name):
+                original_mask = getattr(module, name)
+
+                def mask(*args: Any, _f: Any = original_mask, **kwargs: Any) -> Any:
+                    result = _f(*args, **kwargs)
+                    if result is not None and bool(np.any(result)):
+                        rec.tags.add(TAG_ARTEFACTS)
+                    return result
+
+                setattr(module, name, mask)
+        if hasattr(module, "compare"):
+            original_compare = module.compare
+
+            def compare(*args: Any, **kwargs: Any) -> Any:
+                arrays = [a for a in (*args, *kwargs.values()) if isinstance(a, np.ndarray)]
+                if len(arrays) >= 2:
+                    want, got = arrays[-2], arrays[-1]
+                    if want.shape != got.shape or want.dtype != got.dtype or want.tobytes() != got.tobytes():
+                        rec.tags.add(TAG_INEXACT)
+                return original_compare(*args, **kwargs)
+
+            module.compare = compare
+
+    @staticmethod
+    def _row(item: Any) -> tuple[str, int] | None:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None:
+            return None
+        params = callspec.params
+        op, seed = params.get("op", params.get("operator")), params.get("seed")
+        if not isinstance(op, str) or not isinstance(seed, int):
+            return None
+        stem = callspec.id.rsplit("-", 1)[0] if callspec.id.endswith(f"-{seed}") else op.lower()
+        sub = stem[len(op) + 1 :] if stem.lower().startswith(op.lower() + "-") else ""
+        return (f"{op} {sub.upper()}" if sub else op), seed
+
+    def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
+        """Deselect the seeds beyond each row's count; wrap the test modules' helpers."""
+        keep: list[Any] = []
+        drop: list[Any] = []
+        for item in items:
+            row = self._row(item)
+            limit = self.limits.get(row[0].split()[0], 0) if row else 0
+            (keep if row is None or row[1] < limit else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+        for item in keep:
+            if getattr(item, "module", None) is not None:
+                self._patch(item.module)
+
+    def pytest_runtest_setup(self, item: Any) -> None:
+        """A fresh case: nothing learnt yet."""
+        self.tags, self.types = set(), set()
+
+    def pytest_unconfigure(self, config: Any) -> None:
+        """Close the records file."""
+        self.out.close()
+
+    def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
+        """One record per test: its row, outcome, message, what the wrappers learnt."""
+        if call.when == "setup" and call.excinfo is None:
+            return
+        if call.when == "teardown":
+            return
+        row = self._row(item)
+        record: dict[str, Any] = {
+            "test": item.originalname,
+            "id": item.callspec.id if hasattr(item, "callspec") else item.name,
+            "row": row[0] if row else None,
+            "seed": row[1] if row else None,
+            "tags": sorted(self.tags),
+            "types": sorted(self.types),
+            "seconds": round(call.duration, 4),
+        }
+        import pytest
+
+        exc = call.excinfo
+        if exc is None:
+            record["outcome"] = "passed"
+        elif exc.errisinstance(pytest.skip.Exception):
+            record["outcome"], record["message"] = "skipped", str(exc.value.msg)
+        elif exc.errisinstance(pytest.xfail.Exception):
+            record["outcome"], record["message"] = "xfailed", str(exc.value.msg)
+        else:
+            record["outcome"] = "failed" if call.when == "call" else "error"
+            record["message"] = f"{exc.typename}: {str(exc.value)[:600]}"
+        self.out.write(json.dumps(record) + "\n")
+        self.out.flush()
+
+
+def pytest_configure(config: Any) -> None:
+    """Loaded with ``-p directml_parity``: record when the script asked for it."""
+    path = os.environ.get("DMLOPS_PARITY_RECORDS")
+    if path:
+        limits = json.loads(os.environ.get("DMLOPS_PARITY_LIMITS", "{}"))
+        config.pluginmanager.register(Recorder(path, limits), "dmlops-parity-recorder")
+
+
+def run_family(family: Family, cases: int, records: Path) -> float:
+    """Run the family's pytest file in a subprocess, recording; the seconds it took."""
+    ops = _family_operators(family)
+    limits = {op: cases * family.per_seed_rows.get(op, 1) for op in ops}
+    env = dict(os.environ)
+    env[family.env] = str(max(limits.values(), default=cases))
+    env["DMLOPS_PARITY_RECORDS"] = str(records)
+    env["DMLOPS_PARITY_LIMITS"] = json.dumps(limits)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "scripts"), env.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "directml_parity"]
+    cmd += ["-o", "addopts=--strict-markers", "--no-header", "-rN", family.test_file]
+    start = time.monotonic()
+    print(" ".join(cmd), f"({family.env}={env[family.env]})", flush=True)
+    subprocess.run(cmd, cwd=ROOT, env=env, check=False)
+    return time.monotonic() - start
+
+
+def _family_operators(family: Family) -> list[str]:
+    """The operators the family's test module parametrises (read from the module's own tuples)."""
+    text = (ROOT / family.test_file).read_text()
+    names: list[str] = []
+    for const in ("OPERATORS", "POOLING", "RESAMPLING", "ROI"):
+        m = re.search(rf"^{const} = \(([^)]*)\)", text, re.M)
+        if m:
+            names += re.findall(r'"([A-Z0-9_]+)"', m.group(1))
+    if family.name == "data_movement":
+        from dmlops.descs.data_movement import GENERIC_OPERATORS
+
+        names = sorted(GENERIC_OPERATORS)
+    return names
+
+
+@dataclass
+class RowTally:
+    """One operator row of a pytest campaign."""
+
+    cases: int = 0
+    agreed: int = 0
+    inexact: int = 0
+    artefacts: int = 0
+    rejected: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    differed: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+    types: set[str] = field(default_factory=set)
+    seconds: float = 0.0
+
+
+def _skip_kind(record: dict[str, Any]) -> str:
+    message = record.get("message", "")
+    if "DirectMLStackLimitError" in message or message.startswith("stack limit"):
+        wide = sorted(SIXTY_FOUR_BIT & set(record["types"]))
+        return "stack limit (DXIL shader)" + (f", 64-bit types ({'/'.join(wide)})" if wide else "")
+    if message.startswith("not implemented by the numpy backend"):
+        return "numpy backend: not implemented"
+    return message.split(":")[0][:120]
+
+
+def _fail_kind(record: dict[str, Any]) -> str:
+    message = record.get("message", "")
+    if record["outcome"] == "xfailed":
+        return "known divergence (xfail): " + message.split(":")[0][:160]
+    if "DID NOT RAISE" in message or (TAG_ACCEPTS in record["tags"] and TAG_REJECTS not in record["tags"]):
+        return "dmlops rejects, DirectML accepts"
+    if "CreateOperator rejects" in message:
+        return "DirectML rejects a validated desc"
+    if "elements differ" in message:
+        m = re.match(r"\w+: (\w+): \d+ of \d+ elements differ", message)
+        return "values differ" + (f" ({m.group(1)})" if m else "")
+    if record["outcome"] == "error":
+        return "error outside the test: " + message.split(":")[0]
+    return "failed: " + message.split(":")[0]
+
+
+def tally_records(records: list[dict[str, Any]]) -> tuple[dict[str, RowTally], dict[str, Counter[str]]]:
+    """Per-row tallies of the differential tests, and outcomes of the file's other tests."""
+    rows: dict[str, RowTally] = {}
+    others: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in records:
+        if r["row"] is None:
+            others[r["test"]][r["outcome"]] += 1
+            continue
+        t = rows.setdefault(r["row"], RowTally())
+        t.cases += 1
+        t.seconds += r["seconds"]
+        t.types.update(r["types"])
+        if r["outcome"] == "passed":
+            if TAG_REJECTS in r["tags"]:
+                t.rejected += 1
+            else:
+                t.agreed += 1
+                t.inexact += TAG_INEXACT in r["tags"]
+                t.artefacts += TAG_ARTEFACTS in r["tags"]
+        elif r["outcome"] == "skipped":
+            t.skipped[_skip_kind(r)] += 1
+        else:
+            kind = _fail_kind(r)
+            t.differed[kind] += 1
+            t.examples.setdefault(kind, f"seed {r['seed']}: {r.get('message', '')[:500]}")
+    return rows, others
+
+
+def render_family(
+    family: Family, records: list[dict[str, Any]], cases: int, seconds: float, commit: str, stack_line: str
+) -> str:
+    """A pytest campaign's section."""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    rows, others = tally_records(records)
+    command = f"python scripts/directml_parity.py --family {family.name} --cases {cases}"
+    total = sum(t.cases for t in rows.values())
+    agreed = sum(t.agreed for t in rows.values())
+    rejected = sum(t.rejected for t in rows.values())
+    skipped = sum(sum(t.skipped.values()) for t in rows.values())
+    differed = sum(sum(t.differed.values()) for t in rows.values())
+    lines = [
+        family.heading,
+        "",
+        f"Generated by `{command}` on {now}, at commit {commit}, in {seconds / 60:.1f} minutes on a 2-core machine "
+        f"({family.env}={cases * max([1, *family.per_seed_rows.values()])}, "
+        f"`{family.test_file}`). Do not edit by hand: run the script again.",
+        "",
+        f"Stack: {stack_line}.",
+        "",
+        family.about,
+        "",
+        f"{total} cases: {agreed} agreed, {rejected} invalid descs whose rejection DirectML confirmed, {skipped} "
+        f"skipped, {differed} differed.",
+        "",
+        "| operator | data types drawn | cases | agreed | of which not bit for bit | of which lavapipe artefacts "
+        "left out | invalid, rejection checked | skipped | differed |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row, t in rows.items():
+        lines.append(
+            f"| {row} | {' '.join(sorted(t.types))} | {t.cases} | {t.agreed} | {t.inexact} | {t.artefacts} "
+            f"| {t.rejected} | {sum(t.skipped.values())} | {sum(t.differed.values())} |"
+        )
+    lines += [
+        "",
+        "*Invalid, rejection checked*: dmlops rejects the desc and DirectML's CreateOperator rejects it too "
+        "(validation parity on that desc). *Not bit for bit*: agreed within the test's stated tolerance only. "
+        "*Lavapipe artefacts left out*: some elements were lavapipe's float-to-integer conversion (NaN → "
+        "INT_MIN / all ones where D3D gives 0 and saturates) and were not compared; the rest agreed.",
+        "",
+        "### Skipped, by reason",
+        "",
+        "| operator | reason | cases |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {row} | {k} | {n} |" for row, t in rows.items() for k, n in sorted(t.skipped.items())]
+    if not skipped:
+        lines.append("| - | none | 0 |")
+    lines += [
+        "",
+        "*Stack limit (DXIL shader)*: CompileOperator failed after CreateOperator accepted the desc (DirectML "
+        "chose a DXIL shader, which Wine's vkd3d cannot run): a limit of this stack, not a verdict.",
+        "",
+        "### Differences, by kind",
+        "",
+        "| operator | kind | cases | first example |",
+        "|---|---|---|---|",
+    ]
+    for row, t in rows.items():
+        for k, n in sorted(t.differed.items()):
+            example = t.examples.get(k, "").replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {row} | {k} | {n} | `{example}` |")
+    if not differed:
+        lines.append("| - | none | 0 | |")
+    if others:
+        lines += [
+            "",
+            "Other tests in the file: "
+            + "; ".join(
+                f"`{test}` " + ", ".join(f"{n} {o}" for o, n in sorted(c.items())) for test, c in others.items()
+            )
+            + ".",
+        ]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def not_measured(family: Family, why: str) -> str:
+    """A placeholder section for a family not yet run."""
+    return f"{family.heading}\n\n**Not yet measured**: {why}\n"
+
+
+def _stack_line() -> str:
+    v = versions()
+    keys = ("DirectML.dll", "Wine", "vkd3d", "Mesa (lavapipe)", "max feature level", "dmlops / NumPy / hypothesis")
+    return "; ".join(f"{k} {v.get(k, 'unknown')}" for k in keys) + f"; pytest {_pytest_version()}"
+
+
+def _pytest_version() -> str:
+    import pytest
+
+    return str(pytest.__version__)
+
+
+def _family_commit(family: Family) -> str:
+    commit = _commit()
+    dirty = _run(["git", "-C", str(ROOT), "status", "--porcelain", "--", family.test_file])
+    return commit + (f" (with uncommitted changes to {family.test_file})" if dirty not in ("", "unknown") else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -413,15 +866,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--validation-cases", type=int, default=None, help="validation descs per operator")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ops", default=None, help="comma-separated operator names")
-    parser.add_argument("--family", choices=("seed", "elementwise", "all"), default="seed")
+    parser.add_argument("--family", choices=("seed", "elementwise", "all", *FAMILIES), default="seed")
     parser.add_argument("--minimise-budget", type=int, default=150, help="CreateOperator calls per example")
+    parser.add_argument("--records", default=None, help="pytest families: keep the per-test records here (JSON lines)")
+    parser.add_argument("--from-records", default=None, help="pytest families: render these records, run nothing")
     parser.add_argument("--output", default=str(ROOT / "docs" / "directml-parity.md"))
     args = parser.parse_args(argv)
     if args.validation_cases is None:
         args.validation_cases = args.cases
     output = Path(args.output)
-    old_seed, old_elementwise = _split(output.read_text() if output.exists() else "")
-    seed_part, elementwise_part = old_seed, old_elementwise
+    seed_part, sections = _split(output.read_text() if output.exists() else "")
     if args.family in ("seed", "all"):
         seed_part = run_seed(args)
     if args.family in ("elementwise", "all"):
@@ -436,8 +890,30 @@ def main(argv: list[str] | None = None) -> int:
             )
 
         tallies = elementwise.campaign(ops, args.cases, args.seed, progress=progress)
-        elementwise_part = render_elementwise(tallies, args, time.monotonic() - start)
-    page = seed_part.rstrip() + "\n" + ("\n" + elementwise_part if elementwise_part else "")
+        sections[ELEMENTWISE_HEADING] = render_elementwise(tallies, args, time.monotonic() - start)
+    if args.family in FAMILIES:
+        family = FAMILIES[args.family]
+        if args.from_records:
+            records_path = Path(args.from_records)
+            seconds = sum(json.loads(line)["seconds"] for line in records_path.read_text().splitlines())
+        else:
+            records_path = Path(args.records or output.with_name(f".{family.name}-records.jsonl"))
+            seconds = run_family(family, args.cases, records_path)
+        records = [json.loads(line) for line in records_path.read_text().splitlines() if line.strip()]
+        if args.ops:
+            records = [r for r in records if r["row"] is None or r["row"].split()[0] in args.ops.split(",")]
+        sections[family.heading] = render_family(
+            family, records, args.cases, seconds, _family_commit(family), _stack_line()
+        )
+        if not args.records and not args.from_records:
+            records_path.unlink(missing_ok=True)
+    for name, family in FAMILIES.items():
+        if family.heading not in sections:
+            sections[family.heading] = not_measured(
+                family, f"run `python scripts/directml_parity.py --family {name} --cases 500`."
+            )
+    order = [ELEMENTWISE_HEADING, *(f.heading for f in FAMILIES.values())]
+    page = seed_part.rstrip() + "\n" + "".join("\n" + sections[h] for h in order if h in sections)
     output.write_text(page)
     print(f"wrote {output}")
     return 0
