@@ -16,6 +16,7 @@ from dmlops.descs import desc_class, desc_from_json
 from dmlops.errors import InvalidDescError, UnsupportedError
 from dmlops.ops import pooling as P
 from dmlops.ops import resampling as R
+from dmlops.ops import roi as O
 
 F32 = np.float32
 
@@ -302,3 +303,75 @@ def test_resampling_rules(operator: str, desc: dict[str, Any], member: str) -> N
     parsed = desc_from_json(operator, {**tensors, **desc})
     with pytest.raises(InvalidDescError, match=member):
         dmlops.execute(parsed, {"InputTensor": np.zeros((1, 1, 2, 3), F32)}, backend="numpy")
+
+
+# -- ROI_ALIGN1 ---------------------------------------------------------------------------------------
+
+RAMP = np.arange(8, dtype=F32).reshape(1, 1, 1, 8) * 10
+"""[0, 10, ..., 70]: a sample at x reads 10 x (LINEAR)."""
+
+
+def test_roi_family_claims() -> None:
+    cls = desc_class("ROI_ALIGN1")
+    assert cls.family == "roi"
+    assert cls.backends == ("numpy", "directml")
+
+
+def _roi1(roi: list[float], ow: int, **kw: Any) -> np.ndarray:
+    kw.setdefault("maximum_samples_per_output", 1)
+    kw.setdefault("out_of_bounds_input_value", -999.0)
+    return np.asarray(O.roi_align1(RAMP, [roi], [0], (1, ow), **kw)).ravel()
+
+
+def test_roi_align1_defaults_are_roi_align() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 5, 7)).astype(F32)
+    rois = np.array([[0.5, 1, 5, 4], [6, 4, 1, 0.25]], dtype=F32)
+    for reduction in ("AVERAGE", "MAX"):
+        got = O.roi_align1(x, rois, [1, 0], (3, 2), reduction_function=reduction, maximum_samples_per_output=3)
+        want = dmlops.roi_align(x, rois, [1, 0], (3, 2), reduction_function=reduction, maximum_samples_per_output=3)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_roi_align1_offsets() -> None:
+    # xin = (j - OutputPixelOffset) * step + x1 - InputPixelOffset, step = 4 / 3
+    got = _roi1([1, 0, 5, 0], 3, input_pixel_offset=0.0, output_pixel_offset=0.0)
+    np.testing.assert_allclose(got, [10, 10 + 40 / 3, 10 + 80 / 3], rtol=1e-6)
+    got = _roi1([1, 0, 5, 0], 3, input_pixel_offset=0.5, output_pixel_offset=0.0)
+    np.testing.assert_allclose(got, [5, 5 + 40 / 3, 5 + 80 / 3], rtol=1e-6)
+    # InputPixelOffset 1 puts the one row at y = -1: out of bounds (E28)
+    np.testing.assert_array_equal(_roi1([1, 0, 5, 0], 3, input_pixel_offset=1.0, output_pixel_offset=0.0), [-999] * 3)
+
+
+def test_roi_align1_align_regions_to_corners() -> None:
+    corners: dict[str, Any] = {"input_pixel_offset": 0.0, "output_pixel_offset": 0.0, "align_regions_to_corners": True}
+    np.testing.assert_array_equal(_roi1([0, 0, 3, 0], 4, **corners), [0, 10, 20, 30])  # step 3 / (4 - 1)
+    np.testing.assert_array_equal(_roi1([1, 0, 5, 0], 1, **corners), [30])  # one sample: the centre
+    np.testing.assert_array_equal(_roi1([1, 0, 5, 0], 1, **{**corners, "output_pixel_offset": 0.25}), [30])
+    np.testing.assert_array_equal(_roi1([1, 0, 5, 0], 3, **{**corners, "output_pixel_offset": 0.25}), [5, 25, 45])
+    # two samples per output over [1, 5]: 1, 7/3, 11/3, 5
+    got = _roi1([1, 0, 5, 0], 2, minimum_samples_per_output=2, maximum_samples_per_output=2, **corners)
+    np.testing.assert_allclose(got, [50 / 3, 130 / 3], rtol=1e-6)
+
+
+def test_roi_align1_corners_bounds_are_the_pixels() -> None:
+    # with AlignRegionsToCorners only [0, W - 1] is in bounds, both ends included
+    corners: dict[str, Any] = {"input_pixel_offset": 0.0, "output_pixel_offset": 0.0, "align_regions_to_corners": True}
+    np.testing.assert_array_equal(_roi1([-0.0001, 0, 7, 0], 2, **corners), [-999, 70])
+    np.testing.assert_array_equal(_roi1([0, 0, 7.0001, 0], 2, **corners), [0, -999])
+    np.testing.assert_array_equal(_roi1([0, 0, 7, 0], 2, **corners), [0, 70])
+    # a row at y = -0.3 is out of bounds with it, in bounds (clamped) without it
+    off: dict[str, Any] = {"input_pixel_offset": 0.3, "output_pixel_offset": 0.0}
+    np.testing.assert_array_equal(_roi1([1, 0, 5, 0], 3, align_regions_to_corners=True, **off), [-999] * 3)
+    np.testing.assert_allclose(_roi1([1, 0, 5, 0], 3, **off), [7, 7 + 40 / 3, 7 + 80 / 3], rtol=1e-6)
+
+
+def test_roi_align1_rules() -> None:
+    with pytest.raises(InvalidDescError, match=r"DML_ROI_ALIGN1_OPERATOR_DESC\.ReductionFunction"):
+        O.roi_align1(RAMP, [[0, 0, 1, 1]], [0], 2, reduction_function="SUM")
+    with pytest.raises(InvalidDescError, match=r"DML_ROI_ALIGN1_OPERATOR_DESC\.MinimumSamplesPerOutput"):
+        O.roi_align1(RAMP, [[0, 0, 1, 1]], [0], 2, minimum_samples_per_output=0)
+    with pytest.raises(InvalidDescError, match=r"DML_ROI_ALIGN1_OPERATOR_DESC\.SpatialScaleX"):
+        O.roi_align1(RAMP, [[0, 0, 1, 1]], [0], 2, spatial_scale=(-1.0, 1.0))
+    with pytest.raises(dmlops.DataIndexError):
+        O.roi_align1(RAMP, [[0, 0, 1, 1]], [1], 2)

@@ -119,6 +119,28 @@ def _approximate(operator: str, desc: Any) -> bool:
     return operator.startswith("LP_POOLING") and int(desc.p) not in (1, 2)
 
 
+U32 = 2.0**-24
+
+
+def roi_tolerance(desc: Any, inputs: dict[str, np.ndarray]) -> float | None:
+    """ROI_ALIGN1 LINEAR: the reference places samples in float64 (as ROI_ALIGN's), DirectML in float32.
+
+    As the seed's parity tolerance (tests/directml/_differential.py): each sample
+    coordinate may move by 8 u C (C the largest coordinate magnitude), which moves a
+    bilinear sample by at most that times the largest step between neighbours,
+    G <= 2 max |x|.
+    """
+    if desc.interpolation_mode.name != "LINEAR":
+        return None
+    rois = np.abs(inputs["ROITensor"].astype(np.float64))
+    scale = max(abs(desc.spatial_scale_x), abs(desc.spatial_scale_y))
+    offsets = abs(desc.input_pixel_offset) + abs(desc.output_pixel_offset)
+    c = float(rois.max(initial=0.0)) * scale + max(desc.input_tensor.sizes[2:]) + 1 + offsets
+    x = np.abs(inputs["InputTensor"].astype(np.float64))
+    g = 2 * float(x[np.isfinite(x)].max(initial=0.0))
+    return 16 * U32 * c * g
+
+
 # -- resampling --------------------------------------------------------------------------------
 
 RESAMPLING = ("RESAMPLE", "RESAMPLE1", "UPSAMPLE_2D")
@@ -202,6 +224,58 @@ def stack_artefacts(desc: Any, inputs: dict[str, np.ndarray]) -> np.ndarray | No
     return grid
 
 
+# -- roi ----------------------------------------------------------------------------------------
+
+
+def roi_align1_case(seed: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A random ROI_ALIGN1 desc (DxDispatch JSON) and inputs."""
+    rng = np.random.default_rng(zlib.crc32(f"ROI_ALIGN1-{seed}".encode()))
+    n, c, h = int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 7))
+    w = int(rng.choice([1, 2, 3, 5, 6, 7, 9]))
+    num = int(rng.integers(1, 5))
+    sx, sy = (float(np.float32(rng.choice([1.0, 0.5, 2.0, rng.uniform(0.1, 3)]))) for _ in range(2))
+    corners = rng.uniform(-2, 1.2, (num, 4)) * np.array([w, h, w, h]) / np.array([sx, sy, sx, sy])
+    corners[:, 2:] += rng.uniform(0, 1.2, (num, 2)) * np.array([w, h]) / np.array([sx, sy])
+    if rng.random() < 0.2:
+        corners[:, [0, 2]] = corners[:, [2, 0]]  # inverted regions
+    if rng.random() < 0.1:
+        corners[0, 2] = corners[0, 0]  # a zero-size region
+    rois = corners.astype(np.float32)
+    if rng.random() < 0.3:
+        rois = np.round(rois * 2).astype(np.float32) / 2  # samples on pixels and half pixels
+    index_type = str(rng.choice(["UINT32", "UINT64"]))
+    batch = rng.integers(0, n, num).astype(index_type.lower())
+    roi_shape = [(num, 4), (1, num, 4), (1, 1, num, 4)][int(rng.integers(0, 3))]
+    batch_shape = [(num,), (1, num), (1, 1, num), (1, 1, 1, num)][int(rng.integers(0, 4))]
+    oh, ow = int(rng.integers(1, 5)), int(rng.choice([1, 2, 3, 5, 6]))
+    lo = int(rng.integers(1, 4))
+    hi = int(rng.choice([lo, lo + 1, lo + 3, 0xFFFFFFFF if rng.random() < 0.3 else lo]))
+
+    def offset() -> float:
+        return float(np.float32(rng.choice([0.0, 0.5, -0.5, 0.25, rng.uniform(-1.5, 1.5)])))
+
+    strided = bool(rng.integers(0, 2))
+    x = values(rng, np.dtype("float32"), (n, c, h, w))
+    desc: dict[str, Any] = {
+        "InputTensor": _tensor("FLOAT32", (n, c, h, w), strided),
+        "ROITensor": _tensor("FLOAT32", roi_shape, False),
+        "BatchIndicesTensor": _tensor(index_type, batch_shape, False),
+        "OutputTensor": _tensor("FLOAT32", (num, c, oh, ow), False),
+        "ReductionFunction": str(rng.choice(["AVERAGE", "MAX"])),
+        "InterpolationMode": str(rng.choice(["NEAREST_NEIGHBOR", "LINEAR"])),
+        "SpatialScaleX": sx,
+        "SpatialScaleY": sy,
+        "InputPixelOffset": offset(),
+        "OutputPixelOffset": offset(),
+        "OutOfBoundsInputValue": float(np.float32(rng.choice([0.0, -7.5, rng.standard_normal()]))),
+        "MinimumSamplesPerOutput": lo,
+        "MaximumSamplesPerOutput": hi,
+        "AlignRegionsToCorners": bool(rng.integers(0, 2)),
+    }
+    inputs = {"InputTensor": x, "ROITensor": rois.reshape(roi_shape), "BatchIndicesTensor": batch.reshape(batch_shape)}
+    return desc, inputs
+
+
 # -- comparison -------------------------------------------------------------------------------
 
 
@@ -212,6 +286,7 @@ def compare(
     approximate: bool,
     signed_zero: bool = True,
     leave_out: np.ndarray | None = None,
+    atol: float | None = None,
 ) -> None:
     assert got.dtype == expected.dtype and got.shape == expected.shape
     if leave_out is not None:
@@ -222,10 +297,10 @@ def compare(
         got, expected = got + np.float32(0), expected + np.float32(0)
     if got.dtype.kind != "f":
         bad = np.flatnonzero(got != expected)
-    elif approximate:
+    elif approximate or atol is not None:
         with np.errstate(all="ignore"):
             e, g = expected.astype(np.float64), got.astype(np.float64)
-            close = np.abs(g - e) <= 1e-30 + 4e-6 * np.abs(e)
+            close = np.abs(g - e) <= (atol or 1e-30) + 4e-6 * np.abs(e)
         close |= (got == expected) | (np.isnan(got) & np.isnan(expected))
         bad = np.flatnonzero(~close)
     else:
@@ -264,6 +339,7 @@ def check(operator: str, desc_json: dict[str, Any], inputs: dict[str, np.ndarray
                 approximate=_approximate(operator, desc),
                 signed_zero=not operator.startswith("MAX"),
                 leave_out=leave_out,
+                atol=roi_tolerance(desc, inputs) if operator == "ROI_ALIGN1" else None,
             )
     except pytest.fail.Exception:
         if operator in ("RESAMPLE", "RESAMPLE1") and _same_as_resample2(desc, inputs, got["OutputTensor"]):
@@ -292,6 +368,12 @@ def test_pooling_matches_directml(operator: str, seed: int) -> None:
 def test_resampling_matches_directml(operator: str, seed: int) -> None:
     desc, inputs = resampling_case(operator, seed)
     check(operator, desc, inputs)
+
+
+@pytest.mark.parametrize("seed", range(CASES))
+def test_roi_align1_matches_directml(seed: int) -> None:
+    desc, inputs = roi_align1_case(seed)
+    check("ROI_ALIGN1", desc, inputs)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,9 @@
-"""ROI descs and their semantics: ROI_ALIGN.
+"""ROI descs and their semantics: ROI_ALIGN and its generic neighbour ROI_ALIGN1.
+
+The family also *claims* ROI_ALIGN1, which keeps its generic (catalogue-made) desc
+(:func:`claim`) and shares ROI_ALIGN's rules and sample machinery: ROI_ALIGN is
+ROI_ALIGN1 with InputPixelOffset 0.5, OutputPixelOffset -0.5 and AlignRegionsToCorners
+FALSE.
 
 The desc class (:class:`RoiAlignDesc`) and the rules every backend reads: samples per
 output (:func:`samples_per_output`), the taps of sample coordinates (:func:`sample_taps`),
@@ -184,54 +189,52 @@ class RoiAlignDesc(OperatorDesc):
 
     def batch_index_error(self, roi: int, value: int) -> DataIndexError:
         """The error every backend raises for a batch index outside ``[0, BatchCount)`` (ruling 3)."""
-        return DataIndexError(
-            f"{self.dml_name}.BatchIndicesTensor: ROI {roi} has batch index {value}, outside "
-            f"[0, BatchCount = {self.batch_count}) (undefined behaviour in DirectML; dmlops refuses it)"
-        )
+        return batch_index_error(self, roi, value)
 
     def _validate(self, level: FeatureLevel) -> None:
-        # "InputTensor, OutputTensor, and ROITensor must have the same DataType."
-        self.require_same("DataType", "InputTensor", "ROITensor", "OutputTensor")
-        roi = self.roi_tensor.sizes
-        if roi[-1] != 4 or any(s != 1 for s in roi[:-2]):
-            raise self.invalid("ROITensor.Sizes", "must be {NumROIs, 4}, {1, NumROIs, 4} or {1, 1, NumROIs, 4}", roi)
-        num_rois = roi[-2]
-        bi = self.batch_indices_tensor.sizes
-        if any(s != 1 for s in bi[:-1]):
-            raise self.invalid(
-                "BatchIndicesTensor.Sizes",
-                "must be {NumROIs}, {1, NumROIs}, {1, 1, NumROIs} or {1, 1, 1, NumROIs}",
-                bi,
-            )
-        if bi[-1] != num_rois:
-            raise self.invalid(
-                "BatchIndicesTensor.Sizes", f"must hold NumROIs ({num_rois}, from ROITensor) indices", bi
-            )
-        out = self.output_tensor.sizes
-        ins = self.input_tensor.sizes
-        if out[0] != num_rois:
-            raise self.invalid("OutputTensor.Sizes[0]", f"must be NumROIs ({num_rois}, from ROITensor)", out[0])
-        if out[1] != ins[1]:
-            raise self.invalid(
-                "OutputTensor.Sizes[1]", f"must be ChannelCount ({ins[1]}, InputTensor.Sizes[1])", out[1]
-            )
-        if self.reduction_function not in (ReduceFunction.AVERAGE, ReduceFunction.MAX):
-            raise self.invalid(
-                "ReductionFunction",
-                "must be DML_REDUCE_FUNCTION_AVERAGE or DML_REDUCE_FUNCTION_MAX",
-                self.reduction_function,
-            )
-        for member, value in (("SpatialScaleX", self.spatial_scale_x), ("SpatialScaleY", self.spatial_scale_y)):
-            # DirectML 1.15.4's CreateOperator (erratum E31): negative or infinite scales are
-            # rejected (even -1e-30; -0 passes), NaN is accepted (every sample then lies
-            # out of bounds).
-            if value < 0 or math.isinf(value):
-                raise self.invalid(member, "must be >= 0 and not infinite (NaN is accepted)", value)
-        lo, hi = self.minimum_samples_per_output, self.maximum_samples_per_output
-        if lo < 1:
-            raise self.invalid("MinimumSamplesPerOutput", "must be at least 1", lo)
-        if hi < lo:
-            raise self.invalid("MaximumSamplesPerOutput", f"must be >= MinimumSamplesPerOutput ({lo})", hi)
+        validate_roi_align(self)
+
+
+def validate_roi_align(desc: Any) -> None:
+    """The rules ROI_ALIGN and ROI_ALIGN1 share (their pages' tensor shapes, reductions, scales, samples)."""
+    # "InputTensor, OutputTensor, and ROITensor must have the same DataType."
+    desc.require_same("DataType", "InputTensor", "ROITensor", "OutputTensor")
+    roi = desc.roi_tensor.sizes
+    if roi[-1] != 4 or any(s != 1 for s in roi[:-2]):
+        raise desc.invalid("ROITensor.Sizes", "must be {NumROIs, 4}, {1, NumROIs, 4} or {1, 1, NumROIs, 4}", roi)
+    num_rois = roi[-2]
+    bi = desc.batch_indices_tensor.sizes
+    if any(s != 1 for s in bi[:-1]):
+        raise desc.invalid(
+            "BatchIndicesTensor.Sizes",
+            "must be {NumROIs}, {1, NumROIs}, {1, 1, NumROIs} or {1, 1, 1, NumROIs}",
+            bi,
+        )
+    if bi[-1] != num_rois:
+        raise desc.invalid("BatchIndicesTensor.Sizes", f"must hold NumROIs ({num_rois}, from ROITensor) indices", bi)
+    out = desc.output_tensor.sizes
+    ins = desc.input_tensor.sizes
+    if out[0] != num_rois:
+        raise desc.invalid("OutputTensor.Sizes[0]", f"must be NumROIs ({num_rois}, from ROITensor)", out[0])
+    if out[1] != ins[1]:
+        raise desc.invalid("OutputTensor.Sizes[1]", f"must be ChannelCount ({ins[1]}, InputTensor.Sizes[1])", out[1])
+    if desc.reduction_function not in (ReduceFunction.AVERAGE, ReduceFunction.MAX):
+        raise desc.invalid(
+            "ReductionFunction",
+            "must be DML_REDUCE_FUNCTION_AVERAGE or DML_REDUCE_FUNCTION_MAX",
+            desc.reduction_function,
+        )
+    for member, value in (("SpatialScaleX", desc.spatial_scale_x), ("SpatialScaleY", desc.spatial_scale_y)):
+        # DirectML 1.15.4's CreateOperator (erratum E31): negative or infinite scales are
+        # rejected (even -1e-30; -0 passes), NaN is accepted (every sample then lies
+        # out of bounds).
+        if value < 0 or math.isinf(value):
+            raise desc.invalid(member, "must be >= 0 and not infinite (NaN is accepted)", value)
+    lo, hi = desc.minimum_samples_per_output, desc.maximum_samples_per_output
+    if lo < 1:
+        raise desc.invalid("MinimumSamplesPerOutput", "must be at least 1", lo)
+    if hi < lo:
+        raise desc.invalid("MaximumSamplesPerOutput", f"must be >= MinimumSamplesPerOutput ({lo})", hi)
 
 
 # -- Semantics every backend reads: samples and batch indices ----------------
@@ -243,7 +246,7 @@ grids that miss the memory by far, as absurd sample counts do."""
 
 
 def sample_taps(
-    desc: RoiAlignDesc, coord: NDArray[np.float64], length: int
+    desc: Any, coord: NDArray[np.float64], length: int
 ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], NDArray[np.bool_]]:
     """(first, second, weight, in_bounds) of sample coordinates along an axis of ``length`` pixels.
 
@@ -254,8 +257,16 @@ def sample_taps(
     a coordinate in (-1, 0) has both taps on pixel 0 (DirectML clamps the tap indices,
     so the pixel after the edge is not read). NEAREST: ``floor(c + 0.5)`` (ruling 4,
     ties go up; ``c <= L - 1`` keeps it in range), both taps on it.
+
+    ROI_ALIGN1 with AlignRegionsToCorners (DirectML 1.15.4, probed): a sample is in
+    bounds only inside ``[0, length - 1]``, both ends included (TensorFlow's
+    crop-and-resize extrapolation rule): -0.0001 and 7.0001 on 8 pixels read
+    OutOfBoundsInputValue, 0 and 7 the edge pixels.
     """
-    in_bounds = (coord > -1.0) & (coord < length)
+    if getattr(desc, "align_regions_to_corners", False):
+        in_bounds = (coord >= 0.0) & (coord <= length - 1.0)
+    else:
+        in_bounds = (coord > -1.0) & (coord < length)
     c = np.clip(np.where(in_bounds, coord, 0.0), 0.0, length - 1.0)
     if desc.interpolation_mode is InterpolationMode.LINEAR:
         first = np.floor(c).astype(np.intp)
@@ -268,10 +279,57 @@ def sample_taps(
     return first, second, weight, in_bounds
 
 
-def batch_indices(desc: RoiAlignDesc, indices: NDArray[Any]) -> NDArray[np.int64]:
-    """The NumROIs batch indices as int64; DataIndexError for one outside ``[0, BatchCount)``."""
+def batch_index_error(desc: Any, roi: int, value: int) -> DataIndexError:
+    """The error every backend raises for a batch index outside ``[0, BatchCount)`` (ruling 3)."""
+    return DataIndexError(
+        f"{desc.dml_name}.BatchIndicesTensor: ROI {roi} has batch index {value}, outside "
+        f"[0, BatchCount = {desc.input_tensor.sizes[0]}) (undefined behaviour in DirectML; dmlops refuses it)"
+    )
+
+
+def batch_indices(desc: Any, indices: NDArray[Any]) -> NDArray[np.int64]:
+    """The NumROIs batch indices as int64; DataIndexError for one outside ``[0, BatchCount)``.
+
+    ``desc`` is a ROI_ALIGN or ROI_ALIGN1 desc.
+    """
     flat = np.asarray(indices).reshape(-1)
-    bad = np.flatnonzero(flat >= desc.batch_count)
+    bad = np.flatnonzero(flat >= desc.input_tensor.sizes[0])
     if bad.size:
-        raise desc.batch_index_error(int(bad[0]), int(flat[bad[0]]))
+        raise batch_index_error(desc, int(bad[0]), int(flat[bad[0]]))
     return flat.astype(np.int64)
+
+
+# -- Generic neighbour: ROI_ALIGN1 -------------------------------------------------------------
+
+FAMILY = "roi"
+
+GENERIC_OPERATORS: frozenset[str] = frozenset(("ROI_ALIGN1",))
+"""The catalogue operators this family implements through their generic descs.
+
+ROI_ALIGN1 per axis (DirectML 1.15.4, probed on the ``directml`` backend)::
+
+    NX = OutputWidth * sX                       # sX as ROI_ALIGN (ruling 5)
+    step = sizeX / NX                           # AlignRegionsToCorners FALSE
+    step = sizeX / (NX - 1)                     # TRUE, NX > 1
+    xin = (j - OutputPixelOffset) * step + x1s - InputPixelOffset
+    xin = x1s + sizeX / 2 - InputPixelOffset    # TRUE, NX = 1 (the region's centre)
+
+With AlignRegionsToCorners a sample is in bounds only inside ``[0, InputWidth - 1]``
+(ends included); without, as ROI_ALIGN, strictly inside ``(-1, InputWidth)``
+(:func:`sample_taps`). Validation is ROI_ALIGN's (:func:`validate_roi_align`).
+"""
+
+
+def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(family, backends)`` for a generic operator of this family, None for any other.
+
+    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
+    """
+    if operator not in GENERIC_OPERATORS:
+        return None
+    return FAMILY, ("numpy", "directml")
+
+
+def validate_generic(desc: Any, level: FeatureLevel) -> None:
+    """The operator rules of ROI_ALIGN1 (beyond the catalogue's): ROI_ALIGN's."""
+    validate_roi_align(desc)

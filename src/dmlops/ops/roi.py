@@ -1,4 +1,4 @@
-"""The functional API of the ROI family: roi_align.
+"""The functional API of the ROI family: roi_align, and roi_align1 (a generic desc, ``dmlops.ops.roi``).
 
 ROI_ALIGN
 ---------
@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import DEFAULT_BACKEND
+from ..descs import desc_class
 from ..descs.roi import UINT32_MAX, RoiAlignDesc
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..errors import DataIndexError
@@ -91,12 +92,40 @@ def roi_align(
     >>> bool((y == x).all())
     True
     """
+    return _run(
+        "ROI_ALIGN", x, roi, batch_indices, output_size, spatial_scale,
+        dict(
+            reduction_function=reduction_function,
+            interpolation_mode=interpolation_mode,
+            out_of_bounds_input_value=out_of_bounds_input_value,
+            minimum_samples_per_output=minimum_samples_per_output,
+            maximum_samples_per_output=maximum_samples_per_output,
+        ),
+        backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
+
+
+def _run(
+    operator: str,
+    x: Any,
+    roi: Any,
+    batch_indices: Any,
+    output_size: int | Sequence[int],
+    spatial_scale: float | Sequence[float],
+    members: dict[str, Any],
+    *,
+    backend: str,
+    feature_level: FeatureLevel | str | None,
+    out: Any,
+) -> Any:
+    """Build a ROI_ALIGN / ROI_ALIGN1 desc from arrays and run it."""
+    function = operator.lower()
     input_tensor = tensor_of(x, "x")
-    roi = array_argument(roi, "roi_align", "roi", input_tensor.dtype)
+    roi = array_argument(roi, function, "roi", input_tensor.dtype)
     if not hasattr(batch_indices, "dtype"):
-        batch_indices = array_argument(batch_indices, "roi_align", "batch_indices")
+        batch_indices = array_argument(batch_indices, function, "batch_indices")
         if batch_indices.dtype.kind not in "iu":
-            raise wrong_type("roi_align", "batch_indices", "an array of integers", batch_indices)
+            raise wrong_type(function, "batch_indices", "an array of integers", batch_indices)
         batch_indices = batch_indices.astype(np.int64)
         negative = np.flatnonzero(batch_indices.reshape(-1) < 0)
         if negative.size:
@@ -105,23 +134,16 @@ def roi_align(
                 f"batch_indices: ROI {r} has batch index {int(batch_indices.reshape(-1)[r])}, outside [0, BatchCount)"
             )
         batch_indices = batch_indices.astype(np.uint32)
-    oh, ow = number_or_pair(output_size, "roi_align", "output_size", integer=True)
-    sx, sy = number_or_pair(spatial_scale, "roi_align", "spatial_scale")
+    oh, ow = number_or_pair(output_size, function, "output_size", integer=True)
+    sx, sy = number_or_pair(spatial_scale, function, "spatial_scale")
     roi_tensor = tensor_of(roi, "roi")
     # A 0-d roi gets NumROIs 1 here; the desc then refuses its DimensionCount.
     num_rois = roi_tensor.sizes[-2] if roi_tensor.dimension_count >= 2 else (roi_tensor.sizes or (1,))[0]
     channels = input_tensor.sizes[1] if input_tensor.dimension_count == 4 else 1
     # Enum names and numbers are coerced (and rejected with the member's name) by the desc.
-    attrs: dict[str, Any] = dict(
-        reduction_function=reduction_function,
-        interpolation_mode=interpolation_mode,
-        spatial_scale_x=sx,
-        spatial_scale_y=sy,
-        out_of_bounds_input_value=out_of_bounds_input_value,
-        minimum_samples_per_output=minimum_samples_per_output,
-        maximum_samples_per_output=maximum_samples_per_output,
-    )
-    desc = RoiAlignDesc(
+    attrs: dict[str, Any] = dict(spatial_scale_x=sx, spatial_scale_y=sy, **members)
+    cls: Any = RoiAlignDesc if operator == "ROI_ALIGN" else desc_class(operator)
+    desc = cls(
         input_tensor=input_tensor,
         roi_tensor=roi_tensor,
         batch_indices_tensor=tensor_of(batch_indices, "batch_indices"),
@@ -130,3 +152,53 @@ def roi_align(
     )
     inputs = {"InputTensor": x, "ROITensor": roi, "BatchIndicesTensor": batch_indices}
     return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)
+
+
+# -- ROI_ALIGN1 (generic desc) ---------------------------------------------------------------
+
+
+def roi_align1(
+    x: Any,
+    roi: Any,
+    batch_indices: Any,
+    output_size: int | Sequence[int],
+    *,
+    spatial_scale: float | Sequence[float] = 1.0,
+    reduction_function: ReduceFunction | str = "AVERAGE",
+    interpolation_mode: InterpolationMode | str = "LINEAR",
+    input_pixel_offset: float = 0.5,
+    output_pixel_offset: float = -0.5,
+    out_of_bounds_input_value: float = 0.0,
+    minimum_samples_per_output: int = 1,
+    maximum_samples_per_output: int = UINT32_MAX,
+    align_regions_to_corners: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_ROI_ALIGN1: :func:`roi_align` with its pixel offsets and AlignRegionsToCorners as arguments.
+
+    The defaults (0.5, -0.5, False) are ROI_ALIGN. TensorFlow's crop-and-resize is
+    offsets 0 / 0, AlignRegionsToCorners True, one sample per output (samples on the
+    region's corners; outside ``[0, size - 1]`` reads ``out_of_bounds_input_value``).
+
+    >>> import numpy as np, dmlops.ops.roi as O
+    >>> x = np.arange(8, dtype=np.float32).reshape(1, 1, 1, 8) * 10
+    >>> O.roi_align1(x, [[0, 0, 3, 0]], [0], (1, 4), input_pixel_offset=0, output_pixel_offset=0,
+    ...              align_regions_to_corners=True, maximum_samples_per_output=1).ravel().tolist()
+    [0.0, 10.0, 20.0, 30.0]
+    """
+    return _run(
+        "ROI_ALIGN1", x, roi, batch_indices, output_size, spatial_scale,
+        dict(
+            reduction_function=reduction_function,
+            interpolation_mode=interpolation_mode,
+            input_pixel_offset=float(input_pixel_offset),
+            output_pixel_offset=float(output_pixel_offset),
+            out_of_bounds_input_value=out_of_bounds_input_value,
+            minimum_samples_per_output=minimum_samples_per_output,
+            maximum_samples_per_output=maximum_samples_per_output,
+            align_regions_to_corners=bool(align_regions_to_corners),
+        ),
+        backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip

@@ -1,4 +1,4 @@
-"""ROI operators in NumPy: ROI_ALIGN.
+"""ROI operators in NumPy: ROI_ALIGN and ROI_ALIGN1 (its generic neighbour, the same machinery).
 
 ROI_ALIGN
 ---------
@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, sample_taps
+from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, sample_taps, validate_generic
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..errors import UnsupportedError
 from ..memory import check_allocation
@@ -112,10 +112,18 @@ def _axes(desc: RoiAlignDesc, start: F64, end: F64, samples: NDArray[np.int64], 
     np.cumsum(count, out=offsets[1:])
     roi = np.repeat(np.arange(count.size), count)
     j = np.arange(offsets[-1]) - offsets[:-1][roi]  # sample index within its ROI
-    with np.errstate(invalid="ignore", over="ignore"):
-        step = (end - start) / count
-        # ROI_ALIGN1: xin = (j - OutputPixelOffset)·step + x1s - InputPixelOffset, offsets -0.5 / 0.5.
-        coord = (j - desc.output_pixel_offset) * step[roi] + start[roi] - desc.input_pixel_offset
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        if getattr(desc, "align_regions_to_corners", False):
+            # ROI_ALIGN1 AlignRegionsToCorners: the first and last samples on the region's
+            # corners; one sample alone at the region's centre (OutputPixelOffset unused).
+            step = (end - start) / (count - 1)
+            coord = (j - desc.output_pixel_offset) * step[roi] + start[roi] - desc.input_pixel_offset
+            centre = (start + (end - start) / 2 - desc.input_pixel_offset)[roi]
+            coord = np.where(count[roi] == 1, centre, coord)
+        else:
+            step = (end - start) / count
+            # ROI_ALIGN1: xin = (j - OutputPixelOffset)·step + x1s - InputPixelOffset (ROI_ALIGN: 0.5 / -0.5).
+            coord = (j - desc.output_pixel_offset) * step[roi] + start[roi] - desc.input_pixel_offset
     first, second, weight, in_bounds = sample_taps(desc, coord, length)
     return _Axes(samples, offsets, first, second, weight.astype(np.float32), in_bounds)
 
@@ -323,5 +331,13 @@ def compute_roi_align(
     return {"OutputTensor": out}
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {"ROI_ALIGN": compute_roi_align}
+def compute_roi_align1(
+    desc: Any, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """ROI_ALIGN1: ROI_ALIGN's machinery with the desc's own offsets and AlignRegionsToCorners."""
+    validate_generic(desc, feature_level)
+    return compute_roi_align(desc, inputs, feature_level=feature_level, strict=strict)
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"ROI_ALIGN": compute_roi_align, "ROI_ALIGN1": compute_roi_align1}
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""
