@@ -56,11 +56,15 @@ _LAZY: dict[str, tuple[str, str]] = {
             "fill_value_sequence depth_to_space depth_to_space1 space_to_depth space_to_depth1"
         ).split()
     },
-    "max_pooling2": ("ops.pooling", "max_pooling2"),
-    "max_pooling_grad": ("ops.pooling", "max_pooling_grad"),
-    "resample2": ("ops.resampling", "resample2"),
-    "resample_grad1": ("ops.resampling", "resample_grad1"),
-    "roi_align": ("ops.roi", "roi_align"),
+    **{
+        f: ("ops.pooling", f)
+        for f in (
+            "max_pooling2 max_pooling_grad max_pooling max_pooling1 average_pooling average_pooling1 "
+            "lp_pooling lp_pooling1"
+        ).split()
+    },
+    **{f: ("ops.resampling", f) for f in "resample2 resample_grad1 resample resample1 upsample_2d".split()},
+    **{f: ("ops.roi", f) for f in "roi_align roi_align1".split()},
     **{
         f: ("ops.reduction", f)
         for f in "reduce argmax argmin cumulative_summation cumulative_product top_k top_k1".split()

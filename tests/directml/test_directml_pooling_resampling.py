@@ -436,3 +436,25 @@ def test_resampling_rules_match_createoperator(operator: str, members: dict[str,
         dmlops.execute(parsed, {"InputTensor": np.zeros((1, 1, 2, 3), np.float32)}, backend="numpy")
     with pytest.raises(DirectMLRejectedDescError):
         create_operator(parsed)
+
+
+@pytest.mark.parametrize("op", ["RESAMPLE", "RESAMPLE1"])
+@pytest.mark.parametrize("rank", [1, 2, 3])
+@pytest.mark.parametrize("mode", ["NEAREST_NEIGHBOR", "LINEAR"])
+def test_resample_below_four_dimensions(op: str, rank: int, mode: str) -> None:
+    """RESAMPLE and RESAMPLE1 take 1 to 4 dimensions on DirectML 1.15.4 (the table says 4):
+    dmlops validates them and computes DirectML's bits."""
+    sizes, out = [2] * (rank - 1) + [5], [3] * (rank - 1) + [7]
+    desc_json: dict = {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": sizes},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": out},
+        "InterpolationMode": mode,
+        "Scales": [1.5] * (rank - 1) + [1.4],
+    }
+    if op == "RESAMPLE1":
+        desc_json |= {"InputPixelOffsets": [0.5] * rank, "OutputPixelOffsets": [-0.5] * rank}
+    desc = desc_from_json(op, desc_json)
+    x = np.random.default_rng(rank).standard_normal(sizes).astype(np.float32)
+    want = dmlops.execute(desc, {"InputTensor": x}, backend="directml")["OutputTensor"]
+    got = dmlops.execute(desc, {"InputTensor": x})["OutputTensor"]
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -70,6 +70,15 @@ SUPPORT_OVERRIDES: dict[str, dict[FeatureLevel, dict[str, RawRow]]] = {
         }
     },
     "DIAGONAL_MATRIX": {_V: {"OutputTensor": ("output", (2, 4), f"{_ALL} FLOAT64")}},
+    **{
+        op: {
+            _V: {
+                m: (kind, (1, 4), "FLOAT32 FLOAT16 UINT8 INT8")
+                for m, kind in (("InputTensor", "input"), ("OutputTensor", "output"))
+            }
+        }
+        for op in ("RESAMPLE", "RESAMPLE1")
+    },
     "ELEMENT_WISE_BIT_COUNT": {_V: {"InputTensor": ("input", (1, 8), f"{_ALL} FLOAT64")}},
     "FILL_VALUE_CONSTANT": {
         _V: {
@@ -207,6 +216,13 @@ WHY: dict[str, str] = {
         "DirectML 1.15.4 accepts 1 to 8 dimensions (with Axis inside them, as CUMULATIVE_PRODUCT's page says); "
         "its page's table says 4 (the unit-size probe could not see it: Axis constrains the dimension count)"
     ),
+    **{
+        op: (
+            "DirectML 1.15.4 accepts 1 to 4 dimensions (5 rejected); the page's table says 4 (the unit-size probe "
+            "could not see it: Scales and the offsets have DimensionCount elements)"
+        )
+        for op in ("RESAMPLE", "RESAMPLE1")
+    },
     "FILL_VALUE_CONSTANT": (
         "DirectML 1.15.4 accepts 1 to 8 dimensions, and INT64, UINT64 and FLOAT64 outputs (with ValueDataType "
         "the same; erratum E70); the stored page (2_1) says 4 dimensions and 8- to 32-bit types"
