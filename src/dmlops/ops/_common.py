@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..backends import DEFAULT_BACKEND, execute
+from ..descs import desc_class
 from ..descs._base import OperatorDesc
 from ..enums import FeatureLevel, TensorDataType
 from ..errors import ArgumentTypeError, ArgumentValueError, TensorMismatchError
@@ -126,6 +127,44 @@ def tensor_of(array: Any, what: str) -> TensorDesc:
     return TensorDesc(data_type=data_type_of(array, what), sizes=shape)
 
 
+def input_tensor(
+    value: Any, function: str, argument: str = "x", *, what: str | None = None, out: Any = None
+) -> tuple[Any, TensorDesc]:
+    """An input argument as ``(array, packed TensorDesc)``, with ``out`` checked in between.
+
+    :func:`array_argument`, then :func:`check_out`, then :func:`tensor_of` (``what`` names
+    the tensor in its errors; default ``argument``).
+    """
+    array = array_argument(value, function, argument)
+    check_out(out, function)
+    return array, tensor_of(array, argument if what is None else what)
+
+
+def generic_desc(operator: str, **members: Any) -> Any:
+    """The desc of ``operator`` (its catalogue desc or hand-written class), members as snake_case keywords."""
+    cls: Any = desc_class(operator)
+    return cls(**members)
+
+
+def run_outputs(
+    desc: OperatorDesc,
+    inputs: Mapping[str, Any],
+    output_members: Sequence[str],
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Sequence[Any] | None = None,
+    strict: bool = False,
+) -> tuple[Any, ...]:
+    """Execute ``desc`` and return the arrays of ``output_members``, in order.
+
+    ``out``: None, or one preallocated array (or None) per output member.
+    """
+    outputs = None if out is None else {m: a for m, a in zip(output_members, out) if a is not None}
+    result = execute(desc, inputs, backend=backend, feature_level=feature_level, outputs=outputs, strict=strict)
+    return tuple(result[m] for m in output_members)
+
+
 def run_single_output(
     desc: OperatorDesc,
     inputs: Mapping[str, Any],
@@ -134,9 +173,13 @@ def run_single_output(
     feature_level: FeatureLevel | str | None = None,
     out: Any = None,
     strict: bool = False,
-    output_member: str = "OutputTensor",
+    output_member: str | None = None,
 ) -> Any:
-    """Execute ``desc`` and return its one output array."""
-    outputs = None if out is None else {output_member: out}
-    result = execute(desc, inputs, backend=backend, feature_level=feature_level, outputs=outputs, strict=strict)
-    return result[output_member]
+    """Execute ``desc`` and return its one output array (``output_member``; default the desc's one output)."""
+    if output_member is None:
+        (output_member,) = desc.tensor_names("output")
+    outputs = None if out is None else (out,)
+    (result,) = run_outputs(
+        desc, inputs, (output_member,), backend=backend, feature_level=feature_level, out=outputs, strict=strict
+    )
+    return result

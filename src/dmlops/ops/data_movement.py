@@ -26,13 +26,22 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import DEFAULT_BACKEND, execute
-from ..descs import desc_class
+from ..backends import DEFAULT_BACKEND
 from ..descs.data_movement import GatherDesc, Slice1Desc, depth_space_sizes, gather_full_sizes
 from ..enums import FeatureLevel, TensorDataType
 from ..errors import DescTypeError, InvalidDescError, TensorMismatchError
 from ..tensor import TensorDesc
-from ._common import array_argument, check_out, int_tuple, optional_int_tuple, run_single_output, tensor_of
+from ._common import (
+    array_argument,
+    check_out,
+    generic_desc,
+    input_tensor,
+    int_tuple,
+    optional_int_tuple,
+    run_outputs,
+    run_single_output,
+    tensor_of,
+)
 
 # -- GATHER --------------------------------------------------------------------
 
@@ -263,39 +272,48 @@ def slice1(
     array([[14., 16.],
            [ 6.,  8.]], dtype=float32)
     """
-    input_tensor = tensor_of(x, "x")
-    offsets = int_tuple(offsets, "slice1", "offsets")
-    sizes = int_tuple(sizes, "slice1", "sizes")
-    strides = int_tuple(strides, "slice1", "strides")
+    tensor = tensor_of(x, "x")
+    window = _window("slice1", offsets, sizes, strides)
     output_sizes = optional_int_tuple(output_sizes, "slice1", "output_sizes")
     if output_sizes is None:
-        output_sizes = [1 + (s - 1) // abs(st) if st else 1 for s, st in zip(sizes, strides)]
+        output_sizes = [1 + (s - 1) // abs(st) if st else 1 for s, st in zip(window["sizes"], window["strides"])]
     desc = Slice1Desc(
-        input_tensor=input_tensor,
-        output_tensor=input_tensor.with_sizes(output_sizes),
-        input_window_offsets=offsets,
-        input_window_sizes=sizes,
-        input_window_strides=strides,
+        input_tensor=tensor,
+        output_tensor=tensor.with_sizes(output_sizes),
+        **{f"input_window_{name}": v for name, v in window.items()},
     )
     return run_single_output(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+
+
+def _window(function: str, offsets: Any, sizes: Any, strides: Any) -> dict[str, tuple[int, ...]]:
+    """SLICE's, SLICE1's and SLICE_GRAD's window arrays: ``{"offsets": ..., "sizes": ..., "strides": ...}``."""
+    given = {"offsets": offsets, "sizes": sizes, "strides": strides}
+    return {name: int_tuple(value, function, name) for name, value in given.items()}
 
 
 # -- the generic operators -----------------------------------------------------------
 
 
-def _run(
-    operator: str,
-    members: dict[str, Any],
-    inputs: dict[str, Any],
-    *,
-    backend: str,
-    feature_level: FeatureLevel | str | None,
-    out: Any = None,
+def _run(operator: str, members: dict[str, Any], inputs: dict[str, Any], **run: Any) -> Any:
+    """Make the generic desc, validate it (its own rules included), execute, return the one output.
+
+    ``run``: ``backend``, ``feature_level`` and ``out``, as :func:`dmlops.execute`.
+    """
+    desc = generic_desc(operator, **members)
+    desc.validate(run["feature_level"])
+    return run_single_output(desc, inputs, **run)
+
+
+def _run_unary(
+    operator: str, x: Any, tensor: TensorDesc, output: TensorDesc, members: dict[str, Any], **run: Any
 ) -> Any:
-    """Make the generic desc, validate it (its own rules included), execute, return the one output."""
-    desc: Any = desc_class(operator)(**members)
-    desc.validate(feature_level)
-    return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)
+    """:func:`_run` for an operator of one InputTensor (``x``, ``tensor``), one OutputTensor and ``members``."""
+    return _run(operator, {"input_tensor": tensor, "output_tensor": output, **members}, {"InputTensor": x}, **run)
+
+
+def _data_type(dtype: Any) -> TensorDataType:
+    """A NumPy dtype or a DML data type name."""
+    return TensorDataType.from_any(dtype) if isinstance(dtype, str) else TensorDataType.from_numpy(np.dtype(dtype))
 
 
 def cast(
@@ -322,12 +340,9 @@ def cast(
     >>> cast(np.array([-1, 255], dtype=np.int32), "UINT32")
     array([4294967295,        255], dtype=uint32)
     """
-    x = array_argument(x, "cast", "x")
-    check_out(out, "cast")
-    target = TensorDataType.from_any(dtype) if isinstance(dtype, str) else TensorDataType.from_numpy(np.dtype(dtype))
-    tensor = tensor_of(x, "x")
-    members = {"input_tensor": tensor, "output_tensor": TensorDesc(data_type=target, sizes=tensor.sizes)}
-    return _run("CAST", members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+    x, tensor = input_tensor(x, "cast", out=out)
+    output = TensorDesc(data_type=_data_type(dtype), sizes=tensor.sizes)
+    return _run_unary("CAST", x, tensor, output, {}, backend=backend, feature_level=feature_level, out=out)
 
 
 def slice(
@@ -354,17 +369,10 @@ def slice(
     >>> slice(np.arange(20, dtype=np.float32).reshape(1, 1, 1, 20), [0, 0, 0, 10], [1, 1, 1, 5], [1, 1, 1, 2])
     array([[[[10., 12., 14., 16., 18.]]]], dtype=float32)
     """
-    x = array_argument(x, "slice", "x")
-    check_out(out, "slice")
-    tensor = tensor_of(x, "x")
-    members = {
-        "input_tensor": tensor,
-        "output_tensor": tensor.with_sizes(int_tuple(sizes, "slice", "sizes")),
-        "offsets": int_tuple(offsets, "slice", "offsets"),
-        "sizes": int_tuple(sizes, "slice", "sizes"),
-        "strides": int_tuple(strides, "slice", "strides"),
-    }
-    return _run("SLICE", members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+    x, tensor = input_tensor(x, "slice", out=out)
+    output = tensor.with_sizes(int_tuple(sizes, "slice", "sizes"))
+    window = _window("slice", offsets, sizes, strides)
+    return _run_unary("SLICE", x, tensor, output, window, backend=backend, feature_level=feature_level, out=out)
 
 
 def join(
@@ -416,8 +424,7 @@ def split(
     >>> [p.tolist() for p in split(np.arange(5, dtype=np.uint8), [2, 3], axis=0)]
     [[0, 1], [2, 3, 4]]
     """
-    x = array_argument(x, "split", "x")
-    tensor = tensor_of(x, "x")
+    x, tensor = input_tensor(x, "split")
     pieces = int_tuple(sizes, "split", "sizes")
     outputs = []
     for n in pieces:
@@ -425,11 +432,10 @@ def split(
         if 0 <= axis < len(shape):
             shape[axis] = n
         outputs.append(tensor.with_sizes(shape))
-    split_class: Any = desc_class("SPLIT")
-    desc = split_class(input_tensor=tensor, output_tensors=outputs, axis=axis)
+    desc = generic_desc("SPLIT", input_tensor=tensor, output_tensors=outputs, axis=axis)
     desc.validate(feature_level)
-    result = execute(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level)
-    return [result[f"OutputTensors[{k}]"] for k in range(len(outputs))]
+    members = [f"OutputTensors[{k}]" for k in range(len(outputs))]
+    return list(run_outputs(desc, {"InputTensor": x}, members, backend=backend, feature_level=feature_level))
 
 
 def padding(
@@ -456,7 +462,10 @@ def padding(
     >>> padding(np.array([1, 2, 3], np.float32), [2], [1], padding_mode="REFLECTION")
     array([3., 2., 1., 2., 3., 2.], dtype=float32)
     """
-    return _padding("PADDING", x, start_padding, end_padding, padding_mode, padding_value, backend, feature_level, out)
+    return _padding(
+        "PADDING", x, start_padding, end_padding, padding_mode, padding_value,
+        backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
 
 
 def padding1(
@@ -480,7 +489,10 @@ def padding1(
     array([[-7, -7, -7],
            [ 1,  2, -7]])
     """
-    return _padding("PADDING1", x, start_padding, end_padding, padding_mode, padding_value, backend, feature_level, out)
+    return _padding(
+        "PADDING1", x, start_padding, end_padding, padding_mode, padding_value,
+        backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
 
 
 def _padding(
@@ -490,14 +502,10 @@ def _padding(
     end_padding: Sequence[int],
     padding_mode: Any,
     padding_value: Any,
-    backend: str,
-    feature_level: FeatureLevel | str | None,
-    out: Any,
+    **run: Any,
 ) -> Any:
     name = operator.lower()
-    x = array_argument(x, name, "x")
-    check_out(out, name)
-    tensor = tensor_of(x, "x")
+    x, tensor = input_tensor(x, name, out=run["out"])
     start = int_tuple(start_padding, name, "start_padding")
     end = int_tuple(end_padding, name, "end_padding")
     sizes = (
@@ -505,17 +513,10 @@ def _padding(
         if len(start) == len(end) == len(tensor.sizes)
         else tensor.sizes
     )
-    members: dict[str, Any] = {
-        "input_tensor": tensor,
-        "output_tensor": tensor.with_sizes(sizes),
-        "padding_mode": padding_mode,
-        "padding_value": padding_value,
-        "start_padding": start,
-        "end_padding": end,
-    }
+    members = {"padding_mode": padding_mode, "padding_value": padding_value, "start_padding": start, "end_padding": end}
     if operator == "PADDING1":
         members["padding_value_data_type"] = tensor.data_type
-    return _run(operator, members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+    return _run_unary(operator, x, tensor, tensor.with_sizes(sizes), members, **run)
 
 
 def tile(
@@ -538,13 +539,11 @@ def tile(
     array([[1., 2., 1., 2.],
            [3., 4., 3., 4.]], dtype=float32)
     """
-    x = array_argument(x, "tile", "x")
-    check_out(out, "tile")
-    tensor = tensor_of(x, "x")
+    x, tensor = input_tensor(x, "tile", out=out)
     reps = int_tuple(repeats, "tile", "repeats")
     sizes = [n * r for n, r in zip(tensor.sizes, reps)] if len(reps) == len(tensor.sizes) else tensor.sizes
-    members = {"input_tensor": tensor, "output_tensor": tensor.with_sizes(sizes), "repeats": reps}
-    return _run("TILE", members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+    members, output = {"repeats": reps}, tensor.with_sizes(sizes)
+    return _run_unary("TILE", x, tensor, output, members, backend=backend, feature_level=feature_level, out=out)
 
 
 def fill_value_constant(
@@ -609,34 +608,16 @@ def fill_value_sequence(
 
 
 def _output_tensor(shape: Sequence[int], dtype: Any, function: str) -> TensorDesc:
-    data_type = TensorDataType.from_any(dtype) if isinstance(dtype, str) else TensorDataType.from_numpy(np.dtype(dtype))
-    return TensorDesc(data_type=data_type, sizes=int_tuple(shape, function, "shape"))
+    return TensorDesc(data_type=_data_type(dtype), sizes=int_tuple(shape, function, "shape"))
 
 
-def _depth_space(
-    operator: str,
-    x: Any,
-    block_size: int,
-    order: Any,
-    backend: str,
-    feature_level: FeatureLevel | str | None,
-    out: Any,
-) -> Any:
-    name = operator.lower()
-    x = array_argument(x, name, "x")
-    check_out(out, name)
-    tensor = tensor_of(x, "x")
+def _depth_space(operator: str, x: Any, block_size: int, order: Any, **run: Any) -> Any:
+    x, tensor = input_tensor(x, operator.lower(), out=run["out"])
     sizes = (
         depth_space_sizes(operator, tensor.sizes, block_size) if len(tensor.sizes) == 4 and block_size else tensor.sizes
     )
-    members: dict[str, Any] = {
-        "input_tensor": tensor,
-        "output_tensor": tensor.with_sizes(sizes),
-        "block_size": block_size,
-    }
-    if operator.endswith("1"):
-        members["order"] = order
-    return _run(operator, members, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+    members = {"block_size": block_size, **({"order": order} if operator.endswith("1") else {})}
+    return _run_unary(operator, x, tensor, tensor.with_sizes(sizes), members, **run)
 
 
 def depth_to_space(
@@ -657,7 +638,7 @@ def depth_to_space(
     array([[0, 1],
            [2, 3]], dtype=int32)
     """
-    return _depth_space("DEPTH_TO_SPACE", x, block_size, None, backend, feature_level, out)
+    return _depth_space("DEPTH_TO_SPACE", x, block_size, None, backend=backend, feature_level=feature_level, out=out)
 
 
 def depth_to_space1(
@@ -680,7 +661,7 @@ def depth_to_space1(
     array([[4., 5.],
            [6., 7.]], dtype=float32)
     """
-    return _depth_space("DEPTH_TO_SPACE1", x, block_size, order, backend, feature_level, out)
+    return _depth_space("DEPTH_TO_SPACE1", x, block_size, order, backend=backend, feature_level=feature_level, out=out)
 
 
 def space_to_depth(
@@ -700,7 +681,7 @@ def space_to_depth(
     >>> space_to_depth(np.arange(4, dtype=np.uint8).reshape(1, 1, 2, 2), 2).ravel()
     array([0, 1, 2, 3], dtype=uint8)
     """
-    return _depth_space("SPACE_TO_DEPTH", x, block_size, None, backend, feature_level, out)
+    return _depth_space("SPACE_TO_DEPTH", x, block_size, None, backend=backend, feature_level=feature_level, out=out)
 
 
 def space_to_depth1(
@@ -722,7 +703,7 @@ def space_to_depth1(
     >>> bool((space_to_depth1(depth_to_space1(x, 2, order="COLUMN_ROW_DEPTH"), 2, order="COLUMN_ROW_DEPTH") == x).all())
     True
     """
-    return _depth_space("SPACE_TO_DEPTH1", x, block_size, order, backend, feature_level, out)
+    return _depth_space("SPACE_TO_DEPTH1", x, block_size, order, backend=backend, feature_level=feature_level, out=out)
 
 
 def slice_grad(
@@ -753,23 +734,11 @@ def slice_grad(
            [3., 0., 4., 0.],
            [0., 0., 0., 0.]], dtype=float32)
     """
-    input_gradient = array_argument(input_gradient, "slice_grad", "input_gradient")
-    check_out(out, "slice_grad")
-    tensor = tensor_of(input_gradient, "input_gradient")
+    input_gradient, tensor = input_tensor(input_gradient, "slice_grad", "input_gradient", out=out)
     members = {
         "input_gradient_tensor": tensor,
         "output_gradient_tensor": tensor.with_sizes(int_tuple(output_sizes, "slice_grad", "output_sizes")),
-        "input_window_offsets": int_tuple(offsets, "slice_grad", "offsets"),
-        "input_window_sizes": int_tuple(sizes, "slice_grad", "sizes"),
-        "input_window_strides": int_tuple(strides, "slice_grad", "strides"),
+        **{f"input_window_{name}": v for name, v in _window("slice_grad", offsets, sizes, strides).items()},
     }
-    desc: Any = desc_class("SLICE_GRAD")(**members)
-    desc.validate(feature_level)
-    return run_single_output(
-        desc,
-        {"InputGradientTensor": input_gradient},
-        backend=backend,
-        feature_level=feature_level,
-        out=out,
-        output_member="OutputGradientTensor",
-    )
+    inputs = {"InputGradientTensor": input_gradient}
+    return _run("SLICE_GRAD", members, inputs, backend=backend, feature_level=feature_level, out=out)
