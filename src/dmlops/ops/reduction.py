@@ -25,17 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import DEFAULT_BACKEND, execute
-from ..descs import desc_class
+from ..backends import DEFAULT_BACKEND
 from ..descs.reduction import reduced_sizes, top_k_sizes
 from ..enums import AxisDirection, FeatureLevel, ReduceFunction, TensorDataType
 from ..tensor import TensorDesc
-from ._common import array_argument, check_out, int_tuple, run_single_output, tensor_of, wrong_type
+from ._common import generic_desc, input_tensor, int_tuple, run_outputs, run_single_output, wrong_type
 
 
-def _input(x: Any, function: str) -> tuple[Any, TensorDesc]:
-    array = array_argument(x, function, "x")
-    return array, tensor_of(array, f"dmlops.{function}: x")
+def _input(x: Any, function: str, out: Any = None) -> tuple[Any, TensorDesc]:
+    return input_tensor(x, function, what=f"dmlops.{function}: x", out=out)
 
 
 def _axes(axes: Any, rank: int, function: str) -> tuple[int, ...]:
@@ -46,10 +44,14 @@ def _data_type(dtype: Any, default: TensorDataType) -> TensorDataType:
     return default if dtype is None else TensorDataType.from_numpy(np.dtype(dtype))
 
 
-def _make(operator: str, **members: Any) -> Any:
-    """The generic desc of ``operator`` (its members as keywords)."""
-    cls: Any = desc_class(operator)
-    return cls(**members)
+def _run(operator: str, array: Any, members: dict[str, Any], **run: Any) -> Any:
+    """Run ``operator``'s generic desc (``members``) on ``array`` (InputTensor); return its one output."""
+    return run_single_output(generic_desc(operator, **members), {"InputTensor": array}, **run)
+
+
+def _reduced(tensor: TensorDesc, axes: tuple[int, ...], output_dtype: Any, default: TensorDataType) -> TensorDesc:
+    """The output of a reduction of ``tensor`` over ``axes``: size 1 on them, ``output_dtype`` or ``default``."""
+    return TensorDesc(data_type=_data_type(output_dtype, default), sizes=reduced_sizes(tensor.sizes, tuple(set(axes))))
 
 
 def _axis(value: Any, function: str, argument: str) -> int:
@@ -73,44 +75,26 @@ def reduce(
     The output has ``x``'s data type (UINT32 for ARGMAX and ARGMIN) unless ``output_dtype``
     is given, and ``x``'s shape with 1 on the reduced axes.
     """
-    array, tensor = _input(x, "reduce")
-    check_out(out, "reduce")
+    array, tensor = _input(x, "reduce", out)
     fn = ReduceFunction.from_any(function)
     axes_t = _axes(axes, tensor.dimension_count, "reduce")
     default = TensorDataType.UINT32 if fn.name in ("ARGMAX", "ARGMIN") else tensor.data_type
-    output = TensorDesc(
-        data_type=_data_type(output_dtype, default), sizes=reduced_sizes(tensor.sizes, tuple(set(axes_t)))
-    )
-    desc = _make("REDUCE", function=fn, input_tensor=tensor, output_tensor=output, axes=axes_t)
-    return run_single_output(desc, {"InputTensor": array}, backend=backend, feature_level=feature_level, out=out)
+    output = _reduced(tensor, axes_t, output_dtype, default)
+    members = {"function": fn, "input_tensor": tensor, "output_tensor": output, "axes": axes_t}
+    return _run("REDUCE", array, members, backend=backend, feature_level=feature_level, out=out)
 
 
-def _arg(
-    operator: str,
-    x: Any,
-    axes: Any,
-    axis_direction: Any,
-    output_dtype: Any,
-    backend: str,
-    feature_level: Any,
-    out: Any,
-) -> Any:
+def _arg(operator: str, x: Any, axes: Any, axis_direction: Any, output_dtype: Any, **run: Any) -> Any:
     name = operator.lower()
-    array, tensor = _input(x, name)
-    check_out(out, name)
+    array, tensor = _input(x, name, run["out"])
     axes_t = _axes(axes, tensor.dimension_count, name)
-    output = TensorDesc(
-        data_type=_data_type(output_dtype, TensorDataType.UINT32),
-        sizes=reduced_sizes(tensor.sizes, tuple(set(axes_t))),
-    )
-    desc = _make(
-        operator,
-        input_tensor=tensor,
-        output_tensor=output,
-        axes=axes_t,
-        axis_direction=AxisDirection.from_any(axis_direction),
-    )
-    return run_single_output(desc, {"InputTensor": array}, backend=backend, feature_level=feature_level, out=out)
+    members = {
+        "input_tensor": tensor,
+        "output_tensor": _reduced(tensor, axes_t, output_dtype, TensorDataType.UINT32),
+        "axes": axes_t,
+        "axis_direction": AxisDirection.from_any(axis_direction),
+    }
+    return _run(operator, array, members, **run)
 
 
 def argmax(
@@ -127,7 +111,7 @@ def argmax(
 
     ``axis_direction`` INCREASING returns the first of equal maxima, DECREASING the last.
     """
-    return _arg("ARGMAX", x, axes, axis_direction, output_dtype, backend, feature_level, out)
+    return _arg("ARGMAX", x, axes, axis_direction, output_dtype, backend=backend, feature_level=feature_level, out=out)
 
 
 def argmin(
@@ -141,26 +125,26 @@ def argmin(
     out: Any = None,
 ) -> Any:
     """DML_OPERATOR_ARGMIN: index of the smallest element over ``axes``; ties as :func:`argmax`."""
-    return _arg("ARGMIN", x, axes, axis_direction, output_dtype, backend, feature_level, out)
+    return _arg("ARGMIN", x, axes, axis_direction, output_dtype, backend=backend, feature_level=feature_level, out=out)
 
 
-def _cumulative(
-    operator: str, exclusive_member: str, x: Any, axis: Any, direction: Any, exclusive: Any, **run: Any
-) -> Any:
-    name = operator.lower()
-    array, tensor = _input(x, name)
-    check_out(run["out"], name)
+_EXCLUSIVE = {"CUMULATIVE_SUMMATION": "has_exclusive_sum", "CUMULATIVE_PRODUCT": "has_exclusive_product"}
+"""The member (and argument) of each cumulative operator that leaves the element itself out."""
+
+
+def _cumulative(operator: str, x: Any, axis: Any, direction: Any, exclusive: Any, **run: Any) -> Any:
+    name, exclusive_member = operator.lower(), _EXCLUSIVE[operator]
+    array, tensor = _input(x, name, run["out"])
     if not isinstance(exclusive, (bool, np.bool_)):
         raise wrong_type(name, exclusive_member, "a bool", exclusive)
-    desc = _make(
-        operator,
-        input_tensor=tensor,
-        output_tensor=TensorDesc(data_type=tensor.data_type, sizes=tensor.sizes),
-        axis=_axis(axis, name, "axis"),
-        axis_direction=AxisDirection.from_any(direction),
-        **{exclusive_member: bool(exclusive)},
-    )
-    return run_single_output(desc, {"InputTensor": array}, **run)
+    members = {
+        "input_tensor": tensor,
+        "output_tensor": TensorDesc(data_type=tensor.data_type, sizes=tensor.sizes),
+        "axis": _axis(axis, name, "axis"),
+        "axis_direction": AxisDirection.from_any(direction),
+        exclusive_member: bool(exclusive),
+    }
+    return _run(operator, array, members, **run)
 
 
 def cumulative_summation(
@@ -175,16 +159,9 @@ def cumulative_summation(
 ) -> Any:
     """DML_OPERATOR_CUMULATIVE_SUMMATION: running sums along ``axis`` (exclusive: without the element itself)."""
     return _cumulative(
-        "CUMULATIVE_SUMMATION",
-        "has_exclusive_sum",
-        x,
-        axis,
-        axis_direction,
-        has_exclusive_sum,
-        backend=backend,
-        feature_level=feature_level,
-        out=out,
-    )
+        "CUMULATIVE_SUMMATION", x, axis, axis_direction, has_exclusive_sum,
+        backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
 
 
 def cumulative_product(
@@ -199,16 +176,9 @@ def cumulative_product(
 ) -> Any:
     """DML_OPERATOR_CUMULATIVE_PRODUCT: running products along ``axis`` (exclusive: without the element itself)."""
     return _cumulative(
-        "CUMULATIVE_PRODUCT",
-        "has_exclusive_product",
-        x,
-        axis,
-        axis_direction,
-        has_exclusive_product,
-        backend=backend,
-        feature_level=feature_level,
-        out=out,
-    )
+        "CUMULATIVE_PRODUCT", x, axis, axis_direction, has_exclusive_product,
+        backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
 
 
 def _top_k(
@@ -227,9 +197,10 @@ def _top_k(
     }
     if direction is not None:
         members["axis_direction"] = AxisDirection.from_any(direction)
-    desc = _make(operator, **members)
-    result = execute(desc, {"InputTensor": array}, backend=backend, feature_level=feature_level)
-    return result["OutputValueTensor"], result["OutputIndexTensor"]
+    desc = generic_desc(operator, **members)
+    outputs = ("OutputValueTensor", "OutputIndexTensor")
+    values, indices = run_outputs(desc, {"InputTensor": array}, outputs, backend=backend, feature_level=feature_level)
+    return values, indices
 
 
 def top_k(
