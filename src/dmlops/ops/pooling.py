@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import DEFAULT_BACKEND, execute
-from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow
+from ..backends import DEFAULT_BACKEND
+from ..descs.pooling import MaxPoolingGradDesc, PoolingWindow
 from ..enums import FeatureLevel, TensorDataType
 from ..errors import TensorMismatchError
 from ..tensor import TensorDesc
-from ._common import int_tuple, optional_int_tuple, run_single_output, tensor_of
+from ._common import generic_desc, int_tuple, optional_int_tuple, run_outputs, run_single_output, tensor_of
 
 # -- MAX_POOLING2 --------------------------------------------------------------
 
@@ -61,6 +61,19 @@ def pooling_window(
         end_padding=given["end_padding"] if given["end_padding"] is not None else (0,) * n,
         dilations=given["dilations"] if given["dilations"] is not None else (1,) * n,
     )
+
+
+def window_members(window: PoolingWindow, *, dilations: bool = True) -> dict[str, tuple[int, ...]]:
+    """The desc members of ``window``: Strides, WindowSize, StartPadding, EndPadding (and Dilations)."""
+    members = {
+        "strides": window.strides,
+        "window_size": window.window_size,
+        "start_padding": window.start_padding,
+        "end_padding": window.end_padding,
+    }
+    if dilations:
+        members["dilations"] = window.dilations
+    return members
 
 
 def forward_output_sizes(input_sizes: Sequence[int], window: PoolingWindow, *, ceil_mode: bool) -> tuple[int, ...]:
@@ -148,38 +161,10 @@ def max_pooling2(
            [6., 7.]], dtype=float32), array([[4, 4],
            [7, 8]], dtype=uint32))
     """
-    input_tensor = tensor_of(x, "x")
-    window = pooling_window(window_size, strides, start_padding, end_padding, dilations)
-    out_sizes = forward_output_sizes(input_tensor.sizes, window, ceil_mode=ceil_mode)
-    indices_tensor = None
-    if return_indices:
-        try:
-            index_type = TensorDataType.from_numpy(indices_dtype)
-        except (TypeError, ValueError) as exc:
-            raise TensorMismatchError(f"indices_dtype: {exc}") from None
-        indices_tensor = TensorDesc(data_type=index_type, sizes=out_sizes)
-    desc = MaxPooling2Desc(
-        input_tensor=input_tensor,
-        output_tensor=input_tensor.with_sizes(out_sizes),
-        output_indices_tensor=indices_tensor,
-        strides=window.strides,
-        window_size=window.window_size,
-        start_padding=window.start_padding,
-        end_padding=window.end_padding,
-        dilations=window.dilations,
-    )
-    outputs: dict[str, Any] | None = None
-    if out is not None:
-        if return_indices:
-            if not isinstance(out, tuple) or len(out) != 2:
-                raise TensorMismatchError("out must be a tuple (values, indices) when return_indices is True")
-            outputs = {m: a for m, a in zip(("OutputTensor", "OutputIndicesTensor"), out) if a is not None}
-        else:
-            outputs = {"OutputTensor": out}
-    result = execute(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, outputs=outputs)
-    if return_indices:
-        return result["OutputTensor"], result["OutputIndicesTensor"]
-    return result["OutputTensor"]
+    return _pooling(
+        "MAX_POOLING2", x, window_size, strides, start_padding, end_padding, dilations, ceil_mode, {},
+        indices_dtype if return_indices else None, backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
 
 
 # -- MAX_POOLING_GRAD ----------------------------------------------------------
@@ -236,26 +221,20 @@ def max_pooling_grad(
         input_tensor=input_tensor,
         input_gradient_tensor=tensor_of(dy, "dy"),
         output_gradient_tensor=input_tensor,
-        strides=window.strides,
-        window_size=window.window_size,
-        start_padding=window.start_padding,
-        end_padding=window.end_padding,
-        dilations=window.dilations,
+        **window_members(window),
     )
-    return run_single_output(
-        desc,
-        {"InputTensor": x, "InputGradientTensor": dy},
-        backend=backend,
-        feature_level=feature_level,
-        out=out,
-        output_member="OutputGradientTensor",
-    )
+    inputs = {"InputTensor": x, "InputGradientTensor": dy}
+    return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)
 
 
 # -- MAX_POOLING, MAX_POOLING1, AVERAGE_POOLING(1), LP_POOLING(1): generic descs -----------
 
 
-def _generic_pooling(
+_DILATED = frozenset({"MAX_POOLING2", "AVERAGE_POOLING1", "LP_POOLING1"})
+"""The pooling operators with a Dilations member (MAX_POOLING1 has none)."""
+
+
+def _pooling(
     operator: str,
     x: Any,
     window_size: Sequence[int],
@@ -266,50 +245,38 @@ def _generic_pooling(
     ceil_mode: bool,
     members: dict[str, Any],
     indices_dtype: Any = None,
-    *,
-    backend: str,
-    feature_level: FeatureLevel | str | None,
-    out: Any,
+    **run: Any,
 ) -> Any:
-    """Build the operator's generic desc from arrays and run it (the shared body of the six functions)."""
-    from ..descs import desc_class
+    """Build the operator's desc from arrays and run it (the shared body of the forward pooling functions).
 
-    function = operator.lower()
+    ``indices_dtype``: None, or the data type of an OutputIndicesTensor to return too
+    (``out`` is then a ``(values, indices)`` tuple); ``run``: ``backend``, ``feature_level``, ``out``.
+    """
     input_tensor = tensor_of(x, "x")
-    window = pooling_window(window_size, strides, start_padding, end_padding, dilations, function=function)
+    window = pooling_window(window_size, strides, start_padding, end_padding, dilations, function=operator.lower())
     out_sizes = forward_output_sizes(input_tensor.sizes, window, ceil_mode=ceil_mode)
     fields: dict[str, Any] = {
         "input_tensor": input_tensor,
         "output_tensor": input_tensor.with_sizes(out_sizes),
-        "strides": window.strides,
-        "window_size": window.window_size,
-        "start_padding": window.start_padding,
-        "end_padding": window.end_padding,
+        **window_members(window, dilations=operator in _DILATED),
         **members,
     }
-    if operator.endswith("1") and operator != "MAX_POOLING1":
-        fields["dilations"] = window.dilations
-    elif dilations is not None:
-        raise TypeError(f"dmlops.{function} has no dilations (DML_{operator}_OPERATOR_DESC has no Dilations)")
+    outputs = ["OutputTensor"]
     if indices_dtype is not None:
         try:
             index_type = TensorDataType.from_numpy(indices_dtype)
         except (TypeError, ValueError) as exc:
             raise TensorMismatchError(f"indices_dtype: {exc}") from None
         fields["output_indices_tensor"] = TensorDesc(data_type=index_type, sizes=out_sizes)
-    desc = desc_class(operator)(**fields)
-    outputs: dict[str, Any] | None = None
-    if out is not None:
-        if indices_dtype is not None:
-            if not isinstance(out, tuple) or len(out) != 2:
-                raise TensorMismatchError("out must be a tuple (values, indices) when return_indices is True")
-            outputs = {m: a for m, a in zip(("OutputTensor", "OutputIndicesTensor"), out) if a is not None}
-        else:
-            outputs = {"OutputTensor": out}
-    result = execute(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, outputs=outputs)
-    if indices_dtype is not None:
-        return result["OutputTensor"], result["OutputIndicesTensor"]
-    return result["OutputTensor"]
+        outputs.append("OutputIndicesTensor")
+    desc = generic_desc(operator, **fields)
+    out = run.pop("out")
+    if indices_dtype is None:
+        out = None if out is None else (out,)
+    elif out is not None and (not isinstance(out, tuple) or len(out) != 2):
+        raise TensorMismatchError("out must be a tuple (values, indices) when return_indices is True")
+    result = run_outputs(desc, {"InputTensor": x}, outputs, out=out, **run)
+    return result if indices_dtype is not None else result[0]
 
 
 def max_pooling(
@@ -332,7 +299,7 @@ def max_pooling(
     array([[4., 4.],
            [6., 7.]], dtype=float32)
     """
-    return _generic_pooling(
+    return _pooling(
         "MAX_POOLING", x, window_size, strides, start_padding, end_padding, None, ceil_mode, {},
         backend=backend, feature_level=feature_level, out=out,
     )  # fmt: skip
@@ -360,7 +327,7 @@ def max_pooling1(
     array([[4, 4],
            [7, 8]], dtype=uint32)
     """
-    return _generic_pooling(
+    return _pooling(
         "MAX_POOLING1", x, window_size, strides, start_padding, end_padding, None, ceil_mode, {},
         indices_dtype if return_indices else None, backend=backend, feature_level=feature_level, out=out,
     )  # fmt: skip
@@ -388,7 +355,7 @@ def average_pooling(
     >>> P.average_pooling(x, [1, 3], strides=[1, 2], start_padding=[0, 1], end_padding=[0, 1]).ravel()
     array([1.5, 3. , 5. , 6.5], dtype=float32)
     """
-    return _generic_pooling(
+    return _pooling(
         "AVERAGE_POOLING", x, window_size, strides, start_padding, end_padding, None, ceil_mode,
         {"include_padding": bool(include_padding)}, backend=backend, feature_level=feature_level, out=out,
     )  # fmt: skip
@@ -409,7 +376,7 @@ def average_pooling1(
     out: Any = None,
 ) -> Any:
     """DML_AVERAGE_POOLING1: :func:`average_pooling` with Dilations (default 1)."""
-    return _generic_pooling(
+    return _pooling(
         "AVERAGE_POOLING1", x, window_size, strides, start_padding, end_padding, dilations, ceil_mode,
         {"include_padding": bool(include_padding)}, backend=backend, feature_level=feature_level, out=out,
     )  # fmt: skip
@@ -435,7 +402,7 @@ def lp_pooling(
     >>> P.lp_pooling(x, [1, 2], p=2).ravel()
     array([5.       , 4.472136 , 2.0615528], dtype=float32)
     """
-    return _generic_pooling(
+    return _pooling(
         "LP_POOLING", x, window_size, strides, start_padding, end_padding, None, ceil_mode,
         {"p": int(p)}, backend=backend, feature_level=feature_level, out=out,
     )  # fmt: skip
@@ -456,7 +423,7 @@ def lp_pooling1(
     out: Any = None,
 ) -> Any:
     """DML_LP_POOLING1: :func:`lp_pooling` with Dilations (default 1)."""
-    return _generic_pooling(
+    return _pooling(
         "LP_POOLING1", x, window_size, strides, start_padding, end_padding, dilations, ceil_mode,
         {"p": int(p)}, backend=backend, feature_level=feature_level, out=out,
     )  # fmt: skip
