@@ -17,16 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..backends import DEFAULT_BACKEND
-from ..descs.resampling import (
-    Resample2Desc,
-    ResampleGrad1Desc,
-    default_scales,
-    parameter_fields,
-    parse_interpolation_mode,
-)
+from ..descs import desc_class
+from ..descs.resampling import parameter_fields, parse_interpolation_mode
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode
 from ..errors import TensorMismatchError
-from ._common import int_tuple, optional_number_tuple, run_single_output, tensor_of
+from ._common import generic_desc, int_tuple, optional_number_tuple, run_single_output, tensor_of
 
 # -- RESAMPLE2 -----------------------------------------------------------------
 
@@ -80,30 +75,10 @@ def resample2(
     >>> dmlops.resample2(np.array([1, 2, 3, 4], dtype=np.float32), [8])
     array([1.  , 1.25, 1.75, 2.25, 2.75, 3.25, 3.75, 4.  ], dtype=float32)
     """
-    input_tensor = tensor_of(x, "x")
-    output_sizes = int_tuple(output_sizes, "resample2", "output_sizes")
-    scales = optional_number_tuple(scales, "resample2", "scales")
-    input_pixel_offsets = optional_number_tuple(input_pixel_offsets, "resample2", "input_pixel_offsets")
-    output_pixel_offsets = optional_number_tuple(output_pixel_offsets, "resample2", "output_pixel_offsets")
-    dims = len(output_sizes)
-    if dims != input_tensor.dimension_count:
-        raise TensorMismatchError(
-            f"output_sizes must have one entry per dimension of x ({input_tensor.dimension_count}); got {dims}"
-        )
-    desc = Resample2Desc(
-        input_tensor=input_tensor,
-        output_tensor=input_tensor.with_sizes(output_sizes),
-        **parameter_fields(
-            input_tensor.sizes,
-            output_sizes,
-            interpolation_mode=interpolation_mode,
-            rounding_direction=rounding_direction,
-            scales=scales,
-            input_pixel_offsets=input_pixel_offsets,
-            output_pixel_offsets=output_pixel_offsets,
-        ),
-    )
-    return run_single_output(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+    return _resample(
+        "RESAMPLE2", x, output_sizes, interpolation_mode, rounding_direction, scales, input_pixel_offsets,
+        output_pixel_offsets, backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
 
 
 # -- RESAMPLE_GRAD1 ------------------------------------------------------------
@@ -163,64 +138,65 @@ def resample_grad1(
     array([[9., 6.],
            [0., 0.]], dtype=float32)
     """
-    gradient_tensor = tensor_of(dy, "dy")
-    input_sizes = int_tuple(input_sizes, "resample_grad1", "input_sizes")
-    scales = optional_number_tuple(scales, "resample_grad1", "scales")
-    input_pixel_offsets = optional_number_tuple(input_pixel_offsets, "resample_grad1", "input_pixel_offsets")
-    output_pixel_offsets = optional_number_tuple(output_pixel_offsets, "resample_grad1", "output_pixel_offsets")
-    dims = len(input_sizes)
-    if dims != gradient_tensor.dimension_count:
-        raise TensorMismatchError(
-            f"input_sizes must have one entry per dimension of dy ({gradient_tensor.dimension_count}); got {dims}"
+    return _resample(
+        "RESAMPLE_GRAD1", dy, input_sizes, interpolation_mode, rounding_direction, scales, input_pixel_offsets,
+        output_pixel_offsets, backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
+
+
+def _resample(
+    operator: str,
+    array: Any,
+    sizes: Sequence[int],
+    interpolation_mode: Any,
+    rounding_direction: Any,
+    scales: Sequence[float] | None,
+    input_pixel_offsets: Sequence[float] | None,
+    output_pixel_offsets: Sequence[float] | None,
+    **run: Any,
+) -> Any:
+    """Build a RESAMPLE, RESAMPLE1, RESAMPLE2 or RESAMPLE_GRAD1 desc from arrays and run it.
+
+    ``array`` is the forward's input ``x`` and ``sizes`` its output sizes, or for
+    RESAMPLE_GRAD1 the gradient ``dy`` and the forward's input sizes. The parameters
+    get DirectMLX's defaults (:func:`~dmlops.descs.resampling.parameter_fields`); those
+    the operator lacks (RESAMPLE1: RoundingDirection; RESAMPLE: the offsets too) are left
+    out. ``run``: ``backend``, ``feature_level``, ``out``.
+    """
+    function, gradient = operator.lower(), operator == "RESAMPLE_GRAD1"
+    array_name, sizes_name = ("dy", "input_sizes") if gradient else ("x", "output_sizes")
+    tensor = tensor_of(array, array_name)
+    target = int_tuple(sizes, function, sizes_name)
+    given: dict[str, Any] = {
+        name: optional_number_tuple(value, function, name)
+        for name, value in (
+            ("scales", scales),
+            ("input_pixel_offsets", input_pixel_offsets),
+            ("output_pixel_offsets", output_pixel_offsets),
         )
-    desc = ResampleGrad1Desc(
-        input_gradient_tensor=gradient_tensor,
-        output_gradient_tensor=gradient_tensor.with_sizes(input_sizes),
-        **parameter_fields(
-            input_sizes,
-            gradient_tensor.sizes,
-            interpolation_mode=interpolation_mode,
-            rounding_direction=rounding_direction,
-            scales=scales,
-            input_pixel_offsets=input_pixel_offsets,
-            output_pixel_offsets=output_pixel_offsets,
-            gradient=True,
-        ),
-    )
-    return run_single_output(
-        desc,
-        {"InputGradientTensor": dy},
-        backend=backend,
-        feature_level=feature_level,
-        out=out,
-        output_member="OutputGradientTensor",
-    )
+    }
+    if len(target) != tensor.dimension_count:
+        raise TensorMismatchError(
+            f"{sizes_name} must have one entry per dimension of {array_name} ({tensor.dimension_count}); "
+            f"got {len(target)}"
+        )
+    forward_sizes = (target, tensor.sizes) if gradient else (tensor.sizes, target)
+    fields = parameter_fields(
+        *forward_sizes, interpolation_mode=interpolation_mode, rounding_direction=rounding_direction,
+        gradient=gradient, **given,
+    )  # fmt: skip
+    members = {info.attr for info in desc_class(operator).member_infos()}
+    fields = {name: value for name, value in fields.items() if name in members}
+    if gradient:
+        desc = generic_desc(
+            operator, input_gradient_tensor=tensor, output_gradient_tensor=tensor.with_sizes(target), **fields
+        )
+        return run_single_output(desc, {"InputGradientTensor": array}, **run)
+    desc = generic_desc(operator, input_tensor=tensor, output_tensor=tensor.with_sizes(target), **fields)
+    return run_single_output(desc, {"InputTensor": array}, **run)
 
 
 # -- RESAMPLE, RESAMPLE1, UPSAMPLE_2D: generic descs -------------------------------------
-
-
-def _generic_resample(
-    operator: str,
-    x: Any,
-    output_sizes: Sequence[int],
-    members: dict[str, Any],
-    *,
-    backend: str,
-    feature_level: FeatureLevel | str | None,
-    out: Any,
-) -> Any:
-    from ..descs import desc_class
-
-    input_tensor = tensor_of(x, "x")
-    sizes = int_tuple(output_sizes, operator.lower(), "output_sizes")
-    if len(sizes) != input_tensor.dimension_count:
-        raise TensorMismatchError(
-            f"output_sizes must have one entry per dimension of x ({input_tensor.dimension_count}); got {len(sizes)}"
-        )
-    cls: Any = desc_class(operator)
-    desc = cls(input_tensor=input_tensor, output_tensor=input_tensor.with_sizes(sizes), **members)
-    return run_single_output(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
 
 
 def resample1(
@@ -245,20 +221,10 @@ def resample1(
     >>> R.resample1(x, [1, 1, 1, 7], interpolation_mode="NEAREST_NEIGHBOR").ravel()
     array([1., 1., 2., 3., 3., 4., 4.], dtype=float32)
     """
-    input_tensor = tensor_of(x, "x")
-    fields = parameter_fields(
-        input_tensor.sizes,
-        int_tuple(output_sizes, "resample1", "output_sizes"),
-        interpolation_mode=interpolation_mode,
-        rounding_direction=None,
-        scales=optional_number_tuple(scales, "resample1", "scales"),
-        input_pixel_offsets=optional_number_tuple(input_pixel_offsets, "resample1", "input_pixel_offsets"),
-        output_pixel_offsets=optional_number_tuple(output_pixel_offsets, "resample1", "output_pixel_offsets"),
-    )
-    del fields["rounding_direction"]
-    return _generic_resample(
-        "RESAMPLE1", x, output_sizes, fields, backend=backend, feature_level=feature_level, out=out
-    )
+    return _resample(
+        "RESAMPLE1", x, output_sizes, interpolation_mode, None, scales, input_pixel_offsets, output_pixel_offsets,
+        backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
 
 
 def resample(
@@ -277,14 +243,10 @@ def resample(
     >>> R.resample(np.array([1, 2, 3, 4], dtype=np.float32).reshape(1, 1, 1, 4), [1, 1, 1, 8]).ravel()
     array([1.  , 1.25, 1.75, 2.25, 2.75, 3.25, 3.75, 4.  ], dtype=float32)
     """
-    input_tensor = tensor_of(x, "x")
-    sizes = int_tuple(output_sizes, "resample", "output_sizes")
-    given = optional_number_tuple(scales, "resample", "scales")
-    fields = {
-        "interpolation_mode": parse_interpolation_mode(interpolation_mode),
-        "scales": given if given is not None else default_scales(input_tensor.sizes, sizes),
-    }
-    return _generic_resample("RESAMPLE", x, sizes, fields, backend=backend, feature_level=feature_level, out=out)
+    return _resample(
+        "RESAMPLE", x, output_sizes, interpolation_mode, None, scales, None, None,
+        backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
 
 
 def upsample_2d(
@@ -306,10 +268,11 @@ def upsample_2d(
     from ..descs.generic import Size2D
 
     height, width = int_tuple(scale_size, "upsample_2d", "scale_size")
-    input_tensor = tensor_of(x, "x")
-    sizes = (*input_tensor.sizes[:-2], input_tensor.sizes[-2] * height, input_tensor.sizes[-1] * width)
+    tensor = tensor_of(x, "x")
+    sizes = (*tensor.sizes[:-2], tensor.sizes[-2] * height, tensor.sizes[-1] * width)
     fields = {
         "scale_size": Size2D(width=width, height=height),
         "interpolation_mode": parse_interpolation_mode(interpolation_mode),
     }
-    return _generic_resample("UPSAMPLE_2D", x, sizes, fields, backend=backend, feature_level=feature_level, out=out)
+    desc = generic_desc("UPSAMPLE_2D", input_tensor=tensor, output_tensor=tensor.with_sizes(sizes), **fields)
+    return run_single_output(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
