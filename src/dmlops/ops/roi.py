@@ -13,11 +13,10 @@ from typing import Any
 import numpy as np
 
 from ..backends import DEFAULT_BACKEND
-from ..descs import desc_class
-from ..descs.roi import UINT32_MAX, RoiAlignDesc
+from ..descs.roi import UINT32_MAX
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..errors import DataIndexError
-from ._common import array_argument, number_or_pair, run_single_output, tensor_of, wrong_type
+from ._common import array_argument, generic_desc, number_or_pair, run_single_output, tensor_of, wrong_type
 
 # -- ROI_ALIGN -----------------------------------------------------------------
 
@@ -92,20 +91,30 @@ def roi_align(
     >>> bool((y == x).all())
     True
     """
-    return _run(
-        "ROI_ALIGN", x, roi, batch_indices, output_size, spatial_scale,
-        dict(
-            reduction_function=reduction_function,
-            interpolation_mode=interpolation_mode,
-            out_of_bounds_input_value=out_of_bounds_input_value,
-            minimum_samples_per_output=minimum_samples_per_output,
-            maximum_samples_per_output=maximum_samples_per_output,
-        ),
+    sampling = _sampling(
+        reduction_function, interpolation_mode, out_of_bounds_input_value, minimum_samples_per_output,
+        maximum_samples_per_output,
+    )  # fmt: skip
+    return _roi_align(
+        "ROI_ALIGN", x, roi, batch_indices, output_size, spatial_scale, sampling,
         backend=backend, feature_level=feature_level, out=out,
     )  # fmt: skip
 
 
-def _run(
+def _sampling(
+    reduction_function: Any, interpolation_mode: Any, out_of_bounds_input_value: Any, minimum: Any, maximum: Any
+) -> dict[str, Any]:
+    """The sampling members ROI_ALIGN and ROI_ALIGN1 share (enums are coerced, and rejected, by the desc)."""
+    return {
+        "reduction_function": reduction_function,
+        "interpolation_mode": interpolation_mode,
+        "out_of_bounds_input_value": out_of_bounds_input_value,
+        "minimum_samples_per_output": minimum,
+        "maximum_samples_per_output": maximum,
+    }
+
+
+def _roi_align(
     operator: str,
     x: Any,
     roi: Any,
@@ -113,12 +122,9 @@ def _run(
     output_size: int | Sequence[int],
     spatial_scale: float | Sequence[float],
     members: dict[str, Any],
-    *,
-    backend: str,
-    feature_level: FeatureLevel | str | None,
-    out: Any,
+    **run: Any,
 ) -> Any:
-    """Build a ROI_ALIGN / ROI_ALIGN1 desc from arrays and run it."""
+    """Build a ROI_ALIGN / ROI_ALIGN1 desc from arrays and run it (``run``: backend, feature_level, out)."""
     function = operator.lower()
     input_tensor = tensor_of(x, "x")
     roi = array_argument(roi, function, "roi", input_tensor.dtype)
@@ -142,8 +148,8 @@ def _run(
     channels = input_tensor.sizes[1] if input_tensor.dimension_count == 4 else 1
     # Enum names and numbers are coerced (and rejected with the member's name) by the desc.
     attrs: dict[str, Any] = dict(spatial_scale_x=sx, spatial_scale_y=sy, **members)
-    cls: Any = RoiAlignDesc if operator == "ROI_ALIGN" else desc_class(operator)
-    desc = cls(
+    desc = generic_desc(
+        operator,
         input_tensor=input_tensor,
         roi_tensor=roi_tensor,
         batch_indices_tensor=tensor_of(batch_indices, "batch_indices"),
@@ -151,7 +157,7 @@ def _run(
         **attrs,
     )
     inputs = {"InputTensor": x, "ROITensor": roi, "BatchIndicesTensor": batch_indices}
-    return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)
+    return run_single_output(desc, inputs, **run)
 
 
 # -- ROI_ALIGN1 (generic desc) ---------------------------------------------------------------
@@ -188,17 +194,17 @@ def roi_align1(
     ...              align_regions_to_corners=True, maximum_samples_per_output=1).ravel().tolist()
     [0.0, 10.0, 20.0, 30.0]
     """
-    return _run(
-        "ROI_ALIGN1", x, roi, batch_indices, output_size, spatial_scale,
-        dict(
-            reduction_function=reduction_function,
-            interpolation_mode=interpolation_mode,
-            input_pixel_offset=float(input_pixel_offset),
-            output_pixel_offset=float(output_pixel_offset),
-            out_of_bounds_input_value=out_of_bounds_input_value,
-            minimum_samples_per_output=minimum_samples_per_output,
-            maximum_samples_per_output=maximum_samples_per_output,
-            align_regions_to_corners=bool(align_regions_to_corners),
-        ),
+    sampling = _sampling(
+        reduction_function, interpolation_mode, out_of_bounds_input_value, minimum_samples_per_output,
+        maximum_samples_per_output,
+    )  # fmt: skip
+    members = {
+        **sampling,
+        "input_pixel_offset": float(input_pixel_offset),
+        "output_pixel_offset": float(output_pixel_offset),
+        "align_regions_to_corners": bool(align_regions_to_corners),
+    }
+    return _roi_align(
+        "ROI_ALIGN1", x, roi, batch_indices, output_size, spatial_scale, members,
         backend=backend, feature_level=feature_level, out=out,
     )  # fmt: skip
