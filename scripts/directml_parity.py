@@ -4,6 +4,7 @@ Usage (the directml backend must be set up: ``dmlops directml setup``)::
 
     python scripts/directml_parity.py --cases 2000 --seed 0
     python scripts/directml_parity.py --family elementwise --cases 500 --seed 0
+    python scripts/directml_parity.py --family reduction --cases 1000  # data_movement, pooling_resampling
 
 For each of the seven operators it draws ``--cases`` hypothesis cases
 (``tests/directml/_differential.py``), runs each on ``numpy`` and ``directml``,
@@ -442,6 +443,8 @@ class Family:
     """The differential test functions, parametrised by (operator, seed)."""
     per_seed_rows: dict[str, int] = field(default_factory=dict)
     """Operators whose seeds cycle over sub-rows (REDUCE: one per function)."""
+    test_ops: dict[str, str] = field(default_factory=dict)
+    """Differential tests parametrised by seed alone: the operator each one runs."""
     about: str = ""
 
 
@@ -474,7 +477,7 @@ FAMILIES = {
             "with adversarial values (NaN, ±inf, ±0, ties, integer extremes). Integers, MAX, MIN, the "
             "indices, TOP_K's values and the cumulative operators compare bit for bit; the float sums "
             "within the float32 rounding of an n-term accumulation (DirectML's order depends on the sizes, "
-            "see descs/reduction.py): *not bit for bit* counts those that agreed only within it. REDUCE has "
+            "see descs/reduction.py): *within tolerance* counts those that agreed only within it. REDUCE has "
             "a row per function."
         ),
     ),
@@ -483,14 +486,16 @@ FAMILIES = {
         "## Pooling, resampling and ROI neighbours (pytest campaign)",
         "tests/directml/test_directml_pooling_resampling.py",
         "DMLOPS_POOLING_RESAMPLING_CASES",
-        ("test_pooling_matches_directml", "test_resampling_matches_directml"),
+        ("test_pooling_matches_directml", "test_resampling_matches_directml", "test_roi_align1_matches_directml"),
+        test_ops={"test_roi_align1_matches_directml": "ROI_ALIGN1"},
         about=(
             "Each case is a seeded random desc (every data type the stack runs, 4-D and 5-D inputs with a last "
             "dimension not divisible by 4, strided inputs, zeros in Strides/WindowSize/Dilations, "
             "padding-only windows, output sizes beside the floor formula's) with adversarial values (NaN, "
             "±inf, ±0, ties, ±FLT_MAX). Exact operators compare bit for bit, LP_POOLING with P other than 1 "
             "or 2 within float32 rounding; resampling elements that are lavapipe's float-to-integer "
-            "conversion are left out. A desc dmlops rejects must be rejected by CreateOperator too."
+            "conversion are left out, ROI_ALIGN1 compares within a tolerance for its sample positions. A desc dmlops "
+            "rejects must be rejected by CreateOperator too."
         ),
     ),
 }
@@ -519,9 +524,10 @@ def _data_types(obj: Any, out: set[str]) -> set[str]:
 class Recorder:
     """A pytest plugin: keeps each row's seeds, learns how each case was decided, writes records."""
 
-    def __init__(self, path: str, limits: dict[str, int]) -> None:
+    def __init__(self, path: str, limits: dict[str, int], test_ops: dict[str, str]) -> None:
         self.path = path
         self.limits = limits
+        self.test_ops = test_ops
         self.tags: set[str] = set()
         self.types: set[str] = set()
         self.patched: set[str] = set()
@@ -545,7 +551,7 @@ class Recorder:
                 return result
 
             module.create_operator = create_operator
-        for name in ("build", "make_case", "pooling_case", "resampling_case"):
+        for name in ("build", "make_case", "pooling_case", "resampling_case", "roi_align1_case"):
             if hasattr(module, name):
                 original_case = getattr(module, name)
 
@@ -570,7 +576,7 @@ class Recorder:
             original_compare = module.compare
 
             def compare(*args: Any, **kwargs: Any) -> Any:
-                arrays = [a for a in (*args, *kwargs.values()) if isinstance(a, np.ndarray)]
+                arrays = [a for a in args if isinstance(a, np.ndarray)]  # (want, got), keywords are options
                 if len(arrays) >= 2:
                     want, got = arrays[-2], arrays[-1]
                     if want.shape != got.shape or want.dtype != got.dtype or want.tobytes() != got.tobytes():
@@ -579,13 +585,13 @@ class Recorder:
 
             module.compare = compare
 
-    @staticmethod
-    def _row(item: Any) -> tuple[str, int] | None:
+    def _row(self, item: Any) -> tuple[str, int] | None:
         callspec = getattr(item, "callspec", None)
         if callspec is None:
             return None
         params = callspec.params
-        op, seed = params.get("op", params.get("operator")), params.get("seed")
+        op = params.get("op", params.get("operator", self.test_ops.get(item.originalname)))
+        seed = params.get("seed")
         if not isinstance(op, str) or not isinstance(seed, int):
             return None
         stem = callspec.id.rsplit("-", 1)[0] if callspec.id.endswith(f"-{seed}") else op.lower()
@@ -652,7 +658,8 @@ def pytest_configure(config: Any) -> None:
     path = os.environ.get("DMLOPS_PARITY_RECORDS")
     if path:
         limits = json.loads(os.environ.get("DMLOPS_PARITY_LIMITS", "{}"))
-        config.pluginmanager.register(Recorder(path, limits), "dmlops-parity-recorder")
+        test_ops = json.loads(os.environ.get("DMLOPS_PARITY_TEST_OPS", "{}"))
+        config.pluginmanager.register(Recorder(path, limits, test_ops), "dmlops-parity-recorder")
 
 
 def run_family(family: Family, cases: int, records: Path) -> float:
@@ -663,13 +670,20 @@ def run_family(family: Family, cases: int, records: Path) -> float:
     env[family.env] = str(max(limits.values(), default=cases))
     env["DMLOPS_PARITY_RECORDS"] = str(records)
     env["DMLOPS_PARITY_LIMITS"] = json.dumps(limits)
+    env["DMLOPS_PARITY_TEST_OPS"] = json.dumps(family.test_ops)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "scripts"), env.get("PYTHONPATH", "")]))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "directml_parity"]
     cmd += ["-o", "addopts=--strict-markers", "--no-header", "-rN", family.test_file]
     start = time.monotonic()
     print(" ".join(cmd), f"({family.env}={env[family.env]})", flush=True)
+    commit = _family_commit(family)  # the tree the tests ran on
     subprocess.run(cmd, cwd=ROOT, env=env, check=False)
-    return time.monotonic() - start
+    seconds = time.monotonic() - start
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    meta = {"seconds": round(seconds, 1), "cases": cases, "commit": commit, "date": now}
+    with records.open("a", encoding="utf-8") as out:
+        out.write(json.dumps({"meta": meta}) + "\n")
+    return seconds
 
 
 def _family_operators(family: Family) -> list[str]:
@@ -684,7 +698,7 @@ def _family_operators(family: Family) -> list[str]:
         from dmlops.descs.data_movement import GENERIC_OPERATORS
 
         names = sorted(GENERIC_OPERATORS)
-    return names
+    return names + list(family.test_ops.values())
 
 
 @dataclass
@@ -706,24 +720,29 @@ class RowTally:
 def _skip_kind(record: dict[str, Any]) -> str:
     message = record.get("message", "")
     if "DirectMLStackLimitError" in message or message.startswith("stack limit"):
-        wide = sorted(SIXTY_FOUR_BIT & set(record["types"]))
-        return "stack limit (DXIL shader)" + (f", 64-bit types ({'/'.join(wide)})" if wide else "")
+        wide = SIXTY_FOUR_BIT & set(record["types"])
+        return "stack limit (DXIL shader)" + (", a 64-bit data type in the desc" if wide else "")
     if message.startswith("not implemented by the numpy backend"):
-        return "numpy backend: not implemented"
+        why = re.sub(r"^\s*DML_\w+_DESC: ", "", message.split(":", 1)[1])
+        return "numpy backend: " + re.sub(r"\[[^\]]*\]", "[…]", why).strip()[:200]
     return message.split(":")[0][:120]
 
 
 def _fail_kind(record: dict[str, Any]) -> str:
     message = record.get("message", "")
     if record["outcome"] == "xfailed":
-        return "known divergence (xfail): " + message.split(":")[0][:160]
+        return "known divergence (xfail): " + re.split(r"[:(]", message)[0].strip()[:160]
     if "DID NOT RAISE" in message or (TAG_ACCEPTS in record["tags"] and TAG_REJECTS not in record["tags"]):
         return "dmlops rejects, DirectML accepts"
     if "CreateOperator rejects" in message:
         return "DirectML rejects a validated desc"
     if "elements differ" in message:
-        m = re.match(r"\w+: (\w+): \d+ of \d+ elements differ", message)
-        return "values differ" + (f" ({m.group(1)})" if m else "")
+        m = re.match(r"\w+: (?:(\w+): )?(\d+) of \d+ elements differ", message)
+        pairs = re.findall(r"numpy np\.\w+\(([^)]*)\) directml np\.\w+\(([^)]*)\)", message)
+        zeros = {("0.0", "-0.0"), ("-0.0", "0.0")}
+        if m and pairs and int(m.group(2)) == len(pairs) and all(p in zeros for p in pairs):
+            return "sign of a zero only (a ±0 tie; cf. MAX_POOLING2's known rule)"
+        return "values differ" + (f" ({m.group(1)})" if m and m.group(1) else "")
     if record["outcome"] == "error":
         return "error outside the test: " + message.split(":")[0]
     return "failed: " + message.split(":")[0]
@@ -746,7 +765,7 @@ def tally_records(records: list[dict[str, Any]]) -> tuple[dict[str, RowTally], d
                 t.rejected += 1
             else:
                 t.agreed += 1
-                t.inexact += TAG_INEXACT in r["tags"]
+                t.inexact += TAG_INEXACT in r["tags"] and TAG_ARTEFACTS not in r["tags"]
                 t.artefacts += TAG_ARTEFACTS in r["tags"]
         elif r["outcome"] == "skipped":
             t.skipped[_skip_kind(r)] += 1
@@ -758,10 +777,16 @@ def tally_records(records: list[dict[str, Any]]) -> tuple[dict[str, RowTally], d
 
 
 def render_family(
-    family: Family, records: list[dict[str, Any]], cases: int, seconds: float, commit: str, stack_line: str
+    family: Family,
+    records: list[dict[str, Any]],
+    cases: int,
+    seconds: float,
+    commit: str,
+    stack_line: str,
+    date: str | None = None,
 ) -> str:
-    """A pytest campaign's section."""
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    """A pytest campaign's section (``date``: when the records were made, else now)."""
+    now = date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     rows, others = tally_records(records)
     command = f"python scripts/directml_parity.py --family {family.name} --cases {cases}"
     total = sum(t.cases for t in rows.values())
@@ -778,13 +803,13 @@ def render_family(
         "",
         f"Stack: {stack_line}.",
         "",
-        family.about,
+        family.about + " Differential tests: " + ", ".join(f"`{t}`" for t in family.tests) + ".",
         "",
         f"{total} cases: {agreed} agreed, {rejected} invalid descs whose rejection DirectML confirmed, {skipped} "
         f"skipped, {differed} differed.",
         "",
-        "| operator | data types drawn | cases | agreed | of which not bit for bit | of which lavapipe artefacts "
-        "left out | invalid, rejection checked | skipped | differed |",
+        "| operator | data types drawn | cases | agreed | of which within tolerance, not bit for bit | of which "
+        "lavapipe artefacts left out | invalid, rejection checked | skipped | differed |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for row, t in rows.items():
@@ -795,7 +820,8 @@ def render_family(
     lines += [
         "",
         "*Invalid, rejection checked*: dmlops rejects the desc and DirectML's CreateOperator rejects it too "
-        "(validation parity on that desc). *Not bit for bit*: agreed within the test's stated tolerance only. "
+        "(validation parity on that desc). *Within tolerance*: DirectML's output differs from the reference's "
+        "in some bits, within the test's stated tolerance. "
         "*Lavapipe artefacts left out*: some elements were lavapipe's float-to-integer conversion (NaN → "
         "INT_MIN / all ones where D3D gives 0 and saturates) and were not compared; the rest agreed.",
         "",
@@ -895,15 +921,25 @@ def main(argv: list[str] | None = None) -> int:
         family = FAMILIES[args.family]
         if args.from_records:
             records_path = Path(args.from_records)
-            seconds = sum(json.loads(line)["seconds"] for line in records_path.read_text().splitlines())
         else:
             records_path = Path(args.records or output.with_name(f".{family.name}-records.jsonl"))
-            seconds = run_family(family, args.cases, records_path)
+            run_family(family, args.cases, records_path)
         records = [json.loads(line) for line in records_path.read_text().splitlines() if line.strip()]
+        meta = [r["meta"] for r in records if "meta" in r]
+        records = [r for r in records if "meta" not in r]
+        run = meta[-1] if meta else {}
+        seconds = run.get("seconds", sum(r["seconds"] for r in records))
+        args.cases = run.get("cases", args.cases)
         if args.ops:
             records = [r for r in records if r["row"] is None or r["row"].split()[0] in args.ops.split(",")]
         sections[family.heading] = render_family(
-            family, records, args.cases, seconds, _family_commit(family), _stack_line()
+            family,
+            records,
+            args.cases,
+            seconds,
+            run.get("commit", _family_commit(family)),
+            _stack_line(),
+            run.get("date"),
         )
         if not args.records and not args.from_records:
             records_path.unlink(missing_ok=True)
