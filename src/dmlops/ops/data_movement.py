@@ -340,8 +340,11 @@ def cast(
     >>> cast(np.array([-1, 255], dtype=np.int32), "UINT32")
     array([4294967295,        255], dtype=uint32)
     """
-    x, tensor = input_tensor(x, "cast", out=out)
-    output = TensorDesc(data_type=_data_type(dtype), sizes=tensor.sizes)
+    x = array_argument(x, "cast", "x")
+    check_out(out, "cast")
+    data_type = _data_type(dtype)  # checked before x's data type
+    tensor = tensor_of(x, "x")
+    output = TensorDesc(data_type=data_type, sizes=tensor.sizes)
     return _run_unary("CAST", x, tensor, output, {}, backend=backend, feature_level=feature_level, out=out)
 
 

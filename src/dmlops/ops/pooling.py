@@ -63,7 +63,7 @@ def pooling_window(
     )
 
 
-def window_members(window: PoolingWindow, *, dilations: bool = True) -> dict[str, tuple[int, ...]]:
+def _window_members(window: PoolingWindow, *, dilations: bool = True) -> dict[str, tuple[int, ...]]:
     """The desc members of ``window``: Strides, WindowSize, StartPadding, EndPadding (and Dilations)."""
     members = {
         "strides": window.strides,
@@ -221,7 +221,7 @@ def max_pooling_grad(
         input_tensor=input_tensor,
         input_gradient_tensor=tensor_of(dy, "dy"),
         output_gradient_tensor=input_tensor,
-        **window_members(window),
+        **_window_members(window),
     )
     inputs = {"InputTensor": x, "InputGradientTensor": dy}
     return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)
@@ -258,7 +258,7 @@ def _pooling(
     fields: dict[str, Any] = {
         "input_tensor": input_tensor,
         "output_tensor": input_tensor.with_sizes(out_sizes),
-        **window_members(window, dilations=operator in _DILATED),
+        **_window_members(window, dilations=operator in _DILATED),
         **members,
     }
     outputs = ["OutputTensor"]

@@ -29,11 +29,14 @@ from ..backends import DEFAULT_BACKEND
 from ..descs.reduction import reduced_sizes, top_k_sizes
 from ..enums import AxisDirection, FeatureLevel, ReduceFunction, TensorDataType
 from ..tensor import TensorDesc
-from ._common import generic_desc, input_tensor, int_tuple, run_outputs, run_single_output, wrong_type
+from ._common import check_out, generic_desc, input_tensor, int_tuple, run_outputs, run_single_output, wrong_type
 
 
 def _input(x: Any, function: str, out: Any = None) -> tuple[Any, TensorDesc]:
-    return input_tensor(x, function, what=f"dmlops.{function}: x", out=out)
+    """``x`` as ``(array, TensorDesc)``, then ``out`` checked."""
+    array, tensor = input_tensor(x, function, what=f"dmlops.{function}: x")
+    check_out(out, function)
+    return array, tensor
 
 
 def _axes(axes: Any, rank: int, function: str) -> tuple[int, ...]:
