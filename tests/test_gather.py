@@ -461,6 +461,21 @@ def test_flat_clamp_reads_the_buffer(backend: str) -> None:
     np.testing.assert_array_equal(run(axis_bc, row[:2], np.array([[100]], np.uint32), backend).ravel(), [1, 2])
 
 
+def test_flat_reads_of_a_strided_flat_buffer(backend: str) -> None:
+    # A flat buffer whose elements are not adjacent (every second byte, or reversed): flat
+    # reads past the one-element tensor take the buffer's elements 1 to 3 (the bound buffer
+    # is 4 bytes), as numpy's binding reads them, never raw memory beside the view.
+    desc = make_desc(in_sizes=(1, 1, 1, 1), idx_sizes=(1, 1, 1, 1), out_sizes=(1, 1, 1, 1), axis=3,
+                     in_type="UINT8", out_type="UINT8")  # fmt: skip
+    desc.validate()
+    for buffer, want in (
+        (np.arange(8, dtype=np.uint8)[::2], [2, 4, 6, 6]),
+        (np.arange(8, dtype=np.uint8)[::-1], [6, 5, 4, 4]),
+    ):
+        got = [run(desc, buffer, np.full((1, 1, 1, 1), i, np.uint32), backend).item() for i in (1, 2, 3, 7)]
+        assert got == want, (buffer.tolist(), got)
+
+
 def test_flat_clamp_matches_oracle(backend: str) -> None:
     # Seeded descs with gaps, broadcast and packed strides, flat buffers exactly the addressed
     # span (as every backend binds them), hostile indices of every type, IndexDimensions 0 slabs;

@@ -285,12 +285,15 @@ def _cmd_list(out: TextIO) -> int:
             backends = ", ".join(desc_class(op.name).backends)
         except ImportError as exc:
             backends = f"not available: {exc}"
-        sets[backends] = sets.get(backends, 0) + 1
+        key = "not available" if backends.startswith("not available") else backends
+        sets[key] = sets.get(key, 0) + 1
         note = f"  ({'; '.join(notes)})" if notes else ""
         rows.append((op.name, op.feature_level.name[1:], backends + note))
     name_w = max(len(r[0]) for r in rows)
     counts = ", ".join(
-        f"{n} on {'every backend' if b == 'numpy, cpu, cuda, directml' else _and(b)}"
+        f"{n} not available"
+        if b == "not available"
+        else f"{n} on {'every backend' if b == 'numpy, cpu, cuda, directml' else _and(b)}"
         for b, n in sorted(sets.items(), key=lambda item: (-item[0].count(","), item[0]))
     )
     print(

@@ -470,13 +470,15 @@ def torch_stream() -> Any:
 class BoundInputs(dict[str, Any]):
     """Input member -> logical device view, with the flat buffers' extents.
 
-    ``readable``: member -> elements of the caller's flat buffer from the view's first
-    element, for inputs given as a flat buffer (it may hold more than the view addresses:
-    GATHER's flat reads, erratum E41, reach them).
+    ``buffers``: member -> the caller's 1-D device array, for inputs given as a flat buffer
+    (it may hold more than the view addresses: GATHER's flat reads, erratum E41, reach
+    them). ``readable``: member -> its element count, where its elements are adjacent (the
+    view then starts at its first element and a kernel may read past the view in place).
     """
 
     def __init__(self) -> None:
         super().__init__()
+        self.buffers: dict[str, Any] = {}
         self.readable: dict[str, int] = {}
 
 
@@ -500,7 +502,9 @@ def bind_inputs(desc: OperatorDesc, info: DescInfo, inputs: Mapping[str, Any]) -
         else:
             views[member] = logical_view(desc, member, device)
             if device.ndim == 1:  # a flat buffer: the view starts at its first element
-                views.readable[member] = device.size
+                views.buffers[member] = device
+                if device.size <= 1 or device.strides[0] == device.itemsize:
+                    views.readable[member] = device.size
         kinds.add(kind)
         if not first_kind:
             first_kind = kind

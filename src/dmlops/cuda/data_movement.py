@@ -8,8 +8,9 @@ Every index is wrapped once inside the kernel (signed types from FL 3_0; UINT64 
 as INT64). An index in ``[0, n)`` reads as a plain gather; any other reads DirectML's
 flat address (erratum E41): modulo 2^32, clamped to the last element of the input's
 bound buffer (TotalTensorSizeInBytes), read from the caller's flat buffer as numpy and cpu
-read it; past what the caller's array holds (a logical array holds only the addressed
-span) it reads 0. The kernel decides per index, so an in-range
+read it (a buffer whose elements are not adjacent is first copied into a packed one);
+past what the caller's array holds (a logical array holds only the addressed span) it
+reads 0. The kernel decides per index, so an in-range
 call costs no host sync. The flat address counts in the desc's element strides from the
 input view's first element: when the device array's strides differ (a logical array
 laid out otherwise), the input is first stored through the desc's strides into a zeroed
@@ -74,22 +75,29 @@ def gather_plan_for(
 
 
 def flat_input(
-    desc: GatherDesc, x: Any, readable: int | None = None
+    desc: GatherDesc, x: Any, readable: int | None = None, buffer: Any = None
 ) -> tuple[Any, tuple[int, int, int], tuple[int, int] | None]:
     """(input view, (flat_limit, flat_last, flat_always), extra dimension) for E41's flat reads.
 
     ``desc`` is the whole desc (not its leading slab): the bound buffer is its input's.
-    ``readable``: elements of the caller's flat buffer from the view's first element, if
-    the input came as one (else only the view's addressed span is known to be there).
+    ``buffer``: the caller's 1-D device array, if the input came as a flat buffer;
+    ``readable``: its element count, if its elements are adjacent (else only the view's
+    addressed span is known to be there in place).
     """
     t = desc.input_tensor
     count, span, strides, extra = _flat_facts(desc)
-    if any(n > 1 and s != e for n, s, e in zip(t.sizes, element_strides(x), strides)):
-        # Laid out otherwise than the desc says: store it through the desc's strides.
+    in_place = readable is not None or buffer is None
+    if not in_place or any(n > 1 and s != e for n, s, e in zip(t.sizes, element_strides(x), strides)):
+        # Laid out otherwise than the desc says, or a buffer whose elements are not adjacent:
+        # the bound buffer rebuilt, the caller's elements first (as numpy reads them), zeros after.
         cp = cupy_module()
         memory = cp.zeros(count, dtype=x.dtype)
         view = cp.lib.stride_tricks.as_strided(memory, shape=t.sizes, strides=tuple(e * x.itemsize for e in strides))
-        view[...] = x
+        if buffer is not None:
+            m = min(count, buffer.size)
+            memory[:m] = buffer[:m]
+        else:
+            view[...] = x
         x, limit = view, count
     else:
         limit = max(span, readable or 0)
@@ -155,7 +163,8 @@ def run_gather(
     # Dropped leading output entries other than 1: DirectML computes the slab at
     # coordinate 0 of those dimensions (GatherDesc.leading_slab).
     readable = getattr(inputs, "readable", {}).get("InputTensor")
-    x, flat, extra = flat_input(desc, inputs["InputTensor"], readable)
+    buffer = getattr(inputs, "buffers", {}).get("InputTensor")
+    x, flat, extra = flat_input(desc, inputs["InputTensor"], readable, buffer)
     desc, x_slab, idx_slab = _leading_slab(desc)
     x = x[x_slab]
     idx = inputs["IndicesTensor"][idx_slab]
