@@ -16,7 +16,7 @@ are silent or say otherwise):
   for ARGMAX and ARGMIN (an index type).
 * CUMULATIVE_*: ``Axis`` below the DimensionCount. CUMULATIVE_SUMMATION's page allows
   4 dimensions only, but CreateOperator accepts 1 to 8 (as CUMULATIVE_PRODUCT's
-  FL 4_0 row); the catalogue still holds the page's 4.
+  FL 4_0 row); the catalogue follows DirectML (erratum E74; results bit-exact on ranks 1 to 8).
 * TOP_K / TOP_K1: ``Axis`` below the DimensionCount; ``1 <= K <= InputTensor.Sizes[Axis]``
   (DirectML accepts ``K`` equal to the size, which TOP_K1's page excludes); both outputs
   have InputTensor's Sizes except ``K`` on ``Axis``.
