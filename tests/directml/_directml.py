@@ -103,3 +103,33 @@ def isclose_reason(got: np.ndarray, want: np.ndarray) -> str:
         bad = np.argwhere(~np.isclose(got, want, equal_nan=True))[:4]
         return f"first differing indices {bad.tolist()}"
     return f"directml {got.ravel().tolist()} vs reference {want.ravel().tolist()}"
+
+
+def run_on_directml(desc: OperatorDesc, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The desc's outputs on the real DirectML, for a desc dmlops validates.
+
+    Skips where this stack cannot compile what DirectML chose (a DXIL shader: no verdict on
+    the desc) and fails where CreateOperator rejects the desc (a validation divergence).
+    """
+    import dmlops
+    from dmlops.errors import DirectMLRejectedDescError, DirectMLStackLimitError
+
+    try:
+        return dmlops.execute(desc, inputs, backend="directml")
+    except DirectMLStackLimitError as exc:
+        pytest.skip(f"{type(exc).__name__}: not comparable here: {exc}")
+    except DirectMLRejectedDescError:
+        pytest.fail(f"dmlops validates this desc but DirectML's CreateOperator rejects it: {desc.to_dml_dict()}")
+
+
+def same_bits(got: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Element mask: the same float bits, or NaN on both sides (any payload)."""
+    uint = np.dtype(f"u{got.dtype.itemsize}")
+    return (got.view(uint) == expected.view(uint)) | (np.isnan(got) & np.isnan(expected))
+
+
+def fail_on_differences(bad: np.ndarray, got: np.ndarray, expected: np.ndarray) -> None:
+    """Fail naming the first differing flat indices (``bad``), with numpy's and DirectML's values."""
+    if bad.size:
+        shown = ", ".join(f"[{i}] numpy {expected.flat[i]!r} directml {got.flat[i]!r}" for i in bad[:6])
+        pytest.fail(f"{bad.size} of {got.size} elements differ: {shown}")

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _directml import directml  # noqa: F401  (fixture)
+from _directml import directml, fail_on_differences, run_on_directml, same_bits  # noqa: F401  (fixture)
 
 import dmlops
 from dmlops.descs import desc_from_json
 from dmlops.directml import create_operator
 from dmlops.enums import TensorDataType
-from dmlops.errors import DirectMLRejectedDescError, DirectMLStackLimitError, InvalidDescError
+from dmlops.errors import DirectMLRejectedDescError, InvalidDescError
 from oracles.elementwise import CASES, TOLERANCE, Case, data, stack_conversion
 from oracles.elementwise_rules import RULE_DESCS
 
@@ -72,11 +72,8 @@ def compare(case: Case, inputs: dict[str, np.ndarray], expected: np.ndarray, got
         close |= (got == expected) | (np.isnan(got) & np.isnan(expected))
         bad = np.flatnonzero(~close)
     else:
-        same = (got.view(np.uint32) == expected.view(np.uint32)) | (np.isnan(got) & np.isnan(expected))
-        bad = np.flatnonzero(~same)
-    if bad.size:
-        shown = ", ".join(f"[{i}] numpy {expected.flat[i]!r} directml {got.flat[i]!r}" for i in bad[:6])
-        pytest.fail(f"{bad.size} of {got.size} elements differ: {shown}")
+        bad = np.flatnonzero(~same_bits(got, expected))
+    fail_on_differences(bad, got, expected)
 
 
 @pytest.mark.parametrize(("case", "dtype_name"), PARAMS)
@@ -89,12 +86,7 @@ def test_reference_matches_directml(case: Case, dtype_name: str) -> None:
         with pytest.raises(DirectMLRejectedDescError):
             create_operator(desc)
         return
-    try:
-        got = dmlops.execute(desc, inputs, backend="directml")[case.output]
-    except DirectMLStackLimitError as exc:
-        pytest.skip(f"{type(exc).__name__}: not comparable here")
-    except DirectMLRejectedDescError:
-        pytest.fail("dmlops validates this desc but DirectML's CreateOperator rejects it (a validation divergence)")
+    got = run_on_directml(desc, inputs)[case.output]
     expected = dmlops.execute(desc, inputs, backend="numpy")[case.output]
     compare(case, inputs, expected, got)
 

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _directml import directml, padded_strides  # noqa: F401  (fixture)
+from _directml import directml, fail_on_differences, padded_strides, run_on_directml, same_bits  # noqa: F401  (fixture)
 
 import dmlops
 from dmlops.descs import desc_from_json
 from dmlops.descs.resampling import resample2_equivalent
 from dmlops.directml import create_operator
-from dmlops.errors import DirectMLRejectedDescError, DirectMLStackLimitError, InvalidDescError, UnsupportedError
+from dmlops.errors import DirectMLRejectedDescError, InvalidDescError, UnsupportedError
 from dmlops.reference.resampling import resample
 
 pytestmark = [pytest.mark.directml, pytest.mark.usefixtures("directml")]
@@ -304,11 +304,8 @@ def compare(
         close |= (got == expected) | (np.isnan(got) & np.isnan(expected))
         bad = np.flatnonzero(~close)
     else:
-        same = (got.view(np.uint32) == expected.view(np.uint32)) | (np.isnan(got) & np.isnan(expected))
-        bad = np.flatnonzero(~same)
-    if bad.size:
-        shown = ", ".join(f"[{i}] numpy {expected.flat[i]!r} directml {got.flat[i]!r}" for i in bad[:6])
-        pytest.fail(f"{bad.size} of {got.size} elements differ: {shown}")
+        bad = np.flatnonzero(~same_bits(got, expected))
+    fail_on_differences(bad, got, expected)
 
 
 def check(operator: str, desc_json: dict[str, Any], inputs: dict[str, np.ndarray]) -> None:
@@ -323,12 +320,7 @@ def check(operator: str, desc_json: dict[str, Any], inputs: dict[str, np.ndarray
         with pytest.raises(DirectMLRejectedDescError):
             create_operator(desc)
         return
-    try:
-        got = dmlops.execute(desc, inputs, backend="directml")
-    except DirectMLStackLimitError as exc:
-        pytest.skip(f"{type(exc).__name__}: not comparable here")
-    except DirectMLRejectedDescError:
-        pytest.fail("dmlops validates this desc but DirectML's CreateOperator rejects it (a validation divergence)")
+    got = run_on_directml(desc, inputs)
     expected = dmlops.execute(desc, inputs, backend="numpy")
     leave_out = stack_artefacts(desc, inputs) if operator in RESAMPLING else None
     try:
