@@ -29,8 +29,11 @@ def test_the_family_claims_its_92_operators() -> None:
             gpu = () if "QUANTIZ" in name else ("cuda",)
             assert cls.backends == ("numpy", "cpu", *gpu, "directml")
     import dmlops.cpu.elementwise as cpu
+    import dmlops.cuda.elementwise as cuda  # its tables import without a GPU
+    from dmlops.descs.elementwise import CUDA_OPERATORS
 
     assert set(cpu.OPERATORS) == REFERENCE_OPERATORS
+    assert set(cuda.OPERATORS) == CUDA_OPERATORS  # the claim lists what the cuda module runs
     assert desc_class("GEMM").family == ""
 
 
