@@ -38,7 +38,21 @@ The family is also each desc class's ``family`` and the module of the same basen
 ``reference/``, ``cpu/``, ``cuda/`` and ``ops/``; its ``OPERATORS`` table maps the
 operator name to the backend's function."""
 
-GENERIC_FAMILIES: tuple[str, ...] = ("elementwise", "data_movement", "pooling", "reduction", "resampling", "roi")
+GENERIC_FAMILIES: tuple[str, ...] = (
+    "elementwise",
+    "data_movement",
+    "pooling",
+    "reduction",
+    "resampling",
+    "roi",
+    "convolution",
+    "matrix",
+    "normalization",
+    "recurrent",
+    "training",
+    "quantized",
+    "random",
+)
 """Families whose operators keep their generic (catalogue-made) descs: each module's
 ``claim(name)`` gives the family and backends of the operators it implements."""
 

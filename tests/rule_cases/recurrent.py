@@ -1,0 +1,7 @@
+"""Rule cases of the recurrent operators (see the package docstring)."""
+
+from __future__ import annotations
+
+from rule_cases import RuleCase
+
+CASES: list[RuleCase] = []
