@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -432,6 +432,31 @@ class OperatorDesc:
                     f"must equal {first}.{attribute} ({get(tensors[first])})",
                     get(tensors[m]),
                 )
+
+    def require_sizes(self, member: str, expected: Sequence[int], rule: str) -> None:
+        """Tensor ``member`` has ``len(expected)`` dimensions and these Sizes (``rule`` says why).
+
+        The error names ``member.DimensionCount`` or the first ``member.Sizes[i]`` that differs.
+        """
+        tensor = self.tensor(member)
+        if tensor.dimension_count != len(expected):
+            raise self.invalid(f"{member}.DimensionCount", f"must be {len(expected)} ({rule})", tensor.dimension_count)
+        for i, (got, want) in enumerate(zip(tensor.sizes, expected)):
+            if got != want:
+                raise self.invalid(f"{member}.Sizes[{i}]", f"must be {want} ({rule})", got)
+
+    def require_axis(self, member: str, axis: int, rank: int, of: str = "InputTensor.DimensionCount") -> None:
+        """``0 <= axis < rank``; the error names ``member`` and what ``rank`` is (``of``)."""
+        if not 0 <= axis < rank:
+            raise self.invalid(member, f"must be less than {of} ({rank})", axis)
+
+    def require_data_type(self, member: str, allowed: Iterable[TensorDataType], rule: str) -> None:
+        """Tensor ``member``'s DataType is one of ``allowed`` (``rule`` says why)."""
+        allowed = tuple(allowed)
+        data_type = self.tensor(member).data_type
+        if data_type not in allowed:
+            names = ", ".join(t.name for t in allowed)
+            raise self.invalid(f"{member}.DataType", f"must be {names} ({rule})", data_type)
 
     # -- DxDispatch JSON --------------------------------------------------------------
 

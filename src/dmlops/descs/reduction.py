@@ -100,22 +100,7 @@ def top_k_sizes(sizes: tuple[int, ...], axis: int, k: int) -> tuple[int, ...]:
 
 
 def _axis_in_range(desc: Any, member: str, axis: int) -> None:
-    rank = desc.input_tensor.dimension_count
-    if not 0 <= axis < rank:
-        raise desc.invalid(member, f"must be less than InputTensor.DimensionCount ({rank})", axis)
-
-
-def _same_sizes(desc: Any, member: str, expected: tuple[int, ...], rule: str) -> None:
-    tensor = desc.tensor(member)
-    if tensor.dimension_count != len(expected):
-        raise desc.invalid(
-            f"{member}.DimensionCount",
-            f"must be InputTensor.DimensionCount ({len(expected)})",
-            tensor.dimension_count,
-        )
-    for i, (got, want) in enumerate(zip(tensor.sizes, expected)):
-        if got != want:
-            raise desc.invalid(f"{member}.Sizes[{i}]", f"must be {want} ({rule})", got)
+    desc.require_axis(member, axis, desc.input_tensor.dimension_count)
 
 
 def _check_reduction(desc: Any) -> None:
@@ -123,7 +108,7 @@ def _check_reduction(desc: Any) -> None:
         _axis_in_range(desc, f"Axes[{i}]", int(axis))
     axes = reduced_axes(desc)
     expected = reduced_sizes(desc.input_tensor.sizes, axes)
-    _same_sizes(desc, "OutputTensor", expected, "InputTensor.Sizes with 1 on the reduced Axes")
+    desc.require_sizes("OutputTensor", expected, "InputTensor.Sizes with 1 on the reduced Axes")
     function = getattr(desc, "function", None)
     if function is not None and function.name not in ARG_FUNCTIONS:
         if desc.output_tensor.data_type != desc.input_tensor.data_type:
@@ -146,7 +131,7 @@ def _check_top_k(desc: Any) -> None:
         raise desc.invalid("K", f"must be in [1, InputTensor.Sizes[Axis]] ([1, {n}])", k)
     expected = top_k_sizes(desc.input_tensor.sizes, axis, k)
     for member in ("OutputValueTensor", "OutputIndexTensor"):
-        _same_sizes(desc, member, expected, "InputTensor.Sizes with K on Axis")
+        desc.require_sizes(member, expected, "InputTensor.Sizes with K on Axis")
 
 
 _RULES: dict[str, Any] = {
