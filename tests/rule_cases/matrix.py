@@ -2,6 +2,488 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rule_cases import RuleCase
 
-CASES: list[RuleCase] = []
+
+def _t(data_type: str, *sizes: int) -> dict[str, Any]:
+    return {"DataType": data_type, "Sizes": list(sizes)}
+
+
+def _gemm(a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ...], **members: Any) -> dict[str, Any]:
+    desc = {"ATensor": _t("FLOAT32", *a), "BTensor": _t("FLOAT32", *b), "OutputTensor": _t("FLOAT32", *out)}
+    desc |= {"TransA": "NONE", "TransB": "NONE", "Alpha": 1.0, "Beta": 1.0}
+    return desc | members
+
+
+_QUANTIZED_TENSORS = {
+    # member: (operand whose DataType it takes, default Sizes)
+    "AScaleTensor": ("scale", (1, 1, 1, 1)),
+    "AZeroPointTensor": ("A", None),
+    "BScaleTensor": ("scale", (1, 1, 1, 1)),
+    "BZeroPointTensor": ("B", None),
+    "OutputScaleTensor": ("scale", (1, 1, 1, 1)),
+    "OutputZeroPointTensor": ("Output", None),
+    "BiasTensor": ("Output", None),
+}
+_MEMBERS = {
+    "MATRIX_MULTIPLY_INTEGER": ("AZeroPointTensor", "BZeroPointTensor"),
+    "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": (
+        "AScaleTensor",
+        "AZeroPointTensor",
+        "BScaleTensor",
+        "BZeroPointTensor",
+        "BiasTensor",
+    ),
+    "QUANTIZED_LINEAR_MATRIX_MULTIPLY": (
+        "AScaleTensor",
+        "AZeroPointTensor",
+        "BScaleTensor",
+        "BZeroPointTensor",
+        "OutputScaleTensor",
+        "OutputZeroPointTensor",
+    ),
+}
+_OUTPUT_TYPE = {
+    "MATRIX_MULTIPLY_INTEGER": "INT32",
+    "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": "FLOAT32",
+    "QUANTIZED_LINEAR_MATRIX_MULTIPLY": "UINT8",
+}
+
+
+def _quantized(
+    op: str,
+    a: tuple[int, ...],
+    b: tuple[int, ...],
+    out: tuple[int, ...],
+    types: tuple[str, str] = ("UINT8", "UINT8"),
+    **sizes: tuple[int, ...],
+) -> dict[str, Any]:
+    """A desc of a quantized matrix multiplication: the scales all 1s unless given, a zero
+    point or bias only where ``sizes`` names it."""
+    data_types = {"A": types[0], "B": types[1], "Output": _OUTPUT_TYPE[op], "scale": "FLOAT32"}
+    desc = {"ATensor": _t(types[0], *a), "BTensor": _t(types[1], *b), "OutputTensor": _t(_OUTPUT_TYPE[op], *out)}
+    for member in _MEMBERS[op]:
+        operand, default = _QUANTIZED_TENSORS[member]
+        shape = sizes.get(member, default)
+        if shape is not None:
+            desc[member] = _t(data_types[operand], *shape)
+    return desc
+
+
+_NO_BROADCAST = "the batch sizes of ATensor, BTensor and OutputTensor are equal (DirectML broadcasts none)"
+_PADDED = "DirectML reads each tensor as 4-D with leading 1s"
+
+GEMM_CASES = [
+    RuleCase(
+        "gemm_valid_batched_with_c",
+        "GEMM",
+        _gemm((2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), CTensor=_t("FLOAT32", 2, 3, 4, 6)),
+        None,
+        "{2, 3} batches of {4, 5} x {5, 6} plus C",
+    ),
+    RuleCase(
+        "gemm_valid_2d_both_transposed",
+        "GEMM",
+        _gemm((5, 4), (6, 5), (4, 6), TransA="TRANSPOSE", TransB="TRANSPOSE", Beta=0.0),
+        None,
+        "2-D (FL 4_0), A {K, M} and B {N, K} transposed",
+    ),
+    RuleCase(
+        "gemm_valid_3d_fused_relu",
+        "GEMM",
+        _gemm((3, 4, 5), (3, 5, 6), (3, 4, 6), FusedActivation={"Type": "ACTIVATION_RELU"}),
+        None,
+        "3-D, no CTensor, fused RELU",
+    ),
+    RuleCase(
+        "gemm_k_mismatch",
+        "GEMM",
+        _gemm((2, 3, 4, 5), (2, 3, 4, 6), (2, 3, 4, 6)),
+        "BTensor.Sizes[2]",
+        "B's K must be A's K",
+    ),
+    RuleCase(
+        "gemm_trans_a_ignored",
+        "GEMM",
+        _gemm((2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), TransA="TRANSPOSE"),
+        "BTensor.Sizes[2]",
+        "TransA makes A {K, M}: K = 4",
+    ),
+    RuleCase(
+        "gemm_trans_b_ignored",
+        "GEMM",
+        _gemm((1, 1, 4, 5), (1, 1, 5, 6), (1, 1, 4, 5), TransB="TRANSPOSE"),
+        "BTensor.Sizes[3]",
+        "TransB makes B {N, K}: K (5) is B's last dimension",
+    ),
+    RuleCase(
+        "gemm_output_m",
+        "GEMM",
+        _gemm((2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 3, 6)),
+        "OutputTensor.Sizes[2]",
+        "OutputTensor is {batch, M, N}: M",
+    ),
+    RuleCase(
+        "gemm_output_n",
+        "GEMM",
+        _gemm((2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 7)),
+        "OutputTensor.Sizes[3]",
+        "OutputTensor is {batch, M, N}: N",
+    ),
+    RuleCase(
+        "gemm_a_batch_broadcast",
+        "GEMM",
+        _gemm((1, 1, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6)),
+        "BTensor.Sizes[0]",
+        _NO_BROADCAST,
+    ),
+    RuleCase(
+        "gemm_b_batch_broadcast",
+        "GEMM",
+        _gemm((2, 3, 4, 5), (2, 1, 5, 6), (2, 3, 4, 6)),
+        "BTensor.Sizes[1]",
+        _NO_BROADCAST,
+    ),
+    RuleCase(
+        "gemm_output_batch",
+        "GEMM",
+        _gemm((2, 3, 4, 5), (2, 3, 5, 6), (1, 3, 4, 6)),
+        "OutputTensor.Sizes[0]",
+        _NO_BROADCAST,
+    ),
+    RuleCase(
+        "gemm_c_broadcast",
+        "GEMM",
+        _gemm((2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), CTensor=_t("FLOAT32", 1, 1, 1, 6)),
+        "OutputTensor.Sizes",
+        "CTensor has OutputTensor's Sizes (the current page; its 2018 copy allowed broadcasting, DirectML does not)",
+    ),
+]
+
+_MMI = "MATRIX_MULTIPLY_INTEGER"
+MATRIX_MULTIPLY_INTEGER_CASES = [
+    RuleCase(
+        "matrix_multiply_integer_valid_per_row_column",
+        _MMI,
+        _quantized(
+            _MMI,
+            (2, 3, 4, 5),
+            (2, 3, 5, 6),
+            (2, 3, 4, 6),
+            ("INT8", "UINT8"),
+            AZeroPointTensor=(1, 1, 4, 1),
+            BZeroPointTensor=(1, 1, 1, 6),
+        ),
+        None,
+        "per-row A and per-column B zero points",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_valid_mixed_ranks",
+        _MMI,
+        _quantized(_MMI, (4, 5), (1, 5, 6), (1, 1, 4, 6), AZeroPointTensor=(4, 1), BZeroPointTensor=(6,)),
+        None,
+        f"{_PADDED}: ranks may differ where the padded Sizes agree",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_valid_per_tensor_1d",
+        _MMI,
+        _quantized(_MMI, (3, 4, 5), (3, 5, 6), (3, 4, 6), AZeroPointTensor=(1,), BZeroPointTensor=(1, 1)),
+        None,
+        "per-tensor zero points of 1 and 2 dimensions",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_k_mismatch",
+        _MMI,
+        _quantized(_MMI, (2, 3, 4, 5), (2, 3, 4, 6), (2, 3, 4, 6)),
+        "BTensor.Sizes[2]",
+        "B is {batch, K, N}",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_output_m",
+        _MMI,
+        _quantized(_MMI, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 5, 6)),
+        "OutputTensor.Sizes[2]",
+        "OutputTensor is {batch, M, N}",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_output_n",
+        _MMI,
+        _quantized(_MMI, (4, 5), (5, 6), (4, 5)),
+        "OutputTensor.Sizes[1]",
+        "OutputTensor is {batch, M, N}",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_b_batch",
+        _MMI,
+        _quantized(_MMI, (2, 3, 4, 5), (1, 3, 5, 6), (2, 3, 4, 6)),
+        "BTensor.Sizes[0]",
+        _NO_BROADCAST,
+    ),
+    RuleCase(
+        "matrix_multiply_integer_output_drops_batch",
+        _MMI,
+        _quantized(_MMI, (3, 4, 5), (3, 5, 6), (4, 6)),
+        "OutputTensor.DimensionCount",
+        f"{_PADDED}: a 2-D OutputTensor has batch 1, A's is 3",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_a_zero_point_columns",
+        _MMI,
+        _quantized(_MMI, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), AZeroPointTensor=(1, 1, 1, 4)),
+        "AZeroPointTensor.Sizes[3]",
+        "AZeroPointTensor is {1, 1, 1, 1} or {1, 1, M, 1}",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_a_zero_point_k_rows",
+        _MMI,
+        _quantized(_MMI, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), AZeroPointTensor=(1, 1, 5, 1)),
+        "AZeroPointTensor.Sizes[2]",
+        "AZeroPointTensor's rows are M (4)",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_a_zero_point_batch",
+        _MMI,
+        _quantized(_MMI, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), AZeroPointTensor=(2, 3, 4, 1)),
+        "AZeroPointTensor.Sizes[0]",
+        "no per-batch zero points",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_a_zero_point_1d_m",
+        _MMI,
+        _quantized(_MMI, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), AZeroPointTensor=(4,)),
+        "AZeroPointTensor.Sizes[0]",
+        f"{_PADDED}: {{4}} is {{1, 1, 1, 4}}, not per row",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_b_zero_point_rows",
+        _MMI,
+        _quantized(_MMI, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), BZeroPointTensor=(1, 1, 6, 1)),
+        "BZeroPointTensor.Sizes[2]",
+        "BZeroPointTensor is {1, 1, 1, 1} or {1, 1, 1, N}",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_b_zero_point_n",
+        _MMI,
+        _quantized(_MMI, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), BZeroPointTensor=(1, 1, 1, 3)),
+        "BZeroPointTensor.Sizes[3]",
+        "BZeroPointTensor's columns are N (6)",
+    ),
+]
+
+_MMF = "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"
+MATRIX_MULTIPLY_INTEGER_TO_FLOAT_CASES = [
+    RuleCase(
+        "matrix_multiply_integer_to_float_valid_full",
+        _MMF,
+        _quantized(
+            _MMF,
+            (2, 3, 4, 5),
+            (2, 3, 5, 6),
+            (2, 3, 4, 6),
+            ("INT32", "UINT8"),
+            AScaleTensor=(1, 1, 4, 1),
+            AZeroPointTensor=(1, 1, 4, 1),
+            BScaleTensor=(1, 1, 1, 6),
+            BZeroPointTensor=(1, 1, 1, 6),
+            BiasTensor=(2, 3, 4, 6),
+        ),
+        None,
+        "per-row A, per-column B, bias; A and B of different DataTypes",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_to_float_valid_mixed_ranks",
+        _MMF,
+        _quantized(
+            _MMF,
+            (4, 5),
+            (1, 5, 6),
+            (4, 6),
+            ("INT8", "INT8"),
+            AScaleTensor=(4, 1),
+            BScaleTensor=(6,),
+            BZeroPointTensor=(6,),
+        ),
+        None,
+        f"{_PADDED}: ranks may differ where the padded Sizes agree (the page asks for equal DimensionCounts)",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_to_float_k_mismatch",
+        _MMF,
+        _quantized(_MMF, (2, 3, 4, 5), (2, 3, 6, 6), (2, 3, 4, 6)),
+        "BTensor.Sizes[2]",
+        "B is {batch, K, N}",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_to_float_output_n",
+        _MMF,
+        _quantized(_MMF, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 7)),
+        "OutputTensor.Sizes[3]",
+        "OutputTensor is {batch, M, N}",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_to_float_a_batch",
+        _MMF,
+        _quantized(_MMF, (1, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6)),
+        "BTensor.Sizes[0]",
+        _NO_BROADCAST,
+    ),
+    RuleCase(
+        "matrix_multiply_integer_to_float_a_scale_columns",
+        _MMF,
+        _quantized(_MMF, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), AScaleTensor=(1, 1, 1, 4)),
+        "AScaleTensor.Sizes[3]",
+        "AScaleTensor is {1, 1, 1, 1} or {1, 1, M, 1}",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_to_float_b_scale_k",
+        _MMF,
+        _quantized(_MMF, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), BScaleTensor=(1, 1, 5, 6)),
+        "BScaleTensor.Sizes[2]",
+        "BScaleTensor is {1, 1, 1, 1} or {1, 1, 1, N}",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_to_float_a_zero_point_not_scale",
+        _MMF,
+        _quantized(
+            _MMF, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), AScaleTensor=(1, 1, 1, 1), AZeroPointTensor=(1, 1, 4, 1)
+        ),
+        "AZeroPointTensor.Sizes[2]",
+        "E100: AZeroPointTensor has AScaleTensor's Sizes (DirectML; the page lets each be per tensor or per row)",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_to_float_b_zero_point_not_scale",
+        _MMF,
+        _quantized(
+            _MMF, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), BScaleTensor=(1, 1, 1, 6), BZeroPointTensor=(1, 1, 1, 1)
+        ),
+        "BZeroPointTensor.Sizes[3]",
+        "E100: BZeroPointTensor has BScaleTensor's Sizes",
+    ),
+    RuleCase(
+        "matrix_multiply_integer_to_float_bias_broadcast",
+        _MMF,
+        _quantized(_MMF, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), BiasTensor=(1, 1, 1, 6)),
+        "OutputTensor.Sizes",
+        "BiasTensor has OutputTensor's Sizes (page fact; no broadcasting)",
+    ),
+]
+
+_QLMM = "QUANTIZED_LINEAR_MATRIX_MULTIPLY"
+QUANTIZED_LINEAR_MATRIX_MULTIPLY_CASES = [
+    RuleCase(
+        "quantized_linear_matrix_multiply_valid_full",
+        _QLMM,
+        _quantized(
+            _QLMM,
+            (2, 3, 4, 5),
+            (2, 3, 5, 6),
+            (2, 3, 4, 6),
+            ("INT8", "UINT8"),
+            AScaleTensor=(1, 1, 4, 1),
+            AZeroPointTensor=(1, 1, 4, 1),
+            BScaleTensor=(1, 1, 1, 6),
+            BZeroPointTensor=(1, 1, 1, 6),
+            OutputScaleTensor=(1, 1, 4, 1),
+            OutputZeroPointTensor=(1, 1, 4, 1),
+        ),
+        None,
+        "per-row A and Output, per-column B",
+    ),
+    RuleCase(
+        "quantized_linear_matrix_multiply_valid_mixed_ranks",
+        _QLMM,
+        _quantized(
+            _QLMM,
+            (4, 5),
+            (5, 6),
+            (1, 1, 4, 6),
+            AScaleTensor=(4, 1),
+            AZeroPointTensor=(4, 1),
+            BScaleTensor=(6,),
+            OutputScaleTensor=(1,),
+        ),
+        None,
+        f"{_PADDED}: 2-D A and B, 4-D OutputTensor (the page asks for equal DimensionCounts)",
+    ),
+    RuleCase(
+        "quantized_linear_matrix_multiply_k_mismatch",
+        _QLMM,
+        _quantized(_QLMM, (2, 3, 4, 5), (2, 3, 4, 6), (2, 3, 4, 6)),
+        "BTensor.Sizes[2]",
+        "B is {batch, K, N}",
+    ),
+    RuleCase(
+        "quantized_linear_matrix_multiply_output_m",
+        _QLMM,
+        _quantized(_QLMM, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 3, 6)),
+        "OutputTensor.Sizes[2]",
+        "OutputTensor is {batch, M, N}",
+    ),
+    RuleCase(
+        "quantized_linear_matrix_multiply_output_batch",
+        _QLMM,
+        _quantized(_QLMM, (2, 3, 4, 5), (2, 3, 5, 6), (2, 1, 4, 6)),
+        "OutputTensor.Sizes[1]",
+        _NO_BROADCAST,
+    ),
+    RuleCase(
+        "quantized_linear_matrix_multiply_a_scale_batch",
+        _QLMM,
+        _quantized(_QLMM, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), AScaleTensor=(2, 1, 4, 1)),
+        "AScaleTensor.Sizes[0]",
+        "AScaleTensor is {1, 1, 1, 1} or {1, 1, M, 1}",
+    ),
+    RuleCase(
+        "quantized_linear_matrix_multiply_b_scale_rows",
+        _QLMM,
+        _quantized(_QLMM, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), BScaleTensor=(1, 1, 6, 1)),
+        "BScaleTensor.Sizes[2]",
+        "BScaleTensor is {1, 1, 1, 1} or {1, 1, 1, N}",
+    ),
+    RuleCase(
+        "quantized_linear_matrix_multiply_output_scale_columns",
+        _QLMM,
+        _quantized(_QLMM, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), OutputScaleTensor=(1, 1, 1, 6)),
+        "OutputScaleTensor.Sizes[3]",
+        "OutputScaleTensor is per tensor or per row, not per column",
+    ),
+    RuleCase(
+        "quantized_linear_matrix_multiply_a_zero_point_not_scale",
+        _QLMM,
+        _quantized(
+            _QLMM, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), AScaleTensor=(1, 1, 4, 1), AZeroPointTensor=(1, 1, 1, 1)
+        ),
+        "AZeroPointTensor.Sizes[2]",
+        "E101: AZeroPointTensor has AScaleTensor's Sizes (DirectML; the page lets each be per tensor or per row)",
+    ),
+    RuleCase(
+        "quantized_linear_matrix_multiply_b_zero_point_not_scale",
+        _QLMM,
+        _quantized(_QLMM, (2, 3, 4, 5), (2, 3, 5, 6), (2, 3, 4, 6), BZeroPointTensor=(1, 1, 1, 6)),
+        "BZeroPointTensor.Sizes[3]",
+        "E101: BZeroPointTensor has BScaleTensor's Sizes",
+    ),
+    RuleCase(
+        "quantized_linear_matrix_multiply_output_zero_point_not_scale",
+        _QLMM,
+        _quantized(
+            _QLMM,
+            (2, 3, 4, 5),
+            (2, 3, 5, 6),
+            (2, 3, 4, 6),
+            OutputScaleTensor=(1, 1, 4, 1),
+            OutputZeroPointTensor=(1, 1, 1, 1),
+        ),
+        "OutputZeroPointTensor.Sizes[2]",
+        "E101: OutputZeroPointTensor has OutputScaleTensor's Sizes",
+    ),
+]
+
+CASES: list[RuleCase] = [
+    *GEMM_CASES,
+    *MATRIX_MULTIPLY_INTEGER_CASES,
+    *MATRIX_MULTIPLY_INTEGER_TO_FLOAT_CASES,
+    *QUANTIZED_LINEAR_MATRIX_MULTIPLY_CASES,
+]
