@@ -1048,7 +1048,7 @@ def _ew_variants(w: str, dtype: str, desc: Any, inputs: dict[str, Any], out: Any
     from dmlops.cuda import elementwise as ew
 
     saved = ew.CONTIG_SHAPE
-    for shape in ((128, 1), (256, 1), (128, 2), (256, 2), (128, 4)):
+    for shape in ((128, 1), (256, 1), (128, 2), (256, 2), (256, 4)):
         ew.CONTIG_SHAPE = shape
         ew._PLANS.plans.clear()
         us = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": out}))
@@ -1132,14 +1132,14 @@ def bench_elementwise(dtype: str) -> None:
     record(w, dtype, "dmlops cuda", mine, floor, peer)
     from dmlops.cuda import elementwise as ew
 
-    saved, ew.STRIDED_VECTORS = ew.STRIDED_VECTORS, True
+    saved, ew.STRIDED_VECTORS = ew.STRIDED_VECTORS, not ew.STRIDED_VECTORS
     ew._PLANS.plans.clear()
     got = run_cuda(desc, inputs, {"OutputTensor": o2})["OutputTensor"]
-    _ew_check("broadcast ADD (vectors)", got, torch_of(a2) + torch_of(row), dtype)
-    vec = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": o2}))
+    _ew_check("broadcast ADD (the other strided kernel)", got, torch_of(a2) + torch_of(row), dtype)
+    other = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": o2}))
     ew.STRIDED_VECTORS = saved
     ew._PLANS.plans.clear()
-    record(w, dtype, "variant: vectors along rows", vec, floor, peer)
+    record(w, dtype, f"variant: {'element by element' if saved else 'vectors along rows'}", other, floor, peer)
 
 
 def bench_softmax() -> None:
@@ -1158,12 +1158,12 @@ def bench_softmax() -> None:
     record(w, "fp32", "dmlops cuda", mine, 2 * out.nbytes, peer)
     from dmlops.cuda import elementwise as ew
 
-    saved, ew.ROW_WARP_MAX = ew.ROW_WARP_MAX, 1024
+    saved, ew.ROW_WARP_MAX = ew.ROW_WARP_MAX, (0 if ew.ROW_WARP_MAX else 1024)
     got = run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out})["OutputTensor"]
-    _ew_check("SOFTMAX1 (a warp per row)", got, torch.softmax(tx, -1), "fp32")
-    warp = timed(lambda i: run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out}))
+    _ew_check("SOFTMAX1 (the other row kernel)", got, torch.softmax(tx, -1), "fp32")
+    other = timed(lambda i: run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out}))
     ew.ROW_WARP_MAX = saved
-    record(w, "fp32", "variant: a warp per row", warp, 2 * out.nbytes, peer)
+    record(w, "fp32", f"variant: {'a block per row' if saved else 'a warp per row'}", other, 2 * out.nbytes, peer)
 
 
 def main() -> None:

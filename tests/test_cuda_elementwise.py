@@ -300,7 +300,7 @@ def test_scale_bias_on_integer_and_half_inputs(gpu) -> None:
 
 @pytest.fixture(params=["block", "warp"])
 def row_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both row kernels: one block per row (the default) and one warp per row (ROW_WARP_MAX)."""
+    """Both row kernels: one block per row and one warp per row (the default up to ROW_WARP_MAX)."""
     monkeypatch.setattr(cuda_elementwise, "ROW_WARP_MAX", 1024 if request.param == "warp" else 0)
     return str(request.param)
 

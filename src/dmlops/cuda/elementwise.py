@@ -8,13 +8,13 @@ types and layout:
 * ``ew_contig``: every operand one contiguous run (element stride 1) or one broadcast
   value (stride 0); 16-byte vector loads and stores when the pointers are aligned;
 * ``ew_strided``: any strides (0 for broadcasting, negative), the dimensions collapsed
-  first (up to 8), 32-bit offsets where they fit (vectors along the innermost dimension:
-  written, off by default, see STRIDED_VECTORS).
+  first (up to 8), 32-bit offsets where they fit, 16-byte vectors along the innermost
+  dimension where every operand's rows allow it (STRIDED_VECTORS).
 
 SOFTMAX / SOFTMAX1 / LOG_SOFTMAX(1) / HARDMAX(1) use a row kernel (``ew_rows``): the
 reduced axes are moved last and collapsed into rows of contiguous elements (a copy
-first when the layout does not allow that), one thread block per row (a warp per row of
-up to 1024 elements is written but off by default, see ROW_WARP_MAX).
+first when the layout does not allow that), one thread block per row, or one warp per
+row of up to 1024 elements (ROW_WARP_MAX).
 
 Numerics follow the NumPy reference (``reference/elementwise.py``): exactly rounded
 operators give the reference's bits (float64 formulas rounded once, DirectML's float32
@@ -43,18 +43,21 @@ from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, pa
 SOURCE = "elementwise.cu"
 BLOCK = 256  # EW_BLOCK (the strided kernel)
 UNROLL = 4  # EW_UNROLL
-CONTIG_SHAPE = (256, 4)
-"""Threads per block and 16-byte vectors per thread of the contiguous kernel (the shape
-measured on the H100; bench/gpu.py times others as variants)."""
+CONTIG_SHAPE = (256, 1)
+"""Threads per block and 16-byte vectors per thread of the contiguous kernel. Run 21 on
+an H100 (docs/performance.md) timed five shapes: one vector per thread is as fast as
+four on copies and binary operators (FLOAT32 IDENTITY 182 against 184 us, ADD 269
+against 270) and faster on FLOAT16 transcendental ones (SIGMOID 94 against 101 us, GELU
+102 against 110), whose eight halves per vector are already work enough per thread."""
 ROW_BLOCK = 256  # ROW_BLOCK
-ROW_WARP_MAX = 0
-"""Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row.
-
-0 (off) until ew_rows_warp has run on a GPU: it compiles and its tests exist (they set
-1024), but no GPU run has checked or timed it yet; bench/gpu.py times it as a variant."""
-STRIDED_VECTORS = False
+ROW_WARP_MAX = 1024
+"""Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row
+(0 turns the warp kernel off). Run 21: SOFTMAX1 over (65536, 1024) FLOAT32 rows took
+189 us with a warp per row against 197 us with a block per row."""
+STRIDED_VECTORS = True
 """Vectors along the innermost dimension of strided layouts (row and column broadcasts,
-padded rows). Off until a GPU run has checked and timed it (as ROW_WARP_MAX)."""
+padded rows). Run 21: a FLOAT16 ADD of (8192, 8192) + (1, 8192) took 105 us with them
+against 152 us element by element (FLOAT32 185 against 184 us)."""
 MAX_DIMS = 8
 FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
