@@ -5,7 +5,18 @@ geometry every backend reads (:class:`PoolingWindow`). The family also *claims* 
 operators that keep their generic (catalogue-made) descs (:func:`claim`): MAX_POOLING,
 MAX_POOLING1, AVERAGE_POOLING, AVERAGE_POOLING1, LP_POOLING and LP_POOLING1. They share
 the window machinery (:func:`generic_window`) and the forward rules
-(:func:`validate_generic`).
+(:func:`validate_generic`). AVERAGE_POOLING_GRAD and MAX_UNPOOLING are claimed for the
+``directml`` backend only, with their own rules, each checked against DirectML 1.15.4's
+CreateOperator (it wins where the pages are silent or say otherwise):
+
+* AVERAGE_POOLING_GRAD: the forward rules of :func:`validate_pooling` with
+  OutputGradientTensor as the forward input and InputGradientTensor as its output:
+  DimensionCount equals the tensors' DimensionCount - 2, and InputGradientTensor's N and
+  C are OutputGradientTensor's. Its spatial sizes are free (the page's "typically the
+  forward output's sizes" is no rule: CreateOperator accepts larger and smaller ones),
+  as are zeros in Strides and WindowSize and padding wider than the window.
+* MAX_UNPOOLING: IndicesTensor has InputTensor's Sizes. OutputTensor's Sizes are free
+  (smaller than the input's, other N or C: all accepted).
 
 Shared rules
 ------------
@@ -168,6 +179,9 @@ def validate_pooling(
     gradient: bool,
 ) -> None:
     """The rules MAX_POOLING2 and MAX_POOLING_GRAD share; raises ``desc.invalid(...)``.
+
+    Also the generic operators' rules: the forward poolings', and AVERAGE_POOLING_GRAD's
+    (forward, with its OutputGradientTensor as ``input_tensor``).
 
     ``output_member`` is the tensor with the forward output's sizes (MAX_POOLING2's
     OutputTensor, MAX_POOLING_GRAD's InputGradientTensor). DataType and DimensionCount
@@ -431,14 +445,20 @@ Rules DirectML 1.15.4 follows (probed on the ``directml`` backend; the pages are
 """
 
 
+DIRECTML_OPERATORS: frozenset[str] = frozenset(("AVERAGE_POOLING_GRAD", "MAX_UNPOOLING"))
+"""The family's operators that only the ``directml`` backend runs (their rules: :func:`validate_generic`)."""
+
+
 def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """``(family, backends)`` for a generic operator of this family, None for any other.
 
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     """
-    if operator not in GENERIC_OPERATORS:
-        return None
-    return FAMILY, ("numpy", "directml")
+    if operator in GENERIC_OPERATORS:
+        return FAMILY, ("numpy", "directml")
+    if operator in DIRECTML_OPERATORS:
+        return FAMILY, ("directml",)
+    return None
 
 
 def generic_window(desc: Any) -> PoolingWindow:
@@ -454,18 +474,48 @@ def generic_window(desc: Any) -> PoolingWindow:
     )
 
 
-def validate_generic(desc: Any, level: FeatureLevel) -> None:
-    """The operator rules of the six generic forward pooling descs (beyond the catalogue's).
-
-    As MAX_POOLING2 (:func:`validate_pooling`, forward), which DirectML 1.15.4's
-    CreateOperator agrees with for all six: DimensionCount must equal
-    InputTensor.DimensionCount - 2 and OutputTensor's N and C InputTensor's (both
-    rejected by CreateOperator); any spatial output size, any P, and zeros in Strides,
-    WindowSize and Dilations are accepted. MAX_POOLING1: OutputIndicesTensor has the
-    Sizes of OutputTensor.
-    """
+def _check_forward_pooling(desc: Any) -> None:
+    """The six forward operators: MAX_POOLING2's forward rules; MAX_POOLING1's indices sized as the output."""
     validate_pooling(
         desc, generic_window(desc), "InputTensor", desc.input_tensor, "OutputTensor", desc.output_tensor, gradient=False
     )
     if getattr(desc, "output_indices_tensor", None) is not None:
         desc.require_same("Sizes", "OutputTensor", "OutputIndicesTensor")
+
+
+def _check_average_pooling_grad(desc: Any) -> None:
+    """AVERAGE_POOLING_GRAD: the forward rules, from OutputGradientTensor (forward input) to InputGradientTensor."""
+    validate_pooling(
+        desc,
+        generic_window(desc),
+        "OutputGradientTensor",
+        desc.output_gradient_tensor,
+        "InputGradientTensor",
+        desc.input_gradient_tensor,
+        gradient=False,
+    )
+
+
+def _check_max_unpooling(desc: Any) -> None:
+    """MAX_UNPOOLING: one index per input element (OutputTensor's sizes are free)."""
+    desc.require_same("Sizes", "InputTensor", "IndicesTensor")
+
+
+_RULES: dict[str, Any] = {
+    **dict.fromkeys(GENERIC_OPERATORS, _check_forward_pooling),
+    "AVERAGE_POOLING_GRAD": _check_average_pooling_grad,
+    "MAX_UNPOOLING": _check_max_unpooling,
+}
+
+
+def validate_generic(desc: Any, level: FeatureLevel) -> None:
+    """The operator rules of the family's generic descs (beyond the catalogue's; see ``GENERIC_OPERATORS``).
+
+    The six forward operators follow MAX_POOLING2 (:func:`validate_pooling`, forward),
+    which DirectML 1.15.4's CreateOperator agrees with for all six: DimensionCount must
+    equal InputTensor.DimensionCount - 2 and OutputTensor's N and C InputTensor's (both
+    rejected by CreateOperator); any spatial output size, any P, and zeros in Strides,
+    WindowSize and Dilations are accepted. MAX_POOLING1: OutputIndicesTensor has the
+    Sizes of OutputTensor. AVERAGE_POOLING_GRAD and MAX_UNPOOLING: see the module docstring.
+    """
+    _RULES[desc.operator_type.name](desc)

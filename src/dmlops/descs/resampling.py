@@ -3,7 +3,21 @@
 The family also *claims* RESAMPLE, RESAMPLE1 and UPSAMPLE_2D, which keep their generic
 (catalogue-made) descs (:func:`claim`); each is computed as the RESAMPLE2 desc that
 DirectML 1.15.4 computes the same (:func:`resample2_equivalent`), so they share every
-rule below (E32-E34, E39).
+rule below (E32-E34, E39). RESAMPLE_GRAD, RESAMPLE3 and VALUE_SCALE_2D are claimed for
+the ``directml`` backend only, with their own rules, each checked against DirectML
+1.15.4's CreateOperator (it wins where the pages are silent or say otherwise):
+
+* RESAMPLE_GRAD (InputGradientTensor, OutputGradientTensor) and RESAMPLE3 (InputTensor,
+  OutputTensor): RESAMPLE2's (:func:`validate_resample`): DimensionCount equals the
+  tensors' DimensionCount, every Scales entry >= FLT_EPSILON or +inf (0, negatives,
+  2^-24 and NaN rejected). Offsets may be anything, NaN included (CreateOperator
+  accepts it; only the operators the reference computes keep NaN out). Tensor sizes
+  are free: they need not be the input's times Scales (RESAMPLE3's page: cropped or
+  clamped), nor N and C the same for RESAMPLE_GRAD. RESAMPLE3 accepts Antialiased with
+  either InterpolationMode and any Scales (it only filters LINEAR downscales), and
+  INT8 / UINT8 antialiased.
+* VALUE_SCALE_2D: ChannelCount (the length of Bias) is 1 or 3 and equals
+  InputTensor.Sizes[1]. Scale and Bias may be any float (0, negative, inf, NaN).
 
 The desc classes (:class:`Resample2Desc`, :class:`ResampleGrad1Desc`) and the rules every
 backend reads: the float32 coordinate mapping, DirectML's LINEAR taps
@@ -127,13 +141,16 @@ def validate_resample(
     scales: Sequence[float],
     input_pixel_offsets: Sequence[float],
     output_pixel_offsets: Sequence[float],
+    *,
+    nan_offsets: bool = False,
 ) -> None:
     """The rules the RESAMPLE2 and RESAMPLE_GRAD1 pages share.
 
     ``first``/``second`` are the tensor members (input first). Same DataType and
     DimensionCount on both tensors [DOC]; the operator's DimensionCount equals the
     tensors' [DOC]; Scales >= FLT_EPSILON (+inf accepted, as DirectML); offsets not NaN (+-inf
-    accepted, as DirectML; NaN kept out: see below) [INF, spec section 10.2].
+    accepted, as DirectML; NaN kept out: see below) [INF, spec section 10.2], unless
+    ``nan_offsets`` (the directml-only operators: CreateOperator accepts NaN).
     Enum members are checked when the desc is built (an unknown value never gets
     this far).
     """
@@ -157,7 +174,7 @@ def validate_resample(
             # DirectML then computes hangs on converting NaN to an integer (a nearest index,
             # a gradient range, an INT8 value), which this oracle's lavapipe does as
             # 0xFFFFFFFF where D3D12 defines 0: not observable, so still rejected.
-            if math.isnan(value):
+            if math.isnan(value) and not nan_offsets:
                 raise desc.invalid(f"{name}[{i}]", "must not be NaN (+-inf is accepted)", value)
 
 
@@ -648,14 +665,23 @@ Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
 """
 
 
+DIRECTML_OPERATORS: frozenset[str] = frozenset(("RESAMPLE_GRAD", "RESAMPLE3", "VALUE_SCALE_2D"))
+"""The family's operators that only the ``directml`` backend runs (their rules: the module docstring)."""
+
+VALUE_SCALE_CHANNELS = (1, 3)
+"""The ChannelCount values VALUE_SCALE_2D accepts."""
+
+
 def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """``(family, backends)`` for a generic operator of this family, None for any other.
 
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     """
-    if operator not in GENERIC_OPERATORS:
-        return None
-    return FAMILY, ("numpy", "directml")
+    if operator in GENERIC_OPERATORS:
+        return FAMILY, ("numpy", "directml")
+    if operator in DIRECTML_OPERATORS:
+        return FAMILY, ("directml",)
+    return None
 
 
 def generic_parameters(desc: Any) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
@@ -680,13 +706,23 @@ def generic_parameters(desc: Any) -> tuple[tuple[float, ...], tuple[float, ...],
 
 
 def validate_generic(desc: Any, level: FeatureLevel) -> None:
-    """The operator rules of RESAMPLE and RESAMPLE1 (beyond the catalogue's): RESAMPLE2's.
+    """The operator rules of the family's generic descs (beyond the catalogue's).
 
-    The count member is ``ScaleCount`` for RESAMPLE, ``DimensionCount`` for RESAMPLE1.
-    UPSAMPLE_2D: ScaleSize entries >= 1 and the output sizes they give (see
-    ``GENERIC_OPERATORS``).
+    RESAMPLE and RESAMPLE1: RESAMPLE2's; the count member is ``ScaleCount`` for RESAMPLE,
+    ``DimensionCount`` for RESAMPLE1. UPSAMPLE_2D: ScaleSize entries >= 1 and the output
+    sizes they give (see ``GENERIC_OPERATORS``). RESAMPLE_GRAD, RESAMPLE3 and
+    VALUE_SCALE_2D: see ``DIRECTML_OPERATORS``.
     """
-    if desc.operator_type.name == "UPSAMPLE_2D":
+    name = desc.operator_type.name
+    if name in _TENSORS:
+        validate_resample(
+            desc, *_TENSORS[name], desc.scales, desc.input_pixel_offsets, desc.output_pixel_offsets, nan_offsets=True
+        )
+        return
+    if name == "VALUE_SCALE_2D":
+        _check_value_scale_2d(desc)
+        return
+    if name == "UPSAMPLE_2D":
         for name in ("Width", "Height"):
             value = int(getattr(desc.scale_size, name.lower()))
             if value < 1:
@@ -707,6 +743,23 @@ def validate_generic(desc: Any, level: FeatureLevel) -> None:
         count = "ScaleCount" if desc.operator_type.name == "RESAMPLE" else "DimensionCount"
         raise desc.invalid(count, f"must match InputTensor.DimensionCount ({dims})", len(scales))
     validate_resample(desc, "InputTensor", "OutputTensor", scales, ipo, opo)
+
+
+_TENSORS = {
+    "RESAMPLE_GRAD": ("InputGradientTensor", "OutputGradientTensor"),
+    "RESAMPLE3": ("InputTensor", "OutputTensor"),
+}
+"""The (input, output) tensor members of the directml-only resamples, which take RESAMPLE2's rules."""
+
+
+def _check_value_scale_2d(desc: Any) -> None:
+    channels = desc.counts()["ChannelCount"]
+    if channels not in VALUE_SCALE_CHANNELS:
+        raise desc.invalid("ChannelCount", "must be 1 or 3 (the number of Bias values)", channels)
+    if channels != desc.input_tensor.sizes[1]:
+        raise desc.invalid(
+            "ChannelCount", f"must equal InputTensor.Sizes[1] ({desc.input_tensor.sizes[1]}, the channels)", channels
+        )
 
 
 def resample2_equivalent(desc: Any) -> Resample2Desc:

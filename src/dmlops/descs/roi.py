@@ -9,6 +9,25 @@ The desc class (:class:`RoiAlignDesc`) and the rules every backend reads: sample
 output (:func:`samples_per_output`), the taps of sample coordinates (:func:`sample_taps`),
 the batch-index rule (:func:`batch_indices`, ruling 3) and the memory estimate per sample
 (``SAMPLE_BYTES``).
+
+ROI_ALIGN_GRAD and ROI_POOLING are claimed for the ``directml`` backend only, with their
+own rules, each checked against DirectML 1.15.4's CreateOperator (it wins where the pages
+are silent or say otherwise):
+
+* ROI_ALIGN_GRAD: OutputGradientTensor or OutputROIGradientTensor (at least one);
+  InputTensor when OutputROIGradientTensor is supplied or ReductionFunction is MAX (it
+  may be left out otherwise). ROITensor and BatchIndicesTensor as ROI_ALIGN's
+  (:func:`roi_count`). OutputGradientTensor has InputTensor's Sizes; InputGradientTensor
+  is ``{NumROIs, ChannelCount, any, any}``, ChannelCount InputTensor's (or, without it,
+  OutputGradientTensor's); OutputROIGradientTensor has ROITensor's Sizes exactly (a
+  ``{1, NumROIs, 4}`` one for a ``{NumROIs, 4}`` ROITensor is rejected). The attribute
+  rules are ROI_ALIGN's (:func:`validate_align_parameters`: AVERAGE or MAX, scales >= 0
+  and finite, NaN accepted, ``1 <= Minimum <= Maximum``); the pixel offsets may be any
+  float (NaN and infinities accepted).
+* ROI_POOLING: ROITensor is ``{1, 1, NumROIs, 5}`` (the page's ``(num_rois, 5)`` is the
+  4-D tensor's last two sizes); PooledSize entries >= 1; OutputTensor is ``{NumROIs,
+  ChannelCount, PooledSize.Height, PooledSize.Width}``, ChannelCount InputTensor's. Any
+  SpatialScale (0, negative, NaN, inf) is accepted.
 """
 
 from __future__ import annotations
@@ -199,10 +218,17 @@ def validate_roi_align(desc: Any) -> None:
     """The rules ROI_ALIGN and ROI_ALIGN1 share (their pages' tensor shapes, reductions, scales, samples)."""
     # "InputTensor, OutputTensor, and ROITensor must have the same DataType."
     desc.require_same("DataType", "InputTensor", "ROITensor", "OutputTensor")
+    num_rois = roi_count(desc)
+    _require_roi_planes(desc, "OutputTensor", num_rois, "InputTensor")
+    validate_align_parameters(desc)
+
+
+def roi_count(desc: Any) -> int:
+    """NumROIs of a ROI_ALIGN* desc, after checking ROITensor's and BatchIndicesTensor's shapes."""
     roi = desc.roi_tensor.sizes
     if roi[-1] != 4 or any(s != 1 for s in roi[:-2]):
         raise desc.invalid("ROITensor.Sizes", "must be {NumROIs, 4}, {1, NumROIs, 4} or {1, 1, NumROIs, 4}", roi)
-    num_rois = roi[-2]
+    num_rois: int = roi[-2]
     bi = desc.batch_indices_tensor.sizes
     if any(s != 1 for s in bi[:-1]):
         raise desc.invalid(
@@ -212,12 +238,21 @@ def validate_roi_align(desc: Any) -> None:
         )
     if bi[-1] != num_rois:
         raise desc.invalid("BatchIndicesTensor.Sizes", f"must hold NumROIs ({num_rois}, from ROITensor) indices", bi)
-    out = desc.output_tensor.sizes
-    ins = desc.input_tensor.sizes
-    if out[0] != num_rois:
-        raise desc.invalid("OutputTensor.Sizes[0]", f"must be NumROIs ({num_rois}, from ROITensor)", out[0])
-    if out[1] != ins[1]:
-        raise desc.invalid("OutputTensor.Sizes[1]", f"must be ChannelCount ({ins[1]}, InputTensor.Sizes[1])", out[1])
+    return num_rois
+
+
+def _require_roi_planes(desc: Any, member: str, num_rois: int, image: str) -> None:
+    """Tensor ``member`` (one plane per ROI) is ``{NumROIs, ChannelCount, ...}``, ChannelCount ``image``'s."""
+    sizes = desc.tensor(member).sizes
+    channels = desc.tensor(image).sizes[1]
+    if sizes[0] != num_rois:
+        raise desc.invalid(f"{member}.Sizes[0]", f"must be NumROIs ({num_rois}, from ROITensor)", sizes[0])
+    if sizes[1] != channels:
+        raise desc.invalid(f"{member}.Sizes[1]", f"must be ChannelCount ({channels}, {image}.Sizes[1])", sizes[1])
+
+
+def validate_align_parameters(desc: Any) -> None:
+    """ROI_ALIGN*'s attribute rules: the reduction, the spatial scales and the sample-count clamp."""
     if desc.reduction_function not in (ReduceFunction.AVERAGE, ReduceFunction.MAX):
         raise desc.invalid(
             "ReductionFunction",
@@ -320,16 +355,73 @@ With AlignRegionsToCorners a sample is in bounds only inside ``[0, InputWidth - 
 """
 
 
+DIRECTML_OPERATORS: frozenset[str] = frozenset(("ROI_ALIGN_GRAD", "ROI_POOLING"))
+"""The family's operators that only the ``directml`` backend runs (their rules: the module docstring)."""
+
+ROI_POOLING_BOX = 5
+"""Values per ROI_POOLING region: ``[BatchID, x1, y1, x2, y2]``."""
+
+
 def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """``(family, backends)`` for a generic operator of this family, None for any other.
 
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     """
-    if operator not in GENERIC_OPERATORS:
-        return None
-    return FAMILY, ("numpy", "directml")
+    if operator in GENERIC_OPERATORS:
+        return FAMILY, ("numpy", "directml")
+    if operator in DIRECTML_OPERATORS:
+        return FAMILY, ("directml",)
+    return None
+
+
+def _check_roi_align_grad(desc: Any) -> None:
+    outputs = desc.tensor_names("output")
+    if not outputs:
+        raise desc.invalid(
+            "OutputGradientTensor", "OutputGradientTensor or OutputROIGradientTensor must be supplied", None
+        )
+    if desc.input_tensor is None:
+        if "OutputROIGradientTensor" in outputs:
+            raise desc.invalid("InputTensor", "must be supplied when OutputROIGradientTensor is", None)
+        if desc.reduction_function is ReduceFunction.MAX:
+            raise desc.invalid("InputTensor", "must be supplied when ReductionFunction is MAX", None)
+    num_rois = roi_count(desc)
+    # the forward input: InputTensor, which OutputGradientTensor (when both are there) matches
+    desc.require_same("Sizes", "InputTensor", "OutputGradientTensor")
+    image = "InputTensor" if desc.input_tensor is not None else "OutputGradientTensor"
+    _require_roi_planes(desc, "InputGradientTensor", num_rois, image)
+    desc.require_same("Sizes", "ROITensor", "OutputROIGradientTensor")
+    validate_align_parameters(desc)
+
+
+def _check_roi_pooling(desc: Any) -> None:
+    roi = desc.roi_tensor.sizes
+    if roi[:2] != (1, 1) or roi[3] != ROI_POOLING_BOX:
+        raise desc.invalid("ROITensor.Sizes", f"must be {{1, 1, NumROIs, {ROI_POOLING_BOX}}}", roi)
+    pooled = desc.pooled_size
+    for name in ("Height", "Width"):
+        value = int(getattr(pooled, name.lower()))
+        if value < 1:
+            raise desc.invalid(f"PooledSize.{name}", "must be >= 1", value)
+    channels = desc.input_tensor.sizes[1]
+    desc.require_sizes(
+        "OutputTensor",
+        (roi[2], channels, int(pooled.height), int(pooled.width)),
+        "{NumROIs, InputTensor's ChannelCount, PooledSize.Height, PooledSize.Width}",
+    )
+
+
+_RULES: dict[str, Any] = {
+    "ROI_ALIGN1": validate_roi_align,
+    "ROI_ALIGN_GRAD": _check_roi_align_grad,
+    "ROI_POOLING": _check_roi_pooling,
+}
 
 
 def validate_generic(desc: Any, level: FeatureLevel) -> None:
-    """The operator rules of ROI_ALIGN1 (beyond the catalogue's): ROI_ALIGN's."""
-    validate_roi_align(desc)
+    """The operator rules of the family's generic descs (beyond the catalogue's).
+
+    ROI_ALIGN1: ROI_ALIGN's (:func:`validate_roi_align`); ROI_ALIGN_GRAD and ROI_POOLING:
+    see the module docstring.
+    """
+    _RULES[desc.operator_type.name](desc)
