@@ -15,7 +15,9 @@ the ``directml`` backend only, with their own rules, each checked against Direct
   are free: they need not be the input's times Scales (RESAMPLE3's page: cropped or
   clamped), nor N and C the same for RESAMPLE_GRAD. RESAMPLE3 accepts Antialiased with
   either InterpolationMode and any Scales (it only filters LINEAR downscales), and
-  INT8 / UINT8 antialiased.
+  INT8 / UINT8 antialiased. RESAMPLE_GRAD's worked example (``[4, 5, 6]`` to
+  ``[[9, 6], [0, 0]]``) needs InputPixelOffsets 0.5 and OutputPixelOffsets 0; with the
+  pixel-centre offsets DirectML gives ``[[4, 11], [0, 0]]`` (erratum E150).
 * VALUE_SCALE_2D: ChannelCount (the length of Bias) is 1 or 3 and equals
   InputTensor.Sizes[1]. Scale and Bias may be any float (0, negative, inf, NaN).
 

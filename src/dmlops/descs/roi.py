@@ -24,10 +24,10 @@ are silent or say otherwise):
   rules are ROI_ALIGN's (:func:`validate_align_parameters`: AVERAGE or MAX, scales >= 0
   and finite, NaN accepted, ``1 <= Minimum <= Maximum``); the pixel offsets may be any
   float (NaN and infinities accepted).
-* ROI_POOLING: ROITensor is ``{1, 1, NumROIs, 5}`` (the page's ``(num_rois, 5)`` is the
-  4-D tensor's last two sizes); PooledSize entries >= 1; OutputTensor is ``{NumROIs,
-  ChannelCount, PooledSize.Height, PooledSize.Width}``, ChannelCount InputTensor's. Any
-  SpatialScale (0, negative, NaN, inf) is accepted.
+* ROI_POOLING: ROITensor is ``{1, 1, NumROIs, 5}``, as the current page says (the stored
+  copy's 2-D ``(num_rois, 5)`` is rejected, erratum E151); PooledSize entries >= 1;
+  OutputTensor is ``{NumROIs, ChannelCount, PooledSize.Height, PooledSize.Width}``,
+  ChannelCount InputTensor's. Any SpatialScale (0, negative, NaN, inf) is accepted.
 """
 
 from __future__ import annotations
