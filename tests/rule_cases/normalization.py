@@ -337,6 +337,22 @@ def _lp_cases() -> list[RuleCase]:
             None,
             "L1 over the last axis; Epsilon 0 is accepted",
         ),
+        *(
+            RuleCase(
+                f"lp_normalization_valid_{len(sizes)}d",
+                op,
+                {
+                    "InputTensor": {"DataType": "FLOAT32", "Sizes": list(sizes)},
+                    "OutputTensor": {"DataType": "FLOAT32", "Sizes": list(sizes)},
+                    "Axis": len(sizes) - 1,
+                    "Epsilon": 1e-5,
+                    "P": 2,
+                },
+                None,
+                "1 to 8 dimensions from 3_1 (the current page; the catalogue's stored copy said 4)",
+            )
+            for sizes in ((6,), (2, 3), (2, 1, 2, 3, 2), (1, 2, 1, 2, 1, 2, 1, 3))
+        ),
         RuleCase("lp_normalization_axis_out_of_range", op, _lp(4, 2), "Axis", "Axis below the DimensionCount"),
         RuleCase("lp_normalization_p_zero", op, _lp(1, 0), "P", "P is 1 or 2"),
         RuleCase("lp_normalization_p_three", op, _lp(1, 3), "P", "P is 1 or 2"),

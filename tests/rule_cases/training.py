@@ -36,6 +36,16 @@ CASES: list[RuleCase] = [
         None,
         "the step is a scalar of any DimensionCount DirectML allows (1 to 8), not only 4-D",
     ),
+    *(
+        RuleCase(
+            f"adam_optimizer_valid_{len(sizes)}d",
+            "ADAM_OPTIMIZER",
+            _adam(sizes=sizes, step=(1,)),
+            None,
+            "the seven weight-shaped tensors take 1 to 8 dimensions (the page's table says 4)",
+        )
+        for sizes in ((6,), (2, 3), (2, 3, 4, 5, 1), (1, 2, 1, 2, 1, 2, 1, 2))
+    ),
     RuleCase(
         "adam_optimizer_valid_betas_out_of_range",
         "ADAM_OPTIMIZER",

@@ -60,7 +60,28 @@ _ALL = "FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8"
 _V = FeatureLevel.V6_4  # measured at 6_4: the level that added the support is not known
 
 SUPPORT_OVERRIDES: dict[str, dict[FeatureLevel, dict[str, RawRow]]] = {
-    "ADAM_OPTIMIZER": {FeatureLevel.V3_1: {"TrainingStepTensor": ("input", (1, 8), "UINT32")}},
+    "ADAM_OPTIMIZER": {
+        FeatureLevel.V3_1: {"TrainingStepTensor": ("input", (1, 8), "UINT32")},
+        _V: {
+            m: ("output" if m.startswith("Output") else "input", (1, 8), "FLOAT32 FLOAT16")
+            for m in (
+                "InputParametersTensor",
+                "InputFirstMomentTensor",
+                "InputSecondMomentTensor",
+                "GradientTensor",
+                "OutputParametersTensor",
+                "OutputFirstMomentTensor",
+                "OutputSecondMomentTensor",
+            )
+        },
+    },
+    # The current page's 3_1 table (1 to 8 dimensions; the stored copy has only 1_0's 4).
+    "LP_NORMALIZATION": {
+        FeatureLevel.V3_1: {
+            "InputTensor": ("input", (1, 8), "FLOAT32 FLOAT16"),
+            "OutputTensor": ("output", (1, 8), "FLOAT32 FLOAT16"),
+        }
+    },
     "ARGMAX": {_V: {"InputTensor": ("input", (1, 8), _ALL)}},
     "ARGMIN": {_V: {"InputTensor": ("input", (1, 8), _ALL)}},
     "CUMULATIVE_SUMMATION": {
@@ -203,7 +224,13 @@ WHY: dict[str, str] = {
     ),
     "ADAM_OPTIMIZER": (
         "the page types TrainingStepTensor FLOAT32/FLOAT16 (4-D) and puts it in the same-DataType constraint; "
-        "DirectML 1.15.4 accepts only UINT32 there (FLOAT32, INT32 rejected), with 1 to 8 dimensions"
+        "DirectML 1.15.4 accepts only UINT32 there (FLOAT32, INT32 rejected), with 1 to 8 dimensions; the other "
+        "seven tensors 1 to 8 dimensions too ([2], [2, 3], [6], [2, 3, 4, 5, 1], up to 8-D), where the page says 4 "
+        "(the unit-size probe could not see it: the seven must have the same Sizes)"
+    ),
+    "LP_NORMALIZATION": (
+        "the current page's DML_FEATURE_LEVEL_3_1 table allows 1 to 8 dimensions (the stored copy, 2020, has only "
+        "1_0's 4); DirectML 1.15.4 accepts ranks 1, 2, 3, 5 and 8"
     ),
     "ARGMAX": "DirectML 1.15.4 accepts INT64 and UINT64 inputs, which the stored page's newest table (3_0) lacks",
     "ARGMIN": "DirectML 1.15.4 accepts INT64 and UINT64 inputs, which the stored page's newest table (3_0) lacks",
