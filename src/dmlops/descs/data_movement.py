@@ -9,10 +9,11 @@ DirectML's flat address clamp, erratum E41), and its strict-mode check
 
 The other operators of the family (``GENERIC_OPERATORS``: CAST, SLICE, SLICE_GRAD, JOIN,
 SPLIT, PADDING, PADDING1, TILE, FILL_VALUE_CONSTANT, FILL_VALUE_SEQUENCE, DEPTH_TO_SPACE,
-DEPTH_TO_SPACE1, SPACE_TO_DEPTH, SPACE_TO_DEPTH1) keep the generic descs made from their catalogue rows
-(:mod:`.generic`); :func:`claim` gives them this family, and :func:`validate_generic`
-(which their ``validate()`` calls) holds the rules of their own that each page states,
-checked against DirectML 1.15.4's CreateOperator (DirectML wins where they differ).
+DEPTH_TO_SPACE1, SPACE_TO_DEPTH, SPACE_TO_DEPTH1) and the indexing operators below keep
+the generic descs made from their catalogue rows (:mod:`.generic`); :func:`claim` gives
+them this family, and :func:`validate_generic` (which their ``validate()`` calls) holds
+the rules of their own that each page states, checked against DirectML 1.15.4's
+CreateOperator (DirectML wins where they differ).
 
 Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
 
@@ -53,6 +54,42 @@ Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
 * DEPTH_TO_SPACE(1) and SPACE_TO_DEPTH(1): BlockSize >= 1, the channel count (depth to
   space) or height and width (space to depth) divisible, OutputTensor.Sizes as
   :func:`depth_space_sizes`.
+
+The indexing operators (``INDEXING_OPERATORS``: GATHER_ELEMENTS, GATHER_ND, GATHER_ND1,
+SCATTER_ELEMENTS (alias SCATTER), SCATTER_ND, ONE_HOT, REVERSE_SUBSEQUENCES,
+DIAGONAL_MATRIX, DIAGONAL_MATRIX1, NONZERO_COORDINATES) are claimed for directml only;
+their rules, checked against DirectML 1.15.4's CreateOperator (errata E140 to E143):
+
+* GATHER_ELEMENTS: ``Axis`` below the DimensionCount; IndicesTensor has InputTensor's
+  Sizes off ``Axis`` (any size on it, larger than the input's too); OutputTensor has
+  IndicesTensor's Sizes.
+* SCATTER_ELEMENTS: the same ``Axis`` and IndicesTensor rules, but
+  ``IndicesTensor.Sizes[Axis] <= InputTensor.Sizes[Axis]``, which the page does not
+  state (E142); UpdatesTensor has IndicesTensor's Sizes, OutputTensor InputTensor's.
+* GATHER_ND, GATHER_ND1, SCATTER_ND: ``InputDimensionCount`` and ``IndicesDimensionCount``
+  in ``[1, DimensionCount]`` of their tensor (SCATTER_ND's page excludes the
+  DimensionCount, E143), the sizes before those meaningful dimensions 1;
+  GATHER_ND1's ``BatchDimensionCount`` below both counts (its page: below both
+  DimensionCounts, E141); the index tuple size (IndicesTensor's last size) at most
+  ``InputDimensionCount - BatchDimensionCount`` (the pages: InputTensor.DimensionCount,
+  E140). OutputTensor (GATHER_ND(1)) or UpdatesTensor (SCATTER_ND) has the sizes of
+  :func:`nd_sizes` with leading 1s; DirectML does not compare the batch sizes of input
+  and indices (the output takes the indices'). SCATTER_ND's OutputTensor has
+  InputTensor's Sizes; its IndicesTensor and UpdatesTensor may have other
+  DimensionCounts than InputTensor.
+* ONE_HOT: ``Axis`` below the DimensionCount; IndicesTensor has OutputTensor's Sizes
+  with 1 on ``Axis`` (OutputTensor's size there may be 1); ValuesTensor holds at least
+  2 elements, in any shape.
+* REVERSE_SUBSEQUENCES: ``Axis`` below the DimensionCount; SequenceLengthsTensor has
+  InputTensor's Sizes with 1 on ``Axis``; OutputTensor has InputTensor's Sizes.
+* DIAGONAL_MATRIX: no rule beyond the support rows (any ``Offset``, NaN or out-of-range
+  ``Value``s included).
+* DIAGONAL_MATRIX1: ``ValueDataType`` equals OutputTensor.DataType; a present InputTensor
+  has OutputTensor's Sizes (the page states only DataType and DimensionCount); any
+  ``DiagonalFillBegin`` / ``DiagonalFillEnd``.
+* NONZERO_COORDINATES: OutputCountTensor has one element (any DimensionCount);
+  OutputCoordinatesTensor is ``{1..., M, N}``, at least 2-D, with M InputTensor's element
+  count and N from the input's :func:`effective_rank` to its DimensionCount.
 """
 
 from __future__ import annotations
@@ -607,6 +644,12 @@ GENERIC_OPERATORS: frozenset[str] = frozenset(
 """The operators of this family that keep their generic descs and run on numpy
 (``reference/data_movement.py``'s ``OPERATORS``) and directml."""
 
+INDEXING_OPERATORS: frozenset[str] = frozenset(
+    """GATHER_ELEMENTS GATHER_ND GATHER_ND1 SCATTER_ELEMENTS SCATTER_ND ONE_HOT REVERSE_SUBSEQUENCES
+    DIAGONAL_MATRIX DIAGONAL_MATRIX1 NONZERO_COORDINATES""".split()
+)
+"""The operators of this family that keep their generic descs and run on directml only."""
+
 
 def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """``(family, backends)`` for a generic operator of this family, None for any other.
@@ -614,9 +657,11 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     GATHER and SLICE1 have hand-written descs (``REGISTRY``) and are not claimed here.
     """
-    if operator not in GENERIC_OPERATORS:
-        return None
-    return FAMILY, ("numpy", "directml")
+    if operator in GENERIC_OPERATORS:
+        return FAMILY, ("numpy", "directml")
+    if operator in INDEXING_OPERATORS:
+        return FAMILY, ("directml",)
+    return None
 
 
 def slice_window(offsets: tuple[int, ...], strides: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[slice, ...]:
@@ -880,6 +925,142 @@ def _check_slice_grad(desc: Any) -> None:
             )
 
 
+# -- the indexing operators (directml only) -------------------------------------
+
+
+def nd_sizes(
+    input_sizes: tuple[int, ...],
+    indices_sizes: tuple[int, ...],
+    input_dimensions: int,
+    indices_dimensions: int,
+    batch: int = 0,
+) -> tuple[int, ...]:
+    """GATHER_ND(1)'s OutputTensor / SCATTER_ND's UpdatesTensor sizes before right-alignment.
+
+    The indices' meaningful sizes but the last (the index tuples), then the input's
+    meaningful sizes past the ``batch`` and the tuple's coordinates. The batch sizes are
+    the indices' (DirectML does not compare them with the input's).
+    """
+    meaningful_input = input_sizes[len(input_sizes) - input_dimensions :]
+    meaningful_indices = indices_sizes[len(indices_sizes) - indices_dimensions :]
+    return (*meaningful_indices[:-1], *meaningful_input[batch + meaningful_indices[-1] :])
+
+
+def effective_rank(sizes: tuple[int, ...]) -> int:
+    """The DimensionCount less the leading sizes of 1 (NONZERO_COORDINATES)."""
+    leading = next((i for i, s in enumerate(sizes) if s != 1), len(sizes))
+    return len(sizes) - leading
+
+
+def _sizes_off_axis(desc: Any, member: str, of: str, axis: int, on_axis: int | None = None) -> None:
+    """``member`` has ``of``'s Sizes except on ``Axis`` (any size there, or ``on_axis``)."""
+    own = desc.tensor(member).sizes
+    want = [(own[i] if on_axis is None else on_axis) if i == axis else s for i, s in enumerate(desc.tensor(of).sizes)]
+    desc.require_sizes(member, want, f"{of}.Sizes off Axis" + ("" if on_axis is None else f", {on_axis} on Axis"))
+
+
+def _right_aligned(desc: Any, member: str, want: tuple[int, ...], rule: str) -> None:
+    """``member``'s Sizes are ``want`` with leading 1s up to its DimensionCount."""
+    rank = desc.tensor(member).dimension_count
+    if len(want) > rank:
+        rule = f"must be at least {len(want)} ({rule}: {dims_text(want)})"
+        raise desc.invalid(f"{member}.DimensionCount", rule, rank)
+    desc.require_sizes(member, (1,) * (rank - len(want)) + want, rule)
+
+
+def _check_gather_elements(desc: Any) -> None:
+    axis = int(desc.axis)
+    desc.require_axis("Axis", axis, desc.input_tensor.dimension_count)
+    _sizes_off_axis(desc, "IndicesTensor", "InputTensor", axis)
+    desc.require_same("Sizes", "IndicesTensor", "OutputTensor")
+
+
+def _check_scatter_elements(desc: Any) -> None:
+    axis = int(desc.axis)
+    desc.require_axis("Axis", axis, desc.input_tensor.dimension_count)
+    _sizes_off_axis(desc, "IndicesTensor", "InputTensor", axis)
+    n, m = desc.input_tensor.sizes[axis], desc.indices_tensor.sizes[axis]
+    if m > n:  # not on the page, which allows any size on Axis (E142)
+        raise desc.invalid(f"IndicesTensor.Sizes[{axis}]", f"must be at most InputTensor.Sizes[Axis] ({n})", m)
+    desc.require_same("Sizes", "IndicesTensor", "UpdatesTensor")
+    desc.require_same("Sizes", "InputTensor", "OutputTensor")
+
+
+def _check_nd(desc: Any, result: str) -> None:
+    """GATHER_ND, GATHER_ND1 (``result`` OutputTensor) and SCATTER_ND (UpdatesTensor)."""
+    input_dims, indices_dims = int(desc.input_dimension_count), int(desc.indices_dimension_count)
+    for member, count, tensor in (
+        ("InputDimensionCount", input_dims, "InputTensor"),
+        ("IndicesDimensionCount", indices_dims, "IndicesTensor"),
+    ):
+        sizes = desc.tensor(tensor).sizes
+        # SCATTER_ND's page excludes the DimensionCount itself, which DirectML accepts (E143).
+        if not 1 <= count <= len(sizes):
+            raise desc.invalid(member, f"must be in [1, {tensor}.DimensionCount = {len(sizes)}]", count)
+        for i, s in enumerate(sizes[: len(sizes) - count]):
+            if s != 1:
+                raise desc.invalid(f"{tensor}.Sizes[{i}]", f"must be 1 (a leading size outside {member})", s)
+    batch = int(getattr(desc, "batch_dimension_count", 0))
+    if batch >= min(input_dims, indices_dims):  # the page bounds it by the DimensionCounts (E141)
+        raise desc.invalid(
+            "BatchDimensionCount",
+            f"must be less than InputDimensionCount ({input_dims}) and IndicesDimensionCount ({indices_dims})",
+            batch,
+        )
+    indices_sizes = desc.indices_tensor.sizes
+    last = len(indices_sizes) - 1
+    if indices_sizes[last] > input_dims - batch:  # the page says InputTensor.DimensionCount (E140)
+        raise desc.invalid(
+            f"IndicesTensor.Sizes[{last}]",
+            f"the index tuple size must be at most InputDimensionCount - BatchDimensionCount ({input_dims - batch})",
+            indices_sizes[last],
+        )
+    want = nd_sizes(desc.input_tensor.sizes, indices_sizes, input_dims, indices_dims, batch)
+    _right_aligned(desc, result, want, "the indices' sizes but the last, then the input's past the index tuple")
+    if result == "UpdatesTensor":
+        desc.require_same("Sizes", "InputTensor", "OutputTensor")
+
+
+def _check_one_hot(desc: Any) -> None:
+    axis = int(desc.axis)
+    desc.require_axis("Axis", axis, desc.indices_tensor.dimension_count, of="IndicesTensor.DimensionCount")
+    _sizes_off_axis(desc, "IndicesTensor", "OutputTensor", axis, on_axis=1)
+    values = desc.values_tensor.sizes
+    if math.prod(values) < 2:
+        raise desc.invalid("ValuesTensor.Sizes", "must hold at least 2 elements (OffValue, OnValue)", values)
+
+
+def _check_reverse_subsequences(desc: Any) -> None:
+    axis = int(desc.axis)
+    desc.require_axis("Axis", axis, desc.input_tensor.dimension_count)
+    _sizes_off_axis(desc, "SequenceLengthsTensor", "InputTensor", axis, on_axis=1)
+    desc.require_same("Sizes", "InputTensor", "OutputTensor")
+
+
+def _check_diagonal_matrix1(desc: Any) -> None:
+    _check_value_type(desc)
+    desc.require_same("Sizes", "InputTensor", "OutputTensor")  # not on the page; an absent InputTensor passes
+
+
+def _check_nonzero_coordinates(desc: Any) -> None:
+    count = desc.output_count_tensor
+    desc.require_sizes("OutputCountTensor", (1,) * count.dimension_count, "a single element")
+    coordinates = desc.output_coordinates_tensor.sizes
+    rank = len(coordinates)
+    if rank < 2:
+        raise desc.invalid("OutputCoordinatesTensor.DimensionCount", "must be at least 2 ({M, N})", rank)
+    input_sizes = desc.input_tensor.sizes
+    low, high, n = effective_rank(input_sizes), len(input_sizes), coordinates[-1]
+    if not low <= n <= high:
+        raise desc.invalid(
+            f"OutputCoordinatesTensor.Sizes[{rank - 1}]",
+            f"N must be in [the input's effective rank {low}, InputTensor.DimensionCount {high}]",
+            n,
+        )
+    want = (*(1,) * (rank - 2), math.prod(input_sizes), n)
+    desc.require_sizes("OutputCoordinatesTensor", want, "{1..., M = InputTensor's element count, N}")
+
+
 _RULES: dict[str, Any] = {
     "CAST": lambda desc: None,  # any pair of data types; same Sizes (the page's constraint)
     "SLICE": _check_slice,
@@ -895,6 +1076,16 @@ _RULES: dict[str, Any] = {
     "SPACE_TO_DEPTH": _check_depth_space,
     "SPACE_TO_DEPTH1": _check_depth_space,
     "SLICE_GRAD": _check_slice_grad,
+    "GATHER_ELEMENTS": _check_gather_elements,
+    "GATHER_ND": lambda desc: _check_nd(desc, "OutputTensor"),
+    "GATHER_ND1": lambda desc: _check_nd(desc, "OutputTensor"),
+    "SCATTER_ELEMENTS": _check_scatter_elements,
+    "SCATTER_ND": lambda desc: _check_nd(desc, "UpdatesTensor"),
+    "ONE_HOT": _check_one_hot,
+    "REVERSE_SUBSEQUENCES": _check_reverse_subsequences,
+    "DIAGONAL_MATRIX": lambda desc: None,  # any Offset and Value; 2 to 4 dimensions (the support rows)
+    "DIAGONAL_MATRIX1": _check_diagonal_matrix1,
+    "NONZERO_COORDINATES": _check_nonzero_coordinates,
 }
 
 
