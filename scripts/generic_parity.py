@@ -27,6 +27,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from directml_parity import versions  # noqa: E402
 
@@ -37,6 +38,7 @@ from dmlops.directml import create_operator  # noqa: E402
 from dmlops.directml.host import HostCrashed  # noqa: E402
 from dmlops.enums import FeatureLevel, TensorDataType  # noqa: E402
 from dmlops.errors import DirectMLRejectedDescError, InvalidDescError  # noqa: E402
+from rule_cases import all_cases  # noqa: E402
 
 OUT = ROOT / "docs" / "directml-generic-parity.md"
 
@@ -62,10 +64,16 @@ def verdicts(name: str, desc_json: dict[str, Any], level: FeatureLevel) -> tuple
     return ours, theirs
 
 
+RULE_CASE = "rule case "
+"""Prefix of the operator rule cases (tests/rule_cases: the operators' own rules, judged at 6_4)."""
+
+
 def cases(name: str, level: FeatureLevel) -> list[tuple[str, dict[str, Any]]]:
-    """("valid", desc) then (rule, desc) for each broken rule."""
+    """("valid", desc), (rule, desc) for each broken page fact, then the operator's rule cases."""
     out = [("valid", page_descs.valid_json(name, level))]
     out += [(rule, desc) for rule, _, desc in page_descs.broken_descs(name, level)]
+    if level == FeatureLevel.V6_4:
+        out += [(f"{RULE_CASE}{case.name}", case.desc) for case in all_cases() if case.operator == name]
     return out
 
 
@@ -79,6 +87,7 @@ def run(level: FeatureLevel) -> list[dict[str, Any]]:
             "op": op.name,
             "cases": 0,
             "agreed": 0,
+            "rule_cases": 0,
             "disagreements": [],
             "valid_ok": None,
             "crashes": [],
@@ -89,6 +98,7 @@ def run(level: FeatureLevel) -> list[dict[str, Any]]:
                 row["crashes"].append(rule)
             theirs = bool(verdict)
             row["cases"] += 1
+            row["rule_cases"] += rule.startswith(RULE_CASE)
             if rule == "valid":
                 row["valid_ok"] = theirs
             if ours == theirs:
@@ -175,8 +185,10 @@ def render(
         "rule that breaks it (`dmlops.catalogue.page_descs`: a data type or a dimension count outside a tensor's "
         "support row, a member made to differ in a same-DataType/DimensionCount/Sizes constraint), judged by "
         "dmlops's validation and by DirectML's `IDMLDevice::CreateOperator`. The rules are the page facts "
-        "(`dmlops.catalogue.page_facts`) with DirectML's corrections (below). FLOAT16, INT16 and UINT16 are "
-        "left out (unsupported on this stack).",
+        "(`dmlops.catalogue.page_facts`) with DirectML's corrections (below). At 6_4 each operator's own rules "
+        "(output sizes, axis ranges, relations between tensors and attributes: the families' `validate_generic`) "
+        "add their cases from `tests/rule_cases` (a valid desc and one desc per rule that breaks it; the column "
+        "'of them, rule cases'). FLOAT16, INT16 and UINT16 are left out (unsupported on this stack).",
         "",
         "## Stack",
         "",
@@ -206,8 +218,8 @@ def render(
         "",
         "## Per operator",
         "",
-        "| operator | table source (newest level) | descs | agreed | disagreements |",
-        "|---|---|---|---|---|",
+        "| operator | table source (newest level) | descs | of them, rule cases | agreed | disagreements |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         src = page_facts.sources(r["op"])
@@ -215,7 +227,7 @@ def render(
         dis = "; ".join(f"{rule} ({kind})" for rule, kind in r["disagreements"]) or ""
         if not r["valid_ok"]:
             dis = ("valid desc rejected by DirectML; " + dis).rstrip("; ")
-        lines.append(f"| {r['op']} | {newest} | {r['cases']} | {r['agreed']} | {dis} |")
+        lines.append(f"| {r['op']} | {newest} | {r['cases']} | {r['rule_cases']} | {r['agreed']} | {dis} |")
     lines += [
         "",
         "## DirectML's corrections of the pages (errata candidates)",
