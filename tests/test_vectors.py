@@ -29,6 +29,8 @@ def test_vectors_exist_for_every_seed_operator() -> None:
 @pytest.mark.parametrize("vector", [v for v in VECTORS if v.expect_invalid is None], ids=lambda v: v.name)
 def test_vector_output(vector, backend: str) -> None:
     desc, inputs, expected = vector.build()
+    if backend not in desc.backends:
+        pytest.skip(f"{desc.operator_type.name} runs on {', '.join(desc.backends)} only, not yet on {backend}")
     result = dmlops.execute(desc, inputs, backend=backend, feature_level=vector.feature_level)
     assert set(result) == set(expected)
     for member, want in expected.items():
