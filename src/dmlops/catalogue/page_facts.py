@@ -117,7 +117,7 @@ SUPPORT_OVERRIDES: dict[str, dict[FeatureLevel, dict[str, RawRow]]] = {
         _V: {
             "InputTensor": ("input", (1, 8), "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8"),
             "OutputCountTensor": ("output", (1, 8), "UINT32"),
-            "OutputCoordinatesTensor": ("output", (1, 8), "UINT32"),
+            "OutputCoordinatesTensor": ("output", (2, 8), "UINT32"),  # {..., M, N}: 1-D rejected
         }
     },
     "RANDOM_GENERATOR": {_V: {"OutputTensor": ("output", (1, 8), "UINT32")}},
@@ -259,8 +259,9 @@ WHY: dict[str, str] = {
         "the stored page (2_1) says 4 dimensions and 8- to 32-bit types"
     ),
     "NONZERO_COORDINATES": (
-        "DirectML 1.15.4 accepts 1 to 8 dimensions on each tensor and different dimension counts; the stored "
-        "page (3_0) says 4 to 5 and the same DimensionCount"
+        "DirectML 1.15.4 accepts 1 to 8 dimensions on InputTensor and OutputCountTensor, 2 to 8 on "
+        "OutputCoordinatesTensor (a 1-D one rejected, {1, 1} accepted), and different dimension counts; the "
+        "stored page (3_0) says 4 to 5 and the same DimensionCount"
     ),
     "JOIN": (
         "the stored page's 3_0 table says 4 to 5 dimensions; DirectML 1.15.4 runs DxDispatch's own 1-D "

@@ -88,7 +88,7 @@ their rules, checked against DirectML 1.15.4's CreateOperator (errata E140 to E1
   has OutputTensor's Sizes (the page states only DataType and DimensionCount); any
   ``DiagonalFillBegin`` / ``DiagonalFillEnd``.
 * NONZERO_COORDINATES: OutputCountTensor has one element (any DimensionCount);
-  OutputCoordinatesTensor is ``{1..., M, N}``, at least 2-D, with M InputTensor's element
+  OutputCoordinatesTensor is ``{1..., M, N}`` (2-D at least: its support row), with M InputTensor's element
   count and N from the input's :func:`effective_rank` to its DimensionCount.
 """
 
@@ -1046,9 +1046,7 @@ def _check_nonzero_coordinates(desc: Any) -> None:
     count = desc.output_count_tensor
     desc.require_sizes("OutputCountTensor", (1,) * count.dimension_count, "a single element")
     coordinates = desc.output_coordinates_tensor.sizes
-    rank = len(coordinates)
-    if rank < 2:
-        raise desc.invalid("OutputCoordinatesTensor.DimensionCount", "must be at least 2 ({M, N})", rank)
+    rank = len(coordinates)  # at least 2 ({M, N}): the catalogue's support row
     input_sizes = desc.input_tensor.sizes
     low, high, n = effective_rank(input_sizes), len(input_sizes), coordinates[-1]
     if not low <= n <= high:
