@@ -22,7 +22,7 @@ from dmlops.backends import load_backend
 from dmlops.descs import desc_from_json
 from dmlops.enums import FeatureLevel, TensorDataType
 from dmlops.errors import InvalidDescError, UnsupportedError
-from oracles.elementwise import CASES, TOLERANCE, Case, data
+from oracles.elementwise import CASES, TOLERANCE, Case, case_id, data
 
 pytestmark = pytest.mark.cpu_backend
 pytest.importorskip("numba")
@@ -88,15 +88,7 @@ def _params() -> list[Any]:
             dtypes += ["FLOAT16", "FLOAT64"]
         for dt in dtypes:
             for size in ("small", "large"):
-                extra = "-".join(str(v) for k, v in case.attrs.items() if k in ("RoundingMode", "InfinityMode"))
-                extra += "-sb" if "ScaleBias" in case.attrs else ""
-                extra += (
-                    "-fused_" + case.attrs["FusedActivation"]["Type"].lower() if "FusedActivation" in case.attrs else ""
-                )
-                extra += "-" + "_".join(map(str, case.attrs["Axes"])) if "Axes" in case.attrs else ""
-                extra += f"-to_{case.output_dtype.lower()}" if case.member_types and case.output_dtype else ""
-                extra += "-no_zero_points" if case.member_types and "ZeroPointTensor" not in str(case.inputs) else ""
-                pid = f"{case.operator.lower()}{extra}-{dt.lower()}-{size}"
+                pid = f"{case_id(case, dt)}-{size}"
                 if pid not in seen:
                     seen.add(pid)
                     params.append(pytest.param(case, dt, size, id=pid))

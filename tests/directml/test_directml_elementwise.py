@@ -21,7 +21,7 @@ from dmlops.descs import desc_from_json
 from dmlops.directml import create_operator
 from dmlops.enums import TensorDataType
 from dmlops.errors import DirectMLRejectedDescError, InvalidDescError
-from oracles.elementwise import CASES, TOLERANCE, Case, data, stack_conversion
+from oracles.elementwise import CASES, TOLERANCE, Case, case_id, data, stack_conversion
 from oracles.elementwise_rules import RULE_DESCS
 
 pytestmark = [pytest.mark.directml, pytest.mark.usefixtures("directml")]
@@ -47,16 +47,7 @@ def build(case: Case, dtype_name: str) -> tuple[Any, dict[str, np.ndarray]]:
     return desc_from_json(case.operator, desc), inputs
 
 
-def _id(case: Case, dtype_name: str) -> str:
-    extra = "-".join(str(v) for k, v in case.attrs.items() if k in ("RoundingMode", "InfinityMode"))
-    extra += "-scale_bias" if "ScaleBias" in case.attrs else ""
-    extra += "-to_" + case.output_dtype.lower() if "QUANTIZE" in case.operator and case.output_dtype else ""
-    extra += "-no_zero_points" if case.operator.endswith("QUANTIZED_LINEAR_ADD") and len(case.inputs) < 8 else ""
-    extra += "-fused_" + case.attrs["FusedActivation"]["Type"].lower() if "FusedActivation" in case.attrs else ""
-    return f"{case.operator.lower()}{('-' + extra.strip('-')) if extra.strip('-') else ''}-{dtype_name.lower()}"
-
-
-PARAMS = [pytest.param(case, dt, id=_id(case, dt)) for case in CASES for dt in case.dtypes]
+PARAMS = [pytest.param(case, dt, id=case_id(case, dt)) for case in CASES for dt in case.dtypes]
 _seen: set[str] = set()
 PARAMS = [p for p in PARAMS if not (p.id in _seen or _seen.add(p.id))]  # type: ignore[func-returns-value]
 

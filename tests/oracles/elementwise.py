@@ -117,6 +117,18 @@ class Case:
     """Inputs of one element (all sizes 1), as QUANTIZED_LINEAR_ADD's scales and zero points."""
 
 
+def case_id(case: Case, dtype_name: str) -> str:
+    """A test id naming what sets the case apart: modes, ScaleBias, quantization types, fusion, axes."""
+    parts = [str(v) for k, v in case.attrs.items() if k in ("RoundingMode", "InfinityMode")]
+    parts += ["scale_bias"] if "ScaleBias" in case.attrs else []
+    parts += [f"to_{case.output_dtype.lower()}"] if "QUANTIZE" in case.operator and case.output_dtype else []
+    parts += ["no_zero_points"] if "QUANTIZE" in case.operator and "ZeroPoint" not in " ".join(case.inputs) else []
+    parts += ["fused_" + case.attrs["FusedActivation"]["Type"].lower()] if "FusedActivation" in case.attrs else []
+    parts += ["_".join(map(str, case.attrs["Axes"]))] if "Axes" in case.attrs else []
+    parts += [f"min{case.attrs['Min']}"] if "MinMaxDataType" in case.attrs else []
+    return "-".join([case.operator.lower(), *parts, dtype_name.lower()])
+
+
 AB = ("ATensor", "BTensor")
 SB = {"ScaleBias": {"Scale": 0.75, "Bias": -0.5}}
 
@@ -283,6 +295,22 @@ CASES += [
         for dt in ("FLOAT32", "INT32")
         for out in ("UINT8", "INT8")
     ),
+    *(  # no ZeroPointTensor (optional): zero
+        Case(
+            operator,
+            (dt,),
+            QUANTIZE_MEMBERS[:2],
+            kind={"InputTensor": "ties" if dt == "FLOAT32" else "any", "ScaleTensor": "scale"},
+            output_dtype=out,
+            member_types={"ScaleTensor": "FLOAT32"},
+        )
+        for operator, dt, out in (
+            ("ELEMENT_WISE_QUANTIZE_LINEAR", "FLOAT32", "INT8"),
+            ("ELEMENT_WISE_QUANTIZE_LINEAR", "INT32", "UINT8"),
+            ("ELEMENT_WISE_DEQUANTIZE_LINEAR", "INT8", "FLOAT32"),
+            ("ELEMENT_WISE_DEQUANTIZE_LINEAR", "UINT32", "FLOAT32"),
+        )
+    ),
     *(
         Case(
             "ELEMENT_WISE_DEQUANTIZE_LINEAR",
@@ -350,8 +378,8 @@ def quantized_before_conversion(
     f = np.float32
     with np.errstate(all="ignore"):
         if operator == "ELEMENT_WISE_QUANTIZE_LINEAR":
-            x, s, z = (inputs[m] for m in QUANTIZE_MEMBERS)
-            return (np.rint((x.astype(f) / s).astype(f)) + z.astype(f)).astype(f), False
+            x, s, z = inputs["InputTensor"], inputs["ScaleTensor"], inputs.get("ZeroPointTensor")
+            return (np.rint((x.astype(f) / s).astype(f)) + (f(0) if z is None else z.astype(f))).astype(f), False
         if operator != "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":
             return None
 

@@ -123,6 +123,9 @@ def _ops() -> dict[str, OpSpec]:
         "ELEMENT_WISE_BIT_SHIFT_LEFT": OpSpec("OpShiftLeft", "32", floats=False),
         "ELEMENT_WISE_BIT_SHIFT_RIGHT": OpSpec("OpShiftRight", "32", floats=False),
         "ELEMENT_WISE_IF": OpSpec("OpIf", "all"),
+        # the zero point is optional: without it the functor of that name + "NoZeroPoint" (one input fewer)
+        "ELEMENT_WISE_QUANTIZE_LINEAR": OpSpec("OpQuantizeLinear", "all"),
+        "ELEMENT_WISE_DEQUANTIZE_LINEAR": OpSpec("OpDequantizeLinear", "all"),
         "ACTIVATION_PARAMETERIZED_RELU": OpSpec("OpParameterizedRelu"),
         "ACTIVATION_RELU_GRAD": OpSpec("OpReluGrad", "all"),
     }
@@ -157,6 +160,9 @@ ACTIVATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 OP_TABLE: dict[str, OpSpec] = _ops()
 """Operator -> its functor in kernels/elementwise.cu and the data types it takes."""
+
+QUANTIZATION = frozenset({"ELEMENT_WISE_QUANTIZE_LINEAR", "ELEMENT_WISE_DEQUANTIZE_LINEAR"})
+"""Operators whose ZeroPointTensor is optional (a functor without it)."""
 
 ROW_KINDS = {
     "ACTIVATION_SOFTMAX": 0,
@@ -228,6 +234,9 @@ def op_parameters(desc: Any, dtypes: Sequence[np.dtype[Any]]) -> tuple[list[floa
         q = [float(_ROUNDING[desc.rounding_mode.name])]
     elif name == "ELEMENT_WISE_IS_INFINITY":
         q = [float(_INFINITY[desc.infinity_mode.name])]
+    elif name == "ELEMENT_WISE_QUANTIZE_LINEAR":
+        info = np.iinfo(desc.output_tensor.data_type.numpy_dtype)
+        k = [int(info.min), int(info.max)]
     elif name in ("ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1", "ELEMENT_WISE_CLIP_GRAD", "ELEMENT_WISE_CLIP_GRAD1"):
         q = [float(desc.min), float(desc.max)]
         if dtypes[0].kind in "iu":
@@ -341,9 +350,10 @@ class Plan:
         self.arity = len(dtypes)
         types = [C_TYPES[d] for d in dtypes]
         types += [types[0]] * (3 - len(types))
-        self.head = (
-            f"{spec.functor}, {fused}, {'true' if has_sb else 'false'}, {', '.join(types)}, {C_TYPES[out_dtype]}"
-        )
+        functor = spec.functor
+        if name in QUANTIZATION and len(dtypes) == 2:
+            functor += "NoZeroPoint"
+        self.head = f"{functor}, {fused}, {'true' if has_sb else 'false'}, {', '.join(types)}, {C_TYPES[out_dtype]}"
         self.itemsizes = [d.itemsize for d in dtypes] + [out_dtype.itemsize]
         self.struct = ew_params(lay, q, k, f, sb)
         self._launches: dict[tuple[int, ...], PackedLaunch] = {}

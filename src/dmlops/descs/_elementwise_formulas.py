@@ -525,14 +525,14 @@ def _quantize_linear(desc: Any, xs: list[Array], data_type: TensorDataType) -> A
 
     An INT32 input is converted to float32 first (16777217 -> 16777216).
     """
-    x, scale, zero_point = xs
-    return _to_integer(_requantize(x, scale, zero_point), desc.output_tensor.data_type)
+    x, scale, *zero_point = xs  # ZeroPointTensor is optional: zero without it
+    return _to_integer(_requantize(x, scale, zero_point[0] if zero_point else None), desc.output_tensor.data_type)
 
 
 def _dequantize_linear(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     """DEQUANTIZE_LINEAR: ``(float32(q) - float32(zero_point)) * scale``: no integer subtraction."""
-    q, scale, zero_point = xs
-    return _dequantize_value(q, scale, zero_point)
+    q, scale, *zero_point = xs  # ZeroPointTensor is optional: zero without it
+    return _dequantize_value(q, scale, zero_point[0] if zero_point else None)
 
 
 def _quantized_linear_add(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:

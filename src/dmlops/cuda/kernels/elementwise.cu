@@ -564,6 +564,42 @@ EW_UNARY(ActGelu, ((X)0.5 * x) * ((X)1 + m_erf(x * (X)0.70710678118654752440)))
 // A fused RELU multiplies by (x > 0): -0 for negative sums, NaN stays NaN
 EW_UNARY(FusedRelu, x * (x > (X)0 ? (X)1 : (X)0))
 
+// -- quantization (float32 steps, as the reference's formulas) ---------------------------------
+
+// D3D's float-to-integer conversion of an integral float32 value: NaN -> 0, saturated to the
+// output type's range [k[0], k[1]] (QUANTIZE_LINEAR's output is INT8 or UINT8).
+__device__ __forceinline__ long long to_quantized(float v, const long long* k) {
+    if (v != v) return 0;
+    return v <= (float)k[0] ? k[0] : (v >= (float)k[1] ? k[1] : (long long)v);
+}
+// QUANTIZE_LINEAR: rint(x / scale) + zero_point, a float32 division (not a reciprocal
+// multiply), halves to even, the zero point added as a float (an INT32 x rounds to float32 first)
+struct OpQuantizeLinear : Ternary {
+    template <class T0, class X, class S, class Z>
+    static __device__ __forceinline__ long long f(const double*, const long long* k, X x, S s, Z z) {
+        return to_quantized(__fadd_rn(rintf(__fdiv_rn((float)x, (float)s)), (float)z), k);
+    }
+};
+struct OpQuantizeLinearNoZeroPoint : Binary {
+    template <class T0, class X, class S>
+    static __device__ __forceinline__ long long f(const double*, const long long* k, X x, S s) {
+        return to_quantized(rintf(__fdiv_rn((float)x, (float)s)), k);
+    }
+};
+// DEQUANTIZE_LINEAR: (float32(q) - float32(zero_point)) * scale: no integer subtraction
+struct OpDequantizeLinear : Ternary {
+    template <class T0, class X, class S, class Z>
+    static __device__ __forceinline__ float f(const double*, const long long*, X x, S s, Z z) {
+        return __fmul_rn(__fsub_rn((float)x, (float)z), (float)s);
+    }
+};
+struct OpDequantizeLinearNoZeroPoint : Binary {
+    template <class T0, class X, class S>
+    static __device__ __forceinline__ float f(const double*, const long long*, X x, S s) {
+        return __fmul_rn((float)x, (float)s);
+    }
+};
+
 struct NoFused {};
 template <class F> struct IsNone { static constexpr bool v = false; };
 template <> struct IsNone<NoFused> { static constexpr bool v = true; };
