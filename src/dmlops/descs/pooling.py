@@ -18,6 +18,27 @@ CreateOperator (it wins where the pages are silent or say otherwise):
 * MAX_UNPOOLING: IndicesTensor has InputTensor's Sizes. OutputTensor's Sizes are free
   (smaller than the input's, other N or C: all accepted).
 
+What DirectML 1.15.4 computes (probed on the ``directml`` backend; the reference follows,
+:func:`unpooling_targets`):
+
+* AVERAGE_POOLING_GRAD: every InputGradientTensor element ``g[o]`` is divided by its
+  window's count (:func:`average_divisors`) and added to every in-bounds element of its
+  window over OutputGradientTensor's sizes. Without IncludePadding the count is the
+  in-bounds elements, as the forward's; with it, the window elements inside the padded
+  input (StartPadding + InputSize + EndPadding), not the forward's ``prod(WindowSize)``:
+  a window reaching past EndPadding (InputGradientTensor's sizes are free) divides by
+  less, so the operator is not the forward's transpose there (erratum E171). A Stride of
+  0 on any axis gives a gradient of zeros everywhere (every window sends nothing).
+* MAX_UNPOOLING: OutputTensor is zeroed, then ``InputTensor[i]`` is written at the flat
+  row-major element ``IndicesTensor[i]`` of the whole logical OutputTensor (batch and
+  channel included, as MAX_POOLING's indices count; not per image). An index at or past
+  the output's element count writes nothing (as the page says). UINT64 indices are read
+  as their low 32 bits (2^32 + 1 writes element 1; erratum E170). Duplicate indices: on
+  this stack the last input element in row-major order wins, but the page leaves the
+  value undefined (GPU threads race), so dmlops refuses duplicates whose values differ
+  (DataIndexError) and accepts those that write the same bits (max pooling's
+  overlapping windows selecting one element).
+
 Shared rules
 ------------
 Rules shared by the max-pooling descs (MAX_POOLING2 and MAX_POOLING_GRAD).
@@ -45,8 +66,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ..enums import FeatureLevel, OperatorType
 from ..enums import TensorDataType as T
+from ..errors import DataIndexError
 from ..tensor import TensorDesc
 from ._base import OperatorDesc, TensorSupport, attr_field, tensor_field
 
@@ -445,8 +470,12 @@ Rules DirectML 1.15.4 follows (probed on the ``directml`` backend; the pages are
 """
 
 
-DIRECTML_OPERATORS: frozenset[str] = frozenset(("AVERAGE_POOLING_GRAD", "MAX_UNPOOLING"))
-"""The family's operators that only the ``directml`` backend runs (their rules: :func:`validate_generic`)."""
+NUMPY_OPERATORS: frozenset[str] = frozenset(("AVERAGE_POOLING_GRAD", "MAX_UNPOOLING"))
+"""The directml-checked operators the reference runs too (their rules: :func:`validate_generic`; what
+DirectML computes: the module docstring)."""
+
+DIRECTML_OPERATORS: frozenset[str] = frozenset()
+"""The family's operators that only the ``directml`` backend runs (none left)."""
 
 
 def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
@@ -454,7 +483,7 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
 
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     """
-    if operator in GENERIC_OPERATORS:
+    if operator in GENERIC_OPERATORS or operator in NUMPY_OPERATORS:
         return FAMILY, ("numpy", "directml")
     if operator in DIRECTML_OPERATORS:
         return FAMILY, ("directml",)
@@ -494,6 +523,58 @@ def _check_average_pooling_grad(desc: Any) -> None:
         desc.input_gradient_tensor,
         gradient=False,
     )
+
+
+def average_divisors(
+    window: PoolingWindow, input_spatial: Sequence[int], output_spatial: Sequence[int], *, include_padding: bool
+) -> NDArray[np.int64]:
+    """AVERAGE_POOLING_GRAD's divisor of every window (``output_spatial``-shaped; DirectML 1.15.4, erratum E171).
+
+    Per spatial dimension, the window of output ``o`` spans ``[o * Stride - StartPadding,
+    ... + WindowSize)``; its count is the part inside the input ``[0, InputSize)``, or
+    with IncludePadding the part inside the padded input ``[-StartPadding, InputSize +
+    EndPadding)`` (the forward AVERAGE_POOLING divides by ``prod(WindowSize)`` instead,
+    also for windows past EndPadding). The divisor is the product over the dimensions.
+    """
+    divisor = np.ones((), dtype=np.int64)
+    for n, m, s, k, a, e in zip(
+        input_spatial, output_spatial, window.strides, window.window_size, window.start_padding, window.end_padding
+    ):
+        start = np.arange(m, dtype=np.int64) * s - a
+        lo, hi = (-a, n + e) if include_padding else (0, n)
+        count = np.clip(np.minimum(start + k, hi) - np.maximum(start, lo), 0, None)
+        divisor = np.multiply.outer(divisor, count)
+    return divisor
+
+
+INDEX_BITS = 32
+"""DirectML 1.15.4's MAX_UNPOOLING reads an index's low 32 bits (UINT64 included; erratum E170)."""
+
+
+def unpooling_targets(desc: Any, indices: NDArray[Any], values: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[Any]]:
+    """MAX_UNPOOLING's writes: ``(flat output element, value)`` of every input element that writes.
+
+    Each index is taken modulo 2^32 (erratum E170) and counts over the whole logical
+    OutputTensor, row-major; one at or past its element count writes nothing. Raises
+    :class:`~dmlops.errors.DataIndexError` for duplicate indices whose values differ in
+    their bits: the page leaves their result undefined (see the module docstring).
+    """
+    flat = np.asarray(indices).reshape(-1).astype(np.uint64) & np.uint64((1 << INDEX_BITS) - 1)
+    data = np.asarray(values).reshape(-1)
+    keep = flat < np.uint64(desc.output_tensor.element_count)
+    target, data = flat[keep].astype(np.int64), data[keep]
+    order = np.argsort(target, kind="stable")
+    target, data = target[order], data[order]
+    bits = data.view(f"u{data.itemsize}")
+    clash = np.flatnonzero((target[1:] == target[:-1]) & (bits[1:] != bits[:-1]))
+    if clash.size:
+        where = int(target[clash[0]])
+        raise DataIndexError(
+            f"{desc.dml_name}.IndicesTensor: output element {where} is written by several input elements with "
+            f"different values ({data[clash[0]]!r}, {data[clash[0] + 1]!r}); the page leaves the result undefined "
+            "(dmlops refuses it)"
+        )
+    return target, data
 
 
 def _check_max_unpooling(desc: Any) -> None:

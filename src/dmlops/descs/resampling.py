@@ -667,7 +667,11 @@ Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
 """
 
 
-DIRECTML_OPERATORS: frozenset[str] = frozenset(("RESAMPLE_GRAD", "RESAMPLE3", "VALUE_SCALE_2D"))
+NUMPY_OPERATORS: frozenset[str] = frozenset(("RESAMPLE_GRAD", "VALUE_SCALE_2D"))
+"""The directml-checked operators the reference runs too (their rules and what DirectML computes: the
+module docstring)."""
+
+DIRECTML_OPERATORS: frozenset[str] = frozenset(("RESAMPLE3",))
 """The family's operators that only the ``directml`` backend runs (their rules: the module docstring)."""
 
 VALUE_SCALE_CHANNELS = (1, 3)
@@ -679,7 +683,7 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
 
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     """
-    if operator in GENERIC_OPERATORS:
+    if operator in GENERIC_OPERATORS or operator in NUMPY_OPERATORS:
         return FAMILY, ("numpy", "directml")
     if operator in DIRECTML_OPERATORS:
         return FAMILY, ("directml",)
@@ -752,6 +756,16 @@ _TENSORS = {
     "RESAMPLE3": ("InputTensor", "OutputTensor"),
 }
 """The (input, output) tensor members of the directml-only resamples, which take RESAMPLE2's rules."""
+
+
+def value_scale_terms(desc: Any) -> tuple[np.float32, NDArray[np.float32]]:
+    """VALUE_SCALE_2D's ``(Scale, Bias)`` as float32, Bias shaped ``{1, C, 1, 1}`` to broadcast over InputTensor.
+
+    DirectML 1.15.4 computes ``x * Scale + Bias[c]`` in float32, the product rounded
+    before the addition (no fused multiply-add), for every element of channel ``c``.
+    """
+    bias = np.asarray(desc.bias, dtype=np.float32).reshape(1, -1, 1, 1)
+    return np.float32(desc.scale), bias
 
 
 def _check_value_scale_2d(desc: Any) -> None:

@@ -2,7 +2,8 @@
 
 The generic neighbours: MAX_POOLING, MAX_POOLING1, AVERAGE_POOLING, AVERAGE_POOLING1,
 LP_POOLING, LP_POOLING1 (``compute_max_pooling``, ``compute_average_pooling``,
-``compute_lp_pooling``).
+``compute_lp_pooling``), AVERAGE_POOLING_GRAD (``compute_average_pooling_grad``, the
+forward's windows transposed) and MAX_UNPOOLING (``compute_max_unpooling``).
 
 Shared helpers
 --------------
@@ -34,7 +35,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow, generic_window, validate_generic
+from ..descs.pooling import (
+    MaxPooling2Desc,
+    MaxPoolingGradDesc,
+    PoolingWindow,
+    average_divisors,
+    generic_window,
+    unpooling_targets,
+    validate_generic,
+)
 from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 
@@ -308,6 +317,62 @@ def compute_lp_pooling(
     return {"OutputTensor": _power(total, np.float32(1) / np.float32(p))}
 
 
+# -- AVERAGE_POOLING_GRAD -------------------------------------------------------------
+
+
+def compute_average_pooling_grad(
+    desc: Any, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """Each ``InputGradient[o] / count(o)`` added to the in-bounds elements of window ``o``.
+
+    ``count(o)`` is :func:`~dmlops.descs.pooling.average_divisors` (with IncludePadding
+    the window's part inside the padded input, erratum E171). The share ``g / count``
+    is a float32 division, as the forward's; the shares an element receives are summed
+    in float64 and rounded once when stored (DirectML's order of the float32 additions
+    is its shader's: agreement within float32 rounding of the sum). A window without
+    in-bounds elements sends nothing.
+    """
+    validate_generic(desc, feature_level)
+    dy = inputs["InputGradientTensor"]
+    shape = desc.output_gradient_tensor.sizes
+    window = _summed_window(desc)
+    # window_offsets gathers values too: a zero-strided stand-in for the forward input.
+    ghost = np.broadcast_to(np.zeros((), dtype=np.float32), shape)
+    offsets = [(valid, flat) for _, valid, flat in window_offsets(ghost, window, dy.shape[2:])]
+    count = average_divisors(window, shape[2:], dy.shape[2:], include_padding=bool(desc.include_padding))
+    if 0 in window.strides:
+        offsets = []  # DirectML 1.15.4: a zero Stride sends nothing anywhere (module docstring of descs.pooling)
+    with np.errstate(all="ignore"):
+        share = (dy.astype(np.float32) / count.astype(np.float32)).astype(np.float64)
+    image = int(np.prod(shape[2:], dtype=np.int64))
+    planes = np.arange(shape[0] * shape[1], dtype=np.int64).reshape(shape[0], shape[1], *([1] * (len(shape) - 2)))
+    dx = np.zeros(shape[0] * shape[1] * image, dtype=np.float64)
+    with np.errstate(invalid="ignore"):  # inf + -inf shares: NaN, as DirectML's sum
+        for valid, flat in offsets:
+            # Only the in-bounds elements: a masked weight of 0 would turn an infinite share into NaN.
+            target = (planes * image + flat)[valid]
+            dx += np.bincount(target, weights=np.broadcast_to(share, valid.shape)[valid], minlength=dx.size)
+    return {"OutputGradientTensor": dx.reshape(shape)}
+
+
+# -- MAX_UNPOOLING ---------------------------------------------------------------------
+
+
+def compute_max_unpooling(
+    desc: Any, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """Zeros, then each input element copied to the flat output element its index names (bit-exact).
+
+    The index rules (whole-tensor flat indices, low 32 bits, out-of-range ones dropped,
+    conflicting duplicates refused) are :func:`~dmlops.descs.pooling.unpooling_targets`.
+    """
+    validate_generic(desc, feature_level)
+    target, data = unpooling_targets(desc, inputs["IndicesTensor"], inputs["InputTensor"])
+    out = np.zeros(desc.output_tensor.element_count, dtype=desc.output_tensor.dtype)
+    out[target] = data
+    return {"OutputTensor": out.reshape(desc.output_tensor.sizes)}
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "MAX_POOLING2": compute_max_pooling2,
     "MAX_POOLING_GRAD": compute_max_pooling_grad,
@@ -317,5 +382,7 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "AVERAGE_POOLING1": compute_average_pooling,
     "LP_POOLING": compute_lp_pooling,
     "LP_POOLING1": compute_lp_pooling,
+    "AVERAGE_POOLING_GRAD": compute_average_pooling_grad,
+    "MAX_UNPOOLING": compute_max_unpooling,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""
