@@ -15,11 +15,15 @@ the ``directml`` backend only, with their own rules, each checked against Direct
   are free: they need not be the input's times Scales (RESAMPLE3's page: cropped or
   clamped), nor N and C the same for RESAMPLE_GRAD. RESAMPLE3 accepts Antialiased with
   either InterpolationMode and any Scales (it only filters LINEAR downscales), and
-  INT8 / UINT8 antialiased. RESAMPLE_GRAD's worked example (``[4, 5, 6]`` to
+  INT8 / UINT8 antialiased. RESAMPLE_GRAD computes RESAMPLE_GRAD1's transpose
+  (:func:`resample_grad1_equivalent`: its offsets named after its own tensors, erratum
+  E172; NEAREST_NEIGHBOR rounding RESAMPLE1's ``floor(x + 0.5)``). Its worked example (``[4, 5, 6]`` to
   ``[[9, 6], [0, 0]]``) needs InputPixelOffsets 0.5 and OutputPixelOffsets 0; with the
   pixel-centre offsets DirectML gives ``[[4, 11], [0, 0]]`` (erratum E150).
 * VALUE_SCALE_2D: ChannelCount (the length of Bias) is 1 or 3 and equals
   InputTensor.Sizes[1]. Scale and Bias may be any float (0, negative, inf, NaN).
+  DirectML 1.15.4 computes ``x * Scale + Bias[c]`` in float32 with two roundings
+  (:func:`value_scale_terms`).
 
 The desc classes (:class:`Resample2Desc`, :class:`ResampleGrad1Desc`) and the rules every
 backend reads: the float32 coordinate mapping, DirectML's LINEAR taps
@@ -798,6 +802,33 @@ def resample2_equivalent(desc: Any) -> Resample2Desc:
         interpolation_mode=mode,
         rounding_direction=AxisDirection.DECREASING,
         scales=scales,
+        input_pixel_offsets=ipo,
+        output_pixel_offsets=opo,
+    )
+
+
+def resample_grad1_equivalent(desc: Any) -> ResampleGrad1Desc:
+    """The RESAMPLE_GRAD1 desc that computes what a RESAMPLE_GRAD desc computes on DirectML 1.15.4.
+
+    The offsets keep their names: like RESAMPLE_GRAD1 (erratum E25), RESAMPLE_GRAD names
+    them after its own tensors, InputPixelOffsets on InputGradientTensor's side (the
+    forward's output) and OutputPixelOffsets on OutputGradientTensor's (erratum E172;
+    the page points to RESAMPLE1's members, the forward's naming). LINEAR is RESAMPLE_GRAD1's
+    (200 of 200 probes). NEAREST_NEIGHBOR is the transpose of RESAMPLE1's ``floor(x + 0.5)``:
+    RESAMPLE_GRAD1 DECREASING with OutputPixelOffsets (the forward's input offsets)
+    lowered by 0.5 in float32, as :func:`resample2_equivalent` lowers RESAMPLE1's.
+    """
+    mode = InterpolationMode.from_any(desc.interpolation_mode)
+    ipo = tuple(float(v) for v in desc.input_pixel_offsets)
+    opo = tuple(float(v) for v in desc.output_pixel_offsets)
+    if mode is InterpolationMode.NEAREST_NEIGHBOR:
+        opo = tuple(float(np.float32(v) - np.float32(0.5)) for v in opo)
+    return ResampleGrad1Desc(
+        input_gradient_tensor=desc.input_gradient_tensor,
+        output_gradient_tensor=desc.output_gradient_tensor,
+        interpolation_mode=mode,
+        rounding_direction=AxisDirection.DECREASING,
+        scales=tuple(float(v) for v in desc.scales),
         input_pixel_offsets=ipo,
         output_pixel_offsets=opo,
     )

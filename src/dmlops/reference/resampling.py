@@ -1,7 +1,9 @@
 """Resampling in NumPy: RESAMPLE2, RESAMPLE_GRAD1 and the generic neighbours.
 
 RESAMPLE, RESAMPLE1 and UPSAMPLE_2D run as the equivalent RESAMPLE2 desc
-(``compute_resample1``, :func:`dmlops.descs.resampling.resample2_equivalent`).
+(``compute_resample1``, :func:`dmlops.descs.resampling.resample2_equivalent`), RESAMPLE_GRAD
+as the equivalent RESAMPLE_GRAD1 (``compute_resample_grad``); VALUE_SCALE_2D
+(``compute_value_scale_2d``) is a per-channel scale and bias.
 
 Shared helpers
 --------------
@@ -45,6 +47,7 @@ from ..descs.resampling import (
     Tap,
     desc_taps,
     resample2_equivalent,
+    resample_grad1_equivalent,
     validate_generic,
     value_scale_terms,
 )
@@ -217,6 +220,20 @@ def compute_resample1(
     return {"OutputTensor": resample(inputs["InputTensor"], resample2_equivalent(desc))}
 
 
+# -- RESAMPLE_GRAD (generic desc) ---------------------------------------------------------
+
+
+def compute_resample_grad(
+    desc: Any, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """RESAMPLE_GRAD: the equivalent RESAMPLE_GRAD1's transpose (NEAREST: of ``floor(x + 0.5)``).
+
+    The rule is :func:`~dmlops.descs.resampling.resample_grad1_equivalent` (erratum E172).
+    """
+    validate_generic(desc, feature_level)
+    return {"OutputGradientTensor": resample_transpose(inputs["InputGradientTensor"], resample_grad1_equivalent(desc))}
+
+
 # -- VALUE_SCALE_2D ----------------------------------------------------------------------
 
 
@@ -242,5 +259,6 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "RESAMPLE1": compute_resample1,
     "UPSAMPLE_2D": compute_resample1,
     "VALUE_SCALE_2D": compute_value_scale_2d,
+    "RESAMPLE_GRAD": compute_resample_grad,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""
