@@ -394,6 +394,22 @@ GATHER_ND1_CASES = [
 
 SCATTER_ND_CASES = [
     RuleCase(
+        "scatter_nd_indices_broadcast",
+        "SCATTER_ND",
+        _scatter_nd((4, 3), (2, 1), (2, 3), 2, 2)
+        | {"IndicesTensor": {"DataType": "INT32", "Sizes": [2, 1], "Strides": [0, 1]}},
+        "IndicesTensor.Strides[0]",
+        "a broadcast IndicesTensor (Stride 0 on a size above 1): not on the page (E164)",
+    ),
+    RuleCase(
+        "scatter_nd_valid_indices_strided",
+        "SCATTER_ND",
+        _scatter_nd((4, 3), (2, 1), (2, 3), 2, 2)
+        | {"IndicesTensor": {"DataType": "INT32", "Sizes": [2, 1], "Strides": [2, 1]}},
+        None,
+        "a gapped (not broadcast) IndicesTensor is accepted",
+    ),
+    RuleCase(
         "scatter_nd_valid_page_example",
         "SCATTER_ND",
         _scatter_nd((8,), (4, 1), (4,), 1, 2),

@@ -76,7 +76,8 @@ their rules, checked against DirectML 1.15.4's CreateOperator (errata E140 to E1
   :func:`nd_sizes` with leading 1s; DirectML does not compare the batch sizes of input
   and indices (the output takes the indices'). SCATTER_ND's OutputTensor has
   InputTensor's Sizes; its IndicesTensor and UpdatesTensor may have other
-  DimensionCounts than InputTensor.
+  DimensionCounts than InputTensor; its IndicesTensor may not broadcast (a Stride of 0
+  on a size above 1, which GATHER_ND accepts; not on the page, E164).
 * ONE_HOT: ``Axis`` below the DimensionCount; IndicesTensor has OutputTensor's Sizes
   with 1 on ``Axis`` (OutputTensor's size there may be 1); ValuesTensor holds at least
   2 elements, in any shape.
@@ -648,7 +649,7 @@ INDEXING_OPERATORS: frozenset[str] = frozenset(
     """GATHER_ELEMENTS GATHER_ND GATHER_ND1 SCATTER_ELEMENTS SCATTER_ND ONE_HOT REVERSE_SUBSEQUENCES
     DIAGONAL_MATRIX DIAGONAL_MATRIX1 NONZERO_COORDINATES""".split()
 )
-"""The operators of this family that keep their generic descs and run on directml only."""
+"""The indexing operators: generic descs too, run on numpy (``reference/data_movement.py``) and directml."""
 
 
 def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
@@ -657,10 +658,8 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     GATHER and SLICE1 have hand-written descs (``REGISTRY``) and are not claimed here.
     """
-    if operator in GENERIC_OPERATORS:
+    if operator in GENERIC_OPERATORS or operator in INDEXING_OPERATORS:
         return FAMILY, ("numpy", "directml")
-    if operator in INDEXING_OPERATORS:
-        return FAMILY, ("directml",)
     return None
 
 
@@ -1019,6 +1018,15 @@ def _check_nd(desc: Any, result: str) -> None:
     _right_aligned(desc, result, want, "the indices' sizes but the last, then the input's past the index tuple")
     if result == "UpdatesTensor":
         desc.require_same("Sizes", "InputTensor", "OutputTensor")
+        _unbroadcast(desc, "IndicesTensor")
+
+
+def _unbroadcast(desc: Any, member: str) -> None:
+    """No Strides of 0 on a size above 1: SCATTER_ND's IndicesTensor (not on the page, E164)."""
+    tensor = desc.tensor(member)
+    for i, (n, stride) in enumerate(zip(tensor.sizes, tensor.strides or ())):
+        if stride == 0 and n > 1:
+            raise desc.invalid(f"{member}.Strides[{i}]", f"may not broadcast (0) a dimension of size {n}", stride)
 
 
 def _check_one_hot(desc: Any) -> None:
@@ -1057,6 +1065,173 @@ def _check_nonzero_coordinates(desc: Any) -> None:
         )
     want = (*(1,) * (rank - 2), math.prod(input_sizes), n)
     desc.require_sizes("OutputCoordinatesTensor", want, "{1..., M = InputTensor's element count, N}")
+
+
+# -- the indexing operators: what DirectML 1.15.4 computes (shared by every backend) ------------
+
+
+def index_values(indices: NDArray[Any], n: int, *, wrap_negative: bool) -> NDArray[np.int64]:
+    """Index values as int64, a negative one moved by ``+ n`` once (``wrap_negative``).
+
+    As GATHER (E41): a UINT64 index is read as INT64, so one of 2^63 or more is
+    negative and wraps too; UINT32 indices never do. Values outside ``[0, n)`` after
+    the wrap stay as they are: :func:`flat_addresses` and the scatters decide.
+    """
+    values = indices.astype(np.int64)  # wraps a UINT64 >= 2^63 to its negative pattern
+    if wrap_negative or indices.dtype == np.uint64:
+        negative = values < 0
+        values[negative] += n  # (astype copied) only negatives move: no overflow
+    return values
+
+
+def wraps_negative(data_type: T, feature_level: FeatureLevel) -> bool:
+    """Negative indices count from the end: signed index types from FL 3_0 (every indexing page)."""
+    return data_type.is_signed_integer and feature_level >= FeatureLevel.V3_0
+
+
+def flat_addresses(tensor: TensorDesc, coordinates: list[NDArray[Any]]) -> NDArray[np.intp]:
+    """The element of ``tensor``'s bound buffer that a read at ``coordinates`` gets (E41, E160).
+
+    ``coordinates``: one int64 array per dimension of ``tensor``, broadcasting together
+    (an index past its axis, or negative after the wrap, included). DirectML 1.15.4
+    reads ``sum(coordinate[i] * Strides[i])`` modulo 2^32, clamped to the last element
+    of the bound buffer (TotalTensorSizeInBytes): GATHER's flat clamp
+    (:func:`gather_read_addresses`), measured for GATHER_ELEMENTS and GATHER_ND(1) too.
+    """
+    address = np.zeros((), dtype=np.uint64)
+    for c, stride in zip(coordinates, tensor.element_strides):
+        # two's complement: a negative coordinate is exact modulo 2^64
+        address = address + np.asarray(c, dtype=np.int64).astype(np.uint64) * np.uint64(stride)
+    address = address & np.uint64(2**32 - 1)
+    last = tensor.bound_size_in_bytes // tensor.dtype.itemsize - 1
+    return np.minimum(address, np.uint64(last)).astype(np.intp)
+
+
+def coordinates_in_range(sizes: tuple[int, ...], coordinates: list[NDArray[Any]]) -> bool:
+    """True when every coordinate lies in ``[0, sizes[i])``."""
+    return all(np.size(c) == 0 or (int(np.min(c)) >= 0 and int(np.max(c)) < n) for c, n in zip(coordinates, sizes))
+
+
+def along(axis: int, rank: int, n: int) -> NDArray[np.int64]:
+    """``arange(n)`` shaped to broadcast along ``axis`` of a rank-``rank`` array."""
+    shape = [1] * rank
+    shape[axis] = n
+    return np.arange(n, dtype=np.int64).reshape(shape)
+
+
+def elements_coordinates(
+    sizes: tuple[int, ...], axis: int, indices: NDArray[Any], n: int, *, wrap_negative: bool
+) -> list[NDArray[np.int64]]:
+    """GATHER_ELEMENTS / SCATTER_ELEMENTS: the data coordinates of each index element.
+
+    The index's own coordinate on every axis but ``Axis``, its (wrapped) value there.
+    ``sizes``: IndicesTensor.Sizes; ``n``: the data tensor's size on ``Axis``.
+    """
+    rank = len(sizes)
+    values = index_values(indices, n, wrap_negative=wrap_negative)
+    return [values if i == axis else along(i, rank, s) for i, s in enumerate(sizes)]
+
+
+def nd_coordinates(
+    data: TensorDesc,
+    indices: NDArray[Any],
+    input_dimensions: int,
+    indices_dimensions: int,
+    batch: int,
+    *,
+    wrap_negative: bool,
+) -> tuple[list[NDArray[np.int64]], tuple[int, ...]]:
+    """GATHER_ND(1) / SCATTER_ND: the data coordinates of every result element, and the result shape.
+
+    The result (GATHER_ND(1)'s OutputTensor, SCATTER_ND's UpdatesTensor, before the
+    leading 1s of :func:`nd_sizes`) has the indices' meaningful sizes but the last, then
+    the data's meaningful sizes past the batch and the index tuple. Its element ``(b,
+    j, t)`` (``batch`` batch coordinates, the tuple's position, the trailing ones)
+    reads or writes data coordinate ``(0..., b, tuple(b, j), t)``, each tuple value
+    wrapped once along its own dimension. The batch coordinate is the indices' (DirectML
+    does not compare batch sizes: one past the data's batch reads through
+    :func:`flat_addresses`).
+    """
+    d = data.dimension_count
+    meaningful = data.sizes[d - input_dimensions :]
+    idx = indices.reshape(tuple(indices.shape[indices.ndim - indices_dimensions :]))
+    k = int(idx.shape[-1])
+    trailing = meaningful[batch + k :]
+    shape = (*idx.shape[:-1], *trailing)
+    rank = len(shape)
+    pad = (1,) * len(trailing)
+    coordinates: list[NDArray[np.int64]] = [np.zeros((1,) * rank, dtype=np.int64)] * (d - input_dimensions)
+    coordinates += [along(j, rank, idx.shape[j]) for j in range(batch)]
+    for t in range(k):
+        n = meaningful[batch + t]
+        coordinates.append(index_values(idx[..., t], n, wrap_negative=wrap_negative).reshape(idx.shape[:-1] + pad))
+    coordinates += [along(rank - len(trailing) + j, rank, s) for j, s in enumerate(trailing)]
+    return coordinates, shape
+
+
+def check_indices(
+    what: str, coordinates: list[NDArray[Any]], sizes: tuple[int, ...], axes: range | list[int], *, scatter: bool
+) -> None:
+    """DataIndexError for the first coordinate outside its axis among ``axes`` (strict mode; scatters always).
+
+    A scatter's write outside its axis lands at the flat address inside the buffer,
+    racing the writes of other elements, or is dropped past it (probed on DirectML
+    1.15.4): undefined, so dmlops refuses it even without ``strict``.
+    """
+    for axis in axes:
+        c = np.broadcast_to(coordinates[axis], np.broadcast_shapes(*(np.shape(c) for c in coordinates)))
+        n = sizes[axis]
+        bad = (c < 0) | (c >= n)
+        if bad.any():
+            position = tuple(int(p) for p in np.unravel_index(int(np.argmax(bad)), bad.shape))
+            effect = "writes an undefined element" if scatter else "reads an unspecified element"
+            raise DataIndexError(
+                f"{what}: the index at result position {list(position)} points to {int(c[position])} on an axis of "
+                f"size {n} (after the one wrap of a negative index); DirectML {effect}"
+            )
+
+
+def one_hot_positions(indices: NDArray[Any], n: int, *, wrap_negative: bool) -> NDArray[np.int64]:
+    """ONE_HOT: the position of OnValue per index, -1 where every element is OffValue.
+
+    The page: a negative index counts from the end, one outside ``[-n, n)`` sets nothing.
+    DirectML 1.15.4 compares a UINT64 index whole, but an INT64 one by its low 32 bits
+    after the wrap (E161): ``2^32 + 1`` sets position 1, ``2^32 - 1`` nothing.
+    """
+    if indices.dtype == np.uint64:
+        return np.where(indices < np.uint64(n), indices.astype(np.int64), -1)
+    values = indices.astype(np.int64)
+    if wrap_negative:
+        values = np.where(values < 0, values + n, values)
+    low = values & 0xFFFFFFFF  # the unsigned low 32 bits (a wrapped value still negative: >= 2^31)
+    return np.where(low < n, low, -1)
+
+
+def reverse_sources(lengths: NDArray[Any], n: int, rank: int, axis: int) -> NDArray[np.int64]:
+    """REVERSE_SUBSEQUENCES: the input coordinate along ``Axis`` each output coordinate reads.
+
+    ``L`` is the length's low 32 bits (a UINT64 length is read so). Coordinate ``i < L``
+    reads ``min(L - 1 - i, n - 1)``, every other one ``i``. The page says a length past
+    the axis behaves as if clamped to ``n``; DirectML 1.15.4 clamps the source
+    coordinate instead, so length 4 of an axis of 3 reads ``[2, 2, 1]``, not ``[2, 1, 0]`` (E162).
+    """
+    length = lengths.astype(np.uint64).astype(np.int64) & 0xFFFFFFFF
+    i = along(axis, rank, n)
+    return np.where(i < length, np.minimum(length - 1 - i, n - 1), i)
+
+
+def diagonal_fill(sizes: tuple[int, ...], begin: int, end: int) -> NDArray[np.bool_]:
+    """DIAGONAL_MATRIX(1): True where Value goes, over the last two dimensions (broadcast over the rest).
+
+    With ``topX = x - y`` (column less row), the DIAGONAL_MATRIX1 page's rule: Value where
+    ``(end >= begin) xor (topX >= begin) xor (topX < end)``: ``[begin, end)`` when begin
+    <= end, outside ``[end, begin)`` otherwise (an empty range when equal). DIAGONAL_MATRIX
+    is ``[Offset, Offset + 1)``.
+    """
+    rank = len(sizes)
+    top_x = along(rank - 1, rank, sizes[-1]) - along(rank - 2, rank, sizes[-2])
+    fill: NDArray[np.bool_] = bool(end >= begin) ^ (top_x >= begin) ^ (top_x < end)
+    return fill
 
 
 _RULES: dict[str, Any] = {

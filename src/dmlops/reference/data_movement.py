@@ -29,14 +29,25 @@ from .._numpy_io import input_memory
 from ..descs.data_movement import (
     GatherDesc,
     Slice1Desc,
+    along,
+    check_indices,
+    coordinates_in_range,
+    diagonal_fill,
+    elements_coordinates,
+    flat_addresses,
     gather_read_addresses,
+    nd_coordinates,
     normalize_indices,
+    one_hot_positions,
     padding_indices,
     padding_value,
+    reverse_sources,
     slice_grad_positions,
     slice_window,
+    wraps_negative,
 )
 from ..enums import FeatureLevel
+from ..errors import DataIndexError
 from ..tensor import packed_strides
 
 # -- GATHER --------------------------------------------------------------------
@@ -311,6 +322,238 @@ def compute_slice_grad(
     return {"OutputGradientTensor": out}
 
 
+# -- the indexing operators ------------------------------------------------------------
+
+
+def _read(what: str, tensor: Any, x: Array, coordinates: list[NDArray[np.int64]]) -> Array:
+    """``x`` at ``coordinates`` (broadcasting together); DirectML's flat clamp where one is outside (E160).
+
+    The flat clamp reproduces DirectML 1.15.4 for 32-bit data only; an out-of-range
+    read of 8- or 64-bit data gets other bytes (of neighbouring elements, or values
+    found nowhere in the input), so dmlops refuses it: DataIndexError.
+    """
+    if coordinates_in_range(tensor.sizes, coordinates):
+        return np.asarray(x[tuple(c.astype(np.intp) for c in coordinates)])
+    if tensor.dtype.itemsize != 4:
+        check_indices(what, coordinates, tensor.sizes, range(len(tensor.sizes)), scatter=False)
+    return input_memory(tensor, x)[flat_addresses(tensor, coordinates)]
+
+
+def _write(out: Array, coordinates: list[NDArray[np.int64]], updates: Array) -> Array:
+    """``out`` (C-contiguous, modified) with ``updates`` stored at ``coordinates`` (every one in range).
+
+    Where several updates target one element the last in row-major order wins: what
+    small probes of DirectML 1.15.4 gave, one of the outcomes DirectML allows (larger
+    cases end with another update; the pages promise no order, E163).
+    """
+    shape = np.broadcast_shapes(updates.shape, *(c.shape for c in coordinates))
+    flat = np.ravel_multi_index(tuple(np.broadcast_to(c, shape) for c in coordinates), out.shape).reshape(-1)
+    values = np.broadcast_to(updates, shape).reshape(-1)
+    _, first_from_end = np.unique(flat[::-1], return_index=True)
+    last = flat.size - 1 - first_from_end
+    out.reshape(-1)[flat[last]] = values[last]
+    return out
+
+
+def _refuse_duplicates(what: str, out_shape: tuple[int, ...], coordinates: list[NDArray[np.int64]]) -> None:
+    """Strict mode: DataIndexError when two updates target one element (the pages leave the winner open)."""
+    shape = np.broadcast_shapes(*(c.shape for c in coordinates))
+    flat = np.ravel_multi_index(tuple(np.broadcast_to(c, shape) for c in coordinates), out_shape).reshape(-1)
+    values, counts = np.unique(flat, return_counts=True)
+    if (counts > 1).any():
+        target = np.unravel_index(int(values[np.argmax(counts > 1)]), out_shape)
+        raise DataIndexError(
+            f"{what}: several updates target element {[int(t) for t in target]} (strict mode; "
+            "DirectML does not say which one wins)"
+        )
+
+
+def compute_gather_elements(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """``Output[o] = Input[o with o[Axis] = Indices[o]]``; DataIndexError for an index outside the axis (E160)."""
+    axis = int(desc.axis)
+    wrap = wraps_negative(desc.indices_tensor.data_type, feature_level)
+    coordinates = elements_coordinates(
+        desc.indices_tensor.sizes, axis, inputs["IndicesTensor"], desc.input_tensor.sizes[axis], wrap_negative=wrap
+    )
+    # Out-of-range reads: mostly DirectML's flat clamp, but not always (garbage seen for
+    # 32-bit data too), so dmlops refuses them whatever ``strict`` (E160).
+    check_indices(f"{desc.dml_name}.IndicesTensor", coordinates, desc.input_tensor.sizes, [axis], scatter=False)
+    return {"OutputTensor": np.asarray(inputs["InputTensor"][tuple(c.astype(np.intp) for c in coordinates)])}
+
+
+def compute_gather_nd(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """GATHER_ND and GATHER_ND1: each index tuple (within its batch) selects a slice of the input.
+
+    Coordinates as :func:`~dmlops.descs.data_movement.nd_coordinates`; a tuple value
+    outside its dimension, or a batch coordinate past the input's, reads through
+    DirectML's flat clamp (E160).
+    """
+    batch = int(getattr(desc, "batch_dimension_count", 0))
+    coordinates, _ = nd_coordinates(
+        desc.input_tensor,
+        inputs["IndicesTensor"],
+        int(desc.input_dimension_count),
+        int(desc.indices_dimension_count),
+        batch,
+        wrap_negative=wraps_negative(desc.indices_tensor.data_type, feature_level),
+    )
+    what = f"{desc.dml_name}.IndicesTensor"
+    if strict:
+        d = desc.input_tensor.dimension_count
+        axes = range(d - int(desc.input_dimension_count), d)  # the batch coordinates as well as the tuples
+        check_indices(what, coordinates, desc.input_tensor.sizes, axes, scatter=False)
+    out = _read(what, desc.input_tensor, inputs["InputTensor"], coordinates)
+    return {"OutputTensor": out.reshape(desc.output_tensor.sizes)}
+
+
+def compute_scatter_elements(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """``Output = Input``, then ``Output[u with u[Axis] = Indices[u]] = Updates[u]``.
+
+    An index outside its axis (after the one wrap) raises DataIndexError: DirectML's
+    write is undefined (:func:`~dmlops.descs.data_movement.check_indices`). Duplicate
+    targets: the last update in row-major order (E163; strict mode refuses them).
+    """
+    axis = int(desc.axis)
+    sizes = desc.input_tensor.sizes
+    wrap = wraps_negative(desc.indices_tensor.data_type, feature_level)
+    coordinates = elements_coordinates(
+        desc.indices_tensor.sizes, axis, inputs["IndicesTensor"], sizes[axis], wrap_negative=wrap
+    )
+    return _scatter(desc, inputs, coordinates, [axis], strict=strict)
+
+
+def compute_scatter_nd(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """``Output = Input``, then each index tuple's slice of Output is replaced by its slice of Updates.
+
+    Coordinates as :func:`~dmlops.descs.data_movement.nd_coordinates` (no batch);
+    indices outside the input and duplicate targets as :func:`compute_scatter_elements`;
+    an UpdatesTensor of more dimensions than the input and indices as DirectML reads it (E165).
+    """
+    d = desc.input_tensor.dimension_count
+    input_dimensions = int(desc.input_dimension_count)
+    coordinates, shape = nd_coordinates(
+        desc.input_tensor,
+        inputs["IndicesTensor"],
+        input_dimensions,
+        int(desc.indices_dimension_count),
+        0,
+        wrap_negative=wraps_negative(desc.indices_tensor.data_type, feature_level),
+    )
+    updates = inputs["UpdatesTensor"].reshape(shape)
+    # An UpdatesTensor of more dimensions than InputTensor and IndicesTensor: DirectML
+    # 1.15.4 scatters only its slab at coordinate 0 of the leading dimensions past the
+    # larger of their DimensionCounts (E165).
+    cut = len(shape) - max(d, desc.indices_tensor.dimension_count)
+    if cut > 0:
+        slab = (slice(0, 1),) * cut
+        coordinates = [c[slab] for c in coordinates]
+        updates = updates[slab]
+    return _scatter(
+        desc, {**inputs, "UpdatesTensor": updates}, coordinates, range(d - input_dimensions, d), strict=strict
+    )
+
+
+def _scatter(
+    desc: Any,
+    inputs: Mapping[str, Array],
+    coordinates: list[NDArray[np.int64]],
+    axes: Any,
+    *,
+    strict: bool,
+) -> dict[str, Array]:
+    what = f"{desc.dml_name}.IndicesTensor"
+    x = inputs["InputTensor"]
+    check_indices(what, coordinates, desc.input_tensor.sizes, axes, scatter=True)
+    if strict:
+        _refuse_duplicates(what, x.shape, coordinates)
+    out = np.array(x, copy=True, order="C")
+    return {"OutputTensor": _write(out, coordinates, inputs["UpdatesTensor"])}
+
+
+def compute_one_hot(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """OffValue (ValuesTensor's first element) everywhere but OnValue (its second) at each index along Axis.
+
+    Positions as :func:`~dmlops.descs.data_movement.one_hot_positions` (out-of-range
+    indices set nothing, as the page says; INT64 ones by their low 32 bits, E161).
+    """
+    axis = int(desc.axis)
+    sizes = desc.output_tensor.sizes
+    values = inputs["ValuesTensor"].reshape(-1)
+    wrap = wraps_negative(desc.indices_tensor.data_type, feature_level)
+    position = one_hot_positions(inputs["IndicesTensor"], sizes[axis], wrap_negative=wrap)
+    on = along(axis, len(sizes), sizes[axis]) == position
+    return {"OutputTensor": np.where(on, values[1], values[0])}
+
+
+def compute_reverse_subsequences(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """The first ``SequenceLengths`` elements along Axis reversed, the rest copied (lengths past the axis: E162)."""
+    x = inputs["InputTensor"]
+    axis = int(desc.axis)
+    source = reverse_sources(inputs["SequenceLengthsTensor"], x.shape[axis], x.ndim, axis)
+    source = np.broadcast_to(source, x.shape).astype(np.intp)
+    return {"OutputTensor": np.take_along_axis(x, source, axis=axis)}
+
+
+def compute_diagonal_matrix(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """Value on the diagonal ``column - row = Offset`` of every matrix, 0 elsewhere.
+
+    The FLOAT Value reaches integer outputs as PADDING's does (x86 truncation of the
+    float32 value, wrapped, not saturated: :func:`~dmlops.descs.data_movement.padding_value`;
+    200.7 into INT8 is -56, NaN into INT32 is INT32_MIN), as probed on DirectML 1.15.4.
+    """
+    tensor = desc.output_tensor
+    value = padding_value(desc.value, tensor.data_type)
+    fill = diagonal_fill(tensor.sizes, int(desc.offset), int(desc.offset) + 1)
+    out = np.where(fill, value, np.zeros((), dtype=tensor.dtype)).astype(tensor.dtype)
+    return {"OutputTensor": np.broadcast_to(out, tensor.sizes).copy()}
+
+
+def compute_diagonal_matrix1(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """Value where :func:`~dmlops.descs.data_movement.diagonal_fill` says, InputTensor (or 0) elsewhere."""
+    tensor = desc.output_tensor
+    value = np.asarray(desc.value, dtype=tensor.dtype)
+    fill = diagonal_fill(tensor.sizes, int(desc.diagonal_fill_begin), int(desc.diagonal_fill_end))
+    x = inputs.get("InputTensor")
+    rest = np.zeros((), dtype=tensor.dtype) if x is None else x
+    return {"OutputTensor": np.broadcast_to(np.where(fill, value, rest), tensor.sizes).astype(tensor.dtype)}
+
+
+def compute_nonzero_coordinates(
+    desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, Array]:
+    """The count of nonzero input elements, and their coordinates in row-major order.
+
+    Nonzero: ``x != 0``, so both zeros are zero and NaN is nonzero. Each coordinate is
+    its last N entries (N = OutputCoordinatesTensor's last size; the dropped leading
+    ones are 0). Rows past the count are undefined on the page; DirectML 1.15.4 leaves
+    zeros there, and so does dmlops.
+    """
+    x = inputs["InputTensor"]
+    coordinates = desc.output_coordinates_tensor.sizes
+    m, n = coordinates[-2], coordinates[-1]
+    found = np.argwhere(x != 0)[:, x.ndim - n :].astype(np.uint32)
+    out = np.zeros((m, n), dtype=np.uint32)
+    out[: len(found)] = found
+    count = np.full(desc.output_count_tensor.sizes, len(found), dtype=np.uint32)
+    return {"OutputCountTensor": count, "OutputCoordinatesTensor": out.reshape(coordinates)}
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "GATHER": compute_gather,
     "SLICE1": compute_slice1,
@@ -328,5 +571,15 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "SPACE_TO_DEPTH": compute_space_to_depth,
     "SPACE_TO_DEPTH1": compute_space_to_depth,
     "SLICE_GRAD": compute_slice_grad,
+    "GATHER_ELEMENTS": compute_gather_elements,
+    "GATHER_ND": compute_gather_nd,
+    "GATHER_ND1": compute_gather_nd,
+    "SCATTER_ELEMENTS": compute_scatter_elements,
+    "SCATTER_ND": compute_scatter_nd,
+    "ONE_HOT": compute_one_hot,
+    "REVERSE_SUBSEQUENCES": compute_reverse_subsequences,
+    "DIAGONAL_MATRIX": compute_diagonal_matrix,
+    "DIAGONAL_MATRIX1": compute_diagonal_matrix1,
+    "NONZERO_COORDINATES": compute_nonzero_coordinates,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""
