@@ -57,8 +57,8 @@ Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
 
 The indexing operators (``INDEXING_OPERATORS``: GATHER_ELEMENTS, GATHER_ND, GATHER_ND1,
 SCATTER_ELEMENTS (alias SCATTER), SCATTER_ND, ONE_HOT, REVERSE_SUBSEQUENCES,
-DIAGONAL_MATRIX, DIAGONAL_MATRIX1, NONZERO_COORDINATES) are claimed for directml only;
-their rules, checked against DirectML 1.15.4's CreateOperator (errata E140 to E143):
+DIAGONAL_MATRIX, DIAGONAL_MATRIX1, NONZERO_COORDINATES) run on numpy and directml;
+their rules, checked against DirectML 1.15.4's CreateOperator (errata E140 to E143, E164):
 
 * GATHER_ELEMENTS: ``Axis`` below the DimensionCount; IndicesTensor has InputTensor's
   Sizes off ``Axis`` (any size on it, larger than the input's too); OutputTensor has
@@ -91,6 +91,26 @@ their rules, checked against DirectML 1.15.4's CreateOperator (errata E140 to E1
 * NONZERO_COORDINATES: OutputCountTensor has one element (any DimensionCount);
   OutputCoordinatesTensor is ``{1..., M, N}`` (2-D at least: its support row), with M InputTensor's element
   count and N from the input's :func:`effective_rank` to its DimensionCount.
+
+What DirectML 1.15.4 computes for them (measured by tests/directml/test_directml_indexing.py,
+600 seeded cases per operator; the helpers every backend uses are below ``_RULES``' rules):
+
+* Indices: a negative value of a signed type moves by ``+ n`` once (FL 3_0), a UINT64 one
+  of 2^63 or more as if negative (:func:`index_values`). GATHER_ND(1) reads an
+  out-of-range coordinate of 32-bit data through GATHER's flat clamp
+  (:func:`flat_addresses`); GATHER_ELEMENTS's and 8-/64-bit reads differ, and scatters
+  write out-of-range elements into other elements' places: undefined, so
+  :func:`check_indices` refuses them (E160, E163). Duplicate scatter targets: DirectML
+  promises no winner; the reference takes the last update in row-major order (E163).
+  SCATTER_ND's UpdatesTensor of more dimensions than the input and the indices: only
+  its slab at coordinate 0 of the extra leading dimensions is written (E165).
+* ONE_HOT: OffValue = ValuesTensor's first element, OnValue its second; out-of-range
+  indices set nothing, an INT64 one compared by its low 32 bits (:func:`one_hot_positions`, E161).
+* REVERSE_SUBSEQUENCES: a length past the axis clamps the source coordinate, not the
+  length (:func:`reverse_sources`, E162).
+* DIAGONAL_MATRIX(1): :func:`diagonal_fill`'s band; DIAGONAL_MATRIX's FLOAT Value reaches
+  integer types as PADDING's (:func:`padding_value`). NONZERO_COORDINATES: NaN is
+  nonzero, both zeros zero, coordinates row-major, zero rows past the count.
 """
 
 from __future__ import annotations

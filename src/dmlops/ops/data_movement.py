@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import DEFAULT_BACKEND
-from ..descs.data_movement import GatherDesc, Slice1Desc, depth_space_sizes, gather_full_sizes
+from ..descs.data_movement import GatherDesc, Slice1Desc, depth_space_sizes, gather_full_sizes, nd_sizes
 from ..enums import FeatureLevel, TensorDataType
 from ..errors import DescTypeError, InvalidDescError, TensorMismatchError
 from ..tensor import TensorDesc
@@ -745,3 +745,429 @@ def slice_grad(
     }
     inputs = {"InputGradientTensor": input_gradient}
     return _run("SLICE_GRAD", members, inputs, backend=backend, feature_level=feature_level, out=out)
+
+
+# -- the indexing operators -----------------------------------------------------------
+
+
+def _indices(indices: Any, function: str, argument: str = "indices") -> Any:
+    """An index array (a Python sequence becomes int64, which needs FL >= 3_0)."""
+    return array_argument(indices, function, argument)
+
+
+def _padded(tensor: TensorDesc, rank: int) -> TensorDesc:
+    """``tensor`` with leading 1s up to ``rank`` dimensions."""
+    return tensor.with_sizes((1,) * (rank - len(tensor.sizes)) + tensor.sizes)
+
+
+def gather_elements(
+    x: Any,
+    indices: Any,
+    *,
+    axis: int,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_GATHER_ELEMENTS: ``numpy.take_along_axis(x, indices, axis)`` (same ranks; any size along ``axis``).
+
+    Negative indices of a signed type count from the end (FL 3_0); one outside the axis
+    raises :class:`~dmlops.errors.DataIndexError` (DirectML's read is undefined, E160).
+
+    Examples
+    --------
+    The page's example:
+
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import gather_elements
+    >>> x = np.arange(1, 10, dtype=np.float32).reshape(3, 3)
+    >>> gather_elements(x, np.array([[1, 2, 0], [2, 0, 0]], np.uint32), axis=0)
+    array([[4., 8., 3.],
+           [7., 2., 3.]], dtype=float32)
+    """
+    x, tensor = input_tensor(x, "gather_elements", out=out)
+    indices = _indices(indices, "gather_elements")
+    index = tensor_of(indices, "indices")
+    members = {"input_tensor": tensor, "indices_tensor": index, "output_tensor": tensor.with_sizes(index.sizes)}
+    inputs = {"InputTensor": x, "IndicesTensor": indices}
+    run = {"backend": backend, "feature_level": feature_level, "out": out}
+    return _run("GATHER_ELEMENTS", {**members, "axis": axis}, inputs, **run)
+
+
+def scatter_elements(
+    x: Any,
+    indices: Any,
+    updates: Any,
+    *,
+    axis: int,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_SCATTER_ELEMENTS (alias SCATTER): a copy of ``x`` with ``updates`` put at ``indices`` along ``axis``.
+
+    ``out[..., indices[i, j], ...] = updates[i, j]`` on ``axis``; ``indices`` and
+    ``updates`` share one shape, no larger than ``x`` along ``axis``. Duplicate targets:
+    the last update in row-major order (DirectML promises none, E163); an index outside
+    the axis raises :class:`~dmlops.errors.DataIndexError`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import scatter_elements
+    >>> indices, updates = np.array([[2], [0]], np.int32), np.array([[7], [8]], np.int32)
+    >>> scatter_elements(np.zeros((2, 3), np.int32), indices, updates, axis=1)
+    array([[0, 0, 7],
+           [8, 0, 0]], dtype=int32)
+    """
+    x, tensor = input_tensor(x, "scatter_elements", out=out)
+    indices = _indices(indices, "scatter_elements")
+    updates, update = input_tensor(updates, "scatter_elements", "updates")
+    members = {
+        "input_tensor": tensor,
+        "indices_tensor": tensor_of(indices, "indices"),
+        "updates_tensor": update,
+        "output_tensor": tensor,
+        "axis": axis,
+    }
+    inputs = {"InputTensor": x, "IndicesTensor": indices, "UpdatesTensor": updates}
+    return _run("SCATTER_ELEMENTS", members, inputs, backend=backend, feature_level=feature_level, out=out)
+
+
+def _nd(
+    operator: str, x: Any, indices: Any, batch_dimension_count: int
+) -> tuple[Any, dict[str, Any], dict[str, Any], tuple[int, ...]]:
+    """GATHER_ND(1)'s arrays, members, inputs and the NumPy-like result shape (one DimensionCount for all)."""
+    function = operator.lower()
+    x, tensor = input_tensor(x, function)
+    indices = _indices(indices, function)
+    index = tensor_of(indices, "indices")
+    r, q = len(tensor.sizes), len(index.sizes)
+    result = nd_sizes(tensor.sizes, index.sizes, r, q, batch_dimension_count) if r and q else tensor.sizes
+    d = max(r, q, len(result), 1)
+    padded_input, padded_indices = _padded(tensor, d), _padded(index, d)
+    members: dict[str, Any] = {
+        "input_tensor": padded_input,
+        "indices_tensor": padded_indices,
+        "output_tensor": _padded(tensor.with_sizes(result), d),
+        "input_dimension_count": r,
+        "indices_dimension_count": q,
+    }
+    if operator == "GATHER_ND1":
+        members["batch_dimension_count"] = batch_dimension_count
+    inputs = {"InputTensor": x.reshape(padded_input.sizes), "IndicesTensor": indices.reshape(padded_indices.sizes)}
+    return x, members, inputs, result
+
+
+def gather_nd(
+    x: Any,
+    indices: Any,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+) -> Any:
+    """DML_GATHER_ND: each index tuple (the last axis of ``indices``) picks a slice of ``x``.
+
+    The result has shape ``indices.shape[:-1] + x.shape[indices.shape[-1]:]`` (ONNX
+    GatherND with batch_dims 0). Indices outside their dimension read what DirectML
+    reads for 32-bit data (E160) and raise :class:`~dmlops.errors.DataIndexError` otherwise.
+
+    Examples
+    --------
+    The page's Example 1:
+
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import gather_nd
+    >>> gather_nd(np.array([[0, 1], [2, 3]], np.float32), np.array([[1], [0]], np.uint32))
+    array([[2., 3.],
+           [0., 1.]], dtype=float32)
+    """
+    return _gather_nd("GATHER_ND", x, indices, 0, backend=backend, feature_level=feature_level)
+
+
+def gather_nd1(
+    x: Any,
+    indices: Any,
+    *,
+    batch_dimension_count: int = 0,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+) -> Any:
+    """DML_GATHER_ND1: :func:`gather_nd` within each of the leading ``batch_dimension_count`` dimensions.
+
+    The result has shape ``indices.shape[:-1] + x.shape[b + indices.shape[-1]:]`` (ONNX
+    GatherND with ``batch_dims = b``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import gather_nd1
+    >>> x = np.arange(8, dtype=np.int32).reshape(2, 2, 2)
+    >>> gather_nd1(x, np.array([[[1]], [[0]]], np.uint32), batch_dimension_count=1)
+    array([[[2, 3]],
+    <BLANKLINE>
+           [[4, 5]]], dtype=int32)
+    """
+    return _gather_nd("GATHER_ND1", x, indices, batch_dimension_count, backend=backend, feature_level=feature_level)
+
+
+def _gather_nd(operator: str, x: Any, indices: Any, batch: int, **run: Any) -> Any:
+    _, members, inputs, result = _nd(operator, x, indices, batch)
+    return _run(operator, members, inputs, out=None, **run).reshape(result)
+
+
+def scatter_nd(
+    x: Any,
+    indices: Any,
+    updates: Any,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+) -> Any:
+    """DML_SCATTER_ND: a copy of ``x`` whose slices at the index tuples (``indices``'s last axis) are ``updates``.
+
+    ``updates`` has shape ``indices.shape[:-1] + x.shape[indices.shape[-1]:]`` (ONNX
+    ScatterND without reduction). Duplicate targets: the last update in row-major order
+    (E163); an index outside its dimension raises :class:`~dmlops.errors.DataIndexError`.
+
+    Examples
+    --------
+    The page's example:
+
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import scatter_nd
+    >>> x = np.arange(1, 9, dtype=np.float32)
+    >>> scatter_nd(x, np.array([[4], [3], [1], [7]], np.uint32), np.array([9, 10, 11, 12], np.float32))
+    array([ 1., 11.,  3., 10.,  9.,  6.,  7., 12.], dtype=float32)
+    """
+    x, tensor = input_tensor(x, "scatter_nd")
+    indices = _indices(indices, "scatter_nd")
+    updates, update = input_tensor(updates, "scatter_nd", "updates")
+    members = {
+        "input_tensor": tensor,
+        "indices_tensor": tensor_of(indices, "indices"),
+        "updates_tensor": update,
+        "output_tensor": tensor,
+        "input_dimension_count": len(tensor.sizes),
+        "indices_dimension_count": len(indices.shape),
+    }
+    inputs = {"InputTensor": x, "IndicesTensor": indices, "UpdatesTensor": updates}
+    return _run("SCATTER_ND", members, inputs, backend=backend, feature_level=feature_level, out=None)
+
+
+def one_hot(
+    indices: Any,
+    values: Any,
+    depth: int,
+    *,
+    axis: int,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_ONE_HOT: ``values[1]`` where the position along ``axis`` equals the index, ``values[0]`` elsewhere.
+
+    ``indices`` keeps ``axis`` with size 1; the result has ``depth`` there. Negative
+    indices of a signed type count from the end; others outside ``[-depth, depth)`` set
+    nothing (an INT64 index is compared by its low 32 bits, E161). ``values`` (at least
+    two elements: off, on) has the result's data type and rank.
+
+    Examples
+    --------
+    The page's Example 3 (off 4, on 2):
+
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import one_hot
+    >>> one_hot(np.array([[0], [3], [2]], np.uint32), np.array([[4], [2]], np.float32), 4, axis=1)
+    array([[2., 4., 4., 4.],
+           [4., 4., 4., 2.],
+           [4., 4., 2., 4.]], dtype=float32)
+    """
+    indices = _indices(indices, "one_hot")
+    check_out(out, "one_hot")
+    index = tensor_of(indices, "indices")
+    values = array_argument(values, "one_hot", "values")
+    value = tensor_of(values, "values")
+    sizes = [depth if i == axis else s for i, s in enumerate(index.sizes)]
+    members = {
+        "indices_tensor": index,
+        "values_tensor": value,
+        "output_tensor": value.with_sizes(sizes),
+        "axis": axis,
+    }
+    inputs = {"IndicesTensor": indices, "ValuesTensor": values}
+    return _run("ONE_HOT", members, inputs, backend=backend, feature_level=feature_level, out=out)
+
+
+def reverse_subsequences(
+    x: Any,
+    sequence_lengths: Any,
+    *,
+    axis: int,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_REVERSE_SUBSEQUENCES: the first ``sequence_lengths`` elements along ``axis`` reversed, the rest copied.
+
+    ``sequence_lengths`` (UINT32, or UINT64 from FL 5_0) has ``x``'s shape with 1 on
+    ``axis``. A length ``L`` past the axis size ``n``: position ``i < L`` reads ``min(L -
+    1 - i, n - 1)``, as DirectML does (E162).
+
+    Examples
+    --------
+    The page's Example 1:
+
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import reverse_subsequences
+    >>> x = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    >>> reverse_subsequences(x, np.array([[2], [4], [3]], np.uint32), axis=1)
+    array([[ 2.,  1.,  3.,  4.],
+           [ 8.,  7.,  6.,  5.],
+           [11., 10.,  9., 12.]], dtype=float32)
+    """
+    x, tensor = input_tensor(x, "reverse_subsequences", out=out)
+    lengths = array_argument(sequence_lengths, "reverse_subsequences", "sequence_lengths")
+    members = {
+        "input_tensor": tensor,
+        "sequence_lengths_tensor": tensor_of(lengths, "sequence_lengths"),
+        "output_tensor": tensor,
+        "axis": axis,
+    }
+    inputs = {"InputTensor": x, "SequenceLengthsTensor": lengths}
+    return _run("REVERSE_SUBSEQUENCES", members, inputs, backend=backend, feature_level=feature_level, out=out)
+
+
+def diagonal_matrix(
+    shape: Sequence[int],
+    *,
+    offset: int = 0,
+    value: float = 1.0,
+    dtype: Any = np.float32,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_DIAGONAL_MATRIX: ``value`` where ``column - row == offset`` in each matrix (the last two axes), 0 elsewhere.
+
+    ``value`` is a FLOAT that reaches integer types as DirectML converts it (truncated,
+    wrapped: :func:`dmlops.descs.data_movement.padding_value`).
+
+    Examples
+    --------
+    >>> from dmlops.ops.data_movement import diagonal_matrix
+    >>> diagonal_matrix([3, 2], offset=-1)
+    array([[0., 0.],
+           [1., 0.],
+           [0., 1.]], dtype=float32)
+    """
+    tensor = _output_tensor(shape, dtype, "diagonal_matrix")
+    members = {"output_tensor": tensor, "offset": offset, "value": value}
+    return _run("DIAGONAL_MATRIX", members, {}, backend=backend, feature_level=feature_level, out=out)
+
+
+def diagonal_matrix1(
+    shape: Sequence[int],
+    *,
+    value: float | int = 1,
+    diagonal_fill_begin: int = 0,
+    diagonal_fill_end: int = 1,
+    x: Any = None,
+    dtype: Any = None,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_DIAGONAL_MATRIX1: ``value`` on the diagonals ``[begin, end)`` (outside ``[end, begin)`` when reversed).
+
+    Elsewhere ``x`` (InputTensor, of ``shape``) or 0. ``dtype``: ``x``'s, else float32.
+
+    Examples
+    --------
+    The page's strictly-upper-triangle example (``x`` kept above the diagonal):
+
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import diagonal_matrix1
+    >>> x = np.array([[4, 7, 3], [1, 2, 8]], np.float32)
+    >>> diagonal_matrix1([2, 3], value=0, diagonal_fill_begin=-(2**31), diagonal_fill_end=1, x=x)
+    array([[0., 7., 3.],
+           [0., 0., 8.]], dtype=float32)
+    """
+    inputs: dict[str, Any] = {}
+    members: dict[str, Any] = {"diagonal_fill_begin": diagonal_fill_begin, "diagonal_fill_end": diagonal_fill_end}
+    if x is not None:
+        x, given = input_tensor(x, "diagonal_matrix1", out=out)
+        inputs["InputTensor"] = x
+        members["input_tensor"] = given
+        dtype = given.data_type.name if dtype is None else dtype
+    tensor = _output_tensor(shape, np.float32 if dtype is None else dtype, "diagonal_matrix1")
+    members |= {"output_tensor": tensor, "value_data_type": tensor.data_type, "value": value}
+    return _run("DIAGONAL_MATRIX1", members, inputs, backend=backend, feature_level=feature_level, out=out)
+
+
+def nonzero_coordinates(
+    x: Any,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+) -> Any:
+    """DML_NONZERO_COORDINATES: the coordinates of ``x``'s nonzero elements, row-major, (count, x.ndim) UINT32.
+
+    ``numpy.argwhere(x)`` with ``-0.0`` zero and NaN nonzero. The DML output's rows past
+    the count are dropped.
+
+    Examples
+    --------
+    The page's example:
+
+    >>> import numpy as np
+    >>> from dmlops.ops.data_movement import nonzero_coordinates
+    >>> nonzero_coordinates(np.array([[1.0, 0.0, 0.0, 2.0], [-0.0, 3.5, 0.0, -5.2]], np.float32))
+    array([[0, 0],
+           [0, 3],
+           [1, 1],
+           [1, 3]], dtype=uint32)
+    """
+    x, tensor = input_tensor(x, "nonzero_coordinates")
+    rank = max(len(tensor.sizes), 1)
+    coordinates = TensorDesc(data_type=TensorDataType.UINT32, sizes=(math.prod(tensor.sizes), rank))
+    desc = generic_desc(
+        "NONZERO_COORDINATES",
+        input_tensor=tensor,
+        output_count_tensor=TensorDesc(data_type=TensorDataType.UINT32, sizes=(1,)),
+        output_coordinates_tensor=coordinates,
+    )
+    desc.validate(feature_level)
+    members = ["OutputCountTensor", "OutputCoordinatesTensor"]
+    count, found = run_outputs(desc, {"InputTensor": x}, members, backend=backend, feature_level=feature_level)
+    return found[: int(np.asarray(count).reshape(-1)[0])]
+
+
+__all__ = [
+    "cast",
+    "depth_to_space",
+    "depth_to_space1",
+    "diagonal_matrix",
+    "diagonal_matrix1",
+    "fill_value_constant",
+    "fill_value_sequence",
+    "gather",
+    "gather_elements",
+    "gather_nd",
+    "gather_nd1",
+    "join",
+    "nonzero_coordinates",
+    "one_hot",
+    "padding",
+    "padding1",
+    "reverse_subsequences",
+    "scatter_elements",
+    "scatter_nd",
+    "slice",
+    "slice1",
+    "slice_grad",
+    "space_to_depth",
+    "space_to_depth1",
+    "split",
+    "tile",
+]
