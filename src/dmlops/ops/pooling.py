@@ -1,7 +1,7 @@
 """The functional API of the pooling family: max_pooling2, max_pooling_grad and the generic neighbours.
 
 The generic descs' functions: max_pooling, max_pooling1, average_pooling, average_pooling1,
-lp_pooling, lp_pooling1 (``dmlops.ops.pooling``).
+lp_pooling, lp_pooling1, average_pooling_grad, max_unpooling (``dmlops.ops.pooling``).
 
 MAX_POOLING2
 ------------
@@ -24,7 +24,29 @@ from ..descs.pooling import MaxPoolingGradDesc, PoolingWindow
 from ..enums import FeatureLevel, TensorDataType
 from ..errors import TensorMismatchError
 from ..tensor import TensorDesc
-from ._common import generic_desc, int_tuple, optional_int_tuple, run_outputs, run_single_output, tensor_of
+from ._common import (
+    array_argument,
+    generic_desc,
+    input_tensor,
+    int_tuple,
+    optional_int_tuple,
+    run_outputs,
+    run_single_output,
+    tensor_of,
+)
+
+__all__ = [
+    "average_pooling",
+    "average_pooling1",
+    "average_pooling_grad",
+    "lp_pooling",
+    "lp_pooling1",
+    "max_pooling",
+    "max_pooling1",
+    "max_pooling2",
+    "max_pooling_grad",
+    "max_unpooling",
+]
 
 # -- MAX_POOLING2 --------------------------------------------------------------
 
@@ -427,3 +449,86 @@ def lp_pooling1(
         "LP_POOLING1", x, window_size, strides, start_padding, end_padding, dilations, ceil_mode,
         {"p": int(p)}, backend=backend, feature_level=feature_level, out=out,
     )  # fmt: skip
+
+
+# -- AVERAGE_POOLING_GRAD, MAX_UNPOOLING: generic descs ---------------------------------------
+
+
+def average_pooling_grad(
+    dy: Any,
+    input_sizes: Sequence[int],
+    window_size: Sequence[int],
+    *,
+    strides: Sequence[int] | None = None,
+    start_padding: Sequence[int] | None = None,
+    end_padding: Sequence[int] | None = None,
+    include_padding: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_AVERAGE_POOLING_GRAD: the gradient of :func:`average_pooling` with respect to its input.
+
+    ``dy`` (InputGradientTensor) is shaped as the forward output; ``input_sizes`` is the
+    forward input's shape (OutputGradientTensor.Sizes). Each ``dy`` element is divided by
+    its window's count and added to the window's in-bounds elements; with
+    ``include_padding`` the count is the window's part inside the padded input (erratum
+    E171: not ``prod(window_size)`` for a window past ``end_padding``).
+
+    The page's example:
+
+    >>> import numpy as np, dmlops.ops.pooling as P
+    >>> dy = np.array([[1, 2], [3, 4]], dtype=np.float32).reshape(1, 1, 2, 2)
+    >>> P.average_pooling_grad(dy, [1, 1, 3, 3], [2, 2])[0, 0]
+    array([[0.25, 0.75, 0.5 ],
+           [1.  , 2.5 , 1.5 ],
+           [0.75, 1.75, 1.  ]], dtype=float32)
+    """
+    array, tensor = input_tensor(dy, "average_pooling_grad", "dy", out=out)
+    window = pooling_window(window_size, strides, start_padding, end_padding, None, function="average_pooling_grad")
+    sizes = int_tuple(input_sizes, "average_pooling_grad", "input_sizes")
+    desc = generic_desc(
+        "AVERAGE_POOLING_GRAD",
+        input_gradient_tensor=tensor,
+        output_gradient_tensor=tensor.with_sizes(sizes),
+        include_padding=bool(include_padding),
+        **_window_members(window, dilations=False),
+    )
+    inputs = {"InputGradientTensor": array}
+    return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)
+
+
+def max_unpooling(
+    x: Any,
+    indices: Any,
+    output_sizes: Sequence[int],
+    *,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_MAX_UNPOOLING: zeros of ``output_sizes``, each ``x`` element written at its flat index.
+
+    ``indices`` (IndicesTensor, shaped as ``x``; a list becomes uint32) are row-major
+    element indices of the whole output, as :func:`max_pooling2` returns them; one past
+    the output writes nothing, a UINT64 one is read as its low 32 bits (erratum E170).
+    Duplicate indices with different values are refused (DataIndexError: undefined).
+
+    >>> import numpy as np, dmlops.ops.pooling as P
+    >>> x = np.array([4, 7], dtype=np.float32).reshape(1, 1, 1, 2)
+    >>> P.max_unpooling(x, np.array([1, 4], dtype=np.uint32).reshape(1, 1, 1, 2), [1, 1, 2, 3]).tolist()
+    [[[[0.0, 4.0, 0.0], [0.0, 7.0, 0.0]]]]
+    """
+    array, tensor = input_tensor(x, "max_unpooling", out=out)
+    index_array = array_argument(indices, "max_unpooling", "indices")
+    if not hasattr(indices, "dtype"):
+        index_array = index_array.astype(np.uint32)
+    sizes = int_tuple(output_sizes, "max_unpooling", "output_sizes")
+    desc = generic_desc(
+        "MAX_UNPOOLING",
+        input_tensor=tensor,
+        indices_tensor=tensor_of(index_array, "indices"),
+        output_tensor=tensor.with_sizes(sizes),
+    )
+    inputs = {"InputTensor": array, "IndicesTensor": index_array}
+    return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)

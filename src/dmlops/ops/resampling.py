@@ -1,6 +1,7 @@
 """The functional API of the resampling family: resample2, resample_grad1 and the generic neighbours.
 
-The generic descs' functions: resample, resample1, upsample_2d (``dmlops.ops.resampling``).
+The generic descs' functions: resample, resample1, upsample_2d, resample_grad, value_scale_2d
+(``dmlops.ops.resampling``).
 
 RESAMPLE2
 ---------
@@ -16,12 +17,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..backends import DEFAULT_BACKEND
 from ..descs import desc_class
 from ..descs.resampling import parameter_fields, parse_interpolation_mode
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode
 from ..errors import TensorMismatchError
-from ._common import generic_desc, int_tuple, optional_number_tuple, run_single_output, tensor_of
+from ._common import (
+    generic_desc,
+    input_tensor,
+    int_tuple,
+    number_tuple,
+    optional_number_tuple,
+    run_single_output,
+    tensor_of,
+    wrong_type,
+)
+
+__all__ = ["resample", "resample1", "resample2", "resample_grad", "resample_grad1", "upsample_2d", "value_scale_2d"]
 
 # -- RESAMPLE2 -----------------------------------------------------------------
 
@@ -155,15 +169,15 @@ def _resample(
     output_pixel_offsets: Sequence[float] | None,
     **run: Any,
 ) -> Any:
-    """Build a RESAMPLE, RESAMPLE1, RESAMPLE2 or RESAMPLE_GRAD1 desc from arrays and run it.
+    """Build a RESAMPLE, RESAMPLE1, RESAMPLE2, RESAMPLE_GRAD or RESAMPLE_GRAD1 desc from arrays and run it.
 
     ``array`` is the forward's input ``x`` and ``sizes`` its output sizes, or for
-    RESAMPLE_GRAD1 the gradient ``dy`` and the forward's input sizes. The parameters
+    RESAMPLE_GRAD(1) the gradient ``dy`` and the forward's input sizes. The parameters
     get DirectMLX's defaults (:func:`~dmlops.descs.resampling.parameter_fields`); those
     the operator lacks (RESAMPLE1: RoundingDirection; RESAMPLE: the offsets too) are left
     out. ``run``: ``backend``, ``feature_level``, ``out``.
     """
-    function, gradient = operator.lower(), operator == "RESAMPLE_GRAD1"
+    function, gradient = operator.lower(), operator.startswith("RESAMPLE_GRAD")
     array_name, sizes_name = ("dy", "input_sizes") if gradient else ("x", "output_sizes")
     tensor = tensor_of(array, array_name)
     target = int_tuple(sizes, function, sizes_name)
@@ -276,3 +290,63 @@ def upsample_2d(
     }
     desc = generic_desc("UPSAMPLE_2D", input_tensor=tensor, output_tensor=tensor.with_sizes(sizes), **fields)
     return run_single_output(desc, {"InputTensor": x}, backend=backend, feature_level=feature_level, out=out)
+
+
+def resample_grad(
+    dy: Any,
+    input_sizes: Sequence[int],
+    *,
+    interpolation_mode: InterpolationMode | str = "LINEAR",
+    scales: Sequence[float] | None = None,
+    input_pixel_offsets: Sequence[float] | None = None,
+    output_pixel_offsets: Sequence[float] | None = None,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_RESAMPLE_GRAD: the gradient of :func:`resample1` (4-D, FLOAT32/FLOAT16).
+
+    As :func:`resample_grad1` without RoundingDirection: NEAREST_NEIGHBOR is the transpose
+    of RESAMPLE1's ``floor(x + 0.5)``. The offsets are named after this operator's own
+    tensors (erratum E172): ``input_pixel_offsets`` is the forward's *output* pixel
+    offsets (default -0.5), ``output_pixel_offsets`` its *input* pixel offsets (default 0.5).
+
+    The page's example (erratum E150: InputPixelOffsets 0.5, OutputPixelOffsets 0):
+
+    >>> import numpy as np, dmlops.ops.resampling as R
+    >>> dy = np.array([4, 5, 6], dtype=np.float32).reshape(1, 1, 1, 3)
+    >>> R.resample_grad(dy, [1, 1, 2, 2], interpolation_mode="NEAREST_NEIGHBOR", scales=[1, 1, 0.5, 1.5],
+    ...                 input_pixel_offsets=[0.5] * 4, output_pixel_offsets=[0] * 4)[0, 0]
+    array([[9., 6.],
+           [0., 0.]], dtype=float32)
+    """
+    return _resample(
+        "RESAMPLE_GRAD", dy, input_sizes, interpolation_mode, None, scales, input_pixel_offsets, output_pixel_offsets,
+        backend=backend, feature_level=feature_level, out=out,
+    )  # fmt: skip
+
+
+def value_scale_2d(
+    x: Any,
+    *,
+    scale: float = 1.0,
+    bias: Sequence[float],
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_VALUE_SCALE_2D: ``x * scale + bias[c]`` per channel of an ``{N, C, H, W}`` ``x`` (C 1 or 3).
+
+    Float32 arithmetic, the product rounded before the addition (bit-exact with DirectML).
+
+    >>> import numpy as np, dmlops.ops.resampling as R
+    >>> x = np.ones((1, 3, 1, 2), dtype=np.float32)
+    >>> R.value_scale_2d(x, scale=2.0, bias=[0.5, -1.0, 10.0]).reshape(3, 2).tolist()
+    [[2.5, 2.5], [1.0, 1.0], [12.0, 12.0]]
+    """
+    array, tensor = input_tensor(x, "value_scale_2d", out=out)
+    if not isinstance(scale, (int, float, np.integer, np.floating)) or isinstance(scale, bool):
+        raise wrong_type("value_scale_2d", "scale", "a number", scale)
+    biases = tuple(float(v) for v in number_tuple(bias, "value_scale_2d", "bias"))
+    desc = generic_desc("VALUE_SCALE_2D", input_tensor=tensor, output_tensor=tensor, scale=float(scale), bias=biases)
+    return run_single_output(desc, {"InputTensor": array}, backend=backend, feature_level=feature_level, out=out)
