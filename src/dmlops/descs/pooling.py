@@ -6,7 +6,7 @@ operators that keep their generic (catalogue-made) descs (:func:`claim`): MAX_PO
 MAX_POOLING1, AVERAGE_POOLING, AVERAGE_POOLING1, LP_POOLING and LP_POOLING1. They share
 the window machinery (:func:`generic_window`) and the forward rules
 (:func:`validate_generic`). AVERAGE_POOLING_GRAD and MAX_UNPOOLING are claimed for the
-``directml`` backend only, with their own rules, each checked against DirectML 1.15.4's
+``numpy`` and ``directml`` backends, with their own rules, each checked against DirectML 1.15.4's
 CreateOperator (it wins where the pages are silent or say otherwise):
 
 * AVERAGE_POOLING_GRAD: the forward rules of :func:`validate_pooling` with

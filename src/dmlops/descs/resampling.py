@@ -3,8 +3,8 @@
 The family also *claims* RESAMPLE, RESAMPLE1 and UPSAMPLE_2D, which keep their generic
 (catalogue-made) descs (:func:`claim`); each is computed as the RESAMPLE2 desc that
 DirectML 1.15.4 computes the same (:func:`resample2_equivalent`), so they share every
-rule below (E32-E34, E39). RESAMPLE_GRAD, RESAMPLE3 and VALUE_SCALE_2D are claimed for
-the ``directml`` backend only, with their own rules, each checked against DirectML
+rule below (E32-E34, E39). RESAMPLE_GRAD and VALUE_SCALE_2D are claimed for the ``numpy``
+and ``directml`` backends, RESAMPLE3 for ``directml`` only, with their own rules, each checked against DirectML
 1.15.4's CreateOperator (it wins where the pages are silent or say otherwise):
 
 * RESAMPLE_GRAD (InputGradientTensor, OutputGradientTensor) and RESAMPLE3 (InputTensor,
