@@ -16,7 +16,7 @@ import pytest
 
 import dmlops
 from dmlops.descs import desc_class, desc_from_json
-from dmlops.descs.data_movement import GENERIC_OPERATORS, padding_indices, padding_value
+from dmlops.descs.data_movement import COPY_PROGRAM_OPERATORS, GENERIC_OPERATORS, padding_indices, padding_value
 from dmlops.enums import TensorDataType
 from dmlops.errors import InvalidDescError
 from dmlops.ops import data_movement as ops
@@ -61,10 +61,11 @@ def rejected(op: str, desc: dict[str, Any], member: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(GENERIC_OPERATORS))
-def test_claimed_for_numpy_and_directml(name: str) -> None:
+def test_claimed_for_its_backends(name: str) -> None:
     cls = desc_class(name)
     assert cls.family == "data_movement"
-    assert cls.backends == ("numpy", "directml")
+    fast = ("cpu", "cuda") if name in COPY_PROGRAM_OPERATORS else ()
+    assert cls.backends == ("numpy", *fast, "directml")
     assert name in OPERATORS
 
 
@@ -73,9 +74,9 @@ def test_gather_and_slice1_keep_their_classes() -> None:
     assert desc_class("SLICE1").__name__ == "Slice1Desc"
 
 
-def test_cpu_refuses_with_unsupported() -> None:
-    d = desc_from_json("TILE", {"InputTensor": t("FLOAT32", [2]), "OutputTensor": t("FLOAT32", [4]), "Repeats": [2]})
-    with pytest.raises(dmlops.UnsupportedError):
+def test_cpu_refuses_what_it_does_not_run_with_unsupported() -> None:
+    d = desc_from_json("CAST", {"InputTensor": t("FLOAT32", [2]), "OutputTensor": t("INT8", [2])})
+    with pytest.raises(dmlops.UnsupportedError, match="numpy, directml"):
         dmlops.execute(d, {"InputTensor": np.zeros(2, np.float32)}, backend="cpu")
 
 

@@ -1,4 +1,4 @@
-"""Data movement on the CPU backend: GATHER, SLICE1.
+"""Data movement on the CPU backend: GATHER, SLICE1, and the copy programs.
 
 GATHER
 ------
@@ -23,6 +23,13 @@ SLICE1 on the CPU: one strided view of the input, copied into the output view.
 
 The copy is NumPy's (``np.copyto`` of a negative/positive-stride view), split over
 threads for large strided copies; bit-exact for every type.
+
+The copy programs
+-----------------
+SLICE, JOIN, SPLIT, TILE, PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and
+FILL_VALUE_CONSTANT run their copy programs (:mod:`dmlops.descs._copy_programs`): each
+step is a strided view of its source and destination arrays (``as_strided`` from the
+step's start element), copied as SLICE1's are, or filled. Bit-exact for every type.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from .._numpy_io import input_memory
+from ..descs._copy_programs import PROGRAMS, Affine, Fill, copy_program
 from ..descs.data_movement import GatherDesc, Slice1Desc, gather_read_addresses, normalize_indices
 from ..enums import FeatureLevel
 from ._copy import copy_into, run_chunks
@@ -167,5 +175,40 @@ def run_slice1(
     copy_into(outputs["OutputTensor"], window_view(desc, inputs["InputTensor"]))
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {"GATHER": run_gather, "SLICE1": run_slice1}
+# -- the copy programs -------------------------------------------------------------
+
+
+def step_view(array: NDArray[Any], where: Affine, sizes: tuple[int, ...]) -> NDArray[Any]:
+    """The elements ``where`` maps ``sizes`` to, as a view of ``array`` (read-only for a source)."""
+    itemsize = array.itemsize
+    _, strides = where.element_map([s // itemsize for s in array.strides])
+    origin = array[tuple(slice(i, i + 1) for i in where.start)]  # a view whose first element is the start
+    return np.lib.stride_tricks.as_strided(
+        origin, shape=sizes, strides=[s * itemsize for s in strides], writeable=array.flags.writeable
+    )
+
+
+def run_copy_program(
+    desc: Any,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Run the desc's copy program, step by step, into the output views."""
+    arrays = {**inputs, **outputs}
+    for step in copy_program(desc):
+        dst = step_view(arrays[step.dst.member], step.dst, step.sizes)
+        if isinstance(step, Fill):
+            dst[...] = step.value
+        else:
+            copy_into(dst, step_view(arrays[step.src.member], step.src, step.sizes))
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "GATHER": run_gather,
+    "SLICE1": run_slice1,
+    **{name: run_copy_program for name in PROGRAMS},
+}
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -1,4 +1,4 @@
-"""Data movement on the CUDA backend: GATHER, SLICE1.
+"""Data movement on the CUDA backend: GATHER, SLICE1, and the copy programs.
 
 GATHER
 ------
@@ -21,6 +21,14 @@ kernel first and raises DataIndexError with the reference's message.
 SLICE1
 ------
 SLICE1 on the GPU: one strided copy (bit-exact).
+
+The copy programs
+-----------------
+SLICE, JOIN, SPLIT, TILE, PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and
+FILL_VALUE_CONSTANT run their copy programs (:mod:`dmlops.descs._copy_programs`): one
+strided copy launch per step, in order on the stream, with SLICE1's kernel; a fill is a
+copy from a one-element device array through zero strides. A step whose iteration does
+not collapse to the kernel's dimensions is split along its first axis. Bit-exact.
 """
 
 from __future__ import annotations
@@ -31,11 +39,12 @@ from typing import Any
 
 import numpy as np
 
+from ..descs._copy_programs import PROGRAMS, Affine, Fill, Step, copy_program
 from ..descs.data_movement import GatherDesc, Slice1Desc
 from ..enums import FeatureLevel
 from ..errors import DataIndexError
 from ._copy import INDEX_TYPES, CopyPlan, PlanCache, grid_for
-from ._plan import copy_layout, gather_dimensions
+from ._plan import MAX_OUTER_DIMS, collapse, copy_layout, gather_dimensions
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
 
 # -- GATHER --------------------------------------------------------------------
@@ -221,5 +230,66 @@ def run_slice1(
     plan.launch(x, y)
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {"GATHER": run_gather, "SLICE1": run_slice1}
+# -- the copy programs -------------------------------------------------------------
+
+_PROGRAM_PLANS = PlanCache()
+
+
+def _peeled(step: Step) -> list[Step]:
+    """``step`` split along its first iteration axis (one step per index, that axis dropped)."""
+
+    def shifted(where: Affine, k: int) -> Affine:
+        start = tuple(s + row[0] * k for s, row in zip(where.start, where.matrix))
+        return Affine(where.member, start, tuple(row[1:] for row in where.matrix))
+
+    out: list[Step] = []
+    for k in range(step.sizes[0]):
+        if isinstance(step, Fill):
+            out.append(Fill(step.sizes[1:], shifted(step.dst, k), step.value))
+        else:
+            out.append(type(step)(step.sizes[1:], shifted(step.dst, k), shifted(step.src, k)))
+    return out
+
+
+def _launches(desc: Any, arrays: Mapping[str, Any], step: Step) -> list[tuple[CopyPlan, Any, str]]:
+    """``(copy plan, source: a member name or a constant device array, destination member)`` per launch."""
+    dst = arrays[step.dst.member]
+    dst_base, dst_strides = step.dst.element_map(element_strides(dst))
+    if isinstance(step, Fill):
+        source: Any = cupy_module().asarray(np.asarray([step.value], dtype=dst.dtype))
+        src_base, src_strides = 0, (0,) * len(step.sizes)
+    else:
+        source = step.src.member
+        src_base, src_strides = step.src.element_map(element_strides(arrays[step.src.member]))
+    sizes, _ = collapse(step.sizes, (src_strides, dst_strides))
+    if len(sizes) > MAX_OUTER_DIMS + 1:
+        return [launch for part in _peeled(step) for launch in _launches(desc, arrays, part)]
+    layout = copy_layout(step.sizes, src_strides, dst_strides, src_base=src_base, dst_base=dst_base)
+    return [(CopyPlan(desc, layout, dst.itemsize), source, step.dst.member)]
+
+
+def run_copy_program(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Launch the desc's copy program on device views (see :func:`dmlops.cuda.execute`)."""
+    arrays = {**inputs, **outputs}
+    key = (id(desc), tuple((m, element_strides(a)) for m, a in sorted(arrays.items())))
+    plan = _PROGRAM_PLANS.get(key)
+    if plan is None or plan[0] is not desc:
+        launches = [launch for step in copy_program(desc) for launch in _launches(desc, arrays, step)]
+        plan = _PROGRAM_PLANS.put(key, (desc, launches))
+    for copy, source, member in plan[1]:
+        copy.launch(arrays[source] if isinstance(source, str) else source, arrays[member])
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "GATHER": run_gather,
+    "SLICE1": run_slice1,
+    **{name: run_copy_program for name in PROGRAMS},
+}
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -678,9 +678,18 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     GATHER and SLICE1 have hand-written descs (``REGISTRY``) and are not claimed here.
     """
+    if operator in COPY_PROGRAM_OPERATORS:
+        return FAMILY, ("numpy", "cpu", "cuda", "directml")
     if operator in GENERIC_OPERATORS or operator in INDEXING_OPERATORS:
         return FAMILY, ("numpy", "directml")
     return None
+
+
+COPY_PROGRAM_OPERATORS: frozenset[str] = frozenset(
+    """SLICE JOIN SPLIT TILE PADDING PADDING1 DEPTH_TO_SPACE DEPTH_TO_SPACE1 SPACE_TO_DEPTH SPACE_TO_DEPTH1
+    FILL_VALUE_CONSTANT""".split()
+)
+"""The generic operators the cpu and cuda backends run as copy programs (:mod:`._copy_programs`)."""
 
 
 def slice_window(offsets: tuple[int, ...], strides: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[slice, ...]:
