@@ -53,17 +53,22 @@ _LAZY: dict[str, tuple[str, str]] = {
         f: ("ops.data_movement", f)
         for f in (
             "gather slice1 cast slice slice_grad join split padding padding1 tile fill_value_constant "
-            "fill_value_sequence depth_to_space depth_to_space1 space_to_depth space_to_depth1"
+            "fill_value_sequence depth_to_space depth_to_space1 space_to_depth space_to_depth1 "
+            "gather_elements gather_nd gather_nd1 scatter_elements scatter_nd one_hot reverse_subsequences "
+            "diagonal_matrix diagonal_matrix1 nonzero_coordinates"
         ).split()
     },
     **{
         f: ("ops.pooling", f)
         for f in (
             "max_pooling2 max_pooling_grad max_pooling max_pooling1 average_pooling average_pooling1 "
-            "lp_pooling lp_pooling1"
+            "lp_pooling lp_pooling1 average_pooling_grad max_unpooling"
         ).split()
     },
-    **{f: ("ops.resampling", f) for f in "resample2 resample_grad1 resample resample1 upsample_2d".split()},
+    **{
+        f: ("ops.resampling", f)
+        for f in "resample2 resample_grad1 resample resample1 upsample_2d resample_grad value_scale_2d".split()
+    },
     **{f: ("ops.roi", f) for f in "roi_align roi_align1".split()},
     **{
         f: ("ops.reduction", f)
