@@ -1166,6 +1166,147 @@ def bench_softmax() -> None:
     record(w, "fp32", f"variant: {'a block per row' if saved else 'a warp per row'}", other, 2 * out.nbytes, peer)
 
 
+def _dm_case(
+    w: str,
+    dtype: str,
+    op: str,
+    body: dict[str, Any],
+    inputs: dict[str, Any],
+    outputs: dict[str, Any],
+    peer: Callable[[int], Any],
+    want: Callable[[], Any],
+    floor: float,
+) -> None:
+    """One copy-program workload: check against torch's result, time dmlops and torch side by side."""
+    from dmlops.descs import desc_from_json
+
+    desc = desc_from_json(op, body)
+    desc.validate()
+    got = run_cuda(desc, inputs, outputs)
+    for member, expected in want().items():
+        if not torch.equal(torch_of(got[member]), expected):
+            raise AssertionError(f"{w}: {member} differs from torch's")
+    peer_us = timed(peer)
+    mine = timed(lambda i: run_cuda(desc, inputs, outputs))
+    record(w, dtype, "torch", peer_us, floor)
+    record(w, dtype, "dmlops cuda", mine, floor, peer_us)
+
+
+def bench_datamove(dtype: str) -> None:
+    """The copy programs on 256 MiB (issue 21's targets: >= 85 % of copy); floor: read once, write once."""
+    cdt, _, dml = dt(dtype)
+    n = (256 << 20) // np.dtype(cdt).itemsize
+    t = lambda sizes: {"DataType": dml, "Sizes": list(sizes)}  # noqa: E731
+    # JOIN of two halves along axis 1, and its SPLIT
+    a = cp.random.standard_normal((64, 512, 2048), dtype=cp.float32).astype(cdt)[:, : n // (64 * 2048 * 2)]
+    a = cp.ascontiguousarray(a)
+    b = cp.ascontiguousarray(a[:, ::-1])
+    joined = cp.empty((64, 2 * a.shape[1], 2048), dtype=cdt)
+    ta, tb, tj = torch_of(a), torch_of(b), torch_of(joined)
+    body = {"InputTensors": [t(a.shape), t(b.shape)], "OutputTensor": t(joined.shape), "Axis": 1}
+    _dm_case(
+        "JOIN two halves along axis 1",
+        dtype,
+        "JOIN",
+        body,
+        {"InputTensors[0]": a, "InputTensors[1]": b},
+        {"OutputTensor": joined},
+        lambda i: torch.cat((ta, tb), 1, out=tj),
+        lambda: {"OutputTensor": torch.cat((ta, tb), 1)},
+        2 * joined.nbytes,
+    )
+    pa, pb = cp.empty_like(a), cp.empty_like(b)
+    tpa, tpb = torch_of(pa), torch_of(pb)
+    body = {"InputTensor": t(joined.shape), "OutputTensors": [t(a.shape), t(b.shape)], "Axis": 1}
+    half = a.shape[1]
+
+    def torch_split(i: int) -> None:
+        tpa.copy_(tj[:, :half])
+        tpb.copy_(tj[:, half:])
+
+    _dm_case(
+        "SPLIT into two halves along axis 1",
+        dtype,
+        "SPLIT",
+        body,
+        {"InputTensor": joined},
+        {"OutputTensors[0]": pa, "OutputTensors[1]": pb},
+        torch_split,
+        lambda: {"OutputTensors[0]": tj[:, :half], "OutputTensors[1]": tj[:, half:]},
+        2 * joined.nbytes,
+    )
+    # PADDING (CONSTANT, 2 on each side of the last two axes), TILE (2 x 2), DEPTH_TO_SPACE (block 2)
+    x = cp.random.standard_normal((64, 64, 124, 124), dtype=cp.float32).astype(cdt)
+    tx = torch_of(x)
+    padded = cp.empty((64, 64, 128, 128), dtype=cdt)
+    tp = torch_of(padded)
+    body = {
+        "InputTensor": t(x.shape),
+        "OutputTensor": t(padded.shape),
+        "PaddingMode": "CONSTANT",
+        "PaddingValue": 0.0,
+        "StartPadding": [0, 0, 2, 2],
+        "EndPadding": [0, 0, 2, 2],
+    }
+    _dm_case(
+        "PADDING constant 124 -> 128 (64x64 planes)",
+        dtype,
+        "PADDING",
+        body,
+        {"InputTensor": x},
+        {"OutputTensor": padded},
+        lambda i: tp.copy_(torch.nn.functional.pad(tx, (2, 2, 2, 2))),
+        lambda: {"OutputTensor": torch.nn.functional.pad(tx, (2, 2, 2, 2))},
+        x.nbytes + padded.nbytes,
+    )
+    y = cp.random.standard_normal((64, 64, 64, 64), dtype=cp.float32).astype(cdt)
+    ty = torch_of(y)
+    tiled = cp.empty((64, 64, 128, 128), dtype=cdt)
+    tt = torch_of(tiled)
+    body = {"InputTensor": t(y.shape), "OutputTensor": t(tiled.shape), "Repeats": [1, 1, 2, 2]}
+    _dm_case(
+        "TILE 1x1x2x2 (64^4 -> 256 MiB fp32)",
+        dtype,
+        "TILE",
+        body,
+        {"InputTensor": y},
+        {"OutputTensor": tiled},
+        lambda i: tt.copy_(ty.repeat(1, 1, 2, 2)),
+        lambda: {"OutputTensor": ty.repeat(1, 1, 2, 2)},
+        y.nbytes + tiled.nbytes,
+    )
+    z = cp.random.standard_normal((64, 256, 64, 64), dtype=cp.float32).astype(cdt)
+    tz = torch_of(z)
+    shuffled = cp.empty((64, 64, 128, 128), dtype=cdt)
+    ts = torch_of(shuffled)
+    body = {"InputTensor": t(z.shape), "OutputTensor": t(shuffled.shape), "BlockSize": 2, "Order": "COLUMN_ROW_DEPTH"}
+    _dm_case(
+        "DEPTH_TO_SPACE1 CRD block 2 (pixel_shuffle)",
+        dtype,
+        "DEPTH_TO_SPACE1",
+        body,
+        {"InputTensor": z},
+        {"OutputTensor": shuffled},
+        lambda i: ts.copy_(torch.nn.functional.pixel_shuffle(tz, 2)),
+        lambda: {"OutputTensor": torch.nn.functional.pixel_shuffle(tz, 2)},
+        z.nbytes + shuffled.nbytes,
+    )
+    filled = cp.empty((n,), dtype=cdt)
+    tf = torch_of(filled)
+    body = {"OutputTensor": t(filled.shape), "ValueDataType": dml, "Value": 1.5}
+    _dm_case(
+        "FILL_VALUE_CONSTANT 256 MiB",
+        dtype,
+        "FILL_VALUE_CONSTANT",
+        body,
+        {},
+        {"OutputTensor": filled},
+        lambda i: tf.fill_(1.5),
+        lambda: {"OutputTensor": torch.full_like(tf, 1.5)},
+        filled.nbytes,
+    )
+
+
 def main() -> None:
     global L2_BYTES, QUICK
     ap = argparse.ArgumentParser()
@@ -1202,6 +1343,7 @@ def main() -> None:
         ("forward", lambda: [bench_forward(d) for d in ("fp32", "fp16")]),
         ("roi", lambda: [bench_roi(d, s) for s in (2, 0) for d in ("fp32", "fp16")]),
         ("elementwise", lambda: [bench_elementwise(d) for d in ("fp32", "fp16")] + [bench_softmax()]),
+        ("datamove", lambda: [bench_datamove(d) for d in ("fp32", "fp16")]),
         ("latency", bench_latency),
         ("variants", bench_variants),
     ]
