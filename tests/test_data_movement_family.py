@@ -15,12 +15,19 @@ import numpy as np
 import pytest
 
 import dmlops
+from conftest import backend_params, to_numpy
 from dmlops.descs import desc_class, desc_from_json
-from dmlops.descs.data_movement import COPY_PROGRAM_OPERATORS, GENERIC_OPERATORS, padding_indices, padding_value
+from dmlops.descs.data_movement import (
+    COPY_PROGRAM_OPERATORS,
+    GENERIC_OPERATORS,
+    cast_array,
+    padding_indices,
+    padding_value,
+)
 from dmlops.enums import TensorDataType
 from dmlops.errors import InvalidDescError
 from dmlops.ops import data_movement as ops
-from dmlops.reference.data_movement import OPERATORS, cast_array
+from dmlops.reference.data_movement import OPERATORS
 
 BACKENDS = ["numpy", pytest.param("directml", marks=pytest.mark.directml)]
 
@@ -64,7 +71,7 @@ def rejected(op: str, desc: dict[str, Any], member: str) -> None:
 def test_claimed_for_its_backends(name: str) -> None:
     cls = desc_class(name)
     assert cls.family == "data_movement"
-    fast = ("cpu", "cuda") if name in COPY_PROGRAM_OPERATORS else ()
+    fast = ("cpu", "cuda") if name in COPY_PROGRAM_OPERATORS else ("cpu",) if name == "CAST" else ()
     assert cls.backends == ("numpy", *fast, "directml")
     assert name in OPERATORS
 
@@ -75,9 +82,10 @@ def test_gather_and_slice1_keep_their_classes() -> None:
 
 
 def test_cpu_refuses_what_it_does_not_run_with_unsupported() -> None:
-    d = desc_from_json("CAST", {"InputTensor": t("FLOAT32", [2]), "OutputTensor": t("INT8", [2])})
-    with pytest.raises(dmlops.UnsupportedError, match="no implementation on backend .cpu."):
-        dmlops.execute(d, {"InputTensor": np.zeros(2, np.float32)}, backend="cpu")
+    body = {"OutputTensor": t("INT32", [3]), "ValueDataType": "INT32", "ValueStart": 1, "ValueDelta": 2}
+    d = desc_from_json("FILL_VALUE_SEQUENCE", body)
+    with pytest.raises(dmlops.UnsupportedError, match="no implementation on backend 'cpu'"):
+        dmlops.execute(d, {}, backend="cpu")
 
 
 # -- CAST ------------------------------------------------------------------------------
@@ -132,6 +140,35 @@ def test_cast_float_keeps_bits() -> None:
 def test_cast_functional(on: str) -> None:
     got = ops.cast(np.array([[1.5, -300.0, 70000.0]], np.float32), np.int8, backend=on)
     assert got.dtype == np.int8 and got.tolist() == [[1, -128, 127]]
+
+
+CAST_TYPES = ("FLOAT32", "FLOAT16", "FLOAT64", "INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "UINT64")
+
+
+def _cast_input(dtype: np.dtype[Any], rng: np.random.Generator) -> np.ndarray:
+    """Random values of ``dtype`` led by the conversions' edges (NaN, inf, -0, 2^31, 2^63, 2^64, halves)."""
+    if dtype.kind != "f":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, 3000, dtype=dtype, endpoint=True)
+    x = rng.normal(0, 1e3, 3000)
+    edges = [np.nan, np.inf, -np.inf, -0.0, 2.0**31, 2.0**32, 2.0**63, 2.0**64, -(2.0**63), 127.5, -128.5, 65535.5]
+    x[: len(edges)] = edges
+    with np.errstate(over="ignore"):
+        return x.astype(dtype)
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu"), indirect=True)
+@pytest.mark.parametrize("dst", CAST_TYPES)
+@pytest.mark.parametrize("src", CAST_TYPES)
+def test_cast_backend_matches_the_reference_bit_for_bit(backend: str, src: str, dst: str) -> None:
+    rng = np.random.default_rng(len(src) * 31 + len(dst))
+    x = _cast_input(np.dtype(src.lower()), rng).reshape(30, 100)
+    for view in (x, x[:, ::-1]):  # contiguous, and a reversed view (the blocked path)
+        d = desc_from_json("CAST", {"InputTensor": t(src, [30, 100]), "OutputTensor": t(dst, [30, 100])})
+        want = dmlops.execute(d, {"InputTensor": view})["OutputTensor"]
+        got = to_numpy(dmlops.execute(d, {"InputTensor": view}, backend=backend)["OutputTensor"])
+        bits = np.dtype(f"u{want.dtype.itemsize}")
+        assert np.array_equal(got.view(bits), want.view(bits))
 
 
 def test_cast_sizes_must_match() -> None:

@@ -1,4 +1,4 @@
-"""Data movement on the CPU backend: GATHER, SLICE1, and the copy programs.
+"""Data movement on the CPU backend: GATHER, SLICE1, CAST and the copy programs.
 
 GATHER
 ------
@@ -24,6 +24,16 @@ SLICE1 on the CPU: one strided view of the input, copied into the output view.
 The copy is NumPy's (``np.copyto`` of a negative/positive-stride view), split over
 threads for large strided copies; bit-exact for every type.
 
+CAST
+----
+CAST on the CPU: into float types ``np.copyto(..., casting="unsafe")`` (NumPy's
+``astype``: rounding to nearest even, as the reference); into integer types one numba
+pass per element with the reference's rules (:func:`~dmlops.descs.data_movement.cast_array`:
+floats truncated with NaN -> 0 and saturated; integers through a 32- or 64-bit register,
+saturated with the target's signedness), over threads. FLOAT16 sources and views that
+are not contiguous run ``cast_array`` itself on blocks of the output, so its temporaries
+stay small. Bit-exact for every pair of types.
+
 The copy programs
 -----------------
 SLICE, JOIN, SPLIT, TILE, PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and
@@ -38,13 +48,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from numpy.typing import NDArray
 
 from .._numpy_io import input_memory
 from ..descs._copy_programs import PROGRAMS, Affine, Fill, copy_program
-from ..descs.data_movement import GatherDesc, Slice1Desc, gather_read_addresses, normalize_indices
+from ..descs.data_movement import GatherDesc, Slice1Desc, cast_array, gather_read_addresses, normalize_indices
 from ..enums import FeatureLevel
+from ._common import call_parallel
 from ._copy import copy_into, run_chunks
 
 # -- GATHER --------------------------------------------------------------------
@@ -175,6 +186,94 @@ def run_slice1(
     copy_into(outputs["OutputTensor"], window_view(desc, inputs["InputTensor"]))
 
 
+# -- CAST ----------------------------------------------------------------------
+
+CAST_BLOCK = 1 << 16
+"""Elements per block where ``cast_array`` runs on blocks (its float64/int64 temporaries)."""
+
+
+@njit(cache=True, parallel=True)
+def _float_to_int(x, out, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # truncate, NaN -> 0, saturate (the bounds compared in float64: 2^63 and 2^64 saturate)
+    flo, fhi = np.float64(lo), np.float64(hi)
+    for i in prange(x.size):
+        v = np.float64(x[i])
+        if v != v:
+            out[i] = 0
+        elif v >= fhi:
+            out[i] = hi
+        elif v <= flo:
+            out[i] = lo
+        else:
+            out[i] = np.trunc(v)
+
+
+@njit(cache=True, parallel=True)
+def _int_to_signed(x, out, lo, hi, width32):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # the register's value read as signed (32-bit: the low 32 bits' two's complement), saturated
+    for i in prange(x.size):
+        v = np.int64(x[i])
+        if width32:
+            v = v & 0xFFFFFFFF
+            if v >= 2147483648:
+                v -= 4294967296
+        out[i] = min(max(v, lo), hi)
+
+
+@njit(cache=True, parallel=True)
+def _int_to_unsigned(x, out, hi, width32):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # the register's value read as unsigned (32-bit: the low 32 bits), saturated to the maximum
+    for i in prange(x.size):
+        v = np.uint64(np.int64(x[i]))  # the two's complement bits (a UINT64 keeps its own)
+        if width32:
+            v = v & np.uint64(0xFFFFFFFF)
+        out[i] = min(v, hi)
+
+
+def _cast_blocks(x: NDArray[Any], out: NDArray[Any]) -> None:
+    """``cast_array`` on blocks of ``CAST_BLOCK`` elements (any layout), one thread."""
+    with np.nditer(
+        [x, out],
+        flags=["external_loop", "buffered", "zerosize_ok"],
+        op_flags=[["readonly"], ["writeonly"]],
+        buffersize=CAST_BLOCK,
+    ) as it:
+        for src, dst in it:
+            dst[...] = cast_array(src, out.dtype)
+
+
+def run_cast(
+    desc: Any,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """``Output = cast(Input)`` into the output view (see the module docstring)."""
+    x, out = inputs["InputTensor"], outputs["OutputTensor"]
+    if out.dtype.kind == "f":
+
+        def work(index: tuple[slice, ...]) -> None:
+            np.copyto(out[index], x[index], casting="unsafe")
+
+        with np.errstate(over="ignore"):  # FLOAT64 beyond FLOAT32's range rounds to inf
+            run_chunks(out.shape, out.nbytes, work)
+        return
+    if x.dtype == np.float16 or not (x.flags.c_contiguous and out.flags.c_contiguous):
+        _cast_blocks(x, out)
+        return
+    src, dst = x.reshape(-1), out.reshape(-1)
+    info = np.iinfo(out.dtype)
+    width32 = max(x.dtype.itemsize, out.dtype.itemsize) < 8
+    if x.dtype.kind == "f":
+        call_parallel(_float_to_int, src, dst, info.min, info.max)
+    elif info.min < 0:
+        call_parallel(_int_to_signed, src, dst, info.min, info.max, width32)
+    else:
+        call_parallel(_int_to_unsigned, src, dst, np.uint64(info.max), width32)
+
+
 # -- the copy programs -------------------------------------------------------------
 
 
@@ -209,6 +308,7 @@ def run_copy_program(
 OPERATORS: dict[str, Callable[..., Any]] = {
     "GATHER": run_gather,
     "SLICE1": run_slice1,
+    "CAST": run_cast,
     **{name: run_copy_program for name in PROGRAMS},
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

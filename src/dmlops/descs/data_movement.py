@@ -680,6 +680,8 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """
     if operator in COPY_PROGRAM_OPERATORS:
         return FAMILY, ("numpy", "cpu", "cuda", "directml")
+    if operator == "CAST":
+        return FAMILY, ("numpy", "cpu", "directml")
     if operator in GENERIC_OPERATORS or operator in INDEXING_OPERATORS:
         return FAMILY, ("numpy", "directml")
     return None
@@ -690,6 +692,41 @@ COPY_PROGRAM_OPERATORS: frozenset[str] = frozenset(
     FILL_VALUE_CONSTANT""".split()
 )
 """The generic operators the cpu and cuda backends run as copy programs (:mod:`._copy_programs`)."""
+
+
+def cast_array(x: NDArray[Any], target: np.dtype[Any]) -> NDArray[Any]:
+    """``x`` converted to ``target`` as DirectML's CAST converts (bit-exact; every backend's rule).
+
+    Integers pass through a 32-bit register (64-bit when either type is): kept as bits
+    into a type of the register's width, saturated (read with the target's signedness)
+    into a narrower one. Floats into integers: truncated, NaN -> 0, saturated. Into
+    floats: rounded to nearest even.
+    """
+    target = np.dtype(target)
+    if target.kind == "f":
+        with np.errstate(over="ignore"):  # FLOAT64 beyond FLOAT32's range rounds to inf
+            return x.astype(target)
+    info = np.iinfo(target)
+    if x.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(np.where(np.isnan(x), 0, x).astype(np.float64))
+            # clip in float64 first: info.max of a 64-bit type is not a float64, but every
+            # value above 2^63 (2^64) saturates the same
+            out = np.clip(t, float(info.min), float(info.max))
+            big = t >= float(info.max)
+            result = np.where(big, info.max, out.astype(np.int64 if info.min < 0 else np.uint64, copy=False))
+        return result.astype(target)
+    width = 64 if max(x.dtype.itemsize, target.itemsize) == 8 else 32
+    if width == 32:
+        bits = x.astype(np.int64) & 0xFFFFFFFF  # the register's pattern
+        signed = np.where(bits >= 2**31, bits - 2**32, bits)
+        unsigned = bits
+    else:
+        signed = x.astype(np.int64)  # wraps a UINT64 >= 2^63 to its negative pattern
+        unsigned = x.astype(np.uint64)  # wraps negatives to their pattern
+    if info.min < 0:
+        return np.clip(signed, info.min, info.max).astype(target)
+    return np.minimum(unsigned, np.asarray(info.max, dtype=unsigned.dtype)).astype(target)
 
 
 def slice_window(offsets: tuple[int, ...], strides: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[slice, ...]:

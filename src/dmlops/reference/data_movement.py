@@ -30,6 +30,7 @@ from ..descs.data_movement import (
     GatherDesc,
     Slice1Desc,
     along,
+    cast_array,
     check_indices,
     coordinates_in_range,
     diagonal_fill,
@@ -102,41 +103,6 @@ def compute_slice1(
 # -- CAST ----------------------------------------------------------------------
 
 Array = NDArray[Any]
-
-
-def cast_array(x: Array, target: np.dtype[Any]) -> Array:
-    """``x`` converted to ``target`` as DirectML's CAST converts (bit-exact, see the descs module).
-
-    Integers pass through a 32-bit register (64-bit when either type is): kept as bits
-    into a type of the register's width, saturated (read with the target's signedness)
-    into a narrower one. Floats into integers: truncated, NaN -> 0, saturated. Into
-    floats: rounded to nearest even.
-    """
-    target = np.dtype(target)
-    if target.kind == "f":
-        with np.errstate(over="ignore"):  # FLOAT64 beyond FLOAT32's range rounds to inf
-            return x.astype(target)
-    info = np.iinfo(target)
-    if x.dtype.kind == "f":
-        with np.errstate(invalid="ignore"):
-            t = np.trunc(np.where(np.isnan(x), 0, x).astype(np.float64))
-            # clip in float64 first: info.max of a 64-bit type is not a float64, but every
-            # value above 2^63 (2^64) saturates the same
-            out = np.clip(t, float(info.min), float(info.max))
-            big = t >= float(info.max)
-            result = np.where(big, info.max, out.astype(np.int64 if info.min < 0 else np.uint64, copy=False))
-        return result.astype(target)
-    width = 64 if max(x.dtype.itemsize, target.itemsize) == 8 else 32
-    if width == 32:
-        bits = x.astype(np.int64) & 0xFFFFFFFF  # the register's pattern
-        signed = np.where(bits >= 2**31, bits - 2**32, bits)
-        unsigned = bits
-    else:
-        signed = x.astype(np.int64)  # wraps a UINT64 >= 2^63 to its negative pattern
-        unsigned = x.astype(np.uint64)  # wraps negatives to their pattern
-    if info.min < 0:
-        return np.clip(signed, info.min, info.max).astype(target)
-    return np.minimum(unsigned, np.asarray(info.max, dtype=unsigned.dtype)).astype(target)
 
 
 def compute_cast(
