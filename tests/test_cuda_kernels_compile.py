@@ -65,6 +65,17 @@ def _elementwise_names() -> list[str]:
             head = f"{spec.functor}, NoFused, {'true' if i == 1 else 'false'}, {', '.join(ins)}, {out}"
             names.append(f"ew_contig<{head}, {4 if i % 2 == 0 else 8}, 256, {1 + i % 4}>")
             names.append(f"ew_strided<{head}, {1 + i * 3 % 8}, {'int' if i % 2 == 0 else 'long long'}, {1 << i % 3}>")
+    # functors picked by the operands: the quantizers without a zero point, CAST by its output type
+    for functor, ins, out in (
+        ("OpQuantizeLinearNoZeroPoint", "i32, float, i32", "u8"),
+        ("OpDequantizeLinearNoZeroPoint", "i8, float, i8", "float"),
+        ("OpCastToInt", "double, double, double", "u64"),
+        ("OpCastToInt", "half_t, half_t, half_t", "i8"),
+        ("OpCastToInt", "u64, u64, u64", "i32"),
+        ("OpCastToFloat", "i64, i64, i64", "half_t"),
+    ):
+        names.append(f"ew_contig<{functor}, NoFused, false, {ins}, {out}, 1, 256, 1>")
+        names.append(f"ew_strided<{functor}, NoFused, false, {ins}, {out}, 3, int, 1>")
     for fused in ["FusedRelu", *sorted({functor for functor, _ in ACTIVATIONS.values()})]:
         names.append(f"ew_contig<OpAdd, {fused}, false, half_t, half_t, half_t, half_t, 8, 128, 2>")
     names += [f"ew_rows<{t}, {k}, {p}>" for t in ("float", "half_t", "double") for k in range(3) for p in (0, 1, 4, 16)]

@@ -71,7 +71,7 @@ def rejected(op: str, desc: dict[str, Any], member: str) -> None:
 def test_claimed_for_its_backends(name: str) -> None:
     cls = desc_class(name)
     assert cls.family == "data_movement"
-    fast = ("cpu", "cuda") if name in COPY_PROGRAM_OPERATORS else ("cpu",) if name == "CAST" else ()
+    fast = ("cpu", "cuda") if name in COPY_PROGRAM_OPERATORS or name == "CAST" else ()
     assert cls.backends == ("numpy", *fast, "directml")
     assert name in OPERATORS
 
@@ -157,7 +157,7 @@ def _cast_input(dtype: np.dtype[Any], rng: np.random.Generator) -> np.ndarray:
         return x.astype(dtype)
 
 
-@pytest.mark.parametrize("backend", backend_params("cpu"), indirect=True)
+@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
 @pytest.mark.parametrize("dst", CAST_TYPES)
 @pytest.mark.parametrize("src", CAST_TYPES)
 def test_cast_backend_matches_the_reference_bit_for_bit(backend: str, src: str, dst: str) -> None:
@@ -168,7 +168,10 @@ def test_cast_backend_matches_the_reference_bit_for_bit(backend: str, src: str, 
         want = dmlops.execute(d, {"InputTensor": view})["OutputTensor"]
         got = to_numpy(dmlops.execute(d, {"InputTensor": view}, backend=backend)["OutputTensor"])
         bits = np.dtype(f"u{want.dtype.itemsize}")
-        assert np.array_equal(got.view(bits), want.view(bits))
+        same = got.view(bits) == want.view(bits)
+        if want.dtype.kind == "f":  # a NaN's payload is not promised (cuda's conversions canonicalise it)
+            same |= np.isnan(got) & np.isnan(want)
+        assert same.all(), f"{np.count_nonzero(~same)} differ, first at {np.flatnonzero(~same)[:5]}"
 
 
 def test_cast_sizes_must_match() -> None:

@@ -1,4 +1,4 @@
-"""Data movement on the CUDA backend: GATHER, SLICE1, and the copy programs.
+"""Data movement on the CUDA backend: GATHER, SLICE1, CAST and the copy programs.
 
 GATHER
 ------
@@ -21,6 +21,13 @@ kernel first and raises DataIndexError with the reference's message.
 SLICE1
 ------
 SLICE1 on the GPU: one strided copy (bit-exact).
+
+CAST
+----
+CAST on the GPU: the element-wise kernel family (``elementwise.py``) with the CAST
+functors of ``kernels/elementwise.cu`` (the reference's ``cast_array`` rules). Bit-exact
+but for the bits of NaN (a NaN stays a NaN; its payload may change, as DirectML's device
+conversions do not promise it either).
 
 The copy programs
 -----------------
@@ -46,6 +53,7 @@ from ..errors import DataIndexError
 from ._copy import INDEX_TYPES, CopyPlan, PlanCache, grid_for
 from ._plan import MAX_OUTER_DIMS, collapse, copy_layout, gather_dimensions
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
+from .elementwise import run_elementwise
 
 # -- GATHER --------------------------------------------------------------------
 
@@ -290,6 +298,7 @@ def run_copy_program(
 OPERATORS: dict[str, Callable[..., Any]] = {
     "GATHER": run_gather,
     "SLICE1": run_slice1,
+    "CAST": run_elementwise,
     **{name: run_copy_program for name in PROGRAMS},
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

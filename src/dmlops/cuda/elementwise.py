@@ -164,6 +164,15 @@ OP_TABLE: dict[str, OpSpec] = _ops()
 QUANTIZATION = frozenset({"ELEMENT_WISE_QUANTIZE_LINEAR", "ELEMENT_WISE_DEQUANTIZE_LINEAR"})
 """Operators whose ZeroPointTensor is optional (a functor without it)."""
 
+BORROWED: dict[str, OpSpec] = {"CAST": OpSpec("OpCast", "all")}
+"""Other families' operators that run on this kernel family (data_movement's CAST, through
+``cuda/data_movement.py``): OpCastToFloat or OpCastToInt by the output's type."""
+
+
+def spec_of(name: str) -> OpSpec:
+    """The functor spec of an operator of this family or of ``BORROWED``."""
+    return OP_TABLE.get(name) or BORROWED[name]
+
 ROW_KINDS = {
     "ACTIVATION_SOFTMAX": 0,
     "ACTIVATION_SOFTMAX1": 0,
@@ -227,13 +236,19 @@ def _float_attrs(source: Any, attrs: Sequence[str]) -> list[float]:
 def op_parameters(desc: Any, dtypes: Sequence[np.dtype[Any]]) -> tuple[list[float], list[int], list[float]]:
     """The functor's float parameters ``q``, integer ones ``k`` and ScaleBias ``[scale, bias]``."""
     name = desc.operator_type.name
-    spec = OP_TABLE[name]
+    spec = spec_of(name)
     q = _float_attrs(desc, spec.attrs)
     k: list[int] = []
     if name == "ELEMENT_WISE_ROUND":
         q = [float(_ROUNDING[desc.rounding_mode.name])]
     elif name == "ELEMENT_WISE_IS_INFINITY":
         q = [float(_INFINITY[desc.infinity_mode.name])]
+    elif name == "CAST" and desc.output_tensor.dtype.kind in "iu":
+        out = desc.output_tensor.dtype
+        info = np.iinfo(out)
+        # [Min, Max (as its bit pattern), target signed, through a 32-bit register]
+        width32 = max(out.itemsize, dtypes[0].itemsize) < 8
+        k = [int(info.min), int(np.int64(np.uint64(info.max))), int(info.min < 0), int(width32)]
     elif name == "ELEMENT_WISE_QUANTIZE_LINEAR":
         info = np.iinfo(desc.output_tensor.data_type.numpy_dtype)
         k = [int(info.min), int(info.max)]
@@ -341,7 +356,7 @@ class Plan:
     def __init__(self, desc: Any, dtypes: Sequence[np.dtype[Any]], out_dtype: np.dtype[Any], lay: Layout) -> None:
         self.desc = desc
         name = desc.operator_type.name
-        spec = OP_TABLE[name]
+        spec = spec_of(name)
         has_sb = getattr(desc, "scale_bias", None) is not None
         _check_types(desc, spec, dtypes, has_sb)
         q, k, sb = op_parameters(desc, dtypes)
@@ -353,6 +368,8 @@ class Plan:
         functor = spec.functor
         if name in QUANTIZATION and len(dtypes) == 2:
             functor += "NoZeroPoint"
+        elif name == "CAST":
+            functor += "ToFloat" if out_dtype in FLOATS else "ToInt"
         self.head = f"{functor}, {fused}, {'true' if has_sb else 'false'}, {', '.join(types)}, {C_TYPES[out_dtype]}"
         self.itemsizes = [d.itemsize for d in dtypes] + [out_dtype.itemsize]
         self.struct = ew_params(lay, q, k, f, sb)

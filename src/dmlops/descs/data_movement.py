@@ -681,7 +681,7 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     if operator in COPY_PROGRAM_OPERATORS:
         return FAMILY, ("numpy", "cpu", "cuda", "directml")
     if operator == "CAST":
-        return FAMILY, ("numpy", "cpu", "directml")
+        return FAMILY, ("numpy", "cpu", "cuda", "directml")
     if operator in GENERIC_OPERATORS or operator in INDEXING_OPERATORS:
         return FAMILY, ("numpy", "directml")
     return None

@@ -600,6 +600,40 @@ struct OpDequantizeLinearNoZeroPoint : Binary {
     }
 };
 
+// -- CAST (descs/data_movement.cast_array; data_movement's operator on this kernel family) -----
+
+// Into a float type: the loaded value, rounded once by the store.
+EW_UNARY(OpCastToFloat, x)
+// Into an integer type, as the target's bit pattern; k = [Min, Max's bits, target signed,
+// 32-bit register]. Floats truncate (NaN -> 0) and saturate, compared in double (Max of a
+// 64-bit type rounds up to 2^63 / 2^64, which saturates, as the reference's float64 clip);
+// integers pass through a 32-bit register (64-bit when either type is) read with the
+// target's signedness, then saturate.
+struct OpCastToInt : Unary {
+    template <class T0, class X>
+    static __device__ __forceinline__ unsigned long long f(const double*, const long long* k, X x) {
+        const bool sgn = k[2] != 0;
+        const unsigned long long hi = (unsigned long long)k[1];
+        if constexpr (IsF<X>::v) {
+            const double v = (double)x;
+            if (v != v) return 0ULL;
+            if (v >= (sgn ? (double)k[1] : (double)hi)) return hi;
+            if (v <= (double)k[0]) return (unsigned long long)k[0];
+            const double t = trunc(v);
+            return sgn ? (unsigned long long)(long long)t : (unsigned long long)t;
+        } else {
+            unsigned long long bits = (unsigned long long)x;  // two's complement (a UINT64 its own)
+            if (k[3]) bits &= 0xFFFFFFFFULL;
+            if (sgn) {
+                long long v = k[3] ? (long long)(int)(unsigned)bits : (long long)bits;
+                v = v < k[0] ? k[0] : (v > k[1] ? k[1] : v);
+                return (unsigned long long)v;
+            }
+            return bits > hi ? hi : bits;
+        }
+    }
+};
+
 struct NoFused {};
 template <class F> struct IsNone { static constexpr bool v = false; };
 template <> struct IsNone<NoFused> { static constexpr bool v = true; };
