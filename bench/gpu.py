@@ -1291,6 +1291,26 @@ def bench_datamove(dtype: str) -> None:
         lambda: {"OutputTensor": torch.nn.functional.pixel_shuffle(tz, 2)},
         z.nbytes + shuffled.nbytes,
     )
+    # CAST into the other float type and into INT8 (torch: copy_ converts; into INT8 it wraps, so
+    # the check uses values inside INT8's range)
+    src = cp.clip(cp.random.standard_normal(n, dtype=cp.float32) * 50, -120, 120).astype(cdt)
+    ts_ = torch_of(src)
+    for target in ("FLOAT16" if dml == "FLOAT32" else "FLOAT32", "INT8"):
+        ndt = {"FLOAT16": cp.float16, "FLOAT32": cp.float32, "INT8": cp.int8}[target]
+        dst = cp.empty(n, dtype=ndt)
+        td = torch_of(dst)
+        body = {"InputTensor": t((n,)), "OutputTensor": {"DataType": target, "Sizes": [n]}}
+        _dm_case(
+            f"CAST to {target} 256 MiB in",
+            dtype,
+            "CAST",
+            body,
+            {"InputTensor": src},
+            {"OutputTensor": dst},
+            lambda i, td=td: td.copy_(ts_),
+            lambda td=td: {"OutputTensor": ts_.to(td.dtype)},
+            src.nbytes + dst.nbytes,
+        )
     filled = cp.empty((n,), dtype=cdt)
     tf = torch_of(filled)
     body = {"OutputTensor": t(filled.shape), "ValueDataType": dml, "Value": 1.5}
