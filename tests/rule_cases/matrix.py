@@ -487,3 +487,367 @@ CASES: list[RuleCase] = [
     *MATRIX_MULTIPLY_INTEGER_TO_FLOAT_CASES,
     *QUANTIZED_LINEAR_MATRIX_MULTIPLY_CASES,
 ]
+
+
+def _attention(op: str, heads: tuple[int, int] = (2, 2), mask_type: str = "NONE", **sizes: Any) -> dict[str, Any]:
+    """A MULTIHEAD_ATTENTION(1) desc: FLOAT32 tensors (MaskTensor INT32) of the Sizes given."""
+    desc: dict[str, Any] = {"Scale": 0.5, "MaskFilterValue": -10000.0, "MaskType": mask_type}
+    if op == "MULTIHEAD_ATTENTION":
+        desc["HeadCount"] = heads[0]
+    else:
+        desc |= {"QueryHeadCount": heads[0], "KeyValueHeadCount": heads[1]}
+    for member, shape in sizes.items():
+        if shape is not None:
+            desc[member] = _t("INT32" if member == "MaskTensor" else "FLOAT32", *shape)
+    return desc
+
+
+# batch 2, sequence 3, key sequence 4, 2 heads of size 4, value head size 5, past sequence 5
+_QKV = {"QueryTensor": (2, 3, 8), "KeyTensor": (2, 4, 8), "ValueTensor": (2, 4, 10), "OutputTensor": (2, 3, 10)}
+_PAST = {"PastKeyTensor": (2, 2, 5, 4), "PastValueTensor": (2, 2, 5, 5)}
+_PRESENT = {"OutputPresentKeyTensor": (2, 2, 9, 4), "OutputPresentValueTensor": (2, 2, 9, 5)}
+
+
+def _mha_cases(op: str) -> list[RuleCase]:
+    prefix = op.lower()
+    heads = "HeadCount" if op == "MULTIHEAD_ATTENTION" else "QueryHeadCount"
+
+    def case(name: str, rejects: str | None, why: str, mask_type: str = "NONE", **sizes: Any) -> RuleCase:
+        return RuleCase(f"{prefix}_{name}", op, _attention(op, mask_type=mask_type, **sizes), rejects, why)
+
+    return [
+        case(
+            "valid_past_present_bias",
+            None,
+            "separate Q/K/V, value head size 5 beside head size 4, past and present",
+            BiasTensor=(26,),
+            RelativePositionBiasTensor=(2, 2, 3, 9),
+            **_QKV,
+            **_PAST,
+            **_PRESENT,
+        ),
+        case(
+            "valid_4d_leading_ones",
+            None,
+            "Q, K, V and Output 4-D with a leading 1 (all of one DimensionCount)",
+            QueryTensor=(1, 2, 3, 8),
+            KeyTensor=(1, 2, 4, 8),
+            ValueTensor=(1, 2, 4, 10),
+            OutputTensor=(1, 2, 3, 10),
+        ),
+        case(
+            "valid_stacked_qkv_boolean_mask",
+            None,
+            "StackedQueryKeyValueTensor, a 5-D Output and a BOOLEAN mask {batch, heads, S, T}",
+            "BOOLEAN",
+            StackedQueryKeyValueTensor=(2, 3, 2, 3, 4),
+            OutputTensor=(1, 1, 2, 3, 8),
+            MaskTensor=(2, 2, 3, 3),
+            BiasTensor=(1, 24),
+        ),
+        case(
+            "valid_stacked_kv_key_lengths",
+            None,
+            "Query with StackedKeyValueTensor; KEY_SEQUENCE_LENGTH mask {1, batch}",
+            "KEY_SEQUENCE_LENGTH",
+            QueryTensor=(2, 3, 8),
+            StackedKeyValueTensor=(2, 4, 2, 2, 4),
+            OutputTensor=(2, 3, 8),
+            MaskTensor=(1, 2),
+        ),
+        case(
+            "valid_stacked_qk_start_end",
+            None,
+            "StackedQueryKeyTensor with Value; KEY_QUERY_SEQUENCE_LENGTH_START_END mask {3 batch + 2}",
+            "KEY_QUERY_SEQUENCE_LENGTH_START_END",
+            StackedQueryKeyTensor=(2, 3, 2, 2, 4),
+            ValueTensor=(2, 3, 10),
+            OutputTensor=(2, 3, 10),
+            MaskTensor=(8,),
+        ),
+        case(
+            "no_value",
+            "ValueTensor",
+            "exactly one of Value, StackedKeyValue, StackedQueryKeyValue",
+            **{**_QKV, "ValueTensor": None},
+        ),
+        case(
+            "query_twice",
+            "StackedQueryKeyValueTensor",
+            "Query and StackedQueryKeyValue are exclusive",
+            **_QKV,
+            StackedQueryKeyValueTensor=(2, 3, 2, 3, 4),
+        ),
+        case(
+            "key_twice",
+            "StackedKeyValueTensor",
+            "StackedQueryKey and StackedKeyValue both carry the key",
+            StackedQueryKeyTensor=(2, 3, 2, 2, 4),
+            StackedKeyValueTensor=(2, 3, 2, 2, 4),
+            OutputTensor=(2, 3, 8),
+        ),
+        case(
+            "ranks_differ",
+            "OutputTensor.DimensionCount",
+            "Q, K, V and Output have one DimensionCount (a 4-D Q needs a 4-D Output)",
+            **{**_QKV, "QueryTensor": (1, 2, 3, 8), "KeyTensor": (1, 2, 4, 8), "ValueTensor": (1, 2, 4, 10)},
+        ),
+        case(
+            "query_leading_not_one",
+            "QueryTensor.Sizes[0]",
+            "4-D Q: the leading dimension is 1",
+            **{
+                **_QKV,
+                "QueryTensor": (2, 2, 3, 8),
+                "KeyTensor": (1, 2, 4, 8),
+                "ValueTensor": (1, 2, 4, 10),
+                "OutputTensor": (1, 2, 3, 10),
+            },
+        ),
+        case(
+            "heads_split_query",
+            "QueryTensor.Sizes[2]",
+            f"the query hidden size is a multiple of {heads}",
+            **{**_QKV, "QueryTensor": (2, 3, 7)},
+        ),
+        case(
+            "key_hidden",
+            "KeyTensor.Sizes[2]",
+            "Key's hidden size is Query's (heads x head size)",
+            **{**_QKV, "KeyTensor": (2, 4, 12)},
+        ),
+        case(
+            "value_sequence", "ValueTensor.Sizes[1]", "Value's sequence is Key's", **{**_QKV, "ValueTensor": (2, 5, 10)}
+        ),
+        case(
+            "key_batch",
+            "KeyTensor.Sizes[0]",
+            "Key's batch is Query's (no broadcasting)",
+            **{**_QKV, "KeyTensor": (1, 4, 8)},
+        ),
+        case(
+            "output_hidden",
+            "OutputTensor.Sizes[2]",
+            "Output is {batch, sequence, heads x value head size}",
+            **{**_QKV, "OutputTensor": (2, 3, 8)},
+        ),
+        case(
+            "stacked_qkv_count",
+            "StackedQueryKeyValueTensor.Sizes[3]",
+            "StackedQueryKeyValue stacks 3 on its fourth dimension",
+            StackedQueryKeyValueTensor=(2, 3, 2, 2, 4),
+            OutputTensor=(2, 3, 8),
+        ),
+        case(
+            "stacked_kv_heads",
+            "StackedKeyValueTensor.Sizes[2]",
+            "StackedKeyValue's third dimension is the head count",
+            QueryTensor=(2, 3, 8),
+            StackedKeyValueTensor=(2, 4, 1, 2, 8),
+            OutputTensor=(2, 3, 8),
+        ),
+        case(
+            "stacked_qk_value_sequence",
+            "ValueTensor.Sizes[1]",
+            "with StackedQueryKey the key sequence is the query's",
+            StackedQueryKeyTensor=(2, 3, 2, 2, 4),
+            ValueTensor=(2, 4, 10),
+            OutputTensor=(2, 3, 10),
+        ),
+        case(
+            "bias_size",
+            "BiasTensor.Sizes[0]",
+            "Bias is {query + key + value hidden} = 8 + 8 + 10",
+            **_QKV,
+            BiasTensor=(24,),
+        ),
+        case(
+            "bias_leading_not_one", "BiasTensor.Sizes[0]", "Bias's leading dimensions are 1", **_QKV, BiasTensor=(2, 26)
+        ),
+        case(
+            "relative_position_bias_broadcast",
+            "RelativePositionBiasTensor.Sizes[0]",
+            "RelativePositionBias is {batch, heads, S, T}: no broadcasting",
+            **_QKV,
+            RelativePositionBiasTensor=(1, 2, 3, 4),
+        ),
+        case(
+            "relative_position_bias_total",
+            "RelativePositionBiasTensor.Sizes[3]",
+            "with a past, T is past + key sequence (9)",
+            **_QKV,
+            **_PAST,
+            RelativePositionBiasTensor=(2, 2, 3, 4),
+        ),
+        case(
+            "past_key_alone",
+            "PastValueTensor",
+            "PastKey and PastValue come together",
+            **_QKV,
+            PastKeyTensor=(2, 2, 5, 4),
+        ),
+        case(
+            "past_value_head_size",
+            "PastValueTensor.Sizes[3]",
+            "E103: PastValue's last dimension is the value head size (5), not the head size",
+            **_QKV,
+            PastKeyTensor=(2, 2, 5, 4),
+            PastValueTensor=(2, 2, 5, 4),
+        ),
+        case(
+            "past_sequences_differ",
+            "PastValueTensor.Sizes[2]",
+            "PastValue's sequence is PastKey's",
+            **_QKV,
+            PastKeyTensor=(2, 2, 5, 4),
+            PastValueTensor=(2, 2, 6, 5),
+        ),
+        case(
+            "present_without_past_total",
+            "OutputPresentKeyTensor.Sizes[2]",
+            "with a past, OutputPresentKey holds past + key sequence (9)",
+            **_QKV,
+            **_PAST,
+            OutputPresentKeyTensor=(2, 2, 4, 4),
+        ),
+        case(
+            "present_value_head_size",
+            "OutputPresentValueTensor.Sizes[3]",
+            "E103: OutputPresentValue's last dimension is the value head size",
+            **_QKV,
+            OutputPresentValueTensor=(2, 2, 4, 4),
+        ),
+        case("mask_with_type_none", "MaskTensor", "MaskType NONE takes no MaskTensor", **_QKV, MaskTensor=(2, 2, 3, 4)),
+        case(
+            "boolean_mask_broadcast",
+            "MaskTensor.Sizes[1]",
+            "a BOOLEAN mask is {batch, heads, S, T}: no broadcasting",
+            "BOOLEAN",
+            **_QKV,
+            MaskTensor=(2, 1, 3, 4),
+        ),
+        case(
+            "key_lengths_mask_shape",
+            "MaskTensor.Sizes[0]",
+            "a KEY_SEQUENCE_LENGTH mask is {1, batch}",
+            "KEY_SEQUENCE_LENGTH",
+            **_QKV,
+            MaskTensor=(2, 2),
+        ),
+        case(
+            "end_start_mask_shape",
+            "MaskTensor.DimensionCount",
+            "a KEY_SEQUENCE_END_START mask is {2, batch}",
+            "KEY_SEQUENCE_END_START",
+            **_QKV,
+            MaskTensor=(2,),
+        ),
+        case(
+            "start_end_mask_shape",
+            "MaskTensor.Sizes[0]",
+            "a KEY_QUERY_SEQUENCE_LENGTH_START_END mask is {3 batch + 2}",
+            "KEY_QUERY_SEQUENCE_LENGTH_START_END",
+            **_QKV,
+            MaskTensor=(6,),
+        ),
+    ]
+
+
+_MHA1 = "MULTIHEAD_ATTENTION1"
+# grouped-query attention: 4 query heads over 2 key/value heads of size 4, value head size 5
+_GQA = {"QueryTensor": (2, 3, 16), "KeyTensor": (2, 4, 8), "ValueTensor": (2, 4, 10), "OutputTensor": (2, 3, 20)}
+MULTIHEAD_ATTENTION_CASES = [
+    *_mha_cases("MULTIHEAD_ATTENTION"),
+    RuleCase(
+        "multihead_attention_head_count_zero",
+        "MULTIHEAD_ATTENTION",
+        _attention("MULTIHEAD_ATTENTION", (0, 0), **_QKV),
+        "HeadCount",
+        "HeadCount 0 (DirectML's host dies in CreateOperator)",
+    ),
+    RuleCase(
+        "multihead_attention_head_count_divides_value",
+        "MULTIHEAD_ATTENTION",
+        _attention("MULTIHEAD_ATTENTION", (4, 4), **_QKV),
+        "ValueTensor.Sizes[2]",
+        "Value's hidden size (10) is a multiple of HeadCount (4)",
+    ),
+]
+MULTIHEAD_ATTENTION1_CASES = [
+    *_mha_cases(_MHA1),
+    RuleCase(
+        "multihead_attention1_valid_grouped",
+        _MHA1,
+        _attention(
+            _MHA1,
+            (4, 2),
+            "BOOLEAN",
+            **_GQA,
+            PastKeyTensor=(2, 2, 5, 4),
+            PastValueTensor=(2, 2, 5, 5),
+            OutputPresentKeyTensor=(2, 2, 9, 4),
+            RelativePositionBiasTensor=(2, 4, 3, 9),
+            MaskTensor=(2, 4, 3, 9),
+            BiasTensor=(34,),
+        ),
+        None,
+        "E104: K, V, past and present take KeyValueHeadCount; Output, mask and RelativePositionBias QueryHeadCount",
+    ),
+    RuleCase(
+        "multihead_attention1_valid_grouped_stacked_kv",
+        _MHA1,
+        _attention(
+            _MHA1, (4, 2), QueryTensor=(2, 3, 16), StackedKeyValueTensor=(2, 4, 2, 2, 4), OutputTensor=(2, 3, 16)
+        ),
+        None,
+        "E104: StackedKeyValue holds KeyValueHeadCount heads",
+    ),
+    RuleCase(
+        "multihead_attention1_heads_not_multiple",
+        _MHA1,
+        _attention(
+            _MHA1, (3, 2), QueryTensor=(2, 3, 12), KeyTensor=(2, 4, 8), ValueTensor=(2, 4, 10), OutputTensor=(2, 3, 15)
+        ),
+        "KeyValueHeadCount",
+        "E104: KeyValueHeadCount divides QueryHeadCount",
+    ),
+    RuleCase(
+        "multihead_attention1_more_kv_heads",
+        _MHA1,
+        _attention(
+            _MHA1, (2, 4), QueryTensor=(2, 3, 8), KeyTensor=(2, 4, 16), ValueTensor=(2, 4, 20), OutputTensor=(2, 3, 10)
+        ),
+        "KeyValueHeadCount",
+        "E104: KeyValueHeadCount divides QueryHeadCount",
+    ),
+    RuleCase(
+        "multihead_attention1_stacked_qkv_grouped",
+        _MHA1,
+        _attention(_MHA1, (4, 2), StackedQueryKeyValueTensor=(2, 3, 4, 3, 4), OutputTensor=(2, 3, 16)),
+        "KeyValueHeadCount",
+        "E104: stacked query with key needs equal head counts",
+    ),
+    RuleCase(
+        "multihead_attention1_past_query_heads",
+        _MHA1,
+        _attention(_MHA1, (4, 2), **_GQA, PastKeyTensor=(2, 4, 5, 4), PastValueTensor=(2, 4, 5, 5)),
+        "PastKeyTensor.Sizes[1]",
+        "E104: PastKey has KeyValueHeadCount heads",
+    ),
+    RuleCase(
+        "multihead_attention1_mask_kv_heads",
+        _MHA1,
+        _attention(_MHA1, (4, 2), "BOOLEAN", **_GQA, MaskTensor=(2, 2, 3, 4)),
+        "MaskTensor.Sizes[1]",
+        "E104: a BOOLEAN mask has QueryHeadCount heads",
+    ),
+    RuleCase(
+        "multihead_attention1_output_kv_heads",
+        _MHA1,
+        _attention(_MHA1, (4, 2), **{**_GQA, "OutputTensor": (2, 3, 10)}),
+        "OutputTensor.Sizes[2]",
+        "E104: Output is QueryHeadCount x value head size",
+    ),
+]
+
+CASES += [*MULTIHEAD_ATTENTION_CASES, *MULTIHEAD_ATTENTION1_CASES]

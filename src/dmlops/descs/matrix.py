@@ -27,6 +27,24 @@ Rules:
   QUANTIZED_LINEAR_MATRIX_MULTIPLY: the pages let each be per tensor or per row on its
   own). ..._TO_FLOAT's BiasTensor has OutputTensor's Sizes (page fact); its A and B may
   have different integer DataTypes (INT8, UINT8, INT32, UINT32 in any pair).
+* MULTIHEAD_ATTENTION / MULTIHEAD_ATTENTION1 (HeadCount = QueryHeadCount = KeyValueHeadCount
+  for the first): head counts at least 1 (HeadCount 0 kills DirectML's host), and
+  KeyValueHeadCount divides QueryHeadCount; exactly one tensor carries each of the query,
+  key and value (:data:`ATTENTION_SOURCES`), and a stacked query with key needs equal head
+  counts. Query, Key, Value and Output share one DimensionCount (3, or 4/5 with leading 1s).
+  With batch B, sequence S, key sequence L (S with StackedQueryKey), past sequence P (0
+  without PastKeyTensor), T = P + L, head size h (Query's hidden / query heads, or the
+  stacked tensors' last size), value head size v (Value's hidden / key-value heads, else h):
+  Query {B, S, Hq h}, Key {B, L, Hkv h}, Value {B, L, Hkv v}, stacked {B, S|L, heads,
+  2|3, h}, Output {B, S, Hq v}, Bias {(Hq + Hkv) h + Hkv v}, RelativePositionBias
+  {B, Hq, S, T}, PastKey/PastValue (both or neither) {B, Hkv, P, h|v}, OutputPresentKey /
+  Value {B, Hkv, T, h|v}, each with any leading 1s and no broadcasting. The past and present
+  values take v, which the page gives as the head size (E103); MULTIHEAD_ATTENTION1's page
+  leaves the head counts "TBD" (E104). MaskTensor per MaskType (:data:`MASK_SHAPES`):
+  absent with NONE, BOOLEAN {B, Hq, S, T}, KEY_SEQUENCE_LENGTH {1, B},
+  KEY_SEQUENCE_END_START {2, B}, KEY_QUERY_SEQUENCE_LENGTH_START_END {3B + 2}.
+  MULTIHEAD_ATTENTION1's PastSequenceLengthsTensor is not checked: any desc holding it
+  (INT32 or FLOAT32, with or without a past) hangs CreateOperator on this stack (E105).
 """
 
 from __future__ import annotations
@@ -145,11 +163,138 @@ def _check_quantization_sizes(desc: Any, member: str, axis: str, count: int) -> 
         raise desc.invalid(f"{member}.Sizes[{i - lead}]", rule, size)
 
 
+ATTENTION_SOURCES: dict[str, tuple[str, ...]] = {
+    "query": ("QueryTensor", "StackedQueryKeyTensor", "StackedQueryKeyValueTensor"),
+    "key": ("KeyTensor", "StackedQueryKeyTensor", "StackedKeyValueTensor", "StackedQueryKeyValueTensor"),
+    "value": ("ValueTensor", "StackedKeyValueTensor", "StackedQueryKeyValueTensor"),
+}
+"""The tensors that may carry each of MULTIHEAD_ATTENTION's query, key and value: exactly one."""
+
+UNSTACKED_ATTENTION_TENSORS = ("QueryTensor", "KeyTensor", "ValueTensor", "OutputTensor")
+"""The {batch, sequence, hidden} tensors: 3-D, or 4-/5-D with leading 1s, all of one DimensionCount."""
+
+
+def _head_counts(desc: Any) -> tuple[str, int, str, int]:
+    """``(query member, query heads, key/value member, key/value heads)``."""
+    if desc.operator_type.name == "MULTIHEAD_ATTENTION":
+        return "HeadCount", int(desc.head_count), "HeadCount", int(desc.head_count)
+    return "QueryHeadCount", int(desc.query_head_count), "KeyValueHeadCount", int(desc.key_value_head_count)
+
+
+def _require_trailing(desc: Any, member: str, expected: tuple[int, ...], rule: str) -> None:
+    """Tensor ``member`` (if present) is ``expected``, with any further leading dimensions 1."""
+    tensor = desc.tensors().get(member)
+    if tensor is None:
+        return
+    sizes = tensor.sizes
+    lead = len(sizes) - len(expected)
+    if lead < 0:
+        raise desc.invalid(f"{member}.DimensionCount", f"must be at least {len(expected)} ({rule})", len(sizes))
+    for i, (got, want) in enumerate(zip(sizes, (1,) * lead + expected)):
+        if got != want:
+            raise desc.invalid(f"{member}.Sizes[{i}]", f"must be {want} ({rule}, leading 1s allowed)", got)
+
+
+def _heads_split(desc: Any, member: str, heads: int, heads_member: str) -> int:
+    """The head size of a {..., heads * headSize} tensor: its last size divided by ``heads``."""
+    sizes = desc.tensor(member).sizes
+    if sizes[-1] % heads:
+        rule = f"must be a multiple of {heads_member} ({heads}): heads x head size"
+        raise desc.invalid(f"{member}.Sizes[{len(sizes) - 1}]", rule, sizes[-1])
+    return sizes[-1] // heads
+
+
+def _check_attention(desc: Any) -> None:
+    tensors = desc.tensors()
+    q_member, q_heads, kv_member, kv_heads = _head_counts(desc)
+    for member, heads in ((q_member, q_heads), (kv_member, kv_heads)):
+        if heads < 1:
+            raise desc.invalid(member, "must be at least 1", heads)
+    if q_heads % kv_heads:
+        raise desc.invalid(kv_member, f"must divide {q_member} ({q_heads})", kv_heads)
+    source = {}
+    for role, members in ATTENTION_SOURCES.items():
+        present = [m for m in members if m in tensors]
+        if len(present) != 1:
+            named = present[1] if present else members[0]
+            raise desc.invalid(named, f"exactly one of {', '.join(members)} carries the {role}", present)
+        source[role] = present[0]
+    stacked = {source["query"], source["key"]} & {"StackedQueryKeyTensor", "StackedQueryKeyValueTensor"}
+    if stacked and q_heads != kv_heads:
+        raise desc.invalid(kv_member, f"must equal {q_member} ({q_heads}) with {stacked.pop()}", kv_heads)
+    desc.require_same("DimensionCount", *UNSTACKED_ATTENTION_TENSORS)
+
+    # Batch, sequence and head size from the query's tensor, the key's sequence from its own.
+    if source["query"] == "QueryTensor":
+        batch, seq = tensors["QueryTensor"].sizes[-3:-1]
+        head = _heads_split(desc, "QueryTensor", q_heads, q_member)
+    else:
+        batch, seq, _, _, head = tensors[source["query"]].sizes
+    kv_seq = tensors["KeyTensor"].sizes[-2] if source["key"] == "KeyTensor" else None
+    if source["key"] == "StackedKeyValueTensor":
+        kv_seq = tensors["StackedKeyValueTensor"].sizes[1]
+    kv_seq = seq if kv_seq is None else kv_seq
+    value_head = _heads_split(desc, "ValueTensor", kv_heads, kv_member) if "ValueTensor" in tensors else head
+    past = tensors["PastKeyTensor"].sizes[-2] if "PastKeyTensor" in tensors else 0
+    total = past + kv_seq
+
+    shapes = {
+        "QueryTensor": ((batch, seq, q_heads * head), "{batch, sequence, heads x head size}"),
+        "StackedQueryKeyTensor": ((batch, seq, q_heads, 2, head), "{batch, sequence, heads, 2, head size}"),
+        "StackedQueryKeyValueTensor": ((batch, seq, q_heads, 3, head), "{batch, sequence, heads, 3, head size}"),
+        "KeyTensor": ((batch, kv_seq, kv_heads * head), "{batch, key sequence, heads x head size}"),
+        "StackedKeyValueTensor": ((batch, kv_seq, kv_heads, 2, head), "{batch, key sequence, heads, 2, head size}"),
+        "ValueTensor": ((batch, kv_seq, kv_heads * value_head), "{batch, key sequence, heads x value head size}"),
+        "OutputTensor": ((batch, seq, q_heads * value_head), "{batch, sequence, heads x value head size}"),
+        "BiasTensor": (((q_heads + kv_heads) * head + kv_heads * value_head,), "{query + key + value hidden sizes}"),
+        "RelativePositionBiasTensor": ((batch, q_heads, seq, total), "{batch, heads, sequence, past + key sequence}"),
+        "PastKeyTensor": ((batch, kv_heads, past, head), "{batch, heads, past sequence, head size}"),
+        "PastValueTensor": ((batch, kv_heads, past, value_head), "{batch, heads, past sequence, value head size}"),
+        "OutputPresentKeyTensor": ((batch, kv_heads, total, head), "{batch, heads, past + key sequence, head size}"),
+        "OutputPresentValueTensor": (
+            (batch, kv_heads, total, value_head),
+            "{batch, heads, past + key sequence, value head size}",
+        ),
+    }
+    if ("PastKeyTensor" in tensors) != ("PastValueTensor" in tensors):
+        missing = "PastValueTensor" if "PastKeyTensor" in tensors else "PastKeyTensor"
+        raise desc.invalid(missing, "PastKeyTensor and PastValueTensor are both present or both null", None)
+    for member, (expected, rule) in shapes.items():
+        _require_trailing(desc, member, expected, rule)
+    _check_attention_mask(desc, batch, (batch, q_heads, seq, total))
+
+
+MASK_SHAPES: dict[str, str] = {
+    "BOOLEAN": "{batch, heads, sequence, past + key sequence}",
+    "KEY_SEQUENCE_LENGTH": "{1, batch}",
+    "KEY_SEQUENCE_END_START": "{2, batch}",
+    "KEY_QUERY_SEQUENCE_LENGTH_START_END": "{3 x batch + 2}",
+}
+"""MaskTensor's Sizes per MaskType (leading 1s allowed); MaskType NONE takes no MaskTensor."""
+
+
+def _check_attention_mask(desc: Any, batch: int, scores: tuple[int, int, int, int]) -> None:
+    mask_type = desc.mask_type.name
+    if "MaskTensor" not in desc.tensors():
+        return
+    if mask_type == "NONE":
+        raise desc.invalid("MaskTensor", "must be null with MaskType NONE", desc.mask_tensor.sizes)
+    expected = {
+        "BOOLEAN": scores,
+        "KEY_SEQUENCE_LENGTH": (1, batch),
+        "KEY_SEQUENCE_END_START": (2, batch),
+        "KEY_QUERY_SEQUENCE_LENGTH_START_END": (3 * batch + 2,),
+    }[mask_type]
+    _require_trailing(desc, "MaskTensor", expected, f"{MASK_SHAPES[mask_type]} with MaskType {mask_type}")
+
+
 _RULES: dict[str, Any] = {
     "GEMM": _check_matmul,
     "MATRIX_MULTIPLY_INTEGER": _check_matmul,
     "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": _check_matmul,
     "QUANTIZED_LINEAR_MATRIX_MULTIPLY": _check_matmul,
+    "MULTIHEAD_ATTENTION": _check_attention,
+    "MULTIHEAD_ATTENTION1": _check_attention,
 }
 
 
