@@ -10,9 +10,9 @@ output (:func:`samples_per_output`), the taps of sample coordinates (:func:`samp
 the batch-index rule (:func:`batch_indices`, ruling 3) and the memory estimate per sample
 (``SAMPLE_BYTES``).
 
-ROI_ALIGN_GRAD and ROI_POOLING are claimed for the ``directml`` backend only, with their
-own rules, each checked against DirectML 1.15.4's CreateOperator (it wins where the pages
-are silent or say otherwise):
+ROI_POOLING is claimed for ``numpy`` and ``directml`` (its bins: :func:`pooling_bins`);
+ROI_ALIGN_GRAD for the ``directml`` backend only. Their own rules, each checked against
+DirectML 1.15.4's CreateOperator (it wins where the pages are silent or say otherwise):
 
 * ROI_ALIGN_GRAD: OutputGradientTensor or OutputROIGradientTensor (at least one);
   InputTensor when OutputROIGradientTensor is supplied or ReductionFunction is MAX (it
@@ -28,6 +28,21 @@ are silent or say otherwise):
   copy's 2-D ``(num_rois, 5)`` is rejected, erratum E151); PooledSize entries >= 1;
   OutputTensor is ``{NumROIs, ChannelCount, PooledSize.Height, PooledSize.Width}``,
   ChannelCount InputTensor's. Any SpatialScale (0, negative, NaN, inf) is accepted.
+
+What DirectML 1.15.4 computes for ROI_POOLING (measured on the ``directml`` backend,
+tests/directml/test_directml_roi_neighbours.py; errata E190-E192):
+
+* the batch: the BatchID float truncated toward zero, clamped to ``[0, BatchCount - 1]``
+  (:func:`pooling_batches`, E191);
+* the corners ``round(coordinate * SpatialScale)``, halves to even, the region
+  ``max(x2 - x1 + 1, 1)`` pixels wide (an inverted region is its first pixel), the page's
+  integer bin bounds in 32-bit arithmetic that wraps (:func:`pooling_bins`, E190);
+* per bin the max from the type's lowest finite value, strictly greater replacing, rows
+  then columns (NaN never wins, the first of +0 and -0 is kept); 0 for an empty bin (E192).
+
+A scaled corner beyond int32 or NaN is converted as D3D's ``ftoi`` does (saturated; NaN
+to 0). This Wine + lavapipe stack converts it to INT_MIN instead (its x86 conversion), a
+stack artefact that the differential test keeps out of its random cases.
 """
 
 from __future__ import annotations
@@ -338,7 +353,7 @@ def batch_indices(desc: Any, indices: NDArray[Any]) -> NDArray[np.int64]:
 
 FAMILY = "roi"
 
-GENERIC_OPERATORS: frozenset[str] = frozenset(("ROI_ALIGN1",))
+GENERIC_OPERATORS: frozenset[str] = frozenset(("ROI_ALIGN1", "ROI_POOLING"))
 """The catalogue operators this family implements through their generic descs.
 
 ROI_ALIGN1 per axis (DirectML 1.15.4, probed on the ``directml`` backend)::
@@ -355,7 +370,7 @@ With AlignRegionsToCorners a sample is in bounds only inside ``[0, InputWidth - 
 """
 
 
-DIRECTML_OPERATORS: frozenset[str] = frozenset(("ROI_ALIGN_GRAD", "ROI_POOLING"))
+DIRECTML_OPERATORS: frozenset[str] = frozenset(("ROI_ALIGN_GRAD",))
 """The family's operators that only the ``directml`` backend runs (their rules: the module docstring)."""
 
 ROI_POOLING_BOX = 5
@@ -409,6 +424,85 @@ def _check_roi_pooling(desc: Any) -> None:
         (roi[2], channels, int(pooled.height), int(pooled.width)),
         "{NumROIs, InputTensor's ChannelCount, PooledSize.Height, PooledSize.Width}",
     )
+
+
+# -- ROI_POOLING: the bins of every region -----------------------------------------------------
+
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def wrap_int32(values: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``values`` wrapped to int32 (two's complement), kept as int64: DirectML's integer arithmetic."""
+    return ((values - INT32_MIN) & 0xFFFFFFFF) + INT32_MIN
+
+
+def float_to_int32(values: NDArray[Any]) -> NDArray[np.int64]:
+    """D3D's ``ftoi``: truncation toward zero, saturated to int32, NaN to 0 (as int64)."""
+    v = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.trunc(np.clip(np.nan_to_num(v, nan=0.0), INT32_MIN, INT32_MAX)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class PoolingBins:
+    """ROI_POOLING's windows: per ROI its batch, per ROI and bin the half-open ``[start, end)`` rows and columns.
+
+    ``y_start``/``y_end`` are (NumROIs, PooledHeight), ``x_start``/``x_end`` (NumROIs,
+    PooledWidth), already clamped to the input; a bin with ``end <= start`` on either axis is
+    empty (its output is 0).
+    """
+
+    batch: NDArray[np.int64]
+    y_start: NDArray[np.int64]
+    y_end: NDArray[np.int64]
+    x_start: NDArray[np.int64]
+    x_end: NDArray[np.int64]
+
+
+def pooling_batches(desc: Any, batch_ids: NDArray[Any]) -> NDArray[np.int64]:
+    """ROI_POOLING's BatchID column as batch indices (DirectML 1.15.4, erratum E191).
+
+    The float is truncated toward zero (``ftoi``: NaN gives 0, infinities saturate) and then
+    clamped to ``[0, BatchCount - 1]``: 1.7 reads batch 1, -0.7 and -5 batch 0, 7 or +inf
+    the last batch. DirectML clamps explicitly (an out-of-range read would give zeros), so
+    dmlops follows it rather than refusing.
+    """
+    return np.clip(float_to_int32(batch_ids), 0, desc.input_tensor.sizes[0] - 1)
+
+
+def _pooling_axis(
+    first: NDArray[Any], last: NDArray[Any], scale: float, pooled: int, length: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``[start, end)`` of every bin of every ROI along one axis, clamped to ``[0, length]``.
+
+    DirectML 1.15.4 (erratum E190): the corners are ``round(coordinate * SpatialScale)``
+    (the product in float32, rounded half to even, converted with ``ftoi``); the region
+    spans ``size = max(last - first + 1, 1)`` pixels (int32; an inverted region is its
+    first pixel); bin ``p`` is ``[p * size / pooled, ((p + 1) * size + pooled - 1) /
+    pooled)`` (the page's floor and ceil) offset by ``first``. The products and quotients
+    are unsigned 32-bit (PooledSize is a UINT: HLSL's ``int * uint`` is unsigned), the sum
+    with ``first`` wraps, and the clamp to the input is signed: regions near 2^31 pixels
+    overflow exactly as DirectML's do.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = float_to_int32(np.rint(first.astype(np.float32) * np.float32(scale)))
+        b = float_to_int32(np.rint(last.astype(np.float32) * np.float32(scale)))
+    size = np.maximum(wrap_int32(b - a + 1), 1)[:, None]
+    p = np.arange(pooled, dtype=np.int64)[None, :]
+    start = ((p * size) & 0xFFFFFFFF) // pooled
+    end = (((p + 1) * size + pooled - 1) & 0xFFFFFFFF) // pooled
+    start, end = wrap_int32(start + a[:, None]), wrap_int32(end + a[:, None])
+    return np.clip(start, 0, length), np.clip(end, 0, length)
+
+
+def pooling_bins(desc: Any, rois: NDArray[Any]) -> PoolingBins:
+    """The bins of ROI_POOLING for its ``(NumROIs, 5)`` rows ``[BatchID, x1, y1, x2, y2]``."""
+    rois = np.asarray(rois).reshape(-1, ROI_POOLING_BOX)
+    _, _, height, width = desc.input_tensor.sizes
+    pooled = desc.pooled_size
+    y_start, y_end = _pooling_axis(rois[:, 2], rois[:, 4], desc.spatial_scale, int(pooled.height), height)
+    x_start, x_end = _pooling_axis(rois[:, 1], rois[:, 3], desc.spatial_scale, int(pooled.width), width)
+    return PoolingBins(pooling_batches(desc, rois[:, 0]), y_start, y_end, x_start, x_end)
 
 
 _RULES: dict[str, Any] = {

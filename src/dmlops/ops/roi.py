@@ -1,4 +1,4 @@
-"""The functional API of the ROI family: roi_align, and roi_align1 (a generic desc, ``dmlops.ops.roi``).
+"""The functional API of the ROI family: roi_align; roi_align1, roi_pooling and roi_align_grad (generic descs).
 
 ROI_ALIGN
 ---------
@@ -16,7 +16,17 @@ from ..backends import DEFAULT_BACKEND
 from ..descs.roi import UINT32_MAX
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..errors import DataIndexError
-from ._common import array_argument, generic_desc, number_or_pair, run_single_output, tensor_of, wrong_type
+from ._common import (
+    array_argument,
+    generic_desc,
+    input_tensor,
+    number_or_pair,
+    run_single_output,
+    tensor_of,
+    wrong_type,
+)
+
+__all__ = ["roi_align", "roi_align1", "roi_pooling"]
 
 # -- ROI_ALIGN -----------------------------------------------------------------
 
@@ -208,3 +218,72 @@ def roi_align1(
         "ROI_ALIGN1", x, roi, batch_indices, output_size, spatial_scale, members,
         backend=backend, feature_level=feature_level, out=out,
     )  # fmt: skip
+
+
+# -- ROI_POOLING (generic desc) --------------------------------------------------------------
+
+
+def roi_pooling(
+    x: Any,
+    roi: Any,
+    pooled_size: int | Sequence[int],
+    *,
+    spatial_scale: float = 1.0,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Any = None,
+) -> Any:
+    """DML_ROI_POOLING: the max of every bin of every region (Fast R-CNN's RoI pooling, ONNX MaxRoiPool).
+
+    Each region's corners ``round(coordinate * spatial_scale)`` (halves to even) are
+    inclusive; the region is split into ``pooled_size`` bins of whole pixels (bin ``p`` of
+    ``n`` covers ``[floor(p * size / n), ceil((p + 1) * size / n))``), clamped to the input;
+    an empty bin is 0. See :func:`dmlops.descs.roi.pooling_bins` for DirectML's exact
+    arithmetic (batch IDs truncated and clamped, int32 wrap-around).
+
+    Parameters
+    ----------
+    x : array of shape (BatchCount, ChannelCount, InputHeight, InputWidth)
+        ``InputTensor``, float32 or float16.
+    roi : array of shape (NumROIs, 5) or (1, 1, NumROIs, 5)
+        ``ROITensor``: rows ``[batch_id, x1, y1, x2, y2]`` (the batch ID a float), same dtype
+        as ``x`` (a list is converted to it); a 2-D array is passed as ``{1, 1, NumROIs, 5}``.
+    pooled_size : int or (int, int)
+        ``PooledSize`` as ``(Height, Width)``; an int is used for both.
+    spatial_scale : float
+        ``SpatialScale``: multiplies the corners into input pixels.
+    backend, feature_level, out
+        As :func:`dmlops.execute`.
+
+    Returns
+    -------
+    array of shape (NumROIs, ChannelCount, PooledHeight, PooledWidth)
+        ``OutputTensor``, same dtype as ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np, dmlops.ops.roi as O
+    >>> x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    >>> O.roi_pooling(x, [[0, 0, 0, 3, 3]], 2).reshape(2, 2).tolist()
+    [[5.0, 7.0], [13.0, 15.0]]
+    """
+    from ..descs.generic import Size2D
+
+    x, x_tensor = input_tensor(x, "roi_pooling", out=out)
+    roi = array_argument(roi, "roi_pooling", "roi", x_tensor.dtype)
+    if roi.ndim == 2:
+        roi = roi.reshape(1, 1, *roi.shape)
+    height, width = number_or_pair(pooled_size, "roi_pooling", "pooled_size", integer=True)
+    roi_tensor = tensor_of(roi, "roi")
+    num_rois = roi_tensor.sizes[2] if roi_tensor.dimension_count == 4 else 1
+    channels = x_tensor.sizes[1] if x_tensor.dimension_count == 4 else 1
+    desc = generic_desc(
+        "ROI_POOLING",
+        input_tensor=x_tensor,
+        roi_tensor=roi_tensor,
+        output_tensor=x_tensor.with_sizes((num_rois, channels, int(height), int(width))),
+        spatial_scale=float(spatial_scale),
+        pooled_size=Size2D(width=int(width), height=int(height)),
+    )
+    inputs = {"InputTensor": x, "ROITensor": roi}
+    return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, sample_taps, validate_generic
+from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, pooling_bins, sample_taps, validate_generic
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..errors import UnsupportedError
 from ..memory import check_allocation
@@ -339,5 +339,50 @@ def compute_roi_align1(
     return compute_roi_align(desc, inputs, feature_level=feature_level, strict=strict)
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {"ROI_ALIGN": compute_roi_align, "ROI_ALIGN1": compute_roi_align1}
+# -- ROI_POOLING ---------------------------------------------------------------------------------
+
+
+def _first_max(a: NDArray[Any], axis: int) -> NDArray[Any]:
+    """The first element (along ``axis``) equal to the maximum: +0 and -0 tie, the earlier one is kept."""
+    top = np.expand_dims(a.max(axis=axis), axis)
+    first = np.argmax(a == top, axis=axis)
+    return np.take_along_axis(a, np.expand_dims(first, axis), axis).squeeze(axis)
+
+
+def compute_roi_pooling(
+    desc: Any, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """ROI_POOLING: the max of every bin (:func:`~dmlops.descs.roi.pooling_bins`), 0 for an empty bin.
+
+    The max is DirectML's (erratum E192): a running max over the bin's rows, each row left
+    to right, that starts at the type's lowest finite value and is replaced only by a
+    strictly greater element. So NaN never wins, a bin of -inf or NaN gives the lowest
+    finite value (:func:`max_keys`, as ROI_ALIGN's MAX), and of +0 and -0 the first in
+    row-major order is kept. Exact: no arithmetic on the values.
+    """
+    validate_generic(desc, feature_level)
+    x = inputs["InputTensor"]
+    bins = pooling_bins(desc, inputs["ROITensor"])
+    out = np.zeros(desc.output_tensor.sizes, dtype=x.dtype)
+    keys = max_keys(np.asarray(x), float(np.finfo(x.dtype).min))
+    _, _, h, w = x.shape
+    rows, columns = np.arange(h), np.arange(w)
+    for r, batch in enumerate(bins.batch):
+        # (PooledWidth, W) and (PooledHeight, H) masks of each bin's columns and rows
+        in_x = (columns >= bins.x_start[r][:, None]) & (columns < bins.x_end[r][:, None])
+        in_y = (rows >= bins.y_start[r][:, None]) & (rows < bins.y_end[r][:, None])
+        # The first max of each row's part of a bin (C, H, PooledWidth), then the first of the
+        # rows' (C, PooledHeight, PooledWidth): the first in row-major order. -inf marks "no
+        # element" (keys are finite or +inf), so an empty bin comes out -inf.
+        by_row = _first_max(np.where(in_x, keys[batch][:, :, None, :], -np.inf), axis=-1)
+        by_bin = _first_max(np.where(in_y[:, :, None], by_row[:, None], -np.inf), axis=2)
+        out[r] = np.where(np.isneginf(by_bin), 0, by_bin)
+    return {"OutputTensor": out}
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "ROI_ALIGN": compute_roi_align,
+    "ROI_ALIGN1": compute_roi_align1,
+    "ROI_POOLING": compute_roi_pooling,
+}
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""
