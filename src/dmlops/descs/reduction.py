@@ -68,7 +68,8 @@ OPERATORS: frozenset[str] = frozenset(
 """Every operator of the family."""
 
 REFERENCE_OPERATORS: frozenset[str] = OPERATORS
-"""The operators the NumPy reference implements (``reference/reduction.py``'s ``OPERATORS``)."""
+"""The operators the NumPy reference implements (``reference/reduction.py``'s ``OPERATORS``);
+the cpu backend runs the same (``cpu/reduction.py``)."""
 
 ARG_FUNCTIONS = ("ARGMAX", "ARGMIN")
 """REDUCE's functions whose output is an index type."""
@@ -81,7 +82,7 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """
     if operator not in OPERATORS:
         return None
-    return FAMILY, (("numpy", "directml") if operator in REFERENCE_OPERATORS else ("directml",))
+    return FAMILY, (("numpy", "cpu", "directml") if operator in REFERENCE_OPERATORS else ("directml",))
 
 
 def reduced_axes(desc: Any) -> tuple[int, ...]:

@@ -1,0 +1,957 @@
+"""The reduction family on the CPU: REDUCE (every function), ARGMAX, ARGMIN, CUMULATIVE_*, TOP_K, TOP_K1.
+
+Bit-identical to the NumPy reference (``reference/reduction.py``), whose numerics are the
+spec; DirectML's rules behind them are listed in ``descs/reduction.py``.
+
+Numerics
+--------
+* **Float sums** (SUM, AVERAGE, L1, L2, SUM_SQUARE, LOG_SUM, LOG_SUM_EXP) are float64 sums
+  of the float32 (FLOAT16) elements, rounded once when stored, as the reference's. A float64
+  sum of many float32 terms is not always exact (cancellation, a wide range of exponents),
+  so the *order* of its additions is part of the spec. The reference calls NumPy's
+  ``sum(axis=-1)`` on a float64 copy of the reduced axes moved last, and NumPy adds either
+  **pairwise** (when the reduced elements are the innermost loop of its iteration: blocks
+  of <= 128 elements summed by 8 interleaved accumulators, longer runs split near the
+  middle at a multiple of 8) or **sequentially** in index order (when a kept axis is
+  innermost, NumPy adds each reduced slice into the whole output). Which of the two
+  depends on the input's strides; :func:`_numpy_sums_pairwise` decides as NumPy does,
+  and the kernels add in that order. Signed zeros are the reference's: a sum starts from
+  +0 (NumPy's initial value), and its terms in L1, SUM_SQUARE, LOG_SUM_EXP are >= +0.
+* **MULTIPLY** is NumPy's sequential float64 product (or the integer product wrapping in
+  64 bits), **integer SUM** wraps in 64 bits; both are stored truncated to the type's width,
+  so they wrap in the type's width, as DirectML does.
+* **MAX / MIN** scan in index order keeping the first strictly greater (less) value, NaN
+  read as -inf (+inf): the first of equal values (-0, +0) wins, all NaN gives -inf (+inf).
+* **ARGMAX / ARGMIN** scan in row-major order of the reduced axes from the first element:
+  INCREASING keeps the first strictly greater (less), DECREASING the last greater (less)
+  or equal; a NaN never compares, so a NaN first element wins and any other never does.
+* **CUMULATIVE_*** run sequentially in the input type: each float32 step is a float64
+  operation rounded to float32 (exactly IEEE float32 arithmetic), a FLOAT16 step rounds
+  to float32 and then to float16 (NumPy's half loops compute in float32); integers wrap.
+  Summations store ``tally + 0`` (a -0 tally is +0), as the reference does.
+* **TOP_K / TOP_K1** order by a total-order integer key of each element (floats: NaN
+  largest, -0 equal to +0) and equal keys by ascending index; the values are copied
+  bit for bit.
+
+Layout and threads
+------------------
+Tensors are read and written where they lie: each array is handed to the kernels as its
+1-D memory from the lowest-addressed element with element strides (0 for broadcast axes,
+negative for reversed views), adjacent axes merged where every array allows it. Two loop
+orders: **rows** (one output element or one cumulative/top-k line per step, its elements
+along the reduced axes; for reduced axes innermost in memory) and **tiles** (a tile of up
+to ``TILE`` outputs along the innermost kept axis updated together for each reduced
+element, a loop that vectorises; for reductions over outer axes). Work is split into
+contiguous ranges of rows or tiles over ``NUMBA_NUM_THREADS`` threads (``nogil`` numba
+kernels on the backend's thread pool). Scratch is per thread: a 128-element block,
+a tile, or one line for TOP_K; no temporary of the input's size is made (an output
+overlapping its input is the exception: the input is copied first).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+from numpy.typing import NDArray
+
+from ..descs import reduction as rules
+from ..enums import FeatureLevel
+from ..errors import UnsupportedError
+from ._common import float_to_half_bits, half_bits_to_float, kernel_view
+from ._copy import _executor, thread_count
+
+Array = NDArray[Any]
+
+TILE = 256
+"""Outputs updated together by the tile loop order."""
+BLOCK = 128
+"""NumPy's pairwise-summation block (PW_BLOCKSIZE); also the gather block of the row loop order."""
+SMALL_K = 32
+"""TOP_K keeps the K best in a sorted insertion buffer up to this K, else sorts each line."""
+PARALLEL_MIN = 1 << 16
+"""Below this many input elements a call runs on the calling thread."""
+
+# function codes of the value kernels
+FN_PAIRWISE, FN_SUM, FN_PROD, FN_MAX, FN_MIN = range(5)
+# element transforms applied as elements are read
+OP_PLAIN, OP_ABS, OP_SQUARE, OP_EXP, OP_NAN_LOW, OP_NAN_HIGH = range(6)
+# float results' last step
+POST_NONE, POST_PLUS_ZERO, POST_AVERAGE, POST_SQRT, POST_LOG = range(5)
+
+
+# -- compile-time helpers (numba @overload: one specialisation per element type) ---------------------------
+
+
+def _jit_only(name: str) -> TypeError:
+    return TypeError(f"dmlops.cpu.reduction.{name} exists only inside numba-compiled kernels (@overload)")
+
+
+def _widen(value: Any, half: Any) -> Any:
+    """Element -> float64 (FLOAT16 bits decoded, exact), int64 or uint64: the kernels' working type."""
+    raise _jit_only("_widen")
+
+
+@overload(_widen)
+def _ov_widen(value, half):  # type: ignore[no-untyped-def]
+    if not isinstance(half, types.NoneType):
+        return lambda value, half: np.float64(half_bits_to_float(value))
+    if isinstance(value, types.Float):
+        return lambda value, half: np.float64(value)
+    if value.signed:
+        return lambda value, half: np.int64(value)
+    return lambda value, half: np.uint64(value)
+
+
+def _wide_empty(like: Any, half: Any, n: Any) -> Any:
+    """``np.empty(n)`` of the working type of ``like``'s elements."""
+    raise _jit_only("_wide_empty")
+
+
+@overload(_wide_empty)
+def _ov_wide_empty(like, half, n):  # type: ignore[no-untyped-def]
+    dtype = like.dtype
+    if not isinstance(half, types.NoneType) or isinstance(dtype, types.Float):
+        return lambda like, half, n: np.empty(n, np.float64)
+    if dtype.signed:
+        return lambda like, half, n: np.empty(n, np.int64)
+    return lambda like, half, n: np.empty(n, np.uint64)
+
+
+def _transform(w: Any, op: Any) -> Any:
+    """A working value -> the term a function reduces (|x|, x * x, float32 exp, NaN as an infinity)."""
+    raise _jit_only("_transform")
+
+
+@overload(_transform)
+def _ov_transform(w, op):  # type: ignore[no-untyped-def]
+    if isinstance(w, types.Integer):
+        return lambda w, op: w
+
+    def impl(w, op):  # type: ignore[no-untyped-def]
+        if op == OP_ABS:
+            return abs(w)
+        if op == OP_SQUARE:
+            return w * w  # exact: float32 * float32 fits float64
+        if op == OP_EXP:
+            return np.float64(np.float32(np.exp(w)))  # each exp a float32 value, as the reference's
+        if op == OP_NAN_LOW:
+            return -np.inf if w != w else w
+        if op == OP_NAN_HIGH:
+            return np.inf if w != w else w
+        return w
+
+    return impl
+
+
+def _finish(acc: Any, post: Any, n: Any) -> Any:
+    """A float sum's last step (+0, / n, sqrt or log of its float32 value); integers unchanged."""
+    raise _jit_only("_finish")
+
+
+@overload(_finish)
+def _ov_finish(acc, post, n):  # type: ignore[no-untyped-def]
+    if isinstance(acc, types.Integer):
+        return lambda acc, post, n: acc
+
+    def impl(acc, post, n):  # type: ignore[no-untyped-def]
+        if post == POST_PLUS_ZERO:
+            return acc + 0.0
+        if post == POST_AVERAGE:
+            return (acc + 0.0) / n
+        if post == POST_SQRT:  # the sum of squares is a float32 value: beyond 3.4e38 it is inf
+            return np.sqrt(np.float64(np.float32(acc)))
+        if post == POST_LOG:
+            return np.log(np.float64(np.float32(acc)))
+        return acc
+
+    return impl
+
+
+def _put(out: Any, i: Any, value: Any, half: Any) -> None:
+    """``out[i] = value`` rounded once (float64 -> float32 / FLOAT16 bits); integers wrap to the width."""
+    raise _jit_only("_put")
+
+
+@overload(_put)
+def _ov_put(out, i, value, half):  # type: ignore[no-untyped-def]
+    if not isinstance(half, types.NoneType):
+
+        def impl_half(out, i, value, half):  # type: ignore[no-untyped-def]
+            out[i] = float_to_half_bits(value)
+
+        return impl_half
+
+    def impl(out, i, value, half):  # type: ignore[no-untyped-def]
+        out[i] = value
+
+    return impl
+
+
+def _tally(s: Any, summation: Any) -> Any:
+    """A cumulative tally as stored: a float sum + 0 (-0 is stored +0); products and integers unchanged."""
+    raise _jit_only("_tally")
+
+
+@overload(_tally)
+def _ov_tally(s, summation):  # type: ignore[no-untyped-def]
+    if isinstance(s, types.Integer):  # (uint64 + 0 would be a float64 in numba)
+        return lambda s, summation: s
+    return lambda s, summation: s + 0.0 if summation else s
+
+
+def _step(s: Any, v: Any, summation: Any, half: Any, like: Any) -> Any:
+    """One cumulative step in the input type (``like``'s dtype): float32 / FLOAT16 rounding, integers wrap."""
+    raise _jit_only("_step")
+
+
+@overload(_step)
+def _ov_step(s, v, summation, half, like):  # type: ignore[no-untyped-def]
+    if not isinstance(half, types.NoneType):
+
+        def impl_half(s, v, summation, half, like):  # type: ignore[no-untyped-def]
+            # NumPy's half loops: the float32 result of the two float32 values, then rounded to half
+            r = np.float32(s + v) if summation else np.float32(s * v)
+            return np.float64(half_bits_to_float(float_to_half_bits(r)))
+
+        return impl_half
+    if isinstance(like.dtype, types.Float):
+        # a float64 operation on float32 values rounded to float32 is the float32 operation
+        return lambda s, v, summation, half, like: np.float64(np.float32(s + v if summation else s * v))
+    return lambda s, v, summation, half, like: s + v if summation else s * v
+
+
+def _sort_key(value: Any, half: Any) -> Any:
+    """uint64 key whose order is the element's: floats NaN largest and -0 equal to +0."""
+    raise _jit_only("_sort_key")
+
+
+@overload(_sort_key)
+def _ov_sort_key(value, half):  # type: ignore[no-untyped-def]
+    if not isinstance(half, types.NoneType) or isinstance(value, types.Float):
+        decode = not isinstance(half, types.NoneType)
+
+        def impl_float(value, half):  # type: ignore[no-untyped-def]
+            f = half_bits_to_float(value) if decode else np.float32(value)
+            if f != f:
+                return np.uint64(0xFFFFFFFF)  # every NaN above +inf
+            if f == 0:
+                return np.uint64(0x80000000)  # +0 and -0 alike
+            bits = np.uint64(np.float32(f).view(np.uint32))
+            # negative: all bits flipped (larger magnitude, smaller key); positive: above every negative
+            return (bits ^ np.uint64(0xFFFFFFFF)) if bits & np.uint64(0x80000000) else bits | np.uint64(0x80000000)
+
+        return impl_float
+    if value.signed:
+        return lambda value, half: np.uint64(np.int64(value)) ^ np.uint64(1 << 63)
+    return lambda value, half: np.uint64(value)
+
+
+# -- kernels: reading -----------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _offsets(index, sizes, a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Offsets of the ``index``-th element (row-major over ``sizes``) along strides ``a`` and ``b``."""
+    pa = 0
+    pb = 0
+    for d in range(sizes.size - 1, -1, -1):
+        q = index // sizes[d]
+        i = index - q * sizes[d]
+        pa += i * a[d]
+        pb += i * b[d]
+        index = q
+    return pa, pb
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gather_line(xb, p, s, m, half, op, buf):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """buf[:m] = the transformed elements xb[p], xb[p + s], ... (the transform chosen outside the loops)."""
+    if op == OP_PLAIN:
+        for i in range(m):
+            buf[i] = _widen(xb[p + i * s], half)
+    elif op == OP_ABS:
+        for i in range(m):
+            buf[i] = _transform(_widen(xb[p + i * s], half), OP_ABS)
+    elif op == OP_SQUARE:
+        for i in range(m):
+            buf[i] = _transform(_widen(xb[p + i * s], half), OP_SQUARE)
+    else:
+        for i in range(m):
+            buf[i] = _transform(_widen(xb[p + i * s], half), op)
+
+
+@njit(cache=True, nogil=True)
+def _gather(xb, off, rsz, rxs, digits, lo, m, half, op, buf):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """buf[:m] = elements lo .. lo + m - 1 (row-major over the reduced sizes ``rsz``) of the line at ``off``."""
+    nr = rsz.size
+    if nr == 1:
+        _gather_line(xb, off + lo * rxs[0], rxs[0], m, half, op, buf)
+        return
+    rem = lo
+    p = off
+    for d in range(nr - 1, -1, -1):
+        q = rem // rsz[d]
+        digits[d] = rem - q * rsz[d]
+        p += digits[d] * rxs[d]
+        rem = q
+    for i in range(m):
+        buf[i] = _transform(_widen(xb[p], half), op)
+        d = nr - 1
+        while d >= 0:  # odometer: the next element in row-major order
+            digits[d] += 1
+            p += rxs[d]
+            if digits[d] < rsz[d]:
+                break
+            p -= digits[d] * rxs[d]
+            digits[d] = 0
+            d -= 1
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_block(buf, n):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """NumPy's sum of one block of n <= 128 float64 values: 8 interleaved accumulators, then the rest."""
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += buf[i]
+        return res
+    r0, r1, r2, r3 = buf[0], buf[1], buf[2], buf[3]
+    r4, r5, r6, r7 = buf[4], buf[5], buf[6], buf[7]
+    i = 8
+    end = n - n % 8
+    while i < end:
+        r0 += buf[i]
+        r1 += buf[i + 1]
+        r2 += buf[i + 2]
+        r3 += buf[i + 3]
+        r4 += buf[i + 4]
+        r5 += buf[i + 5]
+        r6 += buf[i + 6]
+        r7 += buf[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += buf[i]
+        i += 1
+    return res
+
+
+@njit(cache=True, nogil=True)
+def _pairwise(xb, off, rsz, rxs, digits, n, half, op, buf, frames, partial):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """NumPy's pairwise float64 sum of a line's n elements (its ``pairwise_sum``, to the bit).
+
+    NumPy recurses: a run of more than 128 elements is the sum of its first ``n2`` (half,
+    rounded down to a multiple of 8) and the rest. The same tree, walked with an explicit
+    stack (``frames``: start, length, stage; ``partial``: the finished sums), as numba's
+    cache does not take recursive functions.
+    """
+    top = 0
+    frames[0, 0], frames[0, 1], frames[0, 2] = 0, n, 0
+    done = 0
+    while top >= 0:
+        lo, m, stage = frames[top, 0], frames[top, 1], frames[top, 2]
+        if m <= BLOCK:
+            _gather(xb, off, rsz, rxs, digits, lo, m, half, op, buf)
+            partial[done] = _pairwise_block(buf, m)
+            done += 1
+            top -= 1
+            continue
+        m2 = m // 2
+        m2 -= m2 % 8
+        if stage == 2:  # both halves summed: combine them, left + right
+            partial[done - 2] = partial[done - 2] + partial[done - 1]
+            done -= 1
+            top -= 1
+            continue
+        frames[top, 2] = stage + 1
+        top += 1
+        if stage == 0:
+            frames[top, 0], frames[top, 1], frames[top, 2] = lo, m2, 0
+        else:
+            frames[top, 0], frames[top, 1], frames[top, 2] = lo + m2, m - m2, 0
+    return partial[0]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _advance(digits, rsz, rxs, p):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """The offset of the next reduced element in row-major order (odometer over ``rsz``)."""
+    d = rsz.size - 1
+    while d >= 0:
+        digits[d] += 1
+        p += rxs[d]
+        if digits[d] < rsz[d]:
+            return p
+        p -= digits[d] * rxs[d]
+        digits[d] = 0
+        d -= 1
+    return p
+
+
+# -- kernels: REDUCE values ----------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _reduce_rows(xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, fn, op, post, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Output elements lo .. hi - 1, each from its reduced elements read in blocks of BLOCK."""
+    n = 1
+    for d in range(rsz.size):
+        n *= rsz[d]
+    buf = _wide_empty(xb, half, BLOCK)
+    digits = np.zeros(rsz.size, np.int64)
+    frames = np.zeros((64, 3), np.int64)  # the pairwise tree is at most log2(n) deep
+    partial = _wide_empty(xb, half, 64)
+    for row in range(lo, hi):
+        xoff, ooff = _offsets(row, ksz, kxs, kos)
+        xoff += xo
+        ooff += oo
+        if fn == FN_PAIRWISE:
+            total = _pairwise(xb, xoff, rsz, rxs, digits, n, half, op, buf, frames, partial)
+            _put(ob, ooff, _finish(total, post, n), half)
+            continue
+        _gather(xb, xoff, rsz, rxs, digits, 0, min(n, BLOCK), half, op, buf)
+        acc = buf[0]  # a sum from +0 or a product from 1 has the first element first (its sign fixed by post)
+        start = 1
+        for b0 in range(0, n, BLOCK):
+            m = min(BLOCK, n - b0)
+            if b0 > 0:
+                _gather(xb, xoff, rsz, rxs, digits, b0, m, half, op, buf)
+            if fn == FN_SUM:
+                for i in range(start, m):
+                    acc += buf[i]
+            elif fn == FN_PROD:
+                for i in range(start, m):
+                    acc *= buf[i]
+            elif fn == FN_MAX:
+                for i in range(start, m):
+                    if buf[i] > acc:
+                        acc = buf[i]
+            else:
+                for i in range(start, m):
+                    if buf[i] < acc:
+                        acc = buf[i]
+            start = 0
+        _put(ob, ooff, _finish(acc, post, n), half)
+
+
+@njit(cache=True, nogil=True)
+def _reduce_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, rsz, rxs, half, fn, op, post, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Tiles lo .. hi - 1: TILE outputs along the kept axis ``c`` updated together, reduced elements in order."""
+    n = 1
+    for d in range(rsz.size):
+        n *= rsz[d]
+    ntiles = (csz + TILE - 1) // TILE
+    acc = _wide_empty(xb, half, TILE)
+    buf = _wide_empty(xb, half, TILE)
+    digits = np.zeros(rsz.size, np.int64)
+    for task in range(lo, hi):
+        row = task // ntiles
+        j0 = (task - row * ntiles) * TILE
+        w = min(TILE, csz - j0)
+        xoff, ooff = _offsets(row, ksz, kxs, kos)
+        xoff += xo + j0 * cxs
+        ooff += oo + j0 * cos
+        digits[:] = 0
+        p = 0
+        for r in range(n):
+            _gather_line(xb, xoff + p, cxs, w, half, op, buf)
+            if r == 0:
+                for j in range(w):
+                    acc[j] = buf[j]
+            elif fn == FN_SUM:
+                for j in range(w):
+                    acc[j] += buf[j]
+            elif fn == FN_PROD:
+                for j in range(w):
+                    acc[j] *= buf[j]
+            elif fn == FN_MAX:
+                for j in range(w):
+                    acc[j] = buf[j] if buf[j] > acc[j] else acc[j]
+            else:
+                for j in range(w):
+                    acc[j] = buf[j] if buf[j] < acc[j] else acc[j]
+            p = _advance(digits, rsz, rxs, p)
+        for j in range(w):
+            _put(ob, ooff + j * cos, _finish(acc[j], post, n), half)
+
+
+# -- kernels: ARGMAX / ARGMIN ------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _wins(v, best, largest, decreasing):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Whether a later element replaces the best so far (NaN compares false either way)."""
+    if largest:
+        return v >= best if decreasing else v > best
+    return v <= best if decreasing else v < best
+
+
+@njit(cache=True, nogil=True)
+def _arg_rows(xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, largest, decreasing, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    n = 1
+    for d in range(rsz.size):
+        n *= rsz[d]
+    buf = _wide_empty(xb, half, BLOCK)
+    digits = np.zeros(rsz.size, np.int64)
+    for row in range(lo, hi):
+        xoff, ooff = _offsets(row, ksz, kxs, kos)
+        xoff += xo
+        ooff += oo
+        _gather(xb, xoff, rsz, rxs, digits, 0, min(n, BLOCK), half, OP_PLAIN, buf)
+        best = buf[0]
+        index = 0
+        for b0 in range(0, n, BLOCK):
+            m = min(BLOCK, n - b0)
+            if b0 > 0:
+                _gather(xb, xoff, rsz, rxs, digits, b0, m, half, OP_PLAIN, buf)
+            for i in range(1 if b0 == 0 else 0, m):
+                if _wins(buf[i], best, largest, decreasing):
+                    best = buf[i]
+                    index = b0 + i
+        ob[ooff] = index
+
+
+@njit(cache=True, nogil=True)
+def _arg_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, rsz, rxs, half, largest, decreasing, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    n = 1
+    for d in range(rsz.size):
+        n *= rsz[d]
+    ntiles = (csz + TILE - 1) // TILE
+    best = _wide_empty(xb, half, TILE)
+    buf = _wide_empty(xb, half, TILE)
+    index = np.empty(TILE, np.int64)
+    digits = np.zeros(rsz.size, np.int64)
+    for task in range(lo, hi):
+        row = task // ntiles
+        j0 = (task - row * ntiles) * TILE
+        w = min(TILE, csz - j0)
+        xoff, ooff = _offsets(row, ksz, kxs, kos)
+        xoff += xo + j0 * cxs
+        ooff += oo + j0 * cos
+        digits[:] = 0
+        p = 0
+        for r in range(n):
+            _gather_line(xb, xoff + p, cxs, w, half, OP_PLAIN, buf)
+            if r == 0:
+                for j in range(w):
+                    best[j] = buf[j]
+                    index[j] = 0
+            else:
+                for j in range(w):
+                    if _wins(buf[j], best[j], largest, decreasing):
+                        best[j] = buf[j]
+                        index[j] = r
+            p = _advance(digits, rsz, rxs, p)
+        for j in range(w):
+            ob[ooff + j * cos] = index[j]
+
+
+# -- kernels: CUMULATIVE_* ---------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _cumulative_rows(xb, xo, ob, oo, ksz, kxs, kos, n, sx, so, half, summation, exclusive, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Lines lo .. hi - 1, each scanned from its first element (``sx``, ``so`` < 0 scan backwards)."""
+    buf = _wide_empty(xb, half, 1)
+    for row in range(lo, hi):
+        xoff, ooff = _offsets(row, ksz, kxs, kos)
+        p = xoff + xo
+        q = ooff + oo
+        buf[0] = 0 if summation else 1
+        s = buf[0]
+        for _ in range(n):
+            v = _widen(xb[p], half)
+            if exclusive:
+                _put(ob, q, _tally(s, summation), half)
+                s = _step(s, v, summation, half, xb)
+            else:
+                s = _step(s, v, summation, half, xb)
+                _put(ob, q, _tally(s, summation), half)
+            p += sx
+            q += so
+
+
+@njit(cache=True, nogil=True)
+def _cumulative_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, n, sx, so, half, summation, exclusive, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Tiles of TILE lines along the kept axis ``c``, scanned together (lines along an outer axis)."""
+    ntiles = (csz + TILE - 1) // TILE
+    acc = _wide_empty(xb, half, TILE)
+    for task in range(lo, hi):
+        row = task // ntiles
+        j0 = (task - row * ntiles) * TILE
+        w = min(TILE, csz - j0)
+        xoff, ooff = _offsets(row, ksz, kxs, kos)
+        p = xoff + xo + j0 * cxs
+        q = ooff + oo + j0 * cos
+        for j in range(w):
+            acc[j] = 0 if summation else 1
+        for _ in range(n):
+            for j in range(w):
+                v = _widen(xb[p + j * cxs], half)
+                s = acc[j]
+                if exclusive:
+                    _put(ob, q + j * cos, _tally(s, summation), half)
+                    acc[j] = _step(s, v, summation, half, xb)
+                else:
+                    s = _step(s, v, summation, half, xb)
+                    acc[j] = s
+                    _put(ob, q + j * cos, _tally(s, summation), half)
+            p += sx
+            q += so
+
+
+# -- kernels: TOP_K ------------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _top_k_rows(xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, sx, sv, si, k, half, largest, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Lines lo .. hi - 1: the K elements first in key order (ties by ascending index), values copied."""
+    keys = np.empty(n, np.uint64)
+    top_key = np.empty(k, np.uint64)
+    top_index = np.empty(k, np.int64)
+    flip = np.uint64(0xFFFFFFFFFFFFFFFF) if largest else np.uint64(0)
+    for row in range(lo, hi):
+        xoff, voff = _offsets(row, ksz, kxs, kvs)
+        _, ioff = _offsets(row, ksz, kxs, kis)
+        p = xoff + xo
+        for i in range(n):
+            keys[i] = _sort_key(xb[p + i * sx], half) ^ flip  # ascending keys: largest first when flipped
+        if k <= SMALL_K:
+            count = 0
+            for i in range(n):
+                key = keys[i]
+                if count == k and key >= top_key[k - 1]:
+                    continue  # equal keys keep the earlier index
+                pos = count if count < k else k - 1
+                while pos > 0 and top_key[pos - 1] > key:
+                    top_key[pos] = top_key[pos - 1]
+                    top_index[pos] = top_index[pos - 1]
+                    pos -= 1
+                top_key[pos] = key
+                top_index[pos] = i
+                if count < k:
+                    count += 1
+        else:
+            order = np.argsort(keys, kind="mergesort")  # stable: equal keys by ascending index
+            for t in range(k):
+                top_index[t] = order[t]
+        for t in range(k):
+            i = top_index[t]
+            vb[vo + voff + t * sv] = xb[p + i * sx]
+            ib[io + ioff + t * si] = i
+
+
+# -- layout ----------------------------------------------------------------------------------------------
+
+
+def _memory(a: Array, writeable: bool = False) -> tuple[Array, int, list[int]]:
+    """(1-D view of ``a``'s memory from its lowest-addressed element, ``a[0, ...]``'s offset in it, element strides).
+
+    ``a``'s strides must be multiples of its itemsize (:func:`_aligned`). Inputs are
+    viewed read-only whatever their flags, so each kernel is compiled once per type.
+    """
+    item = a.itemsize
+    strides = [s // item for s in a.strides]
+    origin = sum((n - 1) * -s for n, s in zip(a.shape, strides) if s < 0)
+    low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides)]
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(a.shape, strides))
+    base = np.lib.stride_tricks.as_strided(low, (span,), (item,), writeable=writeable)
+    return base, origin, strides
+
+
+def _aligned(a: Array) -> bool:
+    return all(s % a.itemsize == 0 for s in a.strides)
+
+
+def _merge(dims: Sequence[tuple[int, Sequence[int]]]) -> list[tuple[int, tuple[int, ...]]]:
+    """Dims (size, strides of each array), outer to inner, size-1 dims dropped, adjacent ones merged.
+
+    Two dims merge where every array's strides allow it, so that row-major order over the
+    result visits the elements in the same order.
+    """
+    merged: list[tuple[int, tuple[int, ...]]] = []
+    for n, strides in dims:
+        if n == 1:
+            continue
+        if merged:
+            m, inner = merged[-1]
+            # the previous (outer) dim merges into this one if it steps over a whole run of it
+            if all(s_outer == s * n for s_outer, s in zip(inner, strides)):
+                merged[-1] = (m * n, tuple(strides))
+                continue
+        merged.append((n, tuple(strides)))
+    return merged
+
+
+def _arrays(dims: list[tuple[int, tuple[int, ...]]], count: int) -> tuple[Array, ...]:
+    """int64 arrays (sizes, strides of array 0, ...), a single size-1 dim when ``dims`` is empty."""
+    if not dims:
+        return (np.ones(1, np.int64), *(np.zeros(1, np.int64) for _ in range(count)))
+    return (
+        np.array([n for n, _ in dims], np.int64),
+        *(np.array([s[i] for _, s in dims], np.int64) for i in range(count)),
+    )
+
+
+def _split_column(
+    kept: list[tuple[int, tuple[int, ...]]],
+) -> tuple[list[tuple[int, tuple[int, ...]]], tuple[int, tuple[int, ...]]]:
+    """(the other kept dims, the kept dim of least input stride): the tile loop's column."""
+    c = min(range(len(kept)), key=lambda i: abs(kept[i][1][0]))
+    return kept[:c] + kept[c + 1 :], kept[c]
+
+
+def _run(kernel: Callable[..., Any], items: int, elements: int, *args: Any) -> None:
+    """``kernel(*args, lo, hi)`` over ``items`` split into contiguous ranges, one per thread when large."""
+    threads = min(thread_count(), items) if elements >= PARALLEL_MIN else 1
+    if threads <= 1:
+        kernel(*args, 0, items)
+        return
+    bounds = [items * i // threads for i in range(threads + 1)]
+    futures = [_executor().submit(kernel, *args, bounds[i], bounds[i + 1]) for i in range(1, threads)]
+    try:
+        kernel(*args, bounds[0], bounds[1])
+    finally:  # every range has finished (or failed) before the call returns or raises
+        for f in futures:
+            f.exception()
+    for f in futures:
+        f.result()
+
+
+def _readable(x: Array, *outs: Array) -> Array:
+    """``x``, or a copy when an output overlaps it (an output is written while inputs are still read)."""
+    return x.copy() if any(np.may_share_memory(x, o) for o in outs) or not _aligned(x) else x
+
+
+class _Target:
+    """An output written through its memory, or through an aligned scratch array copied in afterwards."""
+
+    def __init__(self, out: Array, index_view: bool = False) -> None:
+        self.out = out
+        self.array = out if _aligned(out) else np.empty(out.shape, out.dtype)
+        self.index_view = index_view
+
+    def memory(self) -> tuple[Array, int, list[int], Any]:
+        base, origin, strides = _memory(self.array, writeable=True)
+        if self.index_view and base.dtype.kind == "u":  # UINT32/UINT64 indices are stored as their bits
+            base = base.view(np.dtype(f"i{base.itemsize}"))
+            return base, origin, strides, None
+        view, half = kernel_view(base)
+        return view, origin, strides, half
+
+    def done(self) -> None:
+        if self.array is not self.out:
+            np.copyto(self.out, self.array)
+
+
+def _numpy_sums_pairwise(x: Array, axes: tuple[int, ...]) -> bool:
+    """Whether the reference's float64 ``sum(axis=-1)`` adds each output's elements pairwise (else in order).
+
+    The reference moves the reduced axes last (``transpose``), merges them (``reshape``: a
+    view when their strides allow, else a C-ordered copy) and sums a float64 copy made with
+    ``astype`` (order "K": axes in the memory order of the view). NumPy iterates with the
+    smallest stride innermost: the reduced axis there means one pairwise sum per output,
+    a kept axis there means each reduced slice is added into the outputs in turn.
+    """
+    reduced = [(x.shape[a], x.strides[a]) for a in axes if x.shape[a] > 1]
+    if not reduced:
+        return True  # one element per output: no order
+    if any(s0 != n1 * s1 for (_, s0), (n1, s1) in itertools.pairwise(reduced)):
+        return True  # the reshape copies in C order: each output's elements are contiguous
+    kept = [i for i in range(x.ndim) if i not in axes]
+    shape = [x.shape[i] for i in kept] + [math.prod(n for n, _ in reduced)]
+    strides = [x.strides[i] for i in kept] + [reduced[-1][1]]
+    view = np.lib.stride_tricks.as_strided(np.zeros(1, x.dtype), shape, strides)  # layout only, never read
+    like = np.empty_like(view, dtype=np.float64)  # astype(order="K")'s layout; its pages are never touched
+    inner = min((i for i in range(len(shape)) if shape[i] > 1), key=lambda i: like.strides[i])
+    return inner == len(shape) - 1
+
+
+# -- REDUCE, ARGMAX, ARGMIN ----------------------------------------------------------------------
+
+
+def _reduction_dims(x: Array, axes: tuple[int, ...], xs: list[int], os_: list[int]) -> tuple[Any, Any]:
+    reduced = _merge([(x.shape[a], (xs[a],)) for a in axes])
+    kept_axes = sorted((i for i in range(x.ndim) if i not in axes), key=lambda i: -abs(xs[i]))
+    kept = _merge([(x.shape[i], (xs[i], os_[i])) for i in kept_axes])
+    return reduced, kept
+
+
+def _reduction(
+    x: Array,
+    out: Array,
+    axes: tuple[int, ...],
+    kernels: tuple[Any, Any],
+    params: tuple[Any, ...],
+    *,
+    tiles: bool,
+    index: bool,
+) -> None:
+    """Run a (rows, tiles) kernel pair: tiles where allowed and a kept axis lies inside the reduced ones in memory."""
+    if out.size == 0:
+        return
+    x = _readable(x, out)
+    target = _Target(out, index_view=index)
+    xb, xo, xs = _memory(x)
+    xb, half = kernel_view(xb)
+    ob, oo, os_, _ = target.memory()
+    reduced, kept = _reduction_dims(x, axes, xs, os_)
+    rsz, rxs = _arrays(reduced, 1)
+    min_reduced = min((abs(s[0]) for _, s in reduced), default=0)
+    if tiles and kept and (not reduced or abs(_split_column(kept)[1][1][0]) < min_reduced):
+        others, (csz, (cxs, cos)) = _split_column(kept)
+        ksz, kxs, kos = _arrays(others, 2)
+        count = int(np.prod(ksz)) * -(-csz // TILE)
+        _run(kernels[1], count, x.size, xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, rsz, rxs, half, *params)
+    else:
+        ksz, kxs, kos = _arrays(kept, 2)
+        _run(kernels[0], int(np.prod(ksz)), x.size, xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, *params)
+    target.done()
+
+
+def _reduce(x: Array, out: Array, axes: tuple[int, ...], fn: int, op: int, post: int) -> None:
+    # a pairwise sum reads each output's elements in order: rows only
+    kernels = (_reduce_rows, _reduce_tiles)
+    _reduction(x, out, axes, kernels, (fn, op, post), tiles=fn != FN_PAIRWISE, index=False)
+
+
+def _arg(x: Array, out: Array, axes: tuple[int, ...], largest: bool, decreasing: bool) -> None:
+    _reduction(x, out, axes, (_arg_rows, _arg_tiles), (largest, decreasing), tiles=True, index=True)
+
+
+_FLOAT_FUNCTIONS = {
+    # function: (element transform, last step)
+    "SUM": (OP_PLAIN, POST_PLUS_ZERO),
+    "AVERAGE": (OP_PLAIN, POST_AVERAGE),
+    "L1": (OP_ABS, POST_NONE),
+    "SUM_SQUARE": (OP_SQUARE, POST_NONE),
+    "L2": (OP_SQUARE, POST_SQRT),
+    "LOG_SUM": (OP_PLAIN, POST_LOG),
+    "LOG_SUM_EXP": (OP_EXP, POST_LOG),
+}
+
+
+def run_reduce(
+    desc: Any, inputs: Mapping[str, Array], outputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> None:
+    """REDUCE: ``Function`` over the set of ``Axes`` into the output view."""
+    x, out = inputs["InputTensor"], outputs["OutputTensor"]
+    axes = rules.reduced_axes(desc)
+    function = desc.function.name
+    is_float = x.dtype.kind == "f"
+    if function in rules.ARG_FUNCTIONS:
+        _arg(x, out, axes, function == "ARGMAX", decreasing=False)
+    elif function in ("MAX", "MIN"):
+        nan_as = OP_NAN_LOW if function == "MAX" else OP_NAN_HIGH
+        _reduce(x, out, axes, FN_MAX if function == "MAX" else FN_MIN, nan_as if is_float else OP_PLAIN, POST_NONE)
+    elif function == "MULTIPLY":
+        _reduce(x, out, axes, FN_PROD, OP_PLAIN, POST_NONE)
+    elif is_float:
+        op, post = _FLOAT_FUNCTIONS[function]
+        fn = FN_PAIRWISE if _numpy_sums_pairwise(x, axes) else FN_SUM
+        _reduce(x, out, axes, fn, op, post)
+    elif function == "SUM":  # wraps around in the type's width
+        _reduce(x, out, axes, FN_SUM, OP_PLAIN, POST_NONE)
+    else:
+        raise UnsupportedError(f"{desc.dml_name}: Function {function} takes no integer tensor")
+
+
+def run_arg(
+    desc: Any, inputs: Mapping[str, Array], outputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> None:
+    """ARGMAX / ARGMIN: the index over the reduced axes, ties by ``AxisDirection``."""
+    largest = desc.operator_type.name == "ARGMAX"
+    decreasing = desc.axis_direction.name == "DECREASING"
+    _arg(inputs["InputTensor"], outputs["OutputTensor"], rules.reduced_axes(desc), largest, decreasing)
+
+
+# -- CUMULATIVE_*, TOP_K ---------------------------------------------------------------------------
+
+
+def _line_dims(x: Array, axis: int, xs: list[int], *others: list[int]) -> list[tuple[int, tuple[int, ...]]]:
+    """The merged dims of every axis but ``axis`` (outer to inner by input stride), strides of x and ``others``."""
+    order = sorted((i for i in range(x.ndim) if i != axis), key=lambda i: -abs(xs[i]))
+    return _merge([(x.shape[i], (xs[i], *(o[i] for o in others))) for i in order])
+
+
+def run_cumulative(
+    desc: Any, inputs: Mapping[str, Array], outputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> None:
+    """CUMULATIVE_SUMMATION / CUMULATIVE_PRODUCT: a running tally in the input type along ``Axis``."""
+    x, out = inputs["InputTensor"], outputs["OutputTensor"]
+    if out.size == 0:
+        return
+    axis = int(desc.axis)
+    summation = desc.operator_type.name == "CUMULATIVE_SUMMATION"
+    exclusive = bool(desc.has_exclusive_sum if summation else desc.has_exclusive_product)
+    decreasing = desc.axis_direction.name == "DECREASING"
+    same_layout = (
+        x.__array_interface__["data"][0] == out.__array_interface__["data"][0]
+        and x.strides == out.strides
+        and x.dtype == out.dtype
+    )
+    if not same_layout:  # in place (same layout) reads each element before writing it
+        x = _readable(x, out)
+    target = _Target(out)
+    xb, xo, xs = _memory(x)
+    xb, half = kernel_view(xb)
+    ob, oo, os_, _ = target.memory()
+    n, sx, so = x.shape[axis], xs[axis], os_[axis]
+    if decreasing:  # scan from the last element backwards
+        xo += (n - 1) * sx
+        oo += (n - 1) * so
+        sx, so = -sx, -so
+    kept = _line_dims(x, axis, xs, os_)
+    if kept and n > 1 and abs(_split_column(kept)[1][1][0]) < abs(sx):
+        others, (csz, (cxs, cos)) = _split_column(kept)
+        ksz, kxs, kos = _arrays(others, 2)
+        count = int(np.prod(ksz)) * -(-csz // TILE)
+        tile_args = (csz, cxs, cos, n, sx, so, half, summation, exclusive)
+        _run(_cumulative_tiles, count, x.size, xb, xo, ob, oo, ksz, kxs, kos, *tile_args)
+    else:
+        ksz, kxs, kos = _arrays(kept, 2)
+        line_args = (n, sx, so, half, summation, exclusive)
+        _run(_cumulative_rows, int(np.prod(ksz)), x.size, xb, xo, ob, oo, ksz, kxs, kos, *line_args)
+    target.done()
+
+
+def run_top_k(
+    desc: Any, inputs: Mapping[str, Array], outputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
+) -> None:
+    """TOP_K / TOP_K1: the ``K`` largest (TOP_K, TOP_K1 DECREASING) or smallest values along ``Axis``."""
+    x = inputs["InputTensor"]
+    values, indices = outputs["OutputValueTensor"], outputs["OutputIndexTensor"]
+    if values.size == 0:
+        return
+    axis, k = int(desc.axis), int(desc.k)
+    largest = desc.operator_type.name == "TOP_K" or desc.axis_direction.name == "DECREASING"
+    x = _readable(x, values, indices)
+    value_target, index_target = _Target(values), _Target(indices, index_view=True)
+    xb, xo, xs = _memory(x)
+    xb, half = kernel_view(xb)
+    vb, vo, vs, _ = value_target.memory()  # FLOAT16 values as their bits, as the input
+    ib, io, is_, _ = index_target.memory()
+    kept = _line_dims(x, axis, xs, vs, is_)
+    ksz, kxs, kvs, kis = _arrays(kept, 3)
+    n = x.shape[axis]
+    args = (xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, xs[axis], vs[axis], is_[axis], k, half, largest)
+    _run(_top_k_rows, int(np.prod(ksz)), x.size, *args)
+    value_target.done()
+    index_target.done()
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "REDUCE": run_reduce,
+    "ARGMAX": run_arg,
+    "ARGMIN": run_arg,
+    "CUMULATIVE_SUMMATION": run_cumulative,
+    "CUMULATIVE_PRODUCT": run_cumulative,
+    "TOP_K": run_top_k,
+    "TOP_K1": run_top_k,
+}
+"""Operator (short DML_OPERATOR_TYPE name) -> this family's implementation on the CPU."""
