@@ -39,7 +39,8 @@ PAGE_X = np.array([[1, 2, 3], [2, 4, 2], [5, 6, 7]], dtype=F32).reshape(1, 1, 3,
 def test_pooling_family_claims(operator: str) -> None:
     cls = desc_class(operator)
     assert cls.family == "pooling"
-    assert cls.backends == ("numpy", "directml")
+    fast = ("cpu", "cuda") if operator.startswith("MAX_POOLING") else ()  # as their MAX_POOLING2 equivalent
+    assert cls.backends == ("numpy", *fast, "directml")
 
 
 # -- MAX_POOLING, MAX_POOLING1 ---------------------------------------------------------------
@@ -211,7 +212,7 @@ def test_pooling_accepts_what_directml_accepts() -> None:
 def test_resampling_family_claims(operator: str) -> None:
     cls = desc_class(operator)
     assert cls.family == "resampling"
-    assert cls.backends == ("numpy", "directml")
+    assert cls.backends == ("numpy", "cpu", "cuda", "directml")  # cpu, cuda: as their RESAMPLE2 equivalent
 
 
 def test_resample1_nearest_rounds_halves_up() -> None:

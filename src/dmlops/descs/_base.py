@@ -433,6 +433,17 @@ class OperatorDesc:
                     get(tensors[m]),
                 )
 
+    def derived(self, make: Callable[[Any], Any]) -> Any:
+        """``make(self)``, computed once per desc object (descs are immutable).
+
+        E.g. the equivalent desc a backend runs, so that its plan caches (keyed by the
+        desc's identity) hit from one call to the next.
+        """
+        cache: dict[Any, Any] = self.__dict__.setdefault("_derived", {})
+        if make not in cache:
+            cache[make] = make(self)
+        return cache[make]
+
     def require_sizes(self, member: str, expected: Sequence[int], rule: str) -> None:
         """Tensor ``member`` has ``len(expected)`` dimensions and these Sizes (``rule`` says why).
 

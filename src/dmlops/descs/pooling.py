@@ -483,11 +483,35 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
 
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     """
+    if operator in EQUIVALENT_OPERATORS:
+        return FAMILY, ("numpy", "cpu", "cuda", "directml")
     if operator in GENERIC_OPERATORS or operator in NUMPY_OPERATORS:
         return FAMILY, ("numpy", "directml")
     if operator in DIRECTML_OPERATORS:
         return FAMILY, ("directml",)
     return None
+
+
+EQUIVALENT_OPERATORS: frozenset[str] = frozenset(("MAX_POOLING", "MAX_POOLING1"))
+"""Generic operators the cpu and cuda backends run as their MAX_POOLING2 equivalent."""
+
+
+def max_pooling2_equivalent(desc: Any) -> MaxPooling2Desc:
+    """The MAX_POOLING2 desc of a MAX_POOLING / MAX_POOLING1 desc: Dilations 1, the same argmax.
+
+    The reference computes both with MAX_POOLING2's argmax, and DirectML 1.15.4 agrees.
+    """
+    window = generic_window(desc)
+    return MaxPooling2Desc(
+        input_tensor=desc.input_tensor,
+        output_tensor=desc.output_tensor,
+        output_indices_tensor=getattr(desc, "output_indices_tensor", None),
+        strides=window.strides,
+        window_size=window.window_size,
+        start_padding=window.start_padding,
+        end_padding=window.end_padding,
+        dilations=window.dilations,
+    )
 
 
 def generic_window(desc: Any) -> PoolingWindow:

@@ -687,11 +687,18 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
 
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     """
+    if operator in EQUIVALENT_OPERATORS:
+        return FAMILY, ("numpy", "cpu", "cuda", "directml")
     if operator in GENERIC_OPERATORS or operator in NUMPY_OPERATORS:
         return FAMILY, ("numpy", "directml")
     if operator in DIRECTML_OPERATORS:
         return FAMILY, ("directml",)
     return None
+
+
+EQUIVALENT_OPERATORS: frozenset[str] = frozenset(("RESAMPLE", "RESAMPLE1", "UPSAMPLE_2D", "RESAMPLE_GRAD"))
+"""Generic operators the cpu and cuda backends run as their RESAMPLE2 / RESAMPLE_GRAD1 equivalent
+(:func:`resample2_equivalent`, :func:`resample_grad1_equivalent`)."""
 
 
 def generic_parameters(desc: Any) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
