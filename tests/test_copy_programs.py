@@ -1,7 +1,7 @@
 """The copy programs (``dmlops.descs._copy_programs``) on the cpu and cuda backends, bit for bit
 against the NumPy reference, which computes the same operators by their own formulas.
 
-Seeded random descs of SLICE, JOIN, SPLIT, TILE, PADDING(1) (every mode, padding wider
+Seeded random descs of SLICE, SLICE_GRAD, JOIN, SPLIT, TILE, PADDING(1) (every mode, padding wider
 than the input), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and FILL_VALUE_CONSTANT over every
 data type, with dense and strided (gapped) inputs and outputs.
 """
@@ -56,6 +56,17 @@ def make(op: str, seed: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         offsets = [int(rng.integers(0, n - (o - 1) * s)) for n, o, s in zip(sizes, out, strides)]
         desc = {"Offsets": offsets, "Sizes": out, "Strides": strides}
         desc |= {"InputTensor": tensor(dt, sizes, rng), "OutputTensor": tensor(dt, out, rng)}
+    elif op == "SLICE_GRAD":  # every window position in range (the others: numpy and directml only)
+        offsets, window, strides, grad = [], [], [], []
+        for n in sizes:
+            size = int(rng.integers(1, n + 1))
+            stride = int(rng.choice([1, 2, 3, -1, -2])) if n > 1 else 1
+            offsets.append(int(rng.integers(0, n - size + 1)))
+            window.append(size)
+            strides.append(stride)
+            grad.append(-(-size // abs(stride)))
+        desc = {"InputWindowOffsets": offsets, "InputWindowSizes": window, "InputWindowStrides": strides}
+        desc |= {"InputGradientTensor": tensor(dt, grad, rng), "OutputGradientTensor": tensor(dt, sizes, rng)}
     elif op in ("JOIN", "SPLIT"):
         axis = int(rng.integers(0, rank))
         parts = [[*sizes[:axis], int(rng.integers(1, 4)), *sizes[axis + 1 :]] for _ in range(int(rng.integers(1, 4)))]
@@ -160,3 +171,17 @@ def test_constant_padding_and_fills_are_fill_steps() -> None:
     fills = [s for s in copy_program(desc) if isinstance(s, Fill)]
     assert [s.sizes for s in fills] == [(1, 2), (1, 2), (4, 1)]
     assert all(s.value == np.int8(-79) for s in fills)  # 177 wrapped, as DirectML converts (E-padding value)
+
+
+def test_slice_grad_positions_before_the_axis_are_left_to_numpy_and_directml() -> None:
+    body = {
+        "InputGradientTensor": {"DataType": "FLOAT32", "Sizes": [3]},
+        "OutputGradientTensor": {"DataType": "FLOAT32", "Sizes": [4]},
+        "InputWindowOffsets": [0],
+        "InputWindowSizes": [2],
+        "InputWindowStrides": [-1],
+    }
+    desc = desc_from_json("SLICE_GRAD", body)
+    desc.validate()  # positions 1, 0, -1: DirectML writes the last at a flat address (the reference too)
+    with pytest.raises(dmlops.UnsupportedError, match="numpy and directml"):
+        copy_program(desc)

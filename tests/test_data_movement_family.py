@@ -16,6 +16,7 @@ import pytest
 
 import dmlops
 from conftest import backend_params, to_numpy
+from dmlops.catalogue import page_descs
 from dmlops.descs import desc_class, desc_from_json
 from dmlops.descs.data_movement import (
     COPY_PROGRAM_OPERATORS,
@@ -71,7 +72,7 @@ def rejected(op: str, desc: dict[str, Any], member: str) -> None:
 def test_claimed_for_its_backends(name: str) -> None:
     cls = desc_class(name)
     assert cls.family == "data_movement"
-    fast = ("cpu", "cuda") if name in COPY_PROGRAM_OPERATORS or name == "CAST" else ()
+    fast = ("cpu", "cuda") if name in COPY_PROGRAM_OPERATORS or name in ("CAST", "FILL_VALUE_SEQUENCE") else ()
     assert cls.backends == ("numpy", *fast, "directml")
     assert name in OPERATORS
 
@@ -82,10 +83,11 @@ def test_gather_and_slice1_keep_their_classes() -> None:
 
 
 def test_cpu_refuses_what_it_does_not_run_with_unsupported() -> None:
-    body = {"OutputTensor": t("INT32", [3]), "ValueDataType": "INT32", "ValueStart": 1, "ValueDelta": 2}
-    d = desc_from_json("FILL_VALUE_SEQUENCE", body)
+    d = desc_from_json("ONE_HOT", page_descs.valid_json("ONE_HOT"))
     with pytest.raises(dmlops.UnsupportedError, match="no implementation on backend 'cpu'"):
-        dmlops.execute(d, {}, backend="cpu")
+        dmlops.execute(
+            d, {"IndicesTensor": np.zeros(1, np.uint32), "ValuesTensor": np.zeros(2, np.float32)}, backend="cpu"
+        )
 
 
 # -- CAST ------------------------------------------------------------------------------
@@ -172,6 +174,21 @@ def test_cast_backend_matches_the_reference_bit_for_bit(backend: str, src: str, 
         if want.dtype.kind == "f":  # a NaN's payload is not promised (cuda's conversions canonicalise it)
             same |= np.isnan(got) & np.isnan(want)
         assert same.all(), f"{np.count_nonzero(~same)} differ, first at {np.flatnonzero(~same)[:5]}"
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
+@pytest.mark.parametrize("data_type", [t for t in CAST_TYPES if t != "FLOAT64"])  # DirectML rejects FLOAT64 (E70)
+def test_fill_value_sequence_backend_matches_the_reference(backend: str, data_type: str) -> None:
+    kind = np.dtype(data_type.lower())
+    start, delta = (-3.25, 0.1) if kind.kind == "f" else (int(np.iinfo(kind).max) - 5, 3)
+    for sizes, strides in (([70001], None), ([3, 50], [101, 2])):  # blocks over threads; a strided output
+        tensor = t(data_type, sizes) | ({"Strides": strides} if strides else {})
+        body = {"OutputTensor": tensor, "ValueDataType": data_type, "ValueStart": start, "ValueDelta": delta}
+        d = desc_from_json("FILL_VALUE_SEQUENCE", body)
+        want = dmlops.execute(d, {})["OutputTensor"]
+        got = to_numpy(dmlops.execute(d, {}, backend=backend)["OutputTensor"])
+        bits = np.dtype(f"u{want.dtype.itemsize}")
+        assert np.array_equal(got.view(bits), want.view(bits))
 
 
 def test_cast_sizes_must_match() -> None:

@@ -53,7 +53,14 @@ from numpy.typing import NDArray
 
 from .._numpy_io import input_memory
 from ..descs._copy_programs import PROGRAMS, Affine, Fill, copy_program
-from ..descs.data_movement import GatherDesc, Slice1Desc, cast_array, gather_read_addresses, normalize_indices
+from ..descs.data_movement import (
+    GatherDesc,
+    Slice1Desc,
+    cast_array,
+    gather_read_addresses,
+    normalize_indices,
+    sequence_values,
+)
 from ..enums import FeatureLevel
 from ._common import call_parallel
 from ._copy import copy_into, run_chunks
@@ -274,6 +281,33 @@ def run_cast(
         call_parallel(_int_to_unsigned, src, dst, np.uint64(info.max), width32)
 
 
+# -- FILL_VALUE_SEQUENCE -----------------------------------------------------------
+
+
+def run_fill_value_sequence(
+    desc: Any,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """The semantics layer's ``sequence_values``, block by block of the output over threads."""
+    out = outputs["OutputTensor"]
+    rows = out.reshape(-1) if out.flags.c_contiguous else None
+    if rows is None:  # a strided output: one pass through a packed temporary
+        out[...] = sequence_values(desc, np.arange(out.size, dtype=np.int64)).reshape(out.shape)
+        return
+
+    def work(index: tuple[slice, ...]) -> None:
+        part = index[0]
+        for first in range(part.start or 0, part.stop if part.stop is not None else rows.size, CAST_BLOCK):
+            last = min(first + CAST_BLOCK, part.stop if part.stop is not None else rows.size)
+            rows[first:last] = sequence_values(desc, np.arange(first, last, dtype=np.int64))
+
+    run_chunks(rows.shape, rows.nbytes, work)
+
+
 # -- the copy programs -------------------------------------------------------------
 
 
@@ -309,6 +343,7 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "GATHER": run_gather,
     "SLICE1": run_slice1,
     "CAST": run_cast,
+    "FILL_VALUE_SEQUENCE": run_fill_value_sequence,
     **{name: run_copy_program for name in PROGRAMS},
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from ..descs._copy_programs import PROGRAMS, Affine, Fill, Step, copy_program
-from ..descs.data_movement import GatherDesc, Slice1Desc
+from ..descs.data_movement import GatherDesc, Slice1Desc, sequence_values
 from ..enums import FeatureLevel
 from ..errors import DataIndexError
 from ._copy import INDEX_TYPES, CopyPlan, PlanCache, grid_for
@@ -238,6 +238,26 @@ def run_slice1(
     plan.launch(x, y)
 
 
+# -- FILL_VALUE_SEQUENCE -----------------------------------------------------------
+
+
+def run_fill_value_sequence(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """The semantics layer's ``sequence_values`` in CuPy array arithmetic, stored into the output view.
+
+    One kernel per arithmetic step, so no step is contracted into a fused multiply-add.
+    """
+    out = outputs["OutputTensor"]
+    cp = cupy_module()
+    out[...] = sequence_values(desc, cp.arange(out.size, dtype=cp.int64)).reshape(out.shape)
+
+
 # -- the copy programs -------------------------------------------------------------
 
 _PROGRAM_PLANS = PlanCache()
@@ -299,6 +319,7 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "GATHER": run_gather,
     "SLICE1": run_slice1,
     "CAST": run_elementwise,
+    "FILL_VALUE_SEQUENCE": run_fill_value_sequence,
     **{name: run_copy_program for name in PROGRAMS},
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from .data_movement import COPY_PROGRAM_OPERATORS, padding_indices, padding_value
+from ..errors import UnsupportedError
+from .data_movement import COPY_PROGRAM_OPERATORS, padding_indices, padding_value, slice_grad_positions
 
 Matrix = tuple[tuple[int, ...], ...]
 
@@ -90,6 +91,33 @@ def _slice(desc: Any) -> list[Step]:
     sizes = tuple(desc.output_tensor.sizes)
     src = window("InputTensor", desc.offsets, desc.strides)
     return [Copy(sizes, whole("OutputTensor", len(sizes)), src)]
+
+
+def _slice_grad(desc: Any) -> list[Step]:
+    """Zeros, then InputGradientTensor into SLICE1's window (where every position is in range and distinct).
+
+    The reference's other cases (a coordinate before the axis, with DirectML's flat
+    address, or positions that repeat) are not copies: the cpu and cuda backends refuse them.
+    """
+    out = desc.output_gradient_tensor
+    sizes = tuple(desc.input_gradient_tensor.sizes)
+    starts, steps = [], []
+    for p, n, stride in zip(slice_grad_positions(desc), out.sizes, desc.input_window_strides):
+        stride = 0 if n == 1 else int(stride)  # an axis of size 1 is written at 0 (as the reference)
+        if p.size and (p.min() < 0 or (p.size > 1 and stride == 0)):
+            raise UnsupportedError(
+                f"{desc.dml_name}: a window position before its axis or repeated is written as DirectML "
+                "writes it (flat addresses, the last write winning) only by numpy and directml"
+            )
+        starts.append(0 if n == 1 or not p.size else int(p[0]))
+        steps.append(stride)
+    rank = len(sizes)
+    zero = np.zeros((), dtype=out.dtype)[()]
+    dst = window("OutputGradientTensor", starts, steps)
+    return [
+        Fill(tuple(out.sizes), whole("OutputGradientTensor", rank), zero),
+        Copy(sizes, dst, whole("InputGradientTensor", rank)),
+    ]
 
 
 def _along(axis: int, rank: int, offset: int) -> tuple[int, ...]:
@@ -199,6 +227,7 @@ def _fill(desc: Any) -> list[Step]:
 
 PROGRAMS: dict[str, Callable[[Any], list[Step]]] = {
     "SLICE": _slice,
+    "SLICE_GRAD": _slice_grad,
     "JOIN": lambda desc: _pieces(desc, "OutputTensor", "InputTensors", True),
     "SPLIT": lambda desc: _pieces(desc, "InputTensor", "OutputTensors", False),
     "TILE": _tile,

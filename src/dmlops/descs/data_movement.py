@@ -680,7 +680,7 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """
     if operator in COPY_PROGRAM_OPERATORS:
         return FAMILY, ("numpy", "cpu", "cuda", "directml")
-    if operator == "CAST":
+    if operator in ("CAST", "FILL_VALUE_SEQUENCE"):
         return FAMILY, ("numpy", "cpu", "cuda", "directml")
     if operator in GENERIC_OPERATORS or operator in INDEXING_OPERATORS:
         return FAMILY, ("numpy", "directml")
@@ -688,8 +688,8 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
 
 
 COPY_PROGRAM_OPERATORS: frozenset[str] = frozenset(
-    """SLICE JOIN SPLIT TILE PADDING PADDING1 DEPTH_TO_SPACE DEPTH_TO_SPACE1 SPACE_TO_DEPTH SPACE_TO_DEPTH1
-    FILL_VALUE_CONSTANT""".split()
+    """SLICE SLICE_GRAD JOIN SPLIT TILE PADDING PADDING1 DEPTH_TO_SPACE DEPTH_TO_SPACE1 SPACE_TO_DEPTH
+    SPACE_TO_DEPTH1 FILL_VALUE_CONSTANT""".split()
 )
 """The generic operators the cpu and cuda backends run as copy programs (:mod:`._copy_programs`)."""
 
@@ -727,6 +727,27 @@ def cast_array(x: NDArray[Any], target: np.dtype[Any]) -> NDArray[Any]:
     if info.min < 0:
         return np.clip(signed, info.min, info.max).astype(target)
     return np.minimum(unsigned, np.asarray(info.max, dtype=unsigned.dtype)).astype(target)
+
+
+def sequence_values(desc: Any, index: Any) -> Any:
+    """FILL_VALUE_SEQUENCE's elements at the row-major positions ``index`` (int64; a NumPy or CuPy array).
+
+    As DirectML 1.15.4 computes them. Floats: ``float32(i) * ValueDelta`` then
+    ``+ ValueStart``, each rounded to float32 (no running sum, no fused multiply-add: a
+    delta of inf makes element 0 NaN). Integers: 32-bit wrap-around arithmetic (64-bit
+    for 64-bit types), the low bits stored (INT8 120, 123, 126, -127...).
+    """
+    dtype = desc.output_tensor.dtype
+    if dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            step = index.astype(np.float32) * np.float32(desc.value_delta)
+            return (step + np.float32(desc.value_start)).astype(dtype)
+    bits = 8 * max(dtype.itemsize, 4)
+    mask = (1 << bits) - 1
+    start, delta = np.uint64(int(desc.value_start) & mask), np.uint64(int(desc.value_delta) & mask)
+    # uint64 arithmetic wraps modulo 2^64, which keeps the low 32 (or 64) bits exact
+    raw = (start + index.astype(np.uint64) * delta) & np.uint64(mask)
+    return raw.astype(dtype)  # the low bits, two's complement
 
 
 def slice_window(offsets: tuple[int, ...], strides: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[slice, ...]:

@@ -43,6 +43,7 @@ from ..descs.data_movement import (
     padding_indices,
     padding_value,
     reverse_sources,
+    sequence_values,
     slice_grad_positions,
     slice_window,
     wraps_negative,
@@ -189,27 +190,9 @@ def compute_fill_value_constant(
 def compute_fill_value_sequence(
     desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, Array]:
-    """Element ``i`` (row-major) is ``ValueStart + i * ValueDelta``, as DirectML 1.15.4 computes it.
-
-    Floats: ``float32(i) * ValueDelta`` then ``+ ValueStart``, each rounded to float32 (no
-    running sum, no fused multiply-add: a delta of inf makes element 0 NaN). Integers:
-    32-bit wrap-around arithmetic, the low bits stored (INT8 120, 123, 126, -127...).
-    """
+    """Element ``i`` (row-major) is ``ValueStart + i * ValueDelta`` (``descs.data_movement.sequence_values``)."""
     sizes = desc.output_tensor.sizes
-    dtype = desc.output_tensor.dtype
-    count = int(np.prod(sizes))
-    i = np.arange(count, dtype=np.int64)
-    if dtype.kind == "f":
-        with np.errstate(all="ignore"):
-            step = i.astype(np.float32) * np.float32(desc.value_delta)
-            values = (step + np.float32(desc.value_start)).astype(dtype)
-    else:
-        bits = 8 * max(dtype.itemsize, 4)
-        mask = (1 << bits) - 1
-        start, delta = np.uint64(int(desc.value_start) & mask), np.uint64(int(desc.value_delta) & mask)
-        # uint64 arithmetic wraps modulo 2^64, which keeps the low 32 (or 64) bits exact
-        raw = (start + i.astype(np.uint64) * delta) & np.uint64(mask)
-        values = raw.astype(dtype)  # the low bits, two's complement
+    values = sequence_values(desc, np.arange(int(np.prod(sizes)), dtype=np.int64))
     return {"OutputTensor": values.reshape(sizes)}
 
 
