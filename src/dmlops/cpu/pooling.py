@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit, prange
 from numpy.typing import NDArray
 
+from ..descs._base import run_as
 from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow, max_pooling2_equivalent
 from ..enums import FeatureLevel
 from ._common import call_parallel, kernel_view, key, load, store
@@ -265,15 +266,9 @@ def run_max_pooling_grad(
     gradient(desc.window, inputs["InputTensor"], inputs["InputGradientTensor"], outputs["OutputGradientTensor"])
 
 
-def run_max_pooling(desc: Any, inputs: Mapping[str, Any], outputs: Mapping[str, Any], **run: Any) -> None:
-    """MAX_POOLING, MAX_POOLING1: their MAX_POOLING2 equivalent (``descs.pooling.max_pooling2_equivalent``)."""
-    run_max_pooling2(desc.derived(max_pooling2_equivalent), inputs, outputs, **run)
-
-
 OPERATORS: dict[str, Callable[..., Any]] = {
     "MAX_POOLING2": run_max_pooling2,
     "MAX_POOLING_GRAD": run_max_pooling_grad,
-    "MAX_POOLING": run_max_pooling,
-    "MAX_POOLING1": run_max_pooling,
+    **{name: run_as(max_pooling2_equivalent, run_max_pooling2) for name in ("MAX_POOLING", "MAX_POOLING1")},
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -62,6 +62,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..descs._base import run_as
 from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow, max_pooling2_equivalent
 from ..enums import FeatureLevel
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
@@ -514,15 +515,9 @@ def _plan(
     )
 
 
-def run_max_pooling(desc: Any, inputs: Mapping[str, Any], outputs: Mapping[str, Any], **run: Any) -> None:
-    """MAX_POOLING, MAX_POOLING1: their MAX_POOLING2 equivalent (``descs.pooling.max_pooling2_equivalent``)."""
-    run_max_pooling2(desc.derived(max_pooling2_equivalent), inputs, outputs, **run)
-
-
 OPERATORS: dict[str, Callable[..., Any]] = {
     "MAX_POOLING2": run_max_pooling2,
     "MAX_POOLING_GRAD": run_max_pooling_grad,
-    "MAX_POOLING": run_max_pooling,
-    "MAX_POOLING1": run_max_pooling,
+    **{name: run_as(max_pooling2_equivalent, run_max_pooling2) for name in ("MAX_POOLING", "MAX_POOLING1")},
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..descs._base import run_as
 from ..descs.resampling import (
     Resample2Desc,
     ResampleDesc,
@@ -449,22 +450,10 @@ def _x2_plan(
     return paired, scalar
 
 
-def run_resample1(desc: Any, inputs: Mapping[str, Any], outputs: Mapping[str, Any], **run: Any) -> None:
-    """RESAMPLE, RESAMPLE1, UPSAMPLE_2D: their RESAMPLE2 equivalent (``descs.resampling.resample2_equivalent``)."""
-    run_resample2(desc.derived(resample2_equivalent), inputs, outputs, **run)
-
-
-def run_resample_grad(desc: Any, inputs: Mapping[str, Any], outputs: Mapping[str, Any], **run: Any) -> None:
-    """RESAMPLE_GRAD: its RESAMPLE_GRAD1 equivalent (:func:`~dmlops.descs.resampling.resample_grad1_equivalent`)."""
-    run_resample_grad1(desc.derived(resample_grad1_equivalent), inputs, outputs, **run)
-
-
 OPERATORS: dict[str, Callable[..., Any]] = {
     "RESAMPLE2": run_resample2,
     "RESAMPLE_GRAD1": run_resample_grad1,
-    "RESAMPLE": run_resample1,
-    "RESAMPLE1": run_resample1,
-    "UPSAMPLE_2D": run_resample1,
-    "RESAMPLE_GRAD": run_resample_grad,
+    **{name: run_as(resample2_equivalent, run_resample2) for name in ("RESAMPLE", "RESAMPLE1", "UPSAMPLE_2D")},
+    "RESAMPLE_GRAD": run_as(resample_grad1_equivalent, run_resample_grad1),
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -107,6 +107,20 @@ def _names(types: frozenset[TensorDataType]) -> str:
 _MEMBER_INFOS: dict[type, tuple[MemberInfo, ...]] = {}
 
 
+def run_as(make: Callable[[Any], Any], run: Callable[..., Any]) -> Callable[..., Any]:
+    """A backend's implementation of an operator that runs as another operator's desc.
+
+    ``run(make(desc), inputs, outputs, **options)``, the equivalent desc made once per desc
+    (:meth:`OperatorDesc.derived`): e.g. RESAMPLE1 as its RESAMPLE2 equivalent.
+    """
+
+    def run_equivalent(desc: Any, inputs: Any, outputs: Any, **options: Any) -> Any:
+        return run(desc.derived(make), inputs, outputs, **options)
+
+    run_equivalent.__doc__ = f"{make.__name__} of the desc, run by {run.__name__}."
+    return run_equivalent
+
+
 @dataclass(frozen=True, kw_only=True)
 class OperatorDesc:
     """Base of every operator desc. Subclasses are frozen keyword-only dataclasses."""
