@@ -40,7 +40,7 @@ Tensors are read and written where they lie: each array is handed to the kernels
 negative for reversed views), adjacent axes merged where every array allows it. Two loop
 orders: **rows** (one output element or one cumulative/top-k line per step, its elements
 along the reduced axes; for reduced axes innermost in memory) and **tiles** (a tile of up
-to ``TILE`` outputs along the innermost kept axis updated together for each reduced
+to ``TILE_MAX`` outputs along the innermost kept axis updated together for each reduced
 element, a loop that vectorises; for reductions over outer axes). Work is split into
 contiguous ranges of rows or tiles over ``NUMBA_NUM_THREADS`` threads (``nogil`` numba
 kernels on the backend's thread pool). Scratch is per thread: a 128-element block,
@@ -68,8 +68,10 @@ from ._copy import _executor, thread_count
 
 Array = NDArray[Any]
 
-TILE = 256
-"""Outputs updated together by the tile loop order."""
+TILE_MIN, TILE_MAX = 256, 4096
+"""Outputs updated together by the tile loop order: the kept axis split into one tile per
+thread within these bounds (each reduced slice is then read in long runs; the float64
+accumulators of a tile stay in the L1/L2 cache)."""
 BLOCK = 128
 """NumPy's pairwise-summation block (PW_BLOCKSIZE); also the gather block of the row loop order."""
 SMALL_K = 32
@@ -193,6 +195,32 @@ def _ov_put(out, i, value, half):  # type: ignore[no-untyped-def]
     return impl
 
 
+def _tally_empty(like: Any, half: Any, n: Any) -> Any:
+    """``np.empty(n)`` of a cumulative tally's type: float32 for FLOAT16 and FLOAT32, else the working integer."""
+    raise _jit_only("_tally_empty")
+
+
+@overload(_tally_empty)
+def _ov_tally_empty(like, half, n):  # type: ignore[no-untyped-def]
+    if not isinstance(half, types.NoneType) or isinstance(like.dtype, types.Float):
+        return lambda like, half, n: np.empty(n, np.float32)
+    return lambda like, half, n: _wide_empty(like, half, n)
+
+
+def _element(value: Any, half: Any) -> Any:
+    """An element as a cumulative step reads it: float32 (FLOAT16 decoded), else the working integer."""
+    raise _jit_only("_element")
+
+
+@overload(_element)
+def _ov_element(value, half):  # type: ignore[no-untyped-def]
+    if not isinstance(half, types.NoneType):
+        return lambda value, half: half_bits_to_float(value)
+    if isinstance(value, types.Float):
+        return lambda value, half: value
+    return lambda value, half: _widen(value, half)
+
+
 def _tally(s: Any, summation: Any) -> Any:
     """A cumulative tally as stored: a float sum + 0 (-0 is stored +0); products and integers unchanged."""
     raise _jit_only("_tally")
@@ -202,7 +230,7 @@ def _tally(s: Any, summation: Any) -> Any:
 def _ov_tally(s, summation):  # type: ignore[no-untyped-def]
     if isinstance(s, types.Integer):  # (uint64 + 0 would be a float64 in numba)
         return lambda s, summation: s
-    return lambda s, summation: s + 0.0 if summation else s
+    return lambda s, summation: s + np.float32(0) if summation else s
 
 
 def _step(s: Any, v: Any, summation: Any, half: Any, like: Any) -> Any:
@@ -215,14 +243,12 @@ def _ov_step(s, v, summation, half, like):  # type: ignore[no-untyped-def]
     if not isinstance(half, types.NoneType):
 
         def impl_half(s, v, summation, half, like):  # type: ignore[no-untyped-def]
-            # NumPy's half loops: the float32 result of the two float32 values, then rounded to half
-            r = np.float32(s + v) if summation else np.float32(s * v)
-            return np.float64(half_bits_to_float(float_to_half_bits(r)))
+            # NumPy's half loops: the float32 operation on the two values, then rounded to half
+            return half_bits_to_float(float_to_half_bits(s + v if summation else s * v))
 
         return impl_half
-    if isinstance(like.dtype, types.Float):
-        # a float64 operation on float32 values rounded to float32 is the float32 operation
-        return lambda s, v, summation, half, like: np.float64(np.float32(s + v if summation else s * v))
+    if isinstance(like.dtype, types.Float):  # float32 tallies and elements: the float32 operation
+        return lambda s, v, summation, half, like: s + v if summation else s * v
     return lambda s, v, summation, half, like: s + v if summation else s * v
 
 
@@ -343,6 +369,22 @@ def _pairwise_block(buf, n):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
+def _pairwise_block_direct(xb, p, n, half):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """:func:`_pairwise_block` of 8 <= n <= 128 contiguous elements read in place (loops that vectorise)."""
+    acc = np.empty(8, np.float64)
+    for k in range(8):
+        acc[k] = _widen(xb[p + k], half)
+    end = n - n % 8
+    for i in range(8, end, 8):
+        for k in range(8):
+            acc[k] += _widen(xb[p + i + k], half)
+    res = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+    for i in range(end, n):
+        res += _widen(xb[p + i], half)
+    return res
+
+
+@njit(cache=True, nogil=True)
 def _pairwise(xb, off, rsz, rxs, digits, n, half, op, buf, frames, partial):  # type: ignore[no-untyped-def]  # pragma: no cover
     """NumPy's pairwise float64 sum of a line's n elements (its ``pairwise_sum``, to the bit).
 
@@ -357,8 +399,11 @@ def _pairwise(xb, off, rsz, rxs, digits, n, half, op, buf, frames, partial):  # 
     while top >= 0:
         lo, m, stage = frames[top, 0], frames[top, 1], frames[top, 2]
         if m <= BLOCK:
-            _gather(xb, off, rsz, rxs, digits, lo, m, half, op, buf)
-            partial[done] = _pairwise_block(buf, m)
+            if rsz.size == 1 and rxs[0] == 1 and op == OP_PLAIN and m >= 8:
+                partial[done] = _pairwise_block_direct(xb, off + lo, m, half)
+            else:
+                _gather(xb, off, rsz, rxs, digits, lo, m, half, op, buf)
+                partial[done] = _pairwise_block(buf, m)
             done += 1
             top -= 1
             continue
@@ -416,6 +461,22 @@ def _reduce_rows(xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, fn, op, post, lo
             continue
         _gather(xb, xoff, rsz, rxs, digits, 0, min(n, BLOCK), half, op, buf)
         acc = buf[0]  # a sum from +0 or a product from 1 has the first element first (its sign fixed by post)
+        if rsz.size == 1 and rxs[0] == 1 and (fn == FN_MAX or fn == FN_MIN or (fn == FN_SUM and op == OP_PLAIN)):
+            # in place: MAX / MIN start from the first element with NaN as -inf / +inf, after which
+            # a NaN never compares greater (less), so the raw elements give the same scan
+            if fn == FN_SUM:
+                for i in range(1, n):
+                    acc += _widen(xb[xoff + i], half)
+            elif fn == FN_MAX:
+                for i in range(1, n):
+                    v = _widen(xb[xoff + i], half)
+                    acc = v if v > acc else acc
+            else:
+                for i in range(1, n):
+                    v = _widen(xb[xoff + i], half)
+                    acc = v if v < acc else acc
+            _put(ob, ooff, _finish(acc, post, n), half)
+            continue
         start = 1
         for b0 in range(0, n, BLOCK):
             m = min(BLOCK, n - b0)
@@ -440,25 +501,43 @@ def _reduce_rows(xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, fn, op, post, lo
 
 
 @njit(cache=True, nogil=True)
-def _reduce_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, rsz, rxs, half, fn, op, post, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Tiles lo .. hi - 1: TILE outputs along the kept axis ``c`` updated together, reduced elements in order."""
+def _reduce_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs, half, fn, op, post, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Tiles lo .. hi - 1: ``width`` outputs along the kept axis ``c`` updated together, reduced elements in order."""
     n = 1
     for d in range(rsz.size):
         n *= rsz[d]
-    ntiles = (csz + TILE - 1) // TILE
-    acc = _wide_empty(xb, half, TILE)
-    buf = _wide_empty(xb, half, TILE)
+    ntiles = (csz + width - 1) // width
+    acc = _wide_empty(xb, half, width)
+    buf = _wide_empty(xb, half, width)
     digits = np.zeros(rsz.size, np.int64)
     for task in range(lo, hi):
         row = task // ntiles
-        j0 = (task - row * ntiles) * TILE
-        w = min(TILE, csz - j0)
+        j0 = (task - row * ntiles) * width
+        w = min(width, csz - j0)
         xoff, ooff = _offsets(row, ksz, kxs, kos)
         xoff += xo + j0 * cxs
         ooff += oo + j0 * cos
         digits[:] = 0
         p = 0
         for r in range(n):
+            if r > 0 and cxs == 1 and (op == OP_PLAIN or fn == FN_MAX or fn == FN_MIN):
+                q = xoff + p  # in place, as the rows kernel's scans
+                if fn == FN_SUM:
+                    for j in range(w):
+                        acc[j] += _widen(xb[q + j], half)
+                elif fn == FN_PROD:
+                    for j in range(w):
+                        acc[j] *= _widen(xb[q + j], half)
+                elif fn == FN_MAX:
+                    for j in range(w):
+                        v = _widen(xb[q + j], half)
+                        acc[j] = v if v > acc[j] else acc[j]
+                else:
+                    for j in range(w):
+                        v = _widen(xb[q + j], half)
+                        acc[j] = v if v < acc[j] else acc[j]
+                p = _advance(digits, rsz, rxs, p)
+                continue
             _gather_line(xb, xoff + p, cxs, w, half, op, buf)
             if r == 0:
                 for j in range(w):
@@ -517,19 +596,19 @@ def _arg_rows(xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, largest, decreasing
 
 
 @njit(cache=True, nogil=True)
-def _arg_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, rsz, rxs, half, largest, decreasing, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _arg_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs, half, largest, decreasing, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
     n = 1
     for d in range(rsz.size):
         n *= rsz[d]
-    ntiles = (csz + TILE - 1) // TILE
-    best = _wide_empty(xb, half, TILE)
-    buf = _wide_empty(xb, half, TILE)
-    index = np.empty(TILE, np.int64)
+    ntiles = (csz + width - 1) // width
+    best = _wide_empty(xb, half, width)
+    buf = _wide_empty(xb, half, width)
+    index = np.empty(width, np.int64)
     digits = np.zeros(rsz.size, np.int64)
     for task in range(lo, hi):
         row = task // ntiles
-        j0 = (task - row * ntiles) * TILE
-        w = min(TILE, csz - j0)
+        j0 = (task - row * ntiles) * width
+        w = min(width, csz - j0)
         xoff, ooff = _offsets(row, ksz, kxs, kos)
         xoff += xo + j0 * cxs
         ooff += oo + j0 * cos
@@ -557,7 +636,7 @@ def _arg_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, rsz, rxs, half, lar
 @njit(cache=True, nogil=True)
 def _cumulative_rows(xb, xo, ob, oo, ksz, kxs, kos, n, sx, so, half, summation, exclusive, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Lines lo .. hi - 1, each scanned from its first element (``sx``, ``so`` < 0 scan backwards)."""
-    buf = _wide_empty(xb, half, 1)
+    buf = _tally_empty(xb, half, 1)
     for row in range(lo, hi):
         xoff, ooff = _offsets(row, ksz, kxs, kos)
         p = xoff + xo
@@ -565,7 +644,7 @@ def _cumulative_rows(xb, xo, ob, oo, ksz, kxs, kos, n, sx, so, half, summation, 
         buf[0] = 0 if summation else 1
         s = buf[0]
         for _ in range(n):
-            v = _widen(xb[p], half)
+            v = _element(xb[p], half)
             if exclusive:
                 _put(ob, q, _tally(s, summation), half)
                 s = _step(s, v, summation, half, xb)
@@ -577,14 +656,16 @@ def _cumulative_rows(xb, xo, ob, oo, ksz, kxs, kos, n, sx, so, half, summation, 
 
 
 @njit(cache=True, nogil=True)
-def _cumulative_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, n, sx, so, half, summation, exclusive, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Tiles of TILE lines along the kept axis ``c``, scanned together (lines along an outer axis)."""
-    ntiles = (csz + TILE - 1) // TILE
-    acc = _wide_empty(xb, half, TILE)
+def _cumulative_tiles(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, n, sx, so, half, summation, exclusive, lo, hi
+):
+    """Tiles of ``width`` lines along the kept axis ``c``, scanned together (lines along an outer axis)."""
+    ntiles = (csz + width - 1) // width
+    acc = _tally_empty(xb, half, width)
     for task in range(lo, hi):
         row = task // ntiles
-        j0 = (task - row * ntiles) * TILE
-        w = min(TILE, csz - j0)
+        j0 = (task - row * ntiles) * width
+        w = min(width, csz - j0)
         xoff, ooff = _offsets(row, ksz, kxs, kos)
         p = xoff + xo + j0 * cxs
         q = ooff + oo + j0 * cos
@@ -592,7 +673,7 @@ def _cumulative_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, n, sx, so, h
             acc[j] = 0 if summation else 1
         for _ in range(n):
             for j in range(w):
-                v = _widen(xb[p + j * cxs], half)
+                v = _element(xb[p + j * cxs], half)
                 s = acc[j]
                 if exclusive:
                     _put(ob, q + j * cos, _tally(s, summation), half)
@@ -706,6 +787,12 @@ def _split_column(
     return kept[:c] + kept[c + 1 :], kept[c]
 
 
+def _tile_width(csz: int, rows: int) -> int:
+    """The tile loop's width: the kept axis in about one tile per thread (fewer when other kept rows abound)."""
+    parts = max(1, -(-thread_count() // max(rows, 1)))
+    return max(TILE_MIN, min(TILE_MAX, -(-csz // parts)))
+
+
 def _run(kernel: Callable[..., Any], items: int, elements: int, *args: Any) -> None:
     """``kernel(*args, lo, hi)`` over ``items`` split into contiguous ranges, one per thread when large."""
     threads = min(thread_count(), items) if elements >= PARALLEL_MIN else 1
@@ -806,8 +893,9 @@ def _reduction(
     if tiles and kept and (not reduced or abs(_split_column(kept)[1][1][0]) < min_reduced):
         others, (csz, (cxs, cos)) = _split_column(kept)
         ksz, kxs, kos = _arrays(others, 2)
-        count = int(np.prod(ksz)) * -(-csz // TILE)
-        _run(kernels[1], count, x.size, xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, rsz, rxs, half, *params)
+        width = _tile_width(csz, int(np.prod(ksz)))
+        count = int(np.prod(ksz)) * -(-csz // width)
+        _run(kernels[1], count, x.size, xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs, half, *params)
     else:
         ksz, kxs, kos = _arrays(kept, 2)
         _run(kernels[0], int(np.prod(ksz)), x.size, xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, *params)
@@ -910,8 +998,9 @@ def run_cumulative(
     if kept and n > 1 and abs(_split_column(kept)[1][1][0]) < abs(sx):
         others, (csz, (cxs, cos)) = _split_column(kept)
         ksz, kxs, kos = _arrays(others, 2)
-        count = int(np.prod(ksz)) * -(-csz // TILE)
-        tile_args = (csz, cxs, cos, n, sx, so, half, summation, exclusive)
+        width = _tile_width(csz, int(np.prod(ksz)))
+        count = int(np.prod(ksz)) * -(-csz // width)
+        tile_args = (csz, cxs, cos, width, n, sx, so, half, summation, exclusive)
         _run(_cumulative_tiles, count, x.size, xb, xo, ob, oo, ksz, kxs, kos, *tile_args)
     else:
         ksz, kxs, kos = _arrays(kept, 2)
