@@ -6,7 +6,7 @@ peak extra memory.
 
 Usage::
 
-    python bench/cpu.py [--repeats 5] [--threads 2] [--only roi,gather,...] [--scale 1.0]
+    python bench/cpu.py [--repeats 5] [--threads 2] [--only roi,gather,...,elementwise,reduction] [--scale 1.0]
 
 Method
 ------
@@ -701,6 +701,142 @@ def elementwise_workloads() -> list[Workload]:
     return result
 
 
+def reduction_workloads() -> list[Workload]:
+    """The issue 21 reduction workloads: REDUCE SUM and MAX of a 256 MiB FLOAT32 tensor (16384, 4096) over
+    its last axis and over all axes but one (axis 0), CUMULATIVE_SUMMATION over its last axis and TOP_K
+    (K = 8) over the last axis of (65536, 1024), against torch and onnxruntime; each result checked bit for
+    bit against the NumPy reference."""
+    from dmlops.descs import desc_from_json
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((16384, 4096), dtype=np.float32)
+
+    def t32(shape: Any) -> dict[str, Any]:
+        return {"DataType": "FLOAT32", "Sizes": list(shape)}
+
+    def bit_exact(got: dict[str, Any], ref: dict[str, Any]) -> bool:
+        return all(np.array_equal(np.asarray(got[m]), np.asarray(ref[m]), equal_nan=True) for m in ref)
+
+    result = []
+    ins = {"InputTensor": x}  # one input for every workload but TOP_K
+    tx = torch.from_numpy(x) if torch is not None else None
+    for function in ("SUM", "MAX"):
+        for axis in (1, 0):
+            out_shape = (16384, 1) if axis == 1 else (1, 4096)
+            out = np.empty(out_shape, np.float32)
+            desc = desc_from_json(
+                "REDUCE",
+                {"Function": function, "InputTensor": t32(x.shape), "OutputTensor": t32(out_shape), "Axes": [axis]},
+            )
+            impls: list[tuple[str, Callable[[], Any], int, str]] = [
+                ("dmlops cpu", lambda d=desc, o=out: _dmlops_cpu(d, ins, {"OutputTensor": o}), 0, "out="),
+            ]
+            if torch is not None:
+                to = torch.from_numpy(out.copy())
+                fn = torch.sum if function == "SUM" else torch.amax
+                impls.append(("torch", lambda f=fn, a=axis, o=to: f(tx, a, keepdim=True, out=o), 0, "out="))
+            if ort is not None:
+                if function == "SUM":  # opset 13+: axes as an input
+                    axes_init = [helper.make_tensor("ax", TensorProto.INT64, [1], [axis])]
+                    node = helper.make_node("ReduceSum", ["X", "ax"], ["Y"], keepdims=1)
+                else:  # opset 17: axes as an attribute
+                    axes_init = []
+                    node = helper.make_node("ReduceMax", ["X"], ["Y"], axes=[axis], keepdims=1)
+                sess = _session(
+                    [node], [_vi("X", TensorProto.FLOAT, x.shape)], [_vi("Y", TensorProto.FLOAT, None)], axes_init
+                )
+                note = f"Reduce{function.title()}, allocates"
+                impls.append(("onnxruntime", lambda s=sess: s.run(None, {"X": x}), out.nbytes, note))
+
+            def check(d: Any = desc, o: Any = out, f: str = function, a: int = axis) -> str:
+                got = _dmlops_cpu(d, ins, {"OutputTensor": o})
+                msg = f"bit-exact vs reference: {bit_exact(got, dmlops.execute(d, ins, backend='numpy'))}"
+                if torch is not None:
+                    fn = torch.sum if f == "SUM" else torch.amax
+                    msg += f", max|cpu-torch|={np.max(np.abs(o - fn(tx, a, keepdim=True).numpy())):.2e}"
+                return msg
+
+            label = f"7 REDUCE {function} {'last axis' if axis == 1 else 'axis 0 (all but one)'}"
+            result.append(Workload(label, x.nbytes, out.nbytes, impls, check))
+
+    # CUMULATIVE_SUMMATION over the last axis
+    outc = np.empty_like(x)
+    cumsum = desc_from_json(
+        "CUMULATIVE_SUMMATION",
+        {
+            "InputTensor": t32(x.shape),
+            "OutputTensor": t32(x.shape),
+            "Axis": 1,
+            "AxisDirection": "INCREASING",
+            "HasExclusiveSum": False,
+        },
+    )
+    impls = [("dmlops cpu", lambda: _dmlops_cpu(cumsum, ins, {"OutputTensor": outc}), 0, "out=")]
+    if torch is not None:
+        toc = torch.from_numpy(np.empty_like(x))
+        impls.append(("torch", lambda: torch.cumsum(tx, 1, out=toc), 0, "out="))
+    if ort is not None:
+        sess_c = _session(
+            [helper.make_node("CumSum", ["X", "ax"], ["Y"])],
+            [_vi("X", TensorProto.FLOAT, x.shape)],
+            [_vi("Y", TensorProto.FLOAT, None)],
+            [helper.make_tensor("ax", TensorProto.INT64, [], [1])],
+        )
+        impls.append(("onnxruntime", lambda: sess_c.run(None, {"X": x}), outc.nbytes, "CumSum, allocates"))
+
+    def check_cumsum() -> str:
+        got = _dmlops_cpu(cumsum, ins, {"OutputTensor": outc})
+        msg = f"bit-exact vs reference: {bit_exact(got, dmlops.execute(cumsum, ins, backend='numpy'))}"
+        if torch is not None:
+            msg += f", max|cpu-torch|={np.max(np.abs(outc - torch.cumsum(tx, 1).numpy())):.2e}"
+        return msg
+
+    result.append(Workload("7 CUMULATIVE_SUMMATION last axis", x.nbytes, outc.nbytes, impls, check_cumsum))
+
+    # TOP_K, K = 8, over the last axis of (65536, 1024)
+    y = x.reshape(65536, 1024)
+    k = 8
+    values, indices = np.empty((65536, k), np.float32), np.empty((65536, k), np.uint32)
+    top_k = desc_from_json(
+        "TOP_K",
+        {
+            "InputTensor": t32(y.shape),
+            "OutputValueTensor": t32(values.shape),
+            "OutputIndexTensor": {"DataType": "UINT32", "Sizes": list(indices.shape)},
+            "Axis": 1,
+            "K": k,
+        },
+    )
+    ins_k = {"InputTensor": y}
+    outs_k = {"OutputValueTensor": values, "OutputIndexTensor": indices}
+    out_bytes = values.nbytes + indices.nbytes
+    impls = [("dmlops cpu", lambda: _dmlops_cpu(top_k, ins_k, outs_k), 0, "out=, UINT32 indices")]
+    if torch is not None:
+        ty = torch.from_numpy(y)
+        tv, ti = torch.empty((65536, k)), torch.empty((65536, k), dtype=torch.int64)
+        impls.append(("torch", lambda: torch.topk(ty, k, 1, out=(tv, ti)), 0, "out=, int64 indices"))
+    if ort is not None:
+        sess_k = _session(
+            [helper.make_node("TopK", ["X", "K"], ["V", "I"], axis=1, largest=1, sorted=1)],
+            [_vi("X", TensorProto.FLOAT, y.shape)],
+            [_vi("V", TensorProto.FLOAT, None), _vi("I", TensorProto.INT64, None)],
+            [helper.make_tensor("K", TensorProto.INT64, [1], [k])],
+        )
+        impls.append(("onnxruntime", lambda: sess_k.run(None, {"X": y}), values.nbytes * 3, "TopK, allocates"))
+
+    def check_top_k() -> str:
+        got = _dmlops_cpu(top_k, ins_k, outs_k)
+        msg = f"bit-exact vs reference: {bit_exact(got, dmlops.execute(top_k, ins_k, backend='numpy'))}"
+        if torch is not None:
+            v, i = torch.topk(ty, k, 1)
+            msg += f", values == torch: {np.array_equal(values, v.numpy())}, indices == torch: "
+            msg += f"{np.array_equal(indices.astype(np.int64), i.numpy())}"
+        return msg
+
+    result.append(Workload("7 TOP_K K=8 (65536, 1024) last axis", y.nbytes, out_bytes, impls, check_top_k))
+    return result
+
+
 # -- main ------------------------------------------------------------------------------------------
 
 
@@ -740,6 +876,7 @@ def main() -> None:
         "maxpool": maxpool_workloads,
         "resample": resample_workloads,
         "elementwise": elementwise_workloads,
+        "reduction": reduction_workloads,
     }
     only = [s for s in ARGS.only.split(",") if s]
     skip = {s for s in ARGS.skip_impl.split(",") if s}
