@@ -201,3 +201,230 @@ def test_roi_pooling_api_out_and_4d_rois() -> None:
     result = O.roi_pooling(x, np.array([[[[0, 0, 0, 3, 3]]]], F32), [2, 2], out=out)
     np.testing.assert_array_equal(out.reshape(-1), [5, 7, 13, 15])
     assert result is out or np.shares_memory(result, out) or np.array_equal(result, out)
+
+
+# -- ROI_ALIGN_GRAD ------------------------------------------------------------------------------
+
+
+def test_roi_align_grad_is_claimed_for_numpy() -> None:
+    cls = desc_class("ROI_ALIGN_GRAD")
+    assert cls.family == "roi"
+    assert cls.backends == ("numpy", "directml")
+
+
+def _sample_coordinates(first: float, last: float, outputs: int, samples: int, ipo: float, opo: float, corners: bool):
+    """ROI_ALIGN1's sample coordinates along one axis, from its page (scaled corners given)."""
+    count = outputs * samples
+    if corners:
+        if count == 1:
+            return [first + (last - first) / 2 - ipo]
+        return [(k - opo) * (last - first) / (count - 1) + first - ipo for k in range(count)]
+    return [(k - opo) * (last - first) / count + first - ipo for k in range(count)]
+
+
+def _taps(c: float, length: int, corners: bool, nearest: bool) -> tuple[int, int, float] | None:
+    """(first, second, weight) of a coordinate, None out of bounds (the forward's rules, errata E24, E28)."""
+    inside = 0 <= c <= length - 1 if corners else -1 < c < length
+    if not inside:
+        return None
+    cc = min(max(c, 0.0), length - 1.0)
+    if nearest:
+        t = math.floor(cc + 0.5)
+        return t, t, 0.0
+    lo = math.floor(cc)
+    hi = lo if c < 0 else min(lo + 1, length - 1)
+    return lo, hi, cc - lo
+
+
+def roi_align_grad_oracle(
+    x: np.ndarray | None, dy: np.ndarray, rois: np.ndarray, batch: np.ndarray, shape: tuple[int, ...], **p: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scalar loop: every sample of ROI_ALIGN1's forward (its page), its share of the output's gradient to its taps.
+
+    The ROI gradient: the page's pseudo-code with DirectML's factors (E194) and MAX's pick (E195).
+    """
+    _, c, h, w = shape
+    dx, droi = np.zeros(shape), np.zeros((len(rois), 4))
+    for r, (x1, y1, x2, y2) in enumerate(rois.astype(np.float64)):
+        x1, x2, y1, y2 = x1 * p["sx"], x2 * p["sx"], y1 * p["sy"], y2 * p["sy"]
+        oh, ow = dy.shape[2:]
+        sy = min(max(math.ceil(abs(y2 - y1) / oh), p["lo"]), p["hi"])
+        sx = min(max(math.ceil(abs(x2 - x1) / ow), p["lo"]), p["hi"])
+        ys = _sample_coordinates(y1, y2, oh, sy, p["ipo"], p["opo"], p["corners"])
+        xs = _sample_coordinates(x1, x2, ow, sx, p["ipo"], p["opo"], p["corners"])
+        b = int(batch[r])
+        for ch in range(c):
+            for i in range(oh):
+                for j in range(ow):
+                    cells = [(a, e) for a in range(i * sy, (i + 1) * sy) for e in range(j * sx, (j + 1) * sx)]
+                    if p["max"]:
+                        best, pick = -FLT_MAX, None
+                        for a, e in cells:  # row-major; out of bounds competes as 0 (E195)
+                            ty, tx = (
+                                _taps(ys[a], h, p["corners"], p["nearest"]),
+                                _taps(xs[e], w, p["corners"], p["nearest"]),
+                            )
+                            v = 0.0
+                            if ty and tx:
+                                rows = (1 - ty[2]) * x[b, ch, ty[0]] + ty[2] * x[b, ch, ty[1]]
+                                v = (1 - tx[2]) * rows[tx[0]] + tx[2] * rows[tx[1]]
+                            if v > best:
+                                best, pick = v, (a, e)
+                        cells = [pick] if pick else []
+                        share = float(dy[r, ch, i, j])
+                    else:
+                        share = float(dy[r, ch, i, j]) / (sy * sx)
+                    for a, e in cells:
+                        ty, tx = (
+                            _taps(ys[a], h, p["corners"], p["nearest"]),
+                            _taps(xs[e], w, p["corners"], p["nearest"]),
+                        )
+                        if not (ty and tx):
+                            continue
+                        for yy, wy in ((ty[0], 1 - ty[2]), (ty[1], ty[2])):
+                            for xx, wx in ((tx[0], 1 - tx[2]), (tx[1], tx[2])):
+                                dx[b, ch, yy, xx] += share * wy * wx
+                        if x is None:
+                            continue
+                        ly, lx = _taps(ys[a], h, p["corners"], False), _taps(xs[e], w, p["corners"], False)
+                        tl, tr = x[b, ch, ly[0], lx[0]], x[b, ch, ly[0], lx[1]]
+                        bl, br = x[b, ch, ly[1], lx[0]], x[b, ch, ly[1], lx[1]]
+                        gx = share * ((1 - ly[2]) * (tr - tl) + ly[2] * (br - bl))
+                        gy = share * ((1 - lx[2]) * (bl - tl) + lx[2] * (br - tr))
+                        span_x, steps_x = (w - 1, ow * sx - 1) if p["corners"] else (w, ow * sx)
+                        span_y, steps_y = (h - 1, oh * sy - 1) if p["corners"] else (h, oh * sy)
+                        fx = j * span_x / steps_x if steps_x else span_x / 2
+                        fy = i * span_y / steps_y if steps_y else span_y / 2
+                        droi[r] += [gx * (span_x - fx), gy * (span_y - fy), gx * fx, gy * fy]
+    return dx, droi
+
+
+def _grad_case(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    shape = (2, 2, int(rng.integers(2, 7)), int(rng.integers(2, 7)))
+    rois, oh, ow = 3, int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    p = {
+        "sx": float(F32(rng.choice([1.0, 0.5, 1.7]))),
+        "sy": float(F32(rng.choice([1.0, 0.5, 1.3]))),
+        "ipo": float(F32(rng.choice([0.5, 0.0, 0.3]))),
+        "opo": float(F32(rng.choice([-0.5, 0.0, 0.2]))),
+        "lo": 1,
+        "hi": int(rng.choice([1, 2, 3, 0xFFFFFFFF])),
+        "corners": bool(seed % 4 == 3),
+        "nearest": bool(seed % 3 == 2),
+        "max": bool(seed % 2),
+    }
+    data = {
+        "x": rng.integers(-3, 4, shape).astype(F32) if seed % 5 == 0 else rng.standard_normal(shape).astype(F32),
+        "dy": rng.standard_normal((rois, shape[1], oh, ow)).astype(F32),
+        "rois": (rng.uniform(-1.5, [shape[3] + 1.5, shape[2] + 1.5] * 2, (rois, 4)) / ([p["sx"], p["sy"]] * 2)),
+        "batch": rng.integers(0, 2, rois).astype(np.uint32),
+    }
+    data["rois"] = data["rois"].astype(F32)
+    return p, data
+
+
+def _grad_api(p: dict[str, Any], d: dict[str, Any], **kw: Any) -> Any:
+    return O.roi_align_grad(
+        d["dy"], d["rois"], d["batch"], d["x"],
+        spatial_scale=(p["sx"], p["sy"]),
+        reduction_function="MAX" if p["max"] else "AVERAGE",
+        interpolation_mode="NEAREST_NEIGHBOR" if p["nearest"] else "LINEAR",
+        input_pixel_offset=p["ipo"], output_pixel_offset=p["opo"],
+        minimum_samples_per_output=p["lo"], maximum_samples_per_output=p["hi"],
+        align_regions_to_corners=p["corners"], **kw,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_roi_align_grad_matches_the_loop_oracle(seed: int) -> None:
+    p, d = _grad_case(seed)
+    dx, droi = _grad_api(p, d, return_roi_gradient=True)
+    want_dx, want_droi = roi_align_grad_oracle(d["x"], d["dy"], d["rois"], d["batch"], d["x"].shape, **p)
+    # float32 weights and sums against the oracle's float64
+    np.testing.assert_allclose(dx, want_dx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(droi, want_droi, rtol=1e-4, atol=1e-3)
+
+
+def _forward(p: dict[str, Any], x: np.ndarray, rois: np.ndarray, batch: np.ndarray, oh: int, ow: int) -> np.ndarray:
+    return O.roi_align1(
+        x, rois, batch, (oh, ow),
+        spatial_scale=(p["sx"], p["sy"]),
+        reduction_function="MAX" if p["max"] else "AVERAGE",
+        interpolation_mode="NEAREST_NEIGHBOR" if p["nearest"] else "LINEAR",
+        input_pixel_offset=p["ipo"], output_pixel_offset=p["opo"],
+        minimum_samples_per_output=p["lo"], maximum_samples_per_output=p["hi"],
+        align_regions_to_corners=p["corners"],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [s for s in range(24) if s % 2 == 0])
+def test_roi_align_grad_is_the_adjoint_of_roi_align1(seed: int) -> None:
+    """AVERAGE is linear in x: <dy, ROI_ALIGN1(x)> = <ROI_ALIGN_GRAD(dy), x> for every x (the forward reference)."""
+    p, d = _grad_case(seed)
+    oh, ow = d["dy"].shape[2:]
+    dx = _grad_api(p, d)
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        probe = rng.standard_normal(d["x"].shape).astype(F32)
+        lhs = float(np.sum(d["dy"].astype(np.float64) * _forward(p, probe, d["rois"], d["batch"], oh, ow)))
+        rhs = float(np.sum(dx.astype(np.float64) * probe))
+        assert lhs == pytest.approx(rhs, rel=1e-4, abs=1e-4)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_roi_align_grad_roi_gradient_against_finite_differences(seed: int) -> None:
+    """E194's factors sum to the axis length L (L - 1 with corners): dROI[x1] + dROI[x2] = L / SpatialScaleX * dF/dshift.
+
+    F = <dy, ROI_ALIGN1(x, rois + shift)> (the forward reference, LINEAR, fixed sample
+    counts so the shift moves every sample by shift * SpatialScale); central differences of
+    a small shift, ROIs whose samples stay inside one cell.
+    """
+    p, d = _grad_case(seed)
+    p.update(nearest=False, hi=2, lo=2)
+    _, _, h, w = d["x"].shape
+    oh, ow = d["dy"].shape[2:]
+    _, droi = _grad_api(p, d, return_roi_gradient=True)
+    eps = 1e-3
+    for axis, (scale, length) in enumerate(((p["sx"], w), (p["sy"], h))):
+        shift = np.zeros(4, F32)
+        shift[[axis, axis + 2]] = eps / scale
+        plus = _forward(p, d["x"], d["rois"] + shift, d["batch"], oh, ow).astype(np.float64)
+        minus = _forward(p, d["x"], d["rois"] - shift, d["batch"], oh, ow).astype(np.float64)
+        derivative = ((plus - minus) * d["dy"]).sum(axis=(1, 2, 3)) / (2 * eps)  # per ROI, per pixel of shift
+        span = length - 1 if p["corners"] else length
+        got = droi[:, axis] + droi[:, axis + 2]
+        np.testing.assert_allclose(got, span * derivative, rtol=2e-2, atol=2e-2 * (1 + np.abs(got).max()))
+
+
+def test_roi_align_grad_roi_gradient_is_not_the_forward_derivative() -> None:
+    """E194: DirectML's dROI[x2] for one sample at output 0 is 0; the forward's derivative is not."""
+    x = np.arange(30, dtype=F32).reshape(1, 1, 5, 6) ** 1.5
+    dy = np.ones((1, 1, 1, 1), F32)
+    _, droi = O.roi_align_grad(
+        dy, [[0.7, 1.2, 4.1, 3.4]], [0], x, maximum_samples_per_output=1, return_roi_gradient=True
+    )
+    assert droi[0, 2] == 0 and droi[0, 3] == 0 and droi[0, 0] != 0
+
+
+def test_roi_align_grad_max_out_of_bounds_sample_competes_as_zero() -> None:
+    """E195: the first sample (out of bounds, 0) beats the negative in-bounds ones: no gradient anywhere."""
+    x = -np.ones((1, 1, 2, 2), F32)
+    dy = np.ones((1, 1, 1, 1), F32)
+    dx = O.roi_align_grad(dy, [[-4, -4, 2, 2]], [0], x, reduction_function="MAX", minimum_samples_per_output=2,
+                          maximum_samples_per_output=2)  # fmt: skip
+    assert not dx.any()
+    dx = O.roi_align_grad(dy, [[-4, -4, 2, 2]], [0], -x, reduction_function="MAX", minimum_samples_per_output=2,
+                          maximum_samples_per_output=2)  # fmt: skip
+    assert dx.sum() == 1
+
+
+def test_roi_align_grad_api() -> None:
+    dy = np.ones((1, 1, 1, 1), F32)
+    with pytest.raises(dmlops.ArgumentValueError):
+        O.roi_align_grad(dy, [[0, 0, 2, 2]], [0])
+    with pytest.raises(InvalidDescError, match="InputTensor"):
+        O.roi_align_grad(dy, [[0, 0, 2, 2]], [0], input_shape=(1, 1, 2, 2), reduction_function="MAX")
+    droi = O.roi_align_grad(dy, [[0, 0, 2, 2]], [0], np.ones((1, 1, 2, 2), F32), return_input_gradient=False,
+                            return_roi_gradient=True)  # fmt: skip
+    assert droi.shape == (1, 4) and not droi.any()  # a flat input has no slopes

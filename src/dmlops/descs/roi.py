@@ -10,9 +10,10 @@ output (:func:`samples_per_output`), the taps of sample coordinates (:func:`samp
 the batch-index rule (:func:`batch_indices`, ruling 3) and the memory estimate per sample
 (``SAMPLE_BYTES``).
 
-ROI_POOLING is claimed for ``numpy`` and ``directml`` (its bins: :func:`pooling_bins`);
-ROI_ALIGN_GRAD for the ``directml`` backend only. Their own rules, each checked against
-DirectML 1.15.4's CreateOperator (it wins where the pages are silent or say otherwise):
+ROI_POOLING (its bins: :func:`pooling_bins`) and ROI_ALIGN_GRAD (ROI_ALIGN1's samples and
+taps, and the ROI gradient's factors :func:`roi_gradient_coefficients`) are claimed for
+``numpy`` and ``directml``. Their own rules, each checked against DirectML 1.15.4's
+CreateOperator (it wins where the pages are silent or say otherwise):
 
 * ROI_ALIGN_GRAD: OutputGradientTensor or OutputROIGradientTensor (at least one);
   InputTensor when OutputROIGradientTensor is supplied or ReductionFunction is MAX (it
@@ -39,6 +40,15 @@ tests/directml/test_directml_roi_neighbours.py; errata E190-E192):
   integer bin bounds in 32-bit arithmetic that wraps (:func:`pooling_bins`, E190);
 * per bin the max from the type's lowest finite value, strictly greater replacing, rows
   then columns (NaN never wins, the first of +0 and -0 is kept); 0 for an empty bin (E192).
+
+What DirectML 1.15.4 computes for ROI_ALIGN_GRAD (errata E193-E196): OutputGradientTensor
+is the transpose of ROI_ALIGN1's sampling (each sample's share of its output's gradient,
+1/(sY sX) for AVERAGE, the whole of it for the sample MAX picks, to its taps with the
+bilinear weights); MAX picks as the forward (the first of equal samples, NaN never) with an
+out-of-bounds sample competing as 0 (E195); OutputROIGradientTensor is not the forward's
+derivative but the page's pseudo-code with DirectML's factors
+(:func:`roi_gradient_coefficients`, E194). AVERAGE with InputTensor and no ROI gradient
+removes this stack's device (E196).
 
 A scaled corner beyond int32 or NaN is converted as D3D's ``ftoi`` does (saturated; NaN
 to 0). This Wine + lavapipe stack converts it to INT_MIN instead (its x86 conversion), a
@@ -296,7 +306,7 @@ grids that miss the memory by far, as absurd sample counts do."""
 
 
 def sample_taps(
-    desc: Any, coord: NDArray[np.float64], length: int
+    desc: Any, coord: NDArray[np.float64], length: int, mode: InterpolationMode | None = None
 ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], NDArray[np.bool_]]:
     """(first, second, weight, in_bounds) of sample coordinates along an axis of ``length`` pixels.
 
@@ -312,13 +322,16 @@ def sample_taps(
     bounds only inside ``[0, length - 1]``, both ends included (TensorFlow's
     crop-and-resize extrapolation rule): -0.0001 and 7.0001 on 8 pixels read
     OutOfBoundsInputValue, 0 and 7 the edge pixels.
+
+    ``mode`` overrides the desc's InterpolationMode (ROI_ALIGN_GRAD's ROI gradient takes the
+    LINEAR taps' slopes in either mode, erratum E194).
     """
     if getattr(desc, "align_regions_to_corners", False):
         in_bounds = (coord >= 0.0) & (coord <= length - 1.0)
     else:
         in_bounds = (coord > -1.0) & (coord < length)
     c = np.clip(np.where(in_bounds, coord, 0.0), 0.0, length - 1.0)
-    if desc.interpolation_mode is InterpolationMode.LINEAR:
+    if (mode or desc.interpolation_mode) is InterpolationMode.LINEAR:
         first = np.floor(c).astype(np.intp)
         second = np.where(in_bounds & (coord < 0.0), first, np.minimum(first + 1, length - 1))
         weight = c - first
@@ -329,21 +342,27 @@ def sample_taps(
     return first, second, weight, in_bounds
 
 
+def image_tensor(desc: Any) -> TensorDesc:
+    """The forward input's tensor: InputTensor, or (ROI_ALIGN_GRAD without it) OutputGradientTensor, its sizes."""
+    tensor: TensorDesc = desc.input_tensor if desc.input_tensor is not None else desc.output_gradient_tensor
+    return tensor
+
+
 def batch_index_error(desc: Any, roi: int, value: int) -> DataIndexError:
     """The error every backend raises for a batch index outside ``[0, BatchCount)`` (ruling 3)."""
     return DataIndexError(
         f"{desc.dml_name}.BatchIndicesTensor: ROI {roi} has batch index {value}, outside "
-        f"[0, BatchCount = {desc.input_tensor.sizes[0]}) (undefined behaviour in DirectML; dmlops refuses it)"
+        f"[0, BatchCount = {image_tensor(desc).sizes[0]}) (undefined behaviour in DirectML; dmlops refuses it)"
     )
 
 
 def batch_indices(desc: Any, indices: NDArray[Any]) -> NDArray[np.int64]:
     """The NumROIs batch indices as int64; DataIndexError for one outside ``[0, BatchCount)``.
 
-    ``desc`` is a ROI_ALIGN or ROI_ALIGN1 desc.
+    ``desc`` is a ROI_ALIGN, ROI_ALIGN1 or ROI_ALIGN_GRAD desc.
     """
     flat = np.asarray(indices).reshape(-1)
-    bad = np.flatnonzero(flat >= desc.input_tensor.sizes[0])
+    bad = np.flatnonzero(flat >= image_tensor(desc).sizes[0])
     if bad.size:
         raise batch_index_error(desc, int(bad[0]), int(flat[bad[0]]))
     return flat.astype(np.int64)
@@ -353,7 +372,7 @@ def batch_indices(desc: Any, indices: NDArray[Any]) -> NDArray[np.int64]:
 
 FAMILY = "roi"
 
-GENERIC_OPERATORS: frozenset[str] = frozenset(("ROI_ALIGN1", "ROI_POOLING"))
+GENERIC_OPERATORS: frozenset[str] = frozenset(("ROI_ALIGN1", "ROI_ALIGN_GRAD", "ROI_POOLING"))
 """The catalogue operators this family implements through their generic descs.
 
 ROI_ALIGN1 per axis (DirectML 1.15.4, probed on the ``directml`` backend)::
@@ -370,7 +389,7 @@ With AlignRegionsToCorners a sample is in bounds only inside ``[0, InputWidth - 
 """
 
 
-DIRECTML_OPERATORS: frozenset[str] = frozenset(("ROI_ALIGN_GRAD",))
+DIRECTML_OPERATORS: frozenset[str] = frozenset()
 """The family's operators that only the ``directml`` backend runs (their rules: the module docstring)."""
 
 ROI_POOLING_BOX = 5
@@ -424,6 +443,39 @@ def _check_roi_pooling(desc: Any) -> None:
         (roi[2], channels, int(pooled.height), int(pooled.width)),
         "{NumROIs, InputTensor's ChannelCount, PooledSize.Height, PooledSize.Width}",
     )
+
+
+# -- ROI_ALIGN_GRAD: the ROI gradient's coefficients --------------------------------------------
+
+
+def roi_gradient_coefficients(
+    n_out: int, samples: int, length: int, corners: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per sample along one axis: the factors of ``dValue/dCoordinate`` in the gradients of the two corners.
+
+    DirectML 1.15.4 (erratum E194), for sample ``k`` of ``NX = n_out * samples`` (output
+    ``j = k // samples``) on an axis of ``length`` input pixels::
+
+        dROI[last corner]  += dValue/dx * j * length / NX
+        dROI[first corner] += dValue/dx * (length - j * length / NX)
+
+    and with AlignRegionsToCorners ``length - 1`` and ``NX - 1`` in place of ``length`` and
+    ``NX`` (``NX = 1``: half of ``length - 1`` each). ``dValue/dx`` is the bilinear sample's
+    slope along the axis times the sample's share of the incoming gradient. The derivative
+    of the forward (``xin = (k - OutputPixelOffset) * (x2 - x1) * SpatialScaleX / NX + x1 *
+    SpatialScaleX - InputPixelOffset``) would be ``SpatialScaleX * (1 - (k -
+    OutputPixelOffset) / NX)`` and ``SpatialScaleX * (k - OutputPixelOffset) / NX``:
+    DirectML's factors are not it (the output index for the sample's, no scale, no offsets,
+    times the axis length). Their sum is the axis length (``length - 1`` with corners)
+    whatever the sample, so ``dROI[first] + dROI[last]`` is that length over
+    ``SpatialScaleX`` times the derivative of the forward for a shift of the whole ROI
+    (tests/test_roi_neighbours_family.py checks it by finite differences).
+    """
+    count = n_out * samples
+    j = np.arange(count) // samples
+    span, steps = (length - 1.0, count - 1) if corners else (float(length), count)
+    last = (j * (span / steps) if steps > 0 else np.full(count, span / 2)).astype(np.float64)
+    return span - last, last
 
 
 # -- ROI_POOLING: the bins of every region -----------------------------------------------------

@@ -15,18 +15,19 @@ import numpy as np
 from ..backends import DEFAULT_BACKEND
 from ..descs.roi import UINT32_MAX
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
-from ..errors import DataIndexError
+from ..errors import ArgumentValueError, DataIndexError
 from ._common import (
     array_argument,
     generic_desc,
     input_tensor,
     number_or_pair,
+    run_outputs,
     run_single_output,
     tensor_of,
     wrong_type,
 )
 
-__all__ = ["roi_align", "roi_align1", "roi_pooling"]
+__all__ = ["roi_align", "roi_align1", "roi_align_grad", "roi_pooling"]
 
 # -- ROI_ALIGN -----------------------------------------------------------------
 
@@ -287,3 +288,94 @@ def roi_pooling(
     )
     inputs = {"InputTensor": x, "ROITensor": roi}
     return run_single_output(desc, inputs, backend=backend, feature_level=feature_level, out=out)
+
+
+# -- ROI_ALIGN_GRAD (generic desc) -----------------------------------------------------------
+
+
+def roi_align_grad(
+    dy: Any,
+    roi: Any,
+    batch_indices: Any,
+    x: Any = None,
+    *,
+    input_shape: Sequence[int] | None = None,
+    spatial_scale: float | Sequence[float] = 1.0,
+    reduction_function: ReduceFunction | str = "AVERAGE",
+    interpolation_mode: InterpolationMode | str = "LINEAR",
+    input_pixel_offset: float = 0.5,
+    output_pixel_offset: float = -0.5,
+    minimum_samples_per_output: int = 1,
+    maximum_samples_per_output: int = UINT32_MAX,
+    align_regions_to_corners: bool = False,
+    return_input_gradient: bool = True,
+    return_roi_gradient: bool = False,
+    backend: str = DEFAULT_BACKEND,
+    feature_level: FeatureLevel | str | None = None,
+    out: Sequence[Any] | None = None,
+) -> Any:
+    """DML_ROI_ALIGN_GRAD: the gradients of :func:`roi_align1` with respect to its input and its ROIs.
+
+    ``dy`` is the gradient of the forward's output (``InputGradientTensor``); ``x`` the
+    forward's input (``InputTensor``: needed for MAX and for the ROI gradient); without
+    it, ``input_shape`` gives the forward input's sizes. The sampling members are
+    :func:`roi_align1`'s. Returns ``OutputGradientTensor`` (``return_input_gradient``),
+    ``OutputROIGradientTensor`` (``return_roi_gradient``), or both as a tuple in that order.
+    The ROI gradient is DirectML's (erratum E194; see
+    :func:`dmlops.descs.roi.roi_gradient_coefficients`), not the forward's derivative.
+
+    >>> import numpy as np, dmlops.ops.roi as O
+    >>> dy = np.ones((1, 1, 1, 1), dtype=np.float32)
+    >>> O.roi_align_grad(dy, [[0, 0, 2, 2]], [0], input_shape=(1, 1, 2, 2), maximum_samples_per_output=1)[0, 0].tolist()
+    [[0.25, 0.25], [0.25, 0.25]]
+    """
+    function = "roi_align_grad"
+    if not (return_input_gradient or return_roi_gradient):
+        raise ArgumentValueError(f"dmlops.{function}: return_input_gradient or return_roi_gradient must be True")
+    dy, dy_tensor = input_tensor(dy, function, "dy")
+    roi = array_argument(roi, function, "roi", dy_tensor.dtype)
+    batch_indices = array_argument(batch_indices, function, "batch_indices")
+    if not hasattr(batch_indices, "dtype") or batch_indices.dtype.kind not in "iu":
+        raise wrong_type(function, "batch_indices", "an array of integers", batch_indices)
+    if batch_indices.dtype.kind == "i":
+        batch_indices = batch_indices.astype(np.uint32)
+    if x is not None:
+        x, x_tensor = input_tensor(x, function, "x")
+        shape = x_tensor.sizes
+    elif input_shape is not None:
+        shape = tuple(int(v) for v in input_shape)
+    else:
+        raise ArgumentValueError(f"dmlops.{function}: give x (the forward's input) or input_shape")
+    sx, sy = number_or_pair(spatial_scale, function, "spatial_scale")
+    roi_tensor = tensor_of(roi, "roi")
+    members: dict[str, Any] = {
+        **_sampling(
+            reduction_function, interpolation_mode, 0.0, minimum_samples_per_output, maximum_samples_per_output
+        ),
+        "input_pixel_offset": float(input_pixel_offset),
+        "output_pixel_offset": float(output_pixel_offset),
+        "align_regions_to_corners": bool(align_regions_to_corners),
+        "spatial_scale_x": sx,
+        "spatial_scale_y": sy,
+    }
+    del members["out_of_bounds_input_value"]
+    wanted = [
+        m
+        for m, on in (("OutputGradientTensor", return_input_gradient), ("OutputROIGradientTensor", return_roi_gradient))
+        if on
+    ]
+    desc = generic_desc(
+        "ROI_ALIGN_GRAD",
+        input_tensor=None if x is None else x_tensor,
+        input_gradient_tensor=dy_tensor,
+        roi_tensor=roi_tensor,
+        batch_indices_tensor=tensor_of(batch_indices, "batch_indices"),
+        output_gradient_tensor=dy_tensor.with_sizes(shape) if return_input_gradient else None,
+        output_roi_gradient_tensor=roi_tensor if return_roi_gradient else None,
+        **members,
+    )
+    inputs = {"InputGradientTensor": dy, "ROITensor": roi, "BatchIndicesTensor": batch_indices}
+    if x is not None:
+        inputs["InputTensor"] = x
+    result = run_outputs(desc, inputs, wanted, backend=backend, feature_level=feature_level, out=out)
+    return result if len(result) > 1 else result[0]

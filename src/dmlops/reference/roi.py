@@ -59,7 +59,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, pooling_bins, sample_taps, validate_generic
+from ..descs.roi import (
+    SAMPLE_BYTES,
+    RoiAlignDesc,
+    batch_indices,
+    image_tensor,
+    pooling_bins,
+    roi_gradient_coefficients,
+    sample_taps,
+    validate_generic,
+)
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..errors import UnsupportedError
 from ..memory import check_allocation
@@ -105,8 +114,16 @@ def _samples_per_output(desc: RoiAlignDesc, size: F64, n_out: int) -> NDArray[np
         return np.where(finite, np.clip(np.ceil(np.where(finite, ratio, 0.0)), lo, hi), lo).astype(np.int64)
 
 
-def _axes(desc: RoiAlignDesc, start: F64, end: F64, samples: NDArray[np.int64], n_out: int, length: int) -> _Axes:
-    """Sample coordinates of a chunk of ROIs along one axis (``start``/``end`` already scaled)."""
+def _axes(
+    desc: RoiAlignDesc,
+    start: F64,
+    end: F64,
+    samples: NDArray[np.int64],
+    n_out: int,
+    length: int,
+    mode: InterpolationMode | None = None,
+) -> _Axes:
+    """Sample coordinates of a chunk of ROIs along one axis (``start``/``end`` already scaled; ``mode``: the taps')."""
     count = n_out * samples
     offsets = np.zeros(count.size + 1, np.int64)
     np.cumsum(count, out=offsets[1:])
@@ -124,7 +141,7 @@ def _axes(desc: RoiAlignDesc, start: F64, end: F64, samples: NDArray[np.int64], 
             step = (end - start) / count
             # ROI_ALIGN1: xin = (j - OutputPixelOffset)·step + x1s - InputPixelOffset (ROI_ALIGN: 0.5 / -0.5).
             coord = (j - desc.output_pixel_offset) * step[roi] + start[roi] - desc.input_pixel_offset
-    first, second, weight, in_bounds = sample_taps(desc, coord, length)
+    first, second, weight, in_bounds = sample_taps(desc, coord, length, mode)
     return _Axes(samples, offsets, first, second, weight.astype(np.float32), in_bounds)
 
 
@@ -380,8 +397,144 @@ def compute_roi_pooling(
     return {"OutputTensor": out}
 
 
+# -- ROI_ALIGN_GRAD --------------------------------------------------------------------------
+
+
+def _tap_matrix(
+    first: NDArray[np.intp], second: NDArray[np.intp], weight: F64, live: NDArray[np.bool_], length: int
+) -> F64:
+    """(samples, length): each in-bounds sample's interpolation weights on its two taps (both on one tap add up)."""
+    m = np.zeros((first.size, length))
+    rows = np.arange(first.size)
+    np.add.at(m, (rows, first), np.where(live, 1.0 - weight, 0.0))
+    np.add.at(m, (rows, second), np.where(live, weight, 0.0))
+    return m
+
+
+def _samples(x: NDArray[Any], ay: _Axes, ax: _Axes, ys: slice, xs: slice, linear: bool) -> tuple[F32, F32, F32, F32]:
+    """(top-left, top-right, bottom-left, bottom-right) taps of every sample of one ROI: (C, NY, NX) float32 each."""
+    y0, y1, x0, x1 = ay.first[ys], ay.second[ys], ax.first[xs], ax.second[xs]
+    if not linear:
+        y1, x1 = y0, x0
+    grid = np.ix_(np.arange(x.shape[0]), y0, x0)
+    return (
+        np.asarray(x[grid], np.float32),
+        np.asarray(x[np.ix_(np.arange(x.shape[0]), y0, x1)], np.float32),
+        np.asarray(x[np.ix_(np.arange(x.shape[0]), y1, x0)], np.float32),
+        np.asarray(x[np.ix_(np.arange(x.shape[0]), y1, x1)], np.float32),
+    )
+
+
+def _sample_gradient(
+    desc: Any, dy: F64, taps: tuple[F32, F32, F32, F32] | None, ay: _Axes, ax: _Axes, ys: slice, xs: slice, r: int
+) -> F64:
+    """(C, NY, NX): the share of ``InputGradientTensor[r]`` each sample of ROI ``r`` receives (0 out of bounds).
+
+    AVERAGE: every sample ``1 / (sY * sX)`` of its output's gradient. MAX: the whole gradient
+    to the sample the forward's MAX picks (:func:`max_keys`: from the lowest finite value,
+    NaN never wins; the first of equal samples in row-major order); an out-of-bounds sample
+    competes as 0 and, picked, passes its gradient to nothing.
+    """
+    sy, sx = int(ay.samples[r]), int(ax.samples[r])
+    live = ay.in_bounds[ys][:, None] & ax.in_bounds[xs][None, :]
+    share = np.repeat(np.repeat(dy[r], sy, axis=1), sx, axis=2)  # (C, NY, NX)
+    if desc.reduction_function is ReduceFunction.AVERAGE:
+        return np.where(live, share / (sy * sx), 0.0)
+    assert taps is not None  # MAX needs InputTensor (validated)
+    values = _interpolate(taps, ay.weight[ys], ax.weight[xs])
+    low = float(np.finfo(np.float32).min)
+    # An out-of-bounds sample competes with the value 0 (DirectML 1.15.4, erratum E195: as if
+    # OutOfBoundsInputValue were 0); when it wins, its gradient goes nowhere.
+    keys = max_keys(np.where(live, values, np.float32(0.0)), low)
+    oh, ow = dy.shape[2:]
+    blocks = keys.reshape(-1, oh, sy, ow, sx).transpose(0, 1, 3, 2, 4).reshape(-1, oh, ow, sy * sx)
+    # the forward's pick: the first sample strictly above all before it, i.e. the first max (above low)
+    best = np.argmax(blocks == blocks.max(axis=-1, keepdims=True), axis=-1)
+    picked = np.zeros_like(blocks, dtype=bool)
+    np.put_along_axis(picked, best[..., None], True, axis=-1)
+    picked &= blocks > low  # no sample above the start value: the forward keeps ``low``, no sample gets it
+    picked = picked.reshape(-1, oh, ow, sy, sx).transpose(0, 1, 3, 2, 4).reshape(share.shape)
+    return np.where(picked & live, share, 0.0)
+
+
+def _interpolate(taps: tuple[F32, F32, F32, F32], wy: F32, wx: F32) -> F32:
+    """The forward's samples from their taps: lerp along y, then x, in float32 (erratum E38)."""
+    tl, tr, bl, br = taps
+    left = lerp(tl, bl, wy[:, None])
+    right = lerp(tr, br, wy[:, None])
+    return lerp(left, right, wx[None, :])
+
+
+def compute_roi_align_grad(
+    desc: Any, inputs: Mapping[str, NDArray[Any]], *, feature_level: FeatureLevel, strict: bool
+) -> dict[str, NDArray[Any]]:
+    """ROI_ALIGN_GRAD: the transpose of ROI_ALIGN1's sampling (OutputGradientTensor) and DirectML's ROI gradient.
+
+    Each ROI's samples are ROI_ALIGN1's (:func:`_axes`: the same sample counts, coordinates and
+    taps); a sample's share of its output's gradient (:func:`_sample_gradient`) goes to its
+    taps with the bilinear weights (NEAREST: to its one pixel), accumulated in float64.
+    OutputROIGradientTensor: per in-bounds sample, its share times the bilinear slopes
+    ``dv/dx = (1 - ty)(tr - tl) + ty(br - bl)`` and ``dv/dy = (1 - tx)(bl - tl) + tx(br - tr)``
+    of the taps ``floor(c)`` and ``floor(c) + 1`` (clamped as the forward's), times DirectML's
+    factors (:func:`~dmlops.descs.roi.roi_gradient_coefficients`, erratum E194).
+    """
+    validate_generic(desc, feature_level)
+    x = inputs.get("InputTensor")
+    dy = np.asarray(inputs["InputGradientTensor"], dtype=np.float64)
+    rois = np.asarray(inputs["ROITensor"], dtype=np.float64).reshape(-1, 4)
+    batch = batch_indices(desc, inputs["BatchIndicesTensor"])
+    image = image_tensor(desc)
+    _, channels, h, w = image.sizes
+    _, _, oh, ow = desc.input_gradient_tensor.sizes
+    linear = desc.interpolation_mode is InterpolationMode.LINEAR
+    corners = bool(desc.align_regions_to_corners)
+    with np.errstate(invalid="ignore", over="ignore"):
+        x1, x2 = rois[:, 0] * desc.spatial_scale_x, rois[:, 2] * desc.spatial_scale_x
+        y1, y2 = rois[:, 1] * desc.spatial_scale_y, rois[:, 3] * desc.spatial_scale_y
+        samples_x = _samples_per_output(desc, x2 - x1, ow)
+        samples_y = _samples_per_output(desc, y2 - y1, oh)
+    total = int(np.sum(samples_x.astype(np.float64) * samples_y) * channels * oh * ow)
+    if total > SAMPLE_LIMIT:
+        raise UnsupportedError(
+            f"{desc.dml_name}: {total} samples, more than the numpy reference's limit of {SAMPLE_LIMIT}"
+        )
+    ax = _axes(desc, x1, x2, samples_x, ow, w)
+    ay = _axes(desc, y1, y2, samples_y, oh, h)
+    # The ROI gradient's slopes come from the LINEAR taps in either mode (erratum E194).
+    lin = InterpolationMode.LINEAR
+    lx, ly = (
+        (ax, ay) if linear else (_axes(desc, x1, x2, samples_x, ow, w, lin), _axes(desc, y1, y2, samples_y, oh, h, lin))
+    )
+    dx = np.zeros(image.sizes)
+    droi = np.zeros((rois.shape[0], 4))
+    for r in range(rois.shape[0]):
+        ys, xs = slice(ay.start[r], ay.start[r + 1]), slice(ax.start[r], ax.start[r + 1])
+        taps = None if x is None else _samples(x[batch[r]], ay, ax, ys, xs, linear)
+        g = _sample_gradient(desc, dy, taps, ay, ax, ys, xs, r)
+        wy, wx = ay.weight[ys].astype(np.float64), ax.weight[xs].astype(np.float64)
+        if not linear:
+            wy, wx = np.zeros_like(wy), np.zeros_like(wx)
+        my = _tap_matrix(ay.first[ys], ay.second[ys], wy, ay.in_bounds[ys], h)  # (NY, H)
+        mx = _tap_matrix(ax.first[xs], ax.second[xs], wx, ax.in_bounds[xs], w)  # (NX, W)
+        dx[batch[r]] += np.einsum("yh,cyx,xw->chw", my, g, mx)
+        if x is not None and taps is not None:
+            slope_taps = taps if linear else _samples(x[batch[r]], ly, lx, ys, xs, True)
+            tl, tr, bl, br = (t.astype(np.float64) for t in slope_taps)
+            ty, tx = ly.weight[ys].astype(np.float64)[None, :, None], lx.weight[xs].astype(np.float64)[None, None, :]
+            with np.errstate(invalid="ignore", over="ignore"):
+                slope_x = (1 - ty) * (tr - tl) + ty * (br - bl)
+                slope_y = (1 - tx) * (bl - tl) + tx * (br - tr)
+                fx1, fx2 = roi_gradient_coefficients(ow, int(samples_x[r]), w, corners)
+                fy1, fy2 = roi_gradient_coefficients(oh, int(samples_y[r]), h, corners)
+                gx, gy = np.where(g != 0, g * slope_x, 0.0), np.where(g != 0, g * slope_y, 0.0)
+                droi[r] = [(gx * fx1).sum(), (gy * fy1[:, None]).sum(), (gx * fx2).sum(), (gy * fy2[:, None]).sum()]
+    outputs = {"OutputGradientTensor": dx, "OutputROIGradientTensor": droi.reshape(desc.roi_tensor.sizes)}
+    return {m: outputs[m] for m in desc.tensor_names("output")}
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "ROI_ALIGN": compute_roi_align,
+    "ROI_ALIGN_GRAD": compute_roi_align_grad,
     "ROI_ALIGN1": compute_roi_align1,
     "ROI_POOLING": compute_roi_pooling,
 }
