@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -105,6 +105,25 @@ def _names(types: frozenset[TensorDataType]) -> str:
 
 
 _MEMBER_INFOS: dict[type, tuple[MemberInfo, ...]] = {}
+
+
+Claim = Callable[[str], "tuple[str, tuple[str, ...]] | None"]
+
+
+def family_claim(family: str, *tiers: tuple[Collection[str], tuple[str, ...]]) -> Claim:
+    """A family module's ``claim(operator)``: ``(family, backends)`` of the first tier holding it.
+
+    Each tier is ``(operators, the backends that run them)``; None for an operator of no
+    tier. Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
+    """
+
+    def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
+        for operators, backends in tiers:
+            if operator in operators:
+                return family, backends
+        return None
+
+    return claim
 
 
 def run_as(make: Callable[[Any], Any], run: Callable[..., Any]) -> Callable[..., Any]:

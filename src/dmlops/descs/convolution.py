@@ -43,6 +43,7 @@ import math
 from typing import Any
 
 from ..enums import FeatureLevel
+from ._base import family_claim
 
 FAMILY = "convolution"
 
@@ -82,14 +83,7 @@ FOLD_TENSORS: dict[str, tuple[str, str]] = {
 """FOLD / UNFOLD -> (the image tensor ``{N, C, spatial...}``, the columns tensor ``{N, C*K, L}``)."""
 
 
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for an operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    """
-    if operator not in OPERATORS:
-        return None
-    return FAMILY, ("directml",)
+claim = family_claim(FAMILY, (OPERATORS, ("directml",)))
 
 
 def block_counts(desc: Any, spatial: tuple[int, ...]) -> tuple[int, ...]:

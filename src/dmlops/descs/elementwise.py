@@ -67,6 +67,7 @@ from typing import Any
 import numpy as np
 
 from ..catalogue import OPERATORS as CATALOGUE_OPERATORS
+from ._base import family_claim
 
 FAMILY = "elementwise"
 
@@ -149,16 +150,12 @@ CUDA_OPERATORS: frozenset[str] = REFERENCE_OPERATORS - {"ELEMENT_WISE_QUANTIZED_
 reference's. Either refuses, per call, the data types its kernels do not cover."""
 
 
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for an operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    """
-    if operator not in OPERATORS:
-        return None
-    if operator not in REFERENCE_OPERATORS:
-        return FAMILY, ("directml",)
-    return FAMILY, ("numpy", "cpu", *(("cuda",) if operator in CUDA_OPERATORS else ()), "directml")
+claim = family_claim(
+    FAMILY,
+    (CUDA_OPERATORS, ("numpy", "cpu", "cuda", "directml")),
+    (REFERENCE_OPERATORS, ("numpy", "cpu", "directml")),
+    (OPERATORS, ("directml",)),
+)
 
 
 def reduction_axes(desc: Any) -> tuple[int, ...]:

@@ -52,6 +52,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..enums import FeatureLevel
+from ._base import family_claim
 
 FAMILY = "matrix"
 
@@ -64,14 +65,7 @@ OPERATORS: frozenset[str] = frozenset(
 """Every operator of the family."""
 
 
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for an operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    """
-    if operator not in OPERATORS:
-        return None
-    return FAMILY, ("directml",)
+claim = family_claim(FAMILY, (OPERATORS, ("directml",)))
 
 
 MATMUL_RANK = 4

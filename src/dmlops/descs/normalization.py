@@ -45,6 +45,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..enums import FeatureLevel
+from ._base import family_claim
 
 FAMILY = "normalization"
 
@@ -82,14 +83,7 @@ LP_ORDERS = (1, 2)
 """LP_NORMALIZATION's allowed ``P``."""
 
 
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for an operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    """
-    if operator not in OPERATORS:
-        return None
-    return FAMILY, ("directml",)
+claim = family_claim(FAMILY, (OPERATORS, ("directml",)))
 
 
 def _input_sizes(desc: Any) -> tuple[int, ...]:

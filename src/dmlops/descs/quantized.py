@@ -32,6 +32,7 @@ from typing import Any
 
 from ..enums import FeatureLevel
 from ..enums import TensorDataType as T
+from ._base import family_claim
 from .pooling import generic_window, validate_pooling
 
 FAMILY = "quantized"
@@ -51,14 +52,7 @@ QUANTIZED_MEMBER: dict[str, str] = {"QUANTIZE": "OutputTensor", "DEQUANTIZE": "I
 """The quantized tensor of QUANTIZE / DEQUANTIZE, whose DataType the zero point has."""
 
 
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for an operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    """
-    if operator not in OPERATORS:
-        return None
-    return FAMILY, ("directml",)
+claim = family_claim(FAMILY, (OPERATORS, ("directml",)))
 
 
 def _require_one_element(desc: Any, member: str) -> None:

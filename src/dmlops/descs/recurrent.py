@@ -36,6 +36,7 @@ from typing import Any
 
 from ..catalogue import FUSABLE_ACTIVATIONS
 from ..enums import FeatureLevel
+from ._base import family_claim
 
 FAMILY = "recurrent"
 
@@ -71,14 +72,7 @@ SHAPES: dict[str, tuple[str, str, str, str]] = {
 """Each tensor's Sizes by the pages' names, checked in this order (:func:`extents` gives the values)."""
 
 
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for an operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    """
-    if operator not in OPERATORS:
-        return None
-    return FAMILY, ("directml",)
+claim = family_claim(FAMILY, (OPERATORS, ("directml",)))
 
 
 def num_directions(desc: Any) -> int:

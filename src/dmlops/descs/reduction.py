@@ -59,6 +59,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..enums import FeatureLevel
+from ._base import family_claim
 
 FAMILY = "reduction"
 
@@ -75,14 +76,7 @@ ARG_FUNCTIONS = ("ARGMAX", "ARGMIN")
 """REDUCE's functions whose output is an index type."""
 
 
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for an operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    """
-    if operator not in OPERATORS:
-        return None
-    return FAMILY, (("numpy", "cpu", "directml") if operator in REFERENCE_OPERATORS else ("directml",))
+claim = family_claim(FAMILY, (REFERENCE_OPERATORS, ("numpy", "cpu", "directml")), (OPERATORS, ("directml",)))
 
 
 def reduced_axes(desc: Any) -> tuple[int, ...]:

@@ -67,7 +67,7 @@ from numpy.typing import NDArray
 from ..enums import AxisDirection, FeatureLevel, InterpolationMode, OperatorType
 from ..enums import TensorDataType as T
 from ..tensor import TensorDesc
-from ._base import OperatorDesc, TensorSupport, attr_field, tensor_field
+from ._base import OperatorDesc, TensorSupport, attr_field, family_claim, tensor_field
 
 # -- Shared helpers ------------------------------------------------------------
 
@@ -682,23 +682,17 @@ VALUE_SCALE_CHANNELS = (1, 3)
 """The ChannelCount values VALUE_SCALE_2D accepts."""
 
 
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for a generic operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    """
-    if operator in EQUIVALENT_OPERATORS:
-        return FAMILY, ("numpy", "cpu", "cuda", "directml")
-    if operator in GENERIC_OPERATORS or operator in NUMPY_OPERATORS:
-        return FAMILY, ("numpy", "directml")
-    if operator in DIRECTML_OPERATORS:
-        return FAMILY, ("directml",)
-    return None
-
-
 EQUIVALENT_OPERATORS: frozenset[str] = frozenset(("RESAMPLE", "RESAMPLE1", "UPSAMPLE_2D", "RESAMPLE_GRAD"))
 """Generic operators the cpu and cuda backends run as their RESAMPLE2 / RESAMPLE_GRAD1 equivalent
 (:func:`resample2_equivalent`, :func:`resample_grad1_equivalent`)."""
+
+
+claim = family_claim(
+    FAMILY,
+    (EQUIVALENT_OPERATORS, ("numpy", "cpu", "cuda", "directml")),
+    (GENERIC_OPERATORS | NUMPY_OPERATORS, ("numpy", "directml")),
+    (DIRECTML_OPERATORS, ("directml",)),
+)
 
 
 def generic_parameters(desc: Any) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:

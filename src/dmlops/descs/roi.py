@@ -69,7 +69,7 @@ from ..enums import FeatureLevel, InterpolationMode, OperatorType, ReduceFunctio
 from ..enums import TensorDataType as T
 from ..errors import DataIndexError
 from ..tensor import TensorDesc
-from ._base import OperatorDesc, TensorSupport, attr_field, tensor_field
+from ._base import OperatorDesc, TensorSupport, attr_field, family_claim, tensor_field
 
 # -- ROI_ALIGN -----------------------------------------------------------------
 
@@ -396,16 +396,7 @@ ROI_POOLING_BOX = 5
 """Values per ROI_POOLING region: ``[BatchID, x1, y1, x2, y2]``."""
 
 
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for a generic operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    """
-    if operator in GENERIC_OPERATORS:
-        return FAMILY, ("numpy", "directml")
-    if operator in DIRECTML_OPERATORS:
-        return FAMILY, ("directml",)
-    return None
+claim = family_claim(FAMILY, (GENERIC_OPERATORS, ("numpy", "directml")), (DIRECTML_OPERATORS, ("directml",)))
 
 
 def _check_roi_align_grad(desc: Any) -> None:

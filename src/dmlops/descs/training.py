@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..enums import FeatureLevel
+from ._base import family_claim
 
 FAMILY = "training"
 
@@ -27,14 +28,7 @@ OPERATORS: frozenset[str] = frozenset("ADAM_OPTIMIZER".split())
 """Every operator of the family."""
 
 
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for an operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    """
-    if operator not in OPERATORS:
-        return None
-    return FAMILY, ("directml",)
+claim = family_claim(FAMILY, (OPERATORS, ("directml",)))
 
 
 def _require_scalar(desc: Any, member: str) -> None:
