@@ -446,6 +446,8 @@ class Family:
     test_ops: dict[str, str] = field(default_factory=dict)
     """Differential tests parametrised by seed alone: the operator each one runs."""
     about: str = ""
+    operators: tuple[str, ...] = ()
+    """The operators of the campaign, where the test module keeps them in no tuple constant."""
 
 
 FAMILIES = {
@@ -496,6 +498,49 @@ FAMILIES = {
             "or 2 within float32 rounding; resampling elements that are lavapipe's float-to-integer "
             "conversion are left out, ROI_ALIGN1 compares within a tolerance for its sample positions. A desc dmlops "
             "rejects must be rejected by CreateOperator too."
+        ),
+    ),
+    "indexing": Family(
+        "indexing",
+        "## Indexing operators (pytest campaign)",
+        "tests/directml/test_directml_indexing.py",
+        "DMLOPS_INDEXING_CASES",
+        ("test_reference_matches_directml",),
+        operators=tuple(
+            "DIAGONAL_MATRIX DIAGONAL_MATRIX1 GATHER_ELEMENTS GATHER_ND GATHER_ND1 NONZERO_COORDINATES ONE_HOT "
+            "REVERSE_SUBSEQUENCES SCATTER_ELEMENTS SCATTER_ND".split()
+        ),
+        about=(
+            "Each case is a seeded random desc (every data type this stack runs, strided and broadcast inputs) "
+            "with awkward indices (negative, past the axis, beyond 2^32 and 2^63, duplicate targets) and "
+            "values (NaN, ±0); results compare bit for bit. Out-of-range indices DirectML leaves undefined "
+            "and duplicate scatter targets are left out of the comparison (E160, E163)."
+        ),
+    ),
+    "spatial_neighbours": Family(
+        "spatial_neighbours",
+        "## AVERAGE_POOLING_GRAD, MAX_UNPOOLING, RESAMPLE_GRAD, VALUE_SCALE_2D (pytest campaign)",
+        "tests/directml/test_directml_spatial_neighbours.py",
+        "DMLOPS_SPATIAL_NEIGHBOURS_CASES",
+        ("test_matches_directml",),
+        operators=("AVERAGE_POOLING_GRAD", "MAX_UNPOOLING", "RESAMPLE_GRAD", "VALUE_SCALE_2D"),
+        about=(
+            "Each case is a seeded random desc (windows, strides, paddings, IncludePadding, scales and "
+            "offsets, index types) with adversarial values; data movement and VALUE_SCALE_2D compare bit "
+            "for bit, the gradients within the float32 rounding of their sums."
+        ),
+    ),
+    "roi_neighbours": Family(
+        "roi_neighbours",
+        "## ROI_POOLING, ROI_ALIGN_GRAD (pytest campaign)",
+        "tests/directml/test_directml_roi_neighbours.py",
+        "DMLOPS_ROI_NEIGHBOURS_CASES",
+        ("test_matches_directml",),
+        operators=("ROI_ALIGN_GRAD", "ROI_POOLING"),
+        about=(
+            "Each case is a seeded random desc (regions past every edge, inverted and empty ones, batch "
+            "indices out of range, every reduction and sample count); ROI_POOLING compares bit for bit, "
+            "ROI_ALIGN_GRAD within float32 rounding (finite data: E196)."
         ),
     ),
 }
@@ -698,6 +743,8 @@ def _family_operators(family: Family) -> list[str]:
         from dmlops.descs.data_movement import GENERIC_OPERATORS
 
         names = sorted(GENERIC_OPERATORS)
+    if family.operators:
+        names = list(family.operators)
     return names + list(family.test_ops.values())
 
 
