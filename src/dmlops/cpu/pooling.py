@@ -1,4 +1,11 @@
-"""Pooling on the CPU backend (numba): MAX_POOLING2, MAX_POOLING_GRAD.
+"""Pooling on the CPU backend (numba): MAX_POOLING2, MAX_POOLING_GRAD and the generic neighbours.
+
+The neighbours: MAX_POOLING and MAX_POOLING1 (as their MAX_POOLING2 equivalent),
+AVERAGE_POOLING(1) and LP_POOLING(1) (one window-sum kernel), AVERAGE_POOLING_GRAD (a
+plane-private float64 scatter) and MAX_UNPOOLING (a bit-copying scatter). Each follows the
+reference's numerics step for step (see their sections below), so the results are
+bit-identical to it except LP_POOLING with P other than 0, 1 and 2 (libm ``pow``, as the
+reference's, within its stated tolerance).
 
 Shared helpers
 --------------
@@ -34,6 +41,7 @@ Plane-private float32 accumulation, one rounding at the store.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,8 +50,17 @@ from numba import njit, prange
 from numpy.typing import NDArray
 
 from ..descs._base import run_as
-from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow, max_pooling2_equivalent
+from ..descs.pooling import (
+    MaxPooling2Desc,
+    MaxPoolingGradDesc,
+    PoolingWindow,
+    average_divisors,
+    generic_window,
+    max_pooling2_equivalent,
+    unpooling_targets,
+)
 from ..enums import FeatureLevel
+from ..errors import UnsupportedError
 from ._common import call_parallel, kernel_view, key, load, store
 
 # -- Shared helpers ------------------------------------------------------------
@@ -266,9 +283,280 @@ def run_max_pooling_grad(
     gradient(desc.window, inputs["InputTensor"], inputs["InputGradientTensor"], outputs["OutputGradientTensor"])
 
 
+# -- AVERAGE_POOLING, AVERAGE_POOLING1, LP_POOLING, LP_POOLING1 ---------------------------
+#
+# One kernel sums a term of every in-bounds element of each window into a float32 from +0,
+# in row-major window order (kd, kh, kw), each addition rounded: the reference's order and
+# DirectML's. The term and the finish are chosen by ``mode`` (loop-invariant: LLVM unswitches
+# it out of the window loops):
+#
+#   _AVERAGE  term x,      finish sum / float32(count)  (count: in-bounds, or prod(WindowSize))
+#   _LP1      term |x|,    finish sum
+#   _LP2      term x * x,  finish sqrt(sum)             (float32 multiply and sqrt: correctly rounded)
+#   _LPP      term |x|^P,  finish sum^(1/P)             (float64 libm pow rounded to float32, NaN as 0)
+#   _LP0      no sum,      finish inf for 2+ in-bounds elements, else their count (|x|^0 = 1, s^inf)
+
+_AVERAGE, _LP1, _LP2, _LPP, _LP0 = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, inline="always")
+def _power(base, exponent):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """The reference's DirectML power of a non-negative float32: float64 ``pow`` rounded to float32, NaN as 0."""
+    if base != base:
+        return np.float32(0.0)
+    return np.float32(math.pow(np.float64(base), exponent))
+
+
+@njit(cache=True, parallel=True)
+def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full):  # type: ignore[no-untyped-def]  # pragma: no cover
+    n_, c_ = x.shape[0], x.shape[1]
+    _, _, out_d, out_h, out_w = out.shape
+    for plane in prange(n_ * c_):
+        n = plane // c_
+        c = plane - n * c_
+        xp = x[n, c]
+        op = out[n, c]
+        for od in range(out_d):
+            fd, d0, d1 = spans[0, 0, od], spans[0, 1, od], spans[0, 2, od]
+            for oh in range(out_h):
+                fh, h0, h1 = spans[1, 0, oh], spans[1, 1, oh], spans[1, 2, oh]
+                orow = op[od, oh]
+                for ow in range(out_w):
+                    fw, w0, w1 = spans[2, 0, ow], spans[2, 1, ow], spans[2, 2, ow]
+                    count = max(d1 - d0, 0) * max(h1 - h0, 0) * max(w1 - w0, 0)
+                    total = np.float32(0.0)
+                    if mode != _LP0:
+                        for kd in range(d0, d1):
+                            for kh in range(h0, h1):
+                                row = xp[fd + kd * dl[0], fh + kh * dl[1]]
+                                for kw in range(w0, w1):
+                                    v = load(row[fw + kw * dl[2]], half)
+                                    if mode == _AVERAGE:
+                                        total += v
+                                    elif mode == _LP1:
+                                        total += abs(v)
+                                    elif mode == _LP2:
+                                        total += v * v
+                                    else:
+                                        total += _power(abs(v), p)
+                    if mode == _AVERAGE:
+                        # one float32 division; 0 / 0 = NaN for a window of only padding
+                        result = total / np.float32(full if full >= 0 else count)
+                    elif mode == _LP1:
+                        result = total
+                    elif mode == _LP2:
+                        result = np.sqrt(total)
+                    elif mode == _LPP:
+                        result = _power(total, inv_p)
+                    else:
+                        result = np.float32(np.inf) if count > 1 else np.float32(count)
+                    orow[ow] = store(result, orow[ow], half)
+
+
+def _summed_window(desc: Any) -> PoolingWindow:
+    """The window AVERAGE_POOLING(1) / LP_POOLING(1) sum over; UnsupportedError for a zero Dilation, as the reference.
+
+    DirectML 1.15.4's sum over a zero-Dilation window is not characterised (the reference
+    refuses it too); the directml backend runs it.
+    """
+    window = generic_window(desc)
+    if 0 in window.dilations:
+        raise UnsupportedError(
+            f"{desc.dml_name}: the cpu backend does not implement a Dilations entry of 0 "
+            f"(Dilations {list(window.dilations)}; DirectML's result is not characterised); "
+            "the directml backend runs it"
+        )
+    return window
+
+
+def _pool_sums(desc: Any, x: NDArray[Any], out: NDArray[Any], mode: int, p: int = 1, full: int = -1) -> None:
+    """Run :func:`_window_sums` over ``desc``'s window (``full`` >= 0: divide by it instead of the count)."""
+    xk, half = kernel_view(_as5d(x))
+    ok, _ = kernel_view(_as5d(out))
+    exponent = np.float32(max(p, 1))
+    # The reference's exponents: float32(P) and the float32 quotient 1 / float32(P), each widened to float64.
+    powers = np.float64(exponent), np.float64(np.float32(1) / exponent)
+    spans, dl = _params(_summed_window(desc), x.shape[2:], out.shape[2:])
+    call_parallel(_window_sums, xk, ok, spans, dl, half, mode, *powers, full)
+
+
+def run_average_pooling(
+    desc: Any,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """AVERAGE_POOLING(1): float32 window sum / count (``prod(WindowSize)`` with IncludePadding), as the reference."""
+    full = int(np.prod(generic_window(desc).window_size, dtype=np.int64)) if desc.include_padding else -1
+    _pool_sums(desc, inputs["InputTensor"], outputs["OutputTensor"], _AVERAGE, full=full)
+
+
+def run_lp_pooling(
+    desc: Any,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """LP_POOLING(1): ``(sum |x|^P)^(1/P)`` summed in float32 (P 0, 1, 2 exact; others libm ``pow``)."""
+    p = int(desc.p)
+    mode = {0: _LP0, 1: _LP1, 2: _LP2}.get(p, _LPP)
+    _pool_sums(desc, inputs["InputTensor"], outputs["OutputTensor"], mode, p)
+
+
+# -- AVERAGE_POOLING_GRAD ----------------------------------------------------------------
+#
+# Each task owns one (n, c) plane: a float64 scratch plane of the output gradient, zeroed,
+# receives share[o] = float64(float32(g[o]) / float32(divisor[o])) at every in-bounds element
+# of window o. The loop runs window offset k (row-major) outermost, outputs o inside, so each
+# element receives its shares in increasing k: the reference's order of float64 additions
+# (one bincount per offset), hence the same sums bit for bit (NaN, inf and signed zeros
+# included: the scratch starts at +0). The plane is stored once, rounded to the tensor type.
+
+
+@njit(cache=True, parallel=True)
+def _average_grad(dy, dx, divisor, spans, half, active):  # type: ignore[no-untyped-def]  # pragma: no cover
+    n_, c_, out_d, out_h, out_w = dy.shape
+    _, _, size_d, size_h, size_w = dx.shape
+    win_d, win_h, win_w = spans[0, 3, 0], spans[1, 3, 0], spans[2, 3, 0]
+    for plane in prange(n_ * c_):
+        n = plane // c_
+        c = plane - n * c_
+        gp = dy[n, c]
+        acc = np.zeros((size_d, size_h, size_w), np.float64)
+        if active:
+            share = np.empty((out_d, out_h, out_w), np.float64)
+            for od in range(out_d):
+                for oh in range(out_h):
+                    for ow in range(out_w):
+                        # the float32 division, as the forward's (a window of only padding sends nothing)
+                        share[od, oh, ow] = np.float64(load(gp[od, oh, ow], half) / divisor[od, oh, ow])
+            for kd in range(win_d):
+                for kh in range(win_h):
+                    for kw in range(win_w):
+                        for od in range(out_d):
+                            if not spans[0, 1, od] <= kd < spans[0, 2, od]:
+                                continue
+                            d = spans[0, 0, od] + kd
+                            for oh in range(out_h):
+                                if not spans[1, 1, oh] <= kh < spans[1, 2, oh]:
+                                    continue
+                                arow = acc[d, spans[1, 0, oh] + kh]
+                                srow = share[od, oh]
+                                for ow in range(out_w):
+                                    if spans[2, 1, ow] <= kw < spans[2, 2, ow]:
+                                        arow[spans[2, 0, ow] + kw] += srow[ow]
+        op = dx[n, c]
+        for d in range(size_d):
+            for h in range(size_h):
+                orow = op[d, h]
+                arow = acc[d, h]
+                for w in range(size_w):
+                    orow[w] = store(arow[w], orow[w], half)
+
+
+def run_average_pooling_grad(
+    desc: Any,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Each ``InputGradient[o] / divisor(o)`` (float32) added, in float64, to the in-bounds elements of window ``o``.
+
+    ``divisor`` is :func:`~dmlops.descs.pooling.average_divisors` (erratum E171). A zero
+    Stride gives zeros everywhere (DirectML 1.15.4: every window sends nothing).
+    """
+    dy, dx = inputs["InputGradientTensor"], outputs["OutputGradientTensor"]
+    window = generic_window(desc)
+    spatial = window.spatial_dimension_count
+    counts = average_divisors(window, dx.shape[2:], dy.shape[2:], include_padding=bool(desc.include_padding))
+    # int64 -> float32 as the reference converts its counts
+    divisor = counts.astype(np.float32).reshape((1,) * (3 - spatial) + counts.shape)
+    spans, _ = _params(window, dx.shape[2:], dy.shape[2:])
+    # spans[axis, 3, 0]: the axis's WindowSize (the offset loop's extent)
+    sizes = np.zeros((3, 1, spans.shape[2]), np.int64)
+    sizes[:, 0, 0] = (1,) * (3 - spatial) + tuple(window.window_size)
+    dyk, half = kernel_view(_as5d(dy))
+    dxk, _ = kernel_view(_as5d(dx))
+    active = 0 not in window.strides
+    call_parallel(_average_grad, dyk, dxk, divisor, np.concatenate((spans, sizes), axis=1), half, active)
+
+
+# -- MAX_UNPOOLING -------------------------------------------------------------------------
+#
+# Data movement on the elements' bits (every type viewed as the unsigned integer of its
+# width): the flat output is zeroed, then every input element in bounds (index modulo 2^32 <
+# the output's element count, erratum E170) is written at its index, in parallel over
+# planes. Conflicting duplicates (the reference's DataIndexError) are found afterwards with
+# no scratch: a second pass compares every written element with what its target holds,
+# which differs for at least one writer of any target written with different bits. Only
+# then does the reference's own check run, for its exact message.
+
+
+@njit(cache=True, parallel=True)
+def _unpool(x, indices, out, count):  # type: ignore[no-untyped-def]  # pragma: no cover
+    n_, c_, size_h, size_w = x.shape
+    for i in prange(out.size):
+        out[i] = 0
+    for plane in prange(n_ * c_):
+        n = plane // c_
+        c = plane - n * c_
+        for h in range(size_h):
+            for w in range(size_w):
+                t = np.uint64(indices[n, c, h, w]) & np.uint64(0xFFFFFFFF)
+                if t < count:
+                    out[t] = x[n, c, h, w]
+    clashes = 0
+    for plane in prange(n_ * c_):
+        n = plane // c_
+        c = plane - n * c_
+        for h in range(size_h):
+            for w in range(size_w):
+                t = np.uint64(indices[n, c, h, w]) & np.uint64(0xFFFFFFFF)
+                if t < count and out[t] != x[n, c, h, w]:
+                    clashes += 1
+    return clashes
+
+
+def run_max_unpooling(
+    desc: Any,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Zeros, then each input element copied (bit for bit) to the flat output element its index names.
+
+    The index rules are :func:`~dmlops.descs.pooling.unpooling_targets`'s; on a refusal
+    (conflicting duplicates) the output's contents are unspecified.
+    """
+    x, indices, out = inputs["InputTensor"], inputs["IndicesTensor"], outputs["OutputTensor"]
+    bits = np.dtype(f"u{x.dtype.itemsize}")
+    # The flat row-major output: the view itself when contiguous, else a scratch copied in at the end.
+    flat = out.reshape(-1) if out.flags.c_contiguous else np.empty(out.size, out.dtype)
+    count = np.uint64(desc.output_tensor.element_count)
+    if call_parallel(_unpool, x.view(bits), indices, flat.view(bits), count):
+        unpooling_targets(desc, indices, x)  # raises DataIndexError with the reference's message
+        raise AssertionError("MAX_UNPOOLING: a clash the reference's check does not see")  # pragma: no cover
+    if not out.flags.c_contiguous:
+        np.copyto(out, flat.reshape(out.shape))
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "MAX_POOLING2": run_max_pooling2,
     "MAX_POOLING_GRAD": run_max_pooling_grad,
     **{name: run_as(max_pooling2_equivalent, run_max_pooling2) for name in ("MAX_POOLING", "MAX_POOLING1")},
+    "AVERAGE_POOLING": run_average_pooling,
+    "AVERAGE_POOLING1": run_average_pooling,
+    "LP_POOLING": run_lp_pooling,
+    "LP_POOLING1": run_lp_pooling,
+    "AVERAGE_POOLING_GRAD": run_average_pooling_grad,
+    "MAX_UNPOOLING": run_max_unpooling,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -485,6 +485,8 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
     """
     if operator in EQUIVALENT_OPERATORS:
         return FAMILY, ("numpy", "cpu", "cuda", "directml")
+    if operator in CPU_OPERATORS:
+        return FAMILY, ("numpy", "cpu", "directml")
     if operator in GENERIC_OPERATORS or operator in NUMPY_OPERATORS:
         return FAMILY, ("numpy", "directml")
     if operator in DIRECTML_OPERATORS:
@@ -494,6 +496,12 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
 
 EQUIVALENT_OPERATORS: frozenset[str] = frozenset(("MAX_POOLING", "MAX_POOLING1"))
 """Generic operators the cpu and cuda backends run as their MAX_POOLING2 equivalent."""
+
+
+CPU_OPERATORS: frozenset[str] = frozenset(
+    ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "AVERAGE_POOLING_GRAD", "MAX_UNPOOLING")
+)
+"""Generic operators the cpu backend runs with kernels of their own (not cuda yet)."""
 
 
 def max_pooling2_equivalent(desc: Any) -> MaxPooling2Desc:
