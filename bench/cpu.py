@@ -425,6 +425,55 @@ def maxpool_workloads() -> list[Workload]:
     return [Workload("4 max pool grad 3x3/s2/p1", x.nbytes + dy.nbytes, dx.nbytes, impls, check)]
 
 
+def avgpool_workloads() -> list[Workload]:
+    """AVERAGE_POOLING 3x3, stride 2, padding 1 of (32, 64, 112, 112) FLOAT32 (without IncludePadding: ONNX's
+    and torch's default count), against torch's avg_pool2d and onnxruntime's AveragePool; checked bit for
+    bit against the NumPy reference."""
+    from dmlops.descs import desc_from_json
+
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((32, 64, 112, 112), dtype=np.float32)
+    out = np.empty((32, 64, 56, 56), np.float32)
+    window = {"Strides": [2, 2], "WindowSize": [3, 3], "StartPadding": [1, 1], "EndPadding": [1, 1]}
+    desc = desc_from_json(
+        "AVERAGE_POOLING",
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": list(x.shape)},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": list(out.shape)},
+            **window,
+            "IncludePadding": False,
+        },
+    )
+    ins = {"InputTensor": x}
+    impls: list[tuple[str, Callable[[], Any], int, str]] = [
+        ("dmlops cpu", lambda: _dmlops_cpu(desc, ins, {"OutputTensor": out}), 0, "out="),
+    ]
+    if torch is not None:
+        tx, to = torch.from_numpy(x), torch.from_numpy(np.empty_like(out))
+
+        def torch_avg() -> Any:
+            return torch.ops.aten.avg_pool2d.out(tx, [3, 3], [2, 2], [1, 1], False, False, None, out=to)
+
+        impls.append(("torch", torch_avg, 0, "avg_pool2d(count_include_pad=False), out="))
+    if ort is not None:
+        node = helper.make_node(
+            "AveragePool", ["X"], ["Y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=0
+        )
+        sess = _session([node], [_vi("X", TensorProto.FLOAT, x.shape)], [_vi("Y", TensorProto.FLOAT, None)])
+        impls.append(("onnxruntime", lambda: sess.run(None, {"X": x}), out.nbytes, "AveragePool, allocates"))
+    impls.append(("numpy reference", lambda: dmlops.execute(desc, ins, backend="numpy"), out.nbytes, ""))
+
+    def check() -> str:
+        _dmlops_cpu(desc, ins, {"OutputTensor": out})
+        ref = dmlops.execute(desc, ins, backend="numpy")["OutputTensor"]
+        msg = f"bit-exact vs reference: {np.array_equal(out, ref)}"
+        if torch is not None:
+            msg += f", max|cpu-torch|={np.max(np.abs(out - torch_avg().numpy())):.2e}"
+        return msg
+
+    return [Workload("4b average pool 3x3/s2/p1", x.nbytes, out.nbytes, impls, check)]
+
+
 def resample_workloads() -> list[Workload]:
     rng = np.random.default_rng(4)
     dy = rng.standard_normal((32, 64, 128, 128), dtype=np.float32)
@@ -874,6 +923,7 @@ def main() -> None:
         "gather": gather_workloads,
         "slice": slice_workloads,
         "maxpool": maxpool_workloads,
+        "avgpool": avgpool_workloads,
         "resample": resample_workloads,
         "elementwise": elementwise_workloads,
         "reduction": reduction_workloads,
