@@ -9,6 +9,7 @@ operator (``@pytest.mark.oracles``). The page examples are vectors
 
 from __future__ import annotations
 
+import importlib
 import itertools
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 import dmlops
+from conftest import backend_params, to_numpy
 from dmlops.descs import desc_class, desc_from_json
 from dmlops.errors import DataIndexError
 from dmlops.ops import pooling as P
@@ -36,8 +38,10 @@ F32 = np.float32
 def test_family_claims(operator: str, family: str) -> None:
     cls = desc_class(operator)
     assert cls.family == family
-    fast = ("cpu", "cuda") if operator == "RESAMPLE_GRAD" else ()  # as its RESAMPLE_GRAD1 equivalent
-    assert cls.backends == ("numpy", *fast, "directml")
+    assert cls.backends[0] == "numpy" and cls.backends[-1] == "directml"
+    for backend in ("cpu", "cuda"):  # a backend is claimed exactly when its family module runs the operator
+        table = importlib.import_module(f"dmlops.{backend}.{family}").OPERATORS
+        assert (backend in cls.backends) == (operator in table), backend
 
 
 # -- AVERAGE_POOLING_GRAD ------------------------------------------------------------------------
@@ -236,22 +240,44 @@ def value_scale_2d_oracle(x: np.ndarray, scale: float, bias: list[float]) -> np.
     return out
 
 
+VALUE_SCALE_BACKENDS = backend_params("numpy", "cpu", "cuda")
+
+
+@pytest.mark.parametrize("backend", VALUE_SCALE_BACKENDS, indirect=True)
 @pytest.mark.parametrize("channels", [1, 3])
-def test_value_scale_2d_matches_loop_oracle(channels: int) -> None:
+def test_value_scale_2d_matches_loop_oracle(backend: str, channels: int) -> None:
     rng = np.random.default_rng(channels)
     x = rng.standard_normal((2, channels, 3, 4)).astype(F32)
     x.flat[:5] = [np.nan, np.inf, -np.inf, -0.0, 1e-40]
     bias = [float(F32(v)) for v in rng.standard_normal(channels)]
-    got = R.value_scale_2d(x, scale=-1.7, bias=bias)
+    got = to_numpy(R.value_scale_2d(x, scale=-1.7, bias=bias, backend=backend))
     want = value_scale_2d_oracle(x, -1.7, bias)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
-def test_value_scale_2d_no_fused_multiply_add() -> None:
+@pytest.mark.parametrize("backend", VALUE_SCALE_BACKENDS, indirect=True)
+def test_value_scale_2d_no_fused_multiply_add(backend: str) -> None:
     """(1 + 2^-12)^2 - (1 + 2^-11): 0 with the product rounded first (DirectML), 2^-24 fused."""
     x = np.full((1, 1, 1, 1), 1 + 2**-12, dtype=F32)
-    got = R.value_scale_2d(x, scale=1 + 2**-12, bias=[-(1 + 2**-11)])
+    got = to_numpy(R.value_scale_2d(x, scale=1 + 2**-12, bias=[-(1 + 2**-11)], backend=backend))
     assert got.item() == 0.0
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
+def test_value_scale_2d_half_and_strided_output_match_the_reference(backend: str) -> None:
+    rng = np.random.default_rng(5)
+    body = {
+        "InputTensor": {"DataType": "FLOAT16", "Sizes": [2, 3, 4, 5]},
+        "OutputTensor": {"DataType": "FLOAT16", "Sizes": [2, 3, 4, 5], "Strides": [121, 40, 10, 2]},
+        "Scale": 3.3,
+        "ChannelCount": 3,
+        "Bias": [-1.0, 0.25, 1e4],
+    }
+    desc = desc_from_json("VALUE_SCALE_2D", body)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float16)
+    want = dmlops.execute(desc, {"InputTensor": x})["OutputTensor"]
+    got = to_numpy(dmlops.execute(desc, {"InputTensor": x}, backend=backend)["OutputTensor"])
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
 def test_value_scale_2d_desc_from_json() -> None:

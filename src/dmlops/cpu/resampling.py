@@ -57,9 +57,11 @@ from ..descs.resampling import (
     desc_taps,
     resample2_equivalent,
     resample_grad1_equivalent,
+    value_scale_terms,
 )
 from ..enums import FeatureLevel, InterpolationMode
 from ._common import call_parallel, kernel_view, load, store
+from ._copy import run_chunks
 
 # -- Shared helpers ------------------------------------------------------------
 
@@ -345,10 +347,36 @@ def run_resample_grad1(
         linear_transpose(desc, dy, dx)
 
 
+def run_value_scale_2d(
+    desc: Any,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """VALUE_SCALE_2D: ``x * Scale`` then ``+ Bias[c]``, over threads.
+
+    Two float32 operations, no fused multiply-add, as DirectML (``descs.resampling.value_scale_terms``).
+    """
+    scale, bias = value_scale_terms(desc)
+    x, out = inputs["InputTensor"], outputs["OutputTensor"]
+    biases = np.broadcast_to(bias, out.shape)
+
+    def work(index: tuple[slice, ...]) -> None:
+        with np.errstate(all="ignore"):
+            v = np.multiply(x[index], scale, dtype=np.float32)
+            v += biases[index]
+        np.copyto(out[index], v, casting="unsafe")
+
+    run_chunks(out.shape, out.nbytes, work)
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "RESAMPLE2": run_resample2,
     "RESAMPLE_GRAD1": run_resample_grad1,
     **{name: run_as(resample2_equivalent, run_resample2) for name in ("RESAMPLE", "RESAMPLE1", "UPSAMPLE_2D")},
     "RESAMPLE_GRAD": run_as(resample_grad1_equivalent, run_resample_grad1),
+    "VALUE_SCALE_2D": run_value_scale_2d,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -53,6 +53,7 @@ from ..descs.resampling import (
     desc_taps,
     resample2_equivalent,
     resample_grad1_equivalent,
+    value_scale_terms,
 )
 from ..enums import FeatureLevel, InterpolationMode
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
@@ -450,10 +451,32 @@ def _x2_plan(
     return paired, scalar
 
 
+def run_value_scale_2d(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """VALUE_SCALE_2D: ``x * Scale`` then ``+ Bias[c]`` in float32 CuPy arithmetic.
+
+    One kernel per operation, so the product is rounded before the addition, as DirectML
+    computes it (``descs.resampling.value_scale_terms``).
+    """
+    cp = cupy_module()
+    scale, bias = value_scale_terms(desc)
+    x, out = inputs["InputTensor"], outputs["OutputTensor"]
+    v = x.astype(cp.float32, copy=False) * scale
+    v += cp.asarray(bias)
+    out[...] = v
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "RESAMPLE2": run_resample2,
     "RESAMPLE_GRAD1": run_resample_grad1,
     **{name: run_as(resample2_equivalent, run_resample2) for name in ("RESAMPLE", "RESAMPLE1", "UPSAMPLE_2D")},
     "RESAMPLE_GRAD": run_as(resample_grad1_equivalent, run_resample_grad1),
+    "VALUE_SCALE_2D": run_value_scale_2d,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -689,7 +689,7 @@ EQUIVALENT_OPERATORS: frozenset[str] = frozenset(("RESAMPLE", "RESAMPLE1", "UPSA
 
 claim = family_claim(
     FAMILY,
-    (EQUIVALENT_OPERATORS, ("numpy", "cpu", "cuda", "directml")),
+    (EQUIVALENT_OPERATORS | {"VALUE_SCALE_2D"}, ("numpy", "cpu", "cuda", "directml")),
     (GENERIC_OPERATORS | NUMPY_OPERATORS, ("numpy", "directml")),
     (DIRECTML_OPERATORS, ("directml",)),
 )
