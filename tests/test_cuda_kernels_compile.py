@@ -199,6 +199,7 @@ NAMES = {
         )
     ]
     + [f"roi_batch_check<{b}>" for b in ("u32", "u64")],
+    "random.cu": [f"philox4x32_10<{w}>" for w in ("true", "false")],
 }
 
 

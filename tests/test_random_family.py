@@ -1,5 +1,8 @@
 """The random family (RANDOM_GENERATOR) against independent oracles.
 
+The cpu and cuda backends compare with the reference bit for bit (the cuda tests,
+marked ``cuda``, skip without a GPU).
+
 The oracle is a scalar Philox 4x32-10 in Python integers, written from the published
 algorithm (Salmon, Moraes, Dror and Shaw, SC11 2011: ten rounds of two 32x32 -> 64-bit
 multiplies, ``hi ^ other word ^ key``, the key bumped by the Weyl constants between
@@ -16,9 +19,11 @@ import numpy as np
 import pytest
 
 import dmlops
+from conftest import backend_params, to_numpy
+from dmlops.backends import load_backend
 from dmlops.descs import desc_from_json
 from dmlops.descs.random import counter_increment, next_state
-from dmlops.errors import ArgumentTypeError, ArgumentValueError, InvalidDescError
+from dmlops.errors import ArgumentTypeError, ArgumentValueError, BackendUnavailableError, InvalidDescError
 from dmlops.ops.random import random_generator
 from dmlops.reference import random as reference
 
@@ -194,3 +199,72 @@ def test_random_generator_misuse() -> None:
         random_generator([0] * 6, 4, output_state=1)
     with pytest.raises(ArgumentTypeError, match="sizes"):
         random_generator([0] * 6, "4")
+
+
+# -- the cpu and cuda backends: bit for bit with the reference -------------------
+
+PARITY_SIZES = [(1,), (3,), (4,), (2, 3, 5), (1, 1, 1, 1001), (3, 1, 2, 1, 1, 2, 1, 2), (1 << 16) + 3]
+
+
+@pytest.fixture(params=backend_params("cpu", "cuda"))
+def fast_backend(request: pytest.FixtureRequest) -> str:
+    try:
+        load_backend(request.param)
+    except BackendUnavailableError as exc:
+        pytest.skip(str(exc))
+    return request.param
+
+
+def _parity(backend: str, desc, buffer) -> None:
+    want = dmlops.execute(desc, {"InputStateTensor": buffer}, backend="numpy")
+    got = dmlops.execute(desc, {"InputStateTensor": buffer}, backend=backend)
+    assert set(got) == set(want)
+    for member, expected in want.items():
+        assert np.array_equal(to_numpy(got[member]), expected), member
+
+
+@pytest.mark.parametrize("sizes", PARITY_SIZES, ids=str)
+def test_backend_matches_reference(fast_backend: str, sizes) -> None:
+    sizes = sizes if isinstance(sizes, tuple) else (sizes,)
+    rng = np.random.default_rng(int(np.prod(sizes)))
+    for i, state in enumerate(_states(rng)):
+        desc = _desc(sizes, state_dims=1 + i % 8, output_state=i % 3 != 1)
+        _parity(fast_backend, desc, np.array(state, dtype=np.uint32).reshape(desc.input_state_tensor.sizes))
+
+
+def test_backend_strided_tensors(fast_backend: str) -> None:
+    """Strided OutputTensor (column-major), strided state in and out (every other element of a flat buffer)."""
+    d = {
+        "InputStateTensor": {"DataType": "UINT32", "Sizes": [1, 6], "Strides": [12, 2]},
+        "OutputTensor": {"DataType": "UINT32", "Sizes": [7, 9], "Strides": [1, 7]},
+        "OutputStateTensor": {"DataType": "UINT32", "Sizes": [1, 6], "Strides": [6, 1]},
+        "Type": "PHILOX_4X32_10",
+    }
+    buffer = np.zeros(12, dtype=np.uint32)
+    buffer[::2] = [MASK, MASK, 7, 0, 11, MASK]
+    _parity(fast_backend, desc_from_json("RANDOM_GENERATOR", d), buffer)
+
+
+def test_backend_into_out(fast_backend: str) -> None:
+    state = np.array([5, 0, 0, 0, 1, 2], dtype=np.uint32)
+    out = np.zeros((4, 5), dtype=np.uint32)
+    bits, next_ = random_generator(state, (4, 5), backend=fast_backend, out=out)
+    assert np.array_equal(to_numpy(bits), random_generator(state, (4, 5))[0])
+    assert to_numpy(next_).tolist() == [10, 0, 0, 0, 1, 2]
+
+
+@pytest.mark.cuda
+def test_cuda_grid_stride_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More Philox blocks than threads of the capped grid: each thread takes several."""
+    try:
+        load_backend("cuda")
+    except BackendUnavailableError as exc:
+        pytest.skip(str(exc))
+    from dmlops.cuda import random as cuda_random
+
+    monkeypatch.setattr(cuda_random, "MAX_BLOCKS", 2)
+    _parity(
+        "cuda",
+        _desc((3 * 256 * 4 * 2 + 5,)),
+        np.array([MASK - 3, 0, MASK, 0, 9, 9], dtype=np.uint32).reshape(1, 1, 1, 6),
+    )

@@ -95,7 +95,7 @@ def next_state(state: Sequence[int], element_count: int) -> tuple[int, ...]:
     return words + tuple(int(k) for k in state[COUNTER_WORDS:])
 
 
-claim = family_claim(FAMILY, (OPERATORS, ("numpy", "directml")))
+claim = family_claim(FAMILY, (OPERATORS, ("numpy", "cpu", "cuda", "directml")))
 
 
 def state_sizes(generator_type: str, dimension_count: int) -> tuple[int, ...]:

@@ -1,0 +1,76 @@
+// RANDOM_GENERATOR (Philox 4x32-10), bit-exact with the NumPy reference.
+//
+// One thread a Philox block: block b adds b to the 128-bit counter of the state (words
+// 0..3, word 0 least significant; the carry runs up), runs the ten rounds with the key
+// (words 4, 5) bumped by the Weyl constants between rounds, and stores its four words at
+// 4 b of a contiguous output, the last block cut at n. The state is read through its
+// element stride (a strided state tensor). With WRITE_STATE, thread 0 of block 0 also
+// writes OutputStateTensor: the counter plus the block count (mod 2^128), the key kept.
+// The constants are dmlops.descs.random's (PHILOX_MULTIPLIERS, PHILOX_WEYL, PHILOX_ROUNDS).
+
+#include "common.cuh"
+
+struct RandomParams {
+    i64 n;             // output words
+    i64 state_stride;  // element stride of InputStateTensor's last axis
+    i64 out_state_stride;
+};
+
+#define PHILOX_M0 0xD2511F53u
+#define PHILOX_M1 0xCD9E8D57u
+#define PHILOX_W0 0x9E3779B9u
+#define PHILOX_W1 0xBB67AE85u
+#define PHILOX_ROUNDS 10
+
+// counter + offset (mod 2^128), four 32-bit words least significant first.
+__device__ __forceinline__ void add_to_counter(const u32 c[4], u64 offset, u32 x[4]) {
+    u64 t = (u64)c[0] + (offset & 0xffffffffull);
+    x[0] = (u32)t;
+    t = (u64)c[1] + (offset >> 32) + (t >> 32);
+    x[1] = (u32)t;
+    t = (u64)c[2] + (t >> 32);
+    x[2] = (u32)t;
+    x[3] = c[3] + (u32)(t >> 32);
+}
+
+template <bool WRITE_STATE>
+__global__ void philox4x32_10(const u32* __restrict__ state, u32* __restrict__ out, u32* __restrict__ out_state,
+                              const RandomParams p) {
+    u32 c[4];
+    for (int i = 0; i < 4; ++i) c[i] = state[i * p.state_stride];
+    const u32 key0 = state[4 * p.state_stride], key1 = state[5 * p.state_stride];
+    const i64 blocks = (p.n + 3) / 4;
+    if (WRITE_STATE && blockIdx.x == 0 && threadIdx.x == 0) {
+        u32 next[4];
+        add_to_counter(c, (u64)blocks, next);
+        for (int i = 0; i < 4; ++i) out_state[i * p.out_state_stride] = next[i];
+        out_state[4 * p.out_state_stride] = key0;
+        out_state[5 * p.out_state_stride] = key1;
+    }
+    for (i64 b = (i64)blockIdx.x * blockDim.x + threadIdx.x; b < blocks; b += (i64)gridDim.x * blockDim.x) {
+        u32 x[4];
+        add_to_counter(c, (u64)b, x);
+        u32 k0 = key0, k1 = key1;
+#pragma unroll
+        for (int r = 0; r < PHILOX_ROUNDS; ++r) {
+            if (r > 0) {
+                k0 += PHILOX_W0;
+                k1 += PHILOX_W1;
+            }
+            const u32 hi0 = __umulhi(PHILOX_M0, x[0]), lo0 = PHILOX_M0 * x[0];
+            const u32 hi1 = __umulhi(PHILOX_M1, x[2]), lo1 = PHILOX_M1 * x[2];
+            const u32 y0 = hi1 ^ x[1] ^ k0, y2 = hi0 ^ x[3] ^ k1;
+            x[0] = y0;
+            x[1] = lo1;
+            x[2] = y2;
+            x[3] = lo0;
+        }
+        const i64 base = 4 * b;
+        if (base + 4 <= p.n) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) out[base + j] = x[j];
+        } else {
+            for (int j = 0; base + j < p.n; ++j) out[base + j] = x[j];
+        }
+    }
+}
