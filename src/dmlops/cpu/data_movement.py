@@ -1,4 +1,4 @@
-"""Data movement on the CPU backend: GATHER, SLICE1, CAST and the copy programs.
+"""Data movement on the CPU backend: GATHER, SLICE1, CAST, the copy programs and the indexing operators.
 
 GATHER
 ------
@@ -40,10 +40,32 @@ SLICE, JOIN, SPLIT, TILE, PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and
 FILL_VALUE_CONSTANT run their copy programs (:mod:`dmlops.descs._copy_programs`): each
 step is a strided view of its source and destination arrays (``as_strided`` from the
 step's start element), copied as SLICE1's are, or filled. Bit-exact for every type.
+
+The indexing operators
+----------------------
+GATHER_ELEMENTS, SCATTER_ELEMENTS, ONE_HOT, REVERSE_SUBSEQUENCES, DIAGONAL_MATRIX(1) and
+NONZERO_COORDINATES are numba kernels (``nogil``, on the backend's threads) that read
+and write every array through its own strides (broadcast, reversed and strided views
+and outputs in place, no copies), elements moved as unsigned integers of their size
+(bit-exact for every type). Each applies the semantics layer's rules per element
+(:func:`~dmlops.descs.data_movement.index_values`' one wrap, ``one_hot_positions``,
+``reverse_sources``, ``diagonal_fill``, ``padding_value``). An index out of range is
+counted by the kernel, and the semantics layer's ``check_indices`` then raises the
+reference's DataIndexError. A scatter first copies the input into the output, then
+writes its updates in row-major order per line along Axis (threads take whole blocks of
+lines), so the last duplicate wins as in the reference (E163); strict mode's checks
+are the semantics layer's (``check_indices``, ``refuse_duplicates``).
+
+GATHER_ND(1) and SCATTER_ND take the coordinates from ``nd_coordinates`` (index-sized
+arrays), turn each index tuple into its slab's start offset, and copy the slabs with
+one kernel (gathers over threads, scatters on one thread in row-major order). Reads
+out of range take the reference's path: DirectML's flat clamp for 32-bit data
+(``flat_addresses``, E160), DataIndexError otherwise.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -57,13 +79,21 @@ from ..descs.data_movement import (
     GatherDesc,
     Slice1Desc,
     cast_array,
+    check_indices,
+    coordinates_in_range,
+    elements_coordinates,
+    flat_addresses,
     gather_read_addresses,
+    nd_coordinates,
     normalize_indices,
+    padding_value,
+    refuse_duplicates,
     sequence_values,
+    wraps_negative,
 )
 from ..enums import FeatureLevel
 from ._common import call_parallel
-from ._copy import copy_into, run_chunks
+from ._copy import _executor, copy_into, run_chunks, thread_count
 
 # -- GATHER --------------------------------------------------------------------
 
@@ -339,11 +369,690 @@ def run_copy_program(
             copy_into(dst, step_view(arrays[step.src.member], step.src, step.sizes))
 
 
+# -- the indexing operators --------------------------------------------------------
+#
+# Every kernel sees its arrays as (1-D memory, offset of element 0, element strides) over
+# one grid (the result's or the indices' sizes), walks the grid's rows (every dimension
+# but the last, row-major) in [lo, hi) and the last dimension inside a row, and moves
+# elements as unsigned integers of their size, so every type (FLOAT16 included) is
+# copied bit for bit. Index rules are the semantics layer's (index_values,
+# one_hot_positions, reverse_sources, diagonal_fill), written per element; where an
+# index is out of range the kernels count it and the Python side raises through the
+# same helpers the reference uses (check_indices), so the errors are the reference's.
+
+PARALLEL_MIN = 1 << 16
+"""Grid elements below which a kernel runs on the calling thread."""
+
+Array = NDArray[Any]
+
+
+def _bits(a: Array) -> Array:
+    """``a`` viewed as unsigned integers of its itemsize (the kernels copy bits)."""
+    return a.view(np.dtype(f"u{a.itemsize}")) if a.dtype.kind in "fb" else a
+
+
+def _memory(a: Array, *, writeable: bool = False) -> tuple[Array, int, Array]:
+    """(1-D view of ``a``'s memory from its lowest element, ``a[0, ...]``'s offset there, element strides).
+
+    Inputs are viewed read-only whatever their flags, so each kernel compiles once per type.
+    ``a``'s strides must be multiples of its itemsize (:func:`_aligned`).
+    """
+    item = a.itemsize
+    strides = [s // item for s in a.strides]
+    if a.size == 0:
+        return np.zeros(1, a.dtype), 0, np.zeros(max(a.ndim, 1), np.int64)
+    origin = sum((n - 1) * -s for n, s in zip(a.shape, strides) if s < 0)
+    # (the Ellipsis keeps a 0-d array a view, not a scalar)
+    flips = (*(slice(None, None, -1) if s < 0 else slice(None) for s in strides), Ellipsis)
+    low = a[flips]
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(a.shape, strides))
+    base = np.lib.stride_tricks.as_strided(low, (span,), (item,), writeable=writeable)
+    return base, origin, np.array(strides if strides else [0], np.int64)
+
+
+def _aligned(a: Array) -> bool:
+    return all(s % a.itemsize == 0 for s in a.strides)
+
+
+def _readable(a: Array, *outs: Array) -> Array:
+    """``a``, or a copy when an output overlaps it (outputs are written while inputs are read) or it is unaligned."""
+    return a.copy() if not _aligned(a) or any(np.may_share_memory(a, o) for o in outs) else a
+
+
+def _same_view(a: Array, b: Array) -> bool:
+    """``a`` and ``b`` address the same elements in the same order."""
+    return bool(
+        a.shape == b.shape
+        and a.strides == b.strides
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
+
+
+class _Out:
+    """An output written through its memory, or through an aligned scratch array copied in afterwards."""
+
+    def __init__(self, out: Array, *, keep: bool = False) -> None:
+        self.out = out
+        if _aligned(out):
+            self.array = out
+        else:  # ``keep``: the scratch starts as the output's values (a scatter's copied input)
+            self.array = out.copy() if keep else np.empty(out.shape, out.dtype)
+
+    def memory(self) -> tuple[Array, int, Array]:
+        return _memory(_bits(self.array), writeable=True)
+
+    def done(self) -> None:
+        if self.array is not self.out:
+            np.copyto(self.out, self.array)
+
+
+def _grid(shape: tuple[int, ...]) -> tuple[Array, int]:
+    """(int64 sizes of a grid of at least one dimension, its row count)."""
+    sizes = np.array(shape if shape else (1,), np.int64)
+    return sizes, int(np.prod(sizes[:-1]))
+
+
+def _parallel(kernel: Callable[..., Any], rows: int, elements: int, *args: Any, unit: int = 1) -> int:
+    """``kernel(*args, lo, hi)`` over ``rows`` in ranges of whole ``unit``s, one per thread when large.
+
+    Returns the sum of the kernels' results (their counts of indices out of range).
+    """
+    items = rows // unit if unit else 0
+    threads = min(thread_count(), items) if elements >= PARALLEL_MIN else 1
+    if threads <= 1:
+        return int(kernel(*args, 0, rows))
+    bounds = [items * i // threads * unit for i in range(threads + 1)]
+    futures = [_executor().submit(kernel, *args, bounds[i], bounds[i + 1]) for i in range(1, threads)]
+    try:
+        total = int(kernel(*args, bounds[0], bounds[1]))
+    finally:  # every range has finished (or failed) before the call returns or raises
+        for f in futures:
+            f.exception()
+    return total + sum(int(f.result()) for f in futures)
+
+
+def _index_wraps(indices: Array, data_type: Any, feature_level: FeatureLevel) -> bool:
+    """:func:`index_values`'s wrap: signed types from FL 3_0, and UINT64 (read as INT64) always."""
+    return wraps_negative(data_type, feature_level) or indices.dtype == np.uint64
+
+
+@njit(cache=True, nogil=True)
+def _gather_elements(x, xo, xs, xa, idx, io, is_, out, oo, os_, sizes, n, wrap, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # out[o] = x[o with o[Axis] = wrap(idx[o])]; xs has 0 on Axis, xa is x's stride there.
+    d = sizes.size
+    bad = 0
+    for r in range(lo, hi):
+        px, pi, po, q = xo, io, oo, r
+        for i in range(d - 2, -1, -1):
+            c = q % sizes[i]
+            q //= sizes[i]
+            px += c * xs[i]
+            pi += c * is_[i]
+            po += c * os_[i]
+        for j in range(sizes[d - 1]):
+            v = np.int64(idx[pi + j * is_[d - 1]])  # a UINT64 >= 2^63 reads as negative (index_values)
+            if wrap and v < 0:
+                v += n
+            if v < 0 or v >= n:
+                bad += 1
+                continue
+            out[po + j * os_[d - 1]] = x[px + j * xs[d - 1] + v * xa]
+    return bad
+
+
+@njit(cache=True, nogil=True)
+def _scatter_elements(upd, uo, us, idx, io, is_, out, oo, os_, oa, sizes, n, wrap, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # out[u with u[Axis] = wrap(idx[u])] = upd[u], row-major: the last duplicate wins (E163).
+    d = sizes.size
+    bad = 0
+    for r in range(lo, hi):
+        pu, pi, po, q = uo, io, oo, r
+        for i in range(d - 2, -1, -1):
+            c = q % sizes[i]
+            q //= sizes[i]
+            pu += c * us[i]
+            pi += c * is_[i]
+            po += c * os_[i]
+        for j in range(sizes[d - 1]):
+            v = np.int64(idx[pi + j * is_[d - 1]])
+            if wrap and v < 0:
+                v += n
+            if v < 0 or v >= n:
+                bad += 1
+                continue
+            out[po + j * os_[d - 1] + v * oa] = upd[pu + j * us[d - 1]]
+    return bad
+
+
+def _elements_error(
+    desc: Any, indices: Array, feature_level: FeatureLevel, sizes: tuple[int, ...], scatter: bool
+) -> None:
+    """Raise the reference's DataIndexError for an index outside its axis (found by a kernel)."""
+    axis = int(desc.axis)
+    wrap = wraps_negative(desc.indices_tensor.data_type, feature_level)
+    coordinates = elements_coordinates(desc.indices_tensor.sizes, axis, indices, sizes[axis], wrap_negative=wrap)
+    check_indices(f"{desc.dml_name}.IndicesTensor", coordinates, sizes, [axis], scatter=scatter)
+    raise AssertionError("a kernel found an index out of range that check_indices accepts")  # pragma: no cover
+
+
+def _off_axis(strides: Array, axis: int) -> tuple[Array, int]:
+    """(the strides with 0 on ``axis``, the stride on ``axis``)."""
+    off = strides.copy()
+    off[axis] = 0
+    return off, int(strides[axis])
+
+
+def run_gather_elements(
+    desc: Any,
+    inputs: Mapping[str, Array],
+    outputs: Mapping[str, Array],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """``Output[o] = Input[o with o[Axis] = Indices[o]]``; DataIndexError for an index outside the axis (E160)."""
+    target = outputs["OutputTensor"]
+    x = _readable(inputs["InputTensor"], target)
+    indices = _readable(inputs["IndicesTensor"], target)
+    axis, n = int(desc.axis), desc.input_tensor.sizes[int(desc.axis)]
+    wrap = _index_wraps(indices, desc.indices_tensor.data_type, feature_level)
+    out = _Out(target)
+    xm, xo, xs = _memory(_bits(x))
+    im, io, is_ = _memory(indices)
+    om, oo, os_ = out.memory()
+    xs, xa = _off_axis(xs, axis)
+    sizes, rows = _grid(target.shape)
+    args = (xm, xo, xs, xa, im, io, is_, om, oo, os_, sizes, n, wrap)
+    if target.size and _parallel(_gather_elements, rows, target.size, *args):
+        _elements_error(desc, inputs["IndicesTensor"], feature_level, desc.input_tensor.sizes, scatter=False)
+    out.done()
+
+
+def run_scatter_elements(
+    desc: Any,
+    inputs: Mapping[str, Array],
+    outputs: Mapping[str, Array],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """``Output = Input``, then ``Output[u with u[Axis] = Indices[u]] = Updates[u]`` (the last duplicate wins).
+
+    Threads take whole blocks of rows in which every line along Axis lies (all rows when
+    Axis is the last dimension), so each line's updates land in row-major order.
+    """
+    target = outputs["OutputTensor"]
+    indices = _readable(inputs["IndicesTensor"], target)
+    updates = _readable(inputs["UpdatesTensor"], target)
+    axis, sizes_in = int(desc.axis), desc.input_tensor.sizes
+    what = f"{desc.dml_name}.IndicesTensor"
+    if strict:  # the duplicates' check needs every coordinate: the semantics layer's NumPy passes
+        wrap_strict = wraps_negative(desc.indices_tensor.data_type, feature_level)
+        coordinates = elements_coordinates(
+            desc.indices_tensor.sizes, axis, inputs["IndicesTensor"], sizes_in[axis], wrap_negative=wrap_strict
+        )
+        check_indices(what, coordinates, sizes_in, [axis], scatter=True)
+        refuse_duplicates(what, sizes_in, coordinates)
+    x = inputs["InputTensor"]
+    if not _same_view(x, target):  # an output bound to the input's own elements already holds them
+        copy_into(target, x)
+    if indices.size == 0:
+        return
+    wrap = _index_wraps(indices, desc.indices_tensor.data_type, feature_level)
+    out = _Out(target, keep=True)
+    um, uo, us = _memory(_bits(updates))
+    im, io, is_ = _memory(indices)
+    om, oo, os_ = out.memory()
+    os_, oa = _off_axis(os_, axis)
+    sizes, rows = _grid(indices.shape)
+    d = len(indices.shape)
+    unit = int(np.prod(sizes[axis : d - 1])) if axis < d - 1 else 1  # rows of one block of lines
+    args = (um, uo, us, im, io, is_, om, oo, os_, oa, sizes, sizes_in[axis], wrap)
+    if _parallel(_scatter_elements, rows, indices.size, *args, unit=unit):
+        _elements_error(desc, inputs["IndicesTensor"], feature_level, sizes_in, scatter=True)
+    out.done()
+
+
+@njit(cache=True, nogil=True)
+def _one_hot(idx, io, is_, values, out, oo, os_, sizes, axis, n, wrap, whole, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # out[o] = values[1] where o[Axis] is the index's position (one_hot_positions), values[0] elsewhere
+    d = sizes.size
+    off, on = values[0], values[1]
+    for r in range(lo, hi):
+        pi, po, q, along = io, oo, r, 0
+        for i in range(d - 2, -1, -1):
+            c = q % sizes[i]
+            q //= sizes[i]
+            pi += c * is_[i]
+            po += c * os_[i]
+            if i == axis:
+                along = c
+        for j in range(sizes[d - 1]):
+            raw = idx[pi + j * is_[d - 1]]
+            if whole:  # UINT64: compared whole
+                p = np.int64(raw) if np.uint64(raw) < np.uint64(n) else np.int64(-1)
+            else:  # the others by the low 32 bits after the one wrap (E161)
+                v = np.int64(raw)
+                if wrap and v < 0:
+                    v += n
+                p = v & 0xFFFFFFFF
+                if p >= n:
+                    p = -1
+            at = j if axis == d - 1 else along
+            out[po + j * os_[d - 1]] = on if at == p else off
+    return 0
+
+
+def run_one_hot(
+    desc: Any,
+    inputs: Mapping[str, Array],
+    outputs: Mapping[str, Array],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """OffValue (ValuesTensor's first element) everywhere but OnValue (its second) at each index along Axis."""
+    target = outputs["OutputTensor"]
+    indices = _readable(inputs["IndicesTensor"], target)
+    axis, n = int(desc.axis), target.shape[int(desc.axis)]
+    values = _bits(np.asarray(inputs["ValuesTensor"]).reshape(-1)[:2].astype(target.dtype))  # bits kept
+    wrap = wraps_negative(desc.indices_tensor.data_type, feature_level)
+    out = _Out(target)
+    im, io, is_ = _memory(indices)
+    is_[axis] = 0  # IndicesTensor has size 1 on Axis: broadcast along it
+    om, oo, os_ = out.memory()
+    sizes, rows = _grid(target.shape)
+    if target.size:
+        args = (im, io, is_, values, om, oo, os_, sizes, axis, n, wrap, indices.dtype == np.uint64)
+        _parallel(_one_hot, rows, target.size, *args)
+    out.done()
+
+
+@njit(cache=True, nogil=True)
+def _reverse(x, xo, xs, xa, lengths, lo_, ls, out, oo, os_, sizes, axis, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # out[o] = x[o with o[Axis] = reverse_sources(...)]: i < L reads min(L - 1 - i, n - 1) (E162), else i
+    d = sizes.size
+    n = sizes[axis]
+    for r in range(lo, hi):
+        px, pl, po, q, along = xo, lo_, oo, r, 0
+        for i in range(d - 2, -1, -1):
+            c = q % sizes[i]
+            q //= sizes[i]
+            px += c * xs[i]
+            pl += c * ls[i]
+            po += c * os_[i]
+            if i == axis:
+                along = c
+        for j in range(sizes[d - 1]):
+            length = np.int64(lengths[pl + j * ls[d - 1]]) & 0xFFFFFFFF  # the low 32 bits
+            i = j if axis == d - 1 else along
+            src = min(length - 1 - i, n - 1) if i < length else i
+            out[po + j * os_[d - 1]] = x[px + j * xs[d - 1] + src * xa]
+    return 0
+
+
+def run_reverse_subsequences(
+    desc: Any,
+    inputs: Mapping[str, Array],
+    outputs: Mapping[str, Array],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """The first ``SequenceLengths`` elements along Axis reversed, the rest copied (lengths past the axis: E162)."""
+    target = outputs["OutputTensor"]
+    x = _readable(inputs["InputTensor"], target)
+    lengths = _readable(inputs["SequenceLengthsTensor"], target)
+    axis = int(desc.axis)
+    out = _Out(target)
+    xm, xo, xs = _memory(_bits(x))
+    xs, xa = _off_axis(xs, axis)
+    lm, lo_, ls = _memory(lengths)
+    ls[axis] = 0  # size 1 on Axis: broadcast along it
+    om, oo, os_ = out.memory()
+    sizes, rows = _grid(target.shape)
+    if target.size:
+        _parallel(_reverse, rows, target.size, xm, xo, xs, xa, lm, lo_, ls, om, oo, os_, sizes, axis)
+    out.done()
+
+
+@njit(cache=True, nogil=True)
+def _diagonal(x, xo, xs, value, out, oo, os_, sizes, begin, end, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # diagonal_fill: Value where (end >= begin) xor (column - row >= begin) xor (column - row < end), x elsewhere
+    d = sizes.size
+    inverted = end >= begin
+    for r in range(lo, hi):
+        px, po, q, row = xo, oo, r, 0
+        for i in range(d - 2, -1, -1):
+            c = q % sizes[i]
+            q //= sizes[i]
+            px += c * xs[i]
+            po += c * os_[i]
+            if i == d - 2:
+                row = c
+        for j in range(sizes[d - 1]):
+            top_x = j - row
+            if inverted ^ (top_x >= begin) ^ (top_x < end):
+                out[po + j * os_[d - 1]] = value
+            else:
+                out[po + j * os_[d - 1]] = x[px + j * xs[d - 1]]
+    return 0
+
+
+def _run_diagonal(target: Array, x: Array | None, value: Any, begin: int, end: int) -> None:
+    """``target`` = ``value`` on :func:`diagonal_fill`'s band, ``x`` (or 0) elsewhere."""
+    if x is None:
+        x = np.zeros((1,) * target.ndim, target.dtype)  # strides 0 below: every read is 0
+    x = _readable(x, target)
+    out = _Out(target)
+    xm, xo, xs = _memory(_bits(np.broadcast_to(x, target.shape)))
+    om, oo, os_ = out.memory()
+    bits = _bits(np.asarray(value, dtype=target.dtype))[()]
+    sizes, rows = _grid(target.shape)
+    # the band's bounds are compared with column - row (|.| < 2^31): clip them into int64
+    lo_, hi_ = -(2**62), 2**62
+    begin, end = min(max(begin, lo_), hi_), min(max(end, lo_), hi_)
+    if target.size:
+        _parallel(_diagonal, rows, target.size, xm, xo, xs, bits, om, oo, os_, sizes, begin, end)
+    out.done()
+
+
+def run_diagonal_matrix(
+    desc: Any,
+    inputs: Mapping[str, Array],
+    outputs: Mapping[str, Array],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Value on the diagonal ``column - row = Offset``, 0 elsewhere (the FLOAT Value as PADDING's: padding_value)."""
+    offset = int(desc.offset)
+    value = padding_value(desc.value, desc.output_tensor.data_type)
+    _run_diagonal(outputs["OutputTensor"], None, value, offset, offset + 1)
+
+
+def run_diagonal_matrix1(
+    desc: Any,
+    inputs: Mapping[str, Array],
+    outputs: Mapping[str, Array],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Value where :func:`diagonal_fill` says, InputTensor (or 0) elsewhere."""
+    target = outputs["OutputTensor"]
+    value = np.asarray(desc.value, dtype=target.dtype)
+    begin, end = int(desc.diagonal_fill_begin), int(desc.diagonal_fill_end)
+    _run_diagonal(target, inputs.get("InputTensor"), value, begin, end)
+
+
+@njit(cache=True, nogil=True)
+def _nonzero(x, xo, xs, mask, sizes, out, oo, os_, n, start, write, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # Count (write False) or store from row ``start`` (write True) the coordinates of the nonzero
+    # elements of rows [lo, hi): (bits & mask) != 0, mask dropping a float's sign bit (both zeros are zero).
+    d = sizes.size
+    coordinate = np.zeros(d, np.int64)
+    found = 0
+    for r in range(lo, hi):
+        px, q = xo, r
+        for i in range(d - 2, -1, -1):
+            c = q % sizes[i]
+            q //= sizes[i]
+            px += c * xs[i]
+            coordinate[i] = c
+        for j in range(sizes[d - 1]):
+            if x[px + j * xs[d - 1]] & mask:
+                if write:
+                    coordinate[d - 1] = j
+                    po = oo + (start + found) * os_[0]
+                    for k in range(n):  # the last N entries (the dropped leading ones are 0)
+                        out[po + k * os_[1]] = np.uint32(coordinate[d - n + k])
+                found += 1
+    return found
+
+
+def run_nonzero_coordinates(
+    desc: Any,
+    inputs: Mapping[str, Array],
+    outputs: Mapping[str, Array],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """The count of nonzero input elements (``x != 0``: NaN nonzero), their coordinates row-major, zero rows after.
+
+    Two passes over threads: each range of rows counts, then stores from its prefix sum.
+    """
+    count_out = outputs["OutputCountTensor"]
+    target = outputs["OutputCoordinatesTensor"]
+    x = _bits(_readable(inputs["InputTensor"], count_out, target))
+    m, n = target.shape[-2], target.shape[-1]
+    coordinates = _reshaped(target, (m, n))
+    assert coordinates is not None  # only leading sizes of 1 are dropped: always a view
+    out = _Out(coordinates)
+    xm, xo, xs = _memory(x)
+    om, oo, os_ = out.memory()
+    ones = np.iinfo(x.dtype).max
+    mask = x.dtype.type(ones >> 1 if inputs["InputTensor"].dtype.kind == "f" else ones)
+    sizes, rows = _grid(x.shape)
+    threads = min(thread_count(), rows) if x.size >= PARALLEL_MIN else 1
+    bounds = [rows * i // threads for i in range(threads + 1)]
+    args = (xm, xo, xs, mask, sizes, om, oo, os_, n)
+
+    def pass_(write: bool, starts: list[int]) -> list[int]:
+        # one range per thread: counts first, then each range stores from its prefix sum
+        jobs = [
+            _executor().submit(_nonzero, *args, starts[i], write, bounds[i], bounds[i + 1]) for i in range(1, threads)
+        ]
+        first = int(_nonzero(*args, starts[0], write, bounds[0], bounds[1])) if x.size else 0
+        return [first, *(int(j.result()) for j in jobs)]
+
+    counts = pass_(False, [0] * threads)
+    starts = [0, *itertools.accumulate(counts)]
+    total = starts[-1]
+    if total:
+        pass_(True, starts)
+    out.array[total:] = 0  # rows past the count: zeros, as DirectML 1.15.4 leaves them
+    out.done()
+    count_out[...] = np.uint32(total)
+
+
+# -- GATHER_ND, GATHER_ND1, SCATTER_ND ------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _slabs(src, so, ss, src_rows, dst, do, ds, dst_rows, sizes, slab_rows, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # dst[row g, t] = src[row g, t] over the grid (index tuples g, slab coordinates t): each side's
+    # element is its row's start (``*_rows[g]``, or -1: from its own strides) plus the slab offset.
+    d = sizes.size
+    for r in range(lo, hi):
+        g = r // slab_rows
+        ps = src_rows[g] if src_rows.size else so
+        pd = dst_rows[g] if dst_rows.size else do
+        q = r
+        for i in range(d - 2, -1, -1):
+            c = q % sizes[i]
+            q //= sizes[i]
+            ps += c * ss[i]
+            pd += c * ds[i]
+        for j in range(sizes[d - 1]):
+            dst[pd + j * ds[d - 1]] = src[ps + j * ss[d - 1]]
+    return 0
+
+
+def _row_starts(
+    origin: int, strides: Array, coordinates: list[NDArray[np.int64]], grid: tuple[int, ...], axes: int
+) -> Array:
+    """Each index tuple's slab start: ``origin`` + its coordinates on the first ``axes`` axes times their strides."""
+    start = np.full(grid, origin, np.int64)
+    for c, stride in zip(coordinates[:axes], strides[:axes]):
+        if stride and c.size:
+            start += np.broadcast_to(c.reshape(c.shape[: len(grid)]), grid) * np.int64(stride)
+    return start.reshape(-1)
+
+
+def _nd(
+    desc: Any, indices: Array, feature_level: FeatureLevel, batch: int
+) -> tuple[list[NDArray[np.int64]], tuple[int, ...], int]:
+    """:func:`nd_coordinates`, the result shape, and its count of grid dimensions (the indices' but the last)."""
+    coordinates, shape = nd_coordinates(
+        desc.input_tensor,
+        indices,
+        int(desc.input_dimension_count),
+        int(desc.indices_dimension_count),
+        batch,
+        wrap_negative=wraps_negative(desc.indices_tensor.data_type, feature_level),
+    )
+    return coordinates, shape, int(desc.indices_dimension_count) - 1
+
+
+def _copy_slabs(
+    src: tuple[Array, int, Array],
+    dst: tuple[Array, int, Array],
+    shape: tuple[int, ...],
+    grid: int,
+    src_rows: Array | None,
+    dst_rows: Array | None,
+    *,
+    ordered: bool,
+) -> None:
+    """Copy over the result grid ``shape`` (``grid`` index-tuple dimensions, then the slab's).
+
+    ``src`` and ``dst`` are (memory, origin, strides) from :func:`_memory`; the side with
+    ``*_rows`` (one slab start per tuple) has strides whose last ``len(shape) - grid`` are
+    the slab's, the other side is viewed with ``shape``. ``ordered``: one thread, so the
+    tuples' slabs land in row-major order (a scatter's duplicates: the last wins).
+    """
+    slab = len(shape) - grid
+    empty = np.zeros(0, np.int64)
+
+    def strides(s: Array, rows: Array | None) -> Array:
+        if rows is None:  # viewed with shape (a 0-d view: _memory's [0] dropped)
+            own = s[: len(shape)] if shape else s[:0]
+        else:  # zeros on the grid (the row start holds it), then the slab's
+            own = np.concatenate([np.zeros(grid, np.int64), s[len(s) - slab :] if slab else s[:0]])
+        return own if slab else np.append(own, 0)  # no slab: a trailing dimension of size 1
+
+    sizes, rows = _grid(shape if slab else (*shape, 1))
+    per_tuple = int(np.prod(sizes[grid:-1]))  # grid rows of one slab
+    args = (
+        src[0],
+        src[1],
+        strides(src[2], src_rows),
+        empty if src_rows is None else src_rows,
+        dst[0],
+        dst[1],
+        strides(dst[2], dst_rows),
+        empty if dst_rows is None else dst_rows,
+        sizes,
+        per_tuple,
+    )
+    if int(np.prod(shape)) == 0:
+        return
+    if ordered:
+        _slabs(*args, 0, rows)
+    else:
+        _parallel(_slabs, rows, int(np.prod(shape)), *args)
+
+
+def run_gather_nd(
+    desc: Any,
+    inputs: Mapping[str, Array],
+    outputs: Mapping[str, Array],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """GATHER_ND and GATHER_ND1: each index tuple (within its batch) selects a slab of the input.
+
+    Coordinates as :func:`nd_coordinates` (index-sized arrays); the slabs are copied by
+    one kernel over threads. Out of range: the reference's flat clamp read (E160) or its error.
+    """
+    target = outputs["OutputTensor"]
+    x = _readable(inputs["InputTensor"], target)
+    batch = int(getattr(desc, "batch_dimension_count", 0))
+    coordinates, shape, grid = _nd(desc, inputs["IndicesTensor"], feature_level, batch)
+    what = f"{desc.dml_name}.IndicesTensor"
+    tensor = desc.input_tensor
+    d = tensor.dimension_count
+    if strict:
+        check_indices(what, coordinates, tensor.sizes, range(d - int(desc.input_dimension_count), d), scatter=False)
+    if not coordinates_in_range(tensor.sizes, coordinates):
+        # DirectML's flat clamp (32-bit data; the others refused): the reference's read
+        if tensor.dtype.itemsize != 4:
+            check_indices(what, coordinates, tensor.sizes, range(d), scatter=False)
+        read = input_memory(tensor, inputs["InputTensor"])[flat_addresses(tensor, coordinates)]
+        np.copyto(target, read.reshape(target.shape))
+        return
+    view = _reshaped(target, shape)
+    array = np.empty(shape, target.dtype) if view is None else view  # (a strided output keeping its 1s)
+    out = _Out(array)
+    xm, xo, xs = _memory(_bits(x))
+    slab = len(shape) - grid
+    starts = _row_starts(xo, xs, coordinates, shape[:grid], d - slab)
+    _copy_slabs((xm, xo, xs), out.memory(), shape, grid, starts, None, ordered=False)
+    out.done()
+    if view is None:
+        np.copyto(target, array.reshape(target.shape))
+
+
+def run_scatter_nd(
+    desc: Any,
+    inputs: Mapping[str, Array],
+    outputs: Mapping[str, Array],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """``Output = Input``, then each index tuple's slab of Output is replaced by its slab of Updates.
+
+    The reference's rules: indices outside the input refused, duplicates' last update
+    wins (strict mode refuses them), UpdatesTensor of more dimensions: one slab (E165).
+    The slabs are written on one thread, in row-major order.
+    """
+    target = outputs["OutputTensor"]
+    tensor = desc.input_tensor
+    d = tensor.dimension_count
+    coordinates, shape, grid = _nd(desc, inputs["IndicesTensor"], feature_level, 0)
+    updates = _readable(inputs["UpdatesTensor"], target)
+    view = _reshaped(updates, shape)
+    updates = updates.reshape(shape) if view is None else view
+    cut = len(shape) - max(d, desc.indices_tensor.dimension_count)
+    if cut > 0:  # E165: only the slab at coordinate 0 of the extra leading dimensions
+        cut_slab = (slice(0, 1),) * cut
+        coordinates = [c[cut_slab] for c in coordinates]
+        updates = updates[cut_slab]
+        shape = updates.shape
+    what = f"{desc.dml_name}.IndicesTensor"
+    check_indices(what, coordinates, tensor.sizes, range(d - int(desc.input_dimension_count), d), scatter=True)
+    if strict:
+        refuse_duplicates(what, tensor.sizes, coordinates)
+    x = inputs["InputTensor"]
+    if not _same_view(x, target):
+        copy_into(target, x)
+    out = _Out(target, keep=True)
+    om, oo, os_ = out.memory()
+    slab = len(shape) - grid
+    starts = _row_starts(oo, os_, coordinates, shape[:grid], d - slab)
+    _copy_slabs(_memory(_bits(updates)), (om, oo, os_), shape, grid, None, starts, ordered=True)
+    out.done()
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "GATHER": run_gather,
     "SLICE1": run_slice1,
     "CAST": run_cast,
     "FILL_VALUE_SEQUENCE": run_fill_value_sequence,
     **{name: run_copy_program for name in PROGRAMS},
+    "GATHER_ELEMENTS": run_gather_elements,
+    "GATHER_ND": run_gather_nd,
+    "GATHER_ND1": run_gather_nd,
+    "SCATTER_ELEMENTS": run_scatter_elements,
+    "SCATTER_ND": run_scatter_nd,
+    "ONE_HOT": run_one_hot,
+    "REVERSE_SUBSEQUENCES": run_reverse_subsequences,
+    "DIAGONAL_MATRIX": run_diagonal_matrix,
+    "DIAGONAL_MATRIX1": run_diagonal_matrix1,
+    "NONZERO_COORDINATES": run_nonzero_coordinates,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -57,7 +57,7 @@ Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
 
 The indexing operators (``INDEXING_OPERATORS``: GATHER_ELEMENTS, GATHER_ND, GATHER_ND1,
 SCATTER_ELEMENTS (alias SCATTER), SCATTER_ND, ONE_HOT, REVERSE_SUBSEQUENCES,
-DIAGONAL_MATRIX, DIAGONAL_MATRIX1, NONZERO_COORDINATES) run on numpy and directml;
+DIAGONAL_MATRIX, DIAGONAL_MATRIX1, NONZERO_COORDINATES) run on numpy, cpu and directml;
 their rules, checked against DirectML 1.15.4's CreateOperator (errata E140 to E143, E164):
 
 * GATHER_ELEMENTS: ``Axis`` below the DimensionCount; IndicesTensor has InputTensor's
@@ -669,7 +669,7 @@ INDEXING_OPERATORS: frozenset[str] = frozenset(
     """GATHER_ELEMENTS GATHER_ND GATHER_ND1 SCATTER_ELEMENTS SCATTER_ND ONE_HOT REVERSE_SUBSEQUENCES
     DIAGONAL_MATRIX DIAGONAL_MATRIX1 NONZERO_COORDINATES""".split()
 )
-"""The indexing operators: generic descs too, run on numpy (``reference/data_movement.py``) and directml."""
+"""The indexing operators: generic descs too, run on numpy (``reference/data_movement.py``), cpu and directml."""
 
 
 def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
@@ -682,7 +682,9 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
         return FAMILY, ("numpy", "cpu", "cuda", "directml")
     if operator in ("CAST", "FILL_VALUE_SEQUENCE"):
         return FAMILY, ("numpy", "cpu", "cuda", "directml")
-    if operator in GENERIC_OPERATORS or operator in INDEXING_OPERATORS:
+    if operator in INDEXING_OPERATORS:
+        return FAMILY, ("numpy", "cpu", "directml")
+    if operator in GENERIC_OPERATORS:
         return FAMILY, ("numpy", "directml")
     return None
 
@@ -1276,6 +1278,23 @@ def check_indices(
                 f"{what}: the index at result position {list(position)} points to {int(c[position])} on an axis of "
                 f"size {n} (after the one wrap of a negative index); DirectML {effect}"
             )
+
+
+def refuse_duplicates(what: str, shape: tuple[int, ...], coordinates: list[NDArray[Any]]) -> None:
+    """Strict mode: DataIndexError when two scatter updates target one element (the pages leave the winner open).
+
+    ``coordinates`` as :func:`check_indices`' (every one in range); the element named is
+    the lowest (row-major) of those targeted more than once.
+    """
+    full = np.broadcast_shapes(*(np.shape(c) for c in coordinates))
+    flat = np.ravel_multi_index(tuple(np.broadcast_to(c, full) for c in coordinates), shape).reshape(-1)
+    values, counts = np.unique(flat, return_counts=True)
+    if (counts > 1).any():
+        target = np.unravel_index(int(values[np.argmax(counts > 1)]), shape)
+        raise DataIndexError(
+            f"{what}: several updates target element {[int(t) for t in target]} (strict mode; "
+            "DirectML does not say which one wins)"
+        )
 
 
 def one_hot_positions(indices: NDArray[Any], n: int, *, wrap_negative: bool) -> NDArray[np.int64]:
