@@ -70,6 +70,7 @@ _LAZY: dict[str, tuple[str, str]] = {
         for f in "resample2 resample_grad1 resample resample1 upsample_2d resample_grad value_scale_2d".split()
     },
     **{f: ("ops.roi", f) for f in "roi_align roi_align1 roi_pooling roi_align_grad".split()},
+    "random_generator": ("ops.random", "random_generator"),
     **{
         f: ("ops.reduction", f)
         for f in "reduce argmax argmin cumulative_summation cumulative_product top_k top_k1".split()
