@@ -120,7 +120,13 @@ SUPPORT_OVERRIDES: dict[str, dict[FeatureLevel, dict[str, RawRow]]] = {
             "OutputCoordinatesTensor": ("output", (2, 8), "UINT32"),  # {..., M, N}: 1-D rejected
         }
     },
-    "RANDOM_GENERATOR": {_V: {"OutputTensor": ("output", (1, 8), "UINT32")}},
+    "RANDOM_GENERATOR": {
+        _V: {
+            "InputStateTensor": ("input", (1, 8), "UINT32"),
+            "OutputTensor": ("output", (1, 8), "UINT32"),
+            "OutputStateTensor": ("output", (1, 8), "UINT32"),
+        }
+    },
     # CreateOperator rejects every integer type (INT8, UINT8, INT32, UINT32, INT64, UINT64
     # probed, with and without a fused activation) and FLOAT64: floats only, at every level.
     "ELEMENT_WISE_ADD1": {
@@ -267,7 +273,10 @@ WHY: dict[str, str] = {
         "the stored page's 3_0 table says 4 to 5 dimensions; DirectML 1.15.4 runs DxDispatch's own 1-D "
         "sample (dml_join.json), so 1 to 8 from 3_0 (when 8 dimensions came)"
     ),
-    "RANDOM_GENERATOR": "DirectML 1.15.4 accepts 1 to 8 output dimensions; the stored page (3_0) says 4",
+    "RANDOM_GENERATOR": (
+        "DirectML 1.15.4 accepts 1 to 8 dimensions on each tensor ({6}, {1, 6}, ... 8-D states of six "
+        "elements, laid out {1, ..., 1, 6}); the stored page (3_0) says 4"
+    ),
     "CONVOLUTION_INTEGER": (
         "DirectML 1.15.4 accepts a 3-D OutputTensor beside 4-D inputs (unit sizes): the page's same "
         "DimensionCount is not enforced"
