@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import dmlops
+from conftest import backend_params, to_numpy
 from dmlops.descs import desc_from_json
 from dmlops.enums import TensorDataType
 from dmlops.errors import DataIndexError, InvalidDescError, UnsupportedError
@@ -86,24 +87,33 @@ def make(op: str, desc: dict[str, Any]) -> Any | None:
 
 
 def compare(
-    desc: Any, inputs: dict[str, np.ndarray], rng: np.random.Generator, *, strict: bool = False, out: str = ""
+    desc: Any,
+    inputs: dict[str, np.ndarray],
+    rng: np.random.Generator,
+    *,
+    strict: bool = False,
+    out: str = "",
+    backend: str = "cpu",
 ) -> str:
-    """Run numpy and cpu; assert the same results bit for bit, or the same DataIndexError. Returns what happened."""
+    """Run numpy and ``backend``; assert the same results bit for bit, or the same DataIndexError."""
     try:
         want = dmlops.execute(desc, inputs, backend="numpy", strict=strict)
     except DataIndexError as exc:
         with pytest.raises(DataIndexError) as got:
-            dmlops.execute(desc, inputs, backend="cpu", strict=strict)
+            dmlops.execute(desc, inputs, backend=backend, strict=strict)
         assert str(got.value) == str(exc)
         return "error"
     outputs = None
     if out == "strided":
         outputs = {m: strided_output(a.shape, a.dtype, rng) for m, a in want.items()}
-    got = dmlops.execute(desc, inputs, backend="cpu", strict=strict, outputs=outputs)
+    if backend == "cuda":  # its outputs are device arrays: strided outputs are checked on cpu
+        outputs = None
+    got = dmlops.execute(desc, inputs, backend=backend, strict=strict, outputs=outputs)
     for member, expected in want.items():
         result = got[member]
         if outputs is not None:
             assert result is outputs[member]
+        result = to_numpy(result)
         assert result.dtype == expected.dtype and result.shape == expected.shape, member
         bits = np.dtype(f"u{expected.itemsize}")
         same = np.asarray(result).view(bits) == np.ascontiguousarray(expected).view(bits)
@@ -157,8 +167,9 @@ def case(seed: int) -> tuple[str, str, bool]:
 # -- GATHER_ELEMENTS, SCATTER_ELEMENTS -------------------------------------------------------------
 
 
+@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_gather_elements(seed: int) -> None:
+def test_gather_elements(backend: str, seed: int) -> None:
     rng = rng_of("gather_elements", seed)
     layout, out, large = case(seed)
     rank = int(rng.integers(1, 5))
@@ -176,7 +187,7 @@ def test_gather_elements(seed: int) -> None:
     x = random_bits(rng, _dtype(dtype), sizes)
     idx = index_array(rng, itype, sizes[axis], isz, outside=0.2)
     inputs = {"InputTensor": laid_out(rng, x, layout), "IndicesTensor": laid_out(rng, idx, layout)}
-    compare(desc, inputs, rng, out=out)
+    compare(desc, inputs, rng, out=out, backend=backend)
 
 
 def distinct_or_duplicate_lines(

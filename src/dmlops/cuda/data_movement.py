@@ -1,4 +1,4 @@
-"""Data movement on the CUDA backend: GATHER, SLICE1, CAST and the copy programs.
+"""Data movement on the CUDA backend: GATHER, SLICE1, GATHER_ELEMENTS, CAST and the copy programs.
 
 GATHER
 ------
@@ -21,6 +21,13 @@ kernel first and raises DataIndexError with the reference's message.
 SLICE1
 ------
 SLICE1 on the GPU: one strided copy (bit-exact).
+
+GATHER_ELEMENTS
+---------------
+GATHER_ELEMENTS on the GPU: GATHER's strided copy with the index read per output element
+(the input's stride on Axis replaced by the index times it). Every index is checked on
+the device first (one synchronising read of a flag): DirectML's reads past the axis are
+undefined (E160), so dmlops refuses them, with the reference's error.
 
 CAST
 ----
@@ -47,7 +54,8 @@ from typing import Any
 import numpy as np
 
 from ..descs._copy_programs import PROGRAMS, Affine, Fill, Step, copy_program
-from ..descs.data_movement import GatherDesc, Slice1Desc, sequence_values
+from ..descs.data_movement import GatherDesc, Slice1Desc, check_indices, elements_coordinates, sequence_values
+from ..descs.data_movement import wraps_negative as signed_indices_wrap
 from ..enums import FeatureLevel
 from ..errors import DataIndexError
 from ._copy import INDEX_TYPES, CopyPlan, PlanCache, grid_for
@@ -238,6 +246,37 @@ def run_slice1(
     plan.launch(x, y)
 
 
+# -- GATHER_ELEMENTS -----------------------------------------------------------------
+
+_ELEMENT_PLANS = PlanCache()
+
+
+def run_gather_elements(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Launch GATHER_ELEMENTS on device views (see the module docstring)."""
+    x, idx, y = inputs["InputTensor"], inputs["IndicesTensor"], outputs["OutputTensor"]
+    axis = int(desc.axis)
+    n = desc.input_tensor.sizes[axis]
+    wrap = signed_indices_wrap(desc.indices_tensor.data_type, feature_level)
+    if first_bad_index(idx, n, wrap) is not None:  # the reference's DataIndexError, from the host's copy
+        coordinates = elements_coordinates(desc.indices_tensor.sizes, axis, idx.get(), n, wrap_negative=wrap)
+        check_indices(f"{desc.dml_name}.IndicesTensor", coordinates, desc.input_tensor.sizes, [axis], scatter=False)
+    xs, is_, ys = element_strides(x), element_strides(idx), element_strides(y)
+    key = (id(desc), xs, is_, ys, wrap)
+    plan = _ELEMENT_PLANS.get(key)
+    if plan is None or plan.desc is not desc:
+        src = tuple(0 if i == axis else s for i, s in enumerate(xs))
+        layout = copy_layout(desc.output_tensor.sizes, src, ys, is_, axis_size=n, axis_stride=xs[axis])
+        plan = _ELEMENT_PLANS.put(key, CopyPlan(desc, layout, x.itemsize, INDEX_TYPES[idx.dtype], wrap))
+    plan.launch(x, y, idx)
+
+
 # -- FILL_VALUE_SEQUENCE -----------------------------------------------------------
 
 
@@ -319,6 +358,7 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "GATHER": run_gather,
     "SLICE1": run_slice1,
     "CAST": run_elementwise,
+    "GATHER_ELEMENTS": run_gather_elements,
     "FILL_VALUE_SEQUENCE": run_fill_value_sequence,
     **{name: run_copy_program for name in PROGRAMS},
 }

@@ -127,7 +127,7 @@ from ..enums import FeatureLevel, OperatorType
 from ..enums import TensorDataType as T
 from ..errors import DataIndexError
 from ..tensor import TensorDesc
-from ._base import OperatorDesc, TensorSupport, attr_field, dims_text, tensor_field
+from ._base import OperatorDesc, TensorSupport, attr_field, dims_text, family_claim, tensor_field
 
 # -- GATHER --------------------------------------------------------------------
 
@@ -671,29 +671,20 @@ INDEXING_OPERATORS: frozenset[str] = frozenset(
 )
 """The indexing operators: generic descs too, run on numpy (``reference/data_movement.py``), cpu and directml."""
 
-
-def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(family, backends)`` for a generic operator of this family, None for any other.
-
-    Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
-    GATHER and SLICE1 have hand-written descs (``REGISTRY``) and are not claimed here.
-    """
-    if operator in COPY_PROGRAM_OPERATORS:
-        return FAMILY, ("numpy", "cpu", "cuda", "directml")
-    if operator in ("CAST", "FILL_VALUE_SEQUENCE"):
-        return FAMILY, ("numpy", "cpu", "cuda", "directml")
-    if operator in INDEXING_OPERATORS:
-        return FAMILY, ("numpy", "cpu", "directml")
-    if operator in GENERIC_OPERATORS:
-        return FAMILY, ("numpy", "directml")
-    return None
-
-
 COPY_PROGRAM_OPERATORS: frozenset[str] = frozenset(
     """SLICE SLICE_GRAD JOIN SPLIT TILE PADDING PADDING1 DEPTH_TO_SPACE DEPTH_TO_SPACE1 SPACE_TO_DEPTH
     SPACE_TO_DEPTH1 FILL_VALUE_CONSTANT""".split()
 )
 """The generic operators the cpu and cuda backends run as copy programs (:mod:`._copy_programs`)."""
+
+CUDA_OPERATORS: frozenset[str] = COPY_PROGRAM_OPERATORS | {"CAST", "FILL_VALUE_SEQUENCE", "GATHER_ELEMENTS"}
+"""The generic operators of the family the cuda backend runs (``cuda/data_movement.py``)."""
+
+claim = family_claim(
+    FAMILY,
+    (CUDA_OPERATORS, ("numpy", "cpu", "cuda", "directml")),
+    (GENERIC_OPERATORS | INDEXING_OPERATORS, ("numpy", "cpu", "directml")),
+)
 
 
 def cast_array(x: NDArray[Any], target: np.dtype[Any]) -> NDArray[Any]:
