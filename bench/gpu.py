@@ -1311,6 +1311,29 @@ def bench_datamove(dtype: str) -> None:
             lambda td=td: {"OutputTensor": ts_.to(td.dtype)},
             src.nbytes + dst.nbytes,
         )
+    # GATHER_ELEMENTS along the last axis (16384, 4096), INT64 indices: a permutation per row
+    rows, cols = 16384 if dml == "FLOAT32" else 32768, 4096
+    data = cp.random.standard_normal((rows, cols), dtype=cp.float32).astype(cdt)
+    order = cp.argsort(cp.random.random((rows, cols), dtype=cp.float32), axis=1)
+    picked = cp.empty_like(data)
+    tdata, torder, tpicked = torch_of(data), torch_of(order), torch_of(picked)
+    body = {
+        "InputTensor": t(data.shape),
+        "IndicesTensor": {"DataType": "INT64", "Sizes": [rows, cols]},
+        "OutputTensor": t(data.shape),
+        "Axis": 1,
+    }
+    _dm_case(
+        "GATHER_ELEMENTS last axis, INT64 indices",
+        dtype,
+        "GATHER_ELEMENTS",
+        body,
+        {"InputTensor": data, "IndicesTensor": order},
+        {"OutputTensor": picked},
+        lambda i: torch.gather(tdata, 1, torder, out=tpicked),
+        lambda: {"OutputTensor": torch.gather(tdata, 1, torder)},
+        2 * data.nbytes + order.nbytes,
+    )
     filled = cp.empty((n,), dtype=cdt)
     tf = torch_of(filled)
     body = {"OutputTensor": t(filled.shape), "ValueDataType": dml, "Value": 1.5}
