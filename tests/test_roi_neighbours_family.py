@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import dmlops
+from conftest import backend_params
 from dmlops.descs import desc_class, desc_from_json
 from dmlops.errors import InvalidDescError
 from dmlops.ops import roi as O
@@ -28,7 +29,7 @@ FLT_MAX = float(np.finfo(F32).max)
 def test_family_claims() -> None:
     cls = desc_class("ROI_POOLING")
     assert cls.family == "roi"
-    assert cls.backends == ("numpy", "directml")
+    assert cls.backends == ("numpy", "cpu", "directml")
 
 
 # -- ROI_POOLING ---------------------------------------------------------------------------------
@@ -93,10 +94,11 @@ def _random_pooling(seed: int) -> tuple[np.ndarray, np.ndarray, tuple[int, int],
     return x, rois, pooled, scale
 
 
+@pytest.mark.parametrize("backend", backend_params("numpy", "cpu"), indirect=True)
 @pytest.mark.parametrize("seed", range(40))
-def test_roi_pooling_matches_the_loop_oracle(seed: int) -> None:
+def test_roi_pooling_matches_the_loop_oracle(backend: str, seed: int) -> None:
     x, rois, pooled, scale = _random_pooling(seed)
-    got = O.roi_pooling(x, rois, pooled, spatial_scale=scale, backend="numpy")
+    got = O.roi_pooling(x, rois, pooled, spatial_scale=scale, backend=backend)
     want = roi_pooling_oracle(x, rois, pooled, scale)
     np.testing.assert_array_equal(got, want)
     assert (np.signbit(got) == np.signbit(want)).all()
@@ -168,19 +170,21 @@ def test_roi_pooling_huge_regions_wrap_as_int32() -> None:
     assert not O.roi_pooling(x, [[0, -1e9, 0, 1e9, 0]], (1, 7)).any()
 
 
-def test_roi_pooling_strided_input_and_float16() -> None:
+@pytest.mark.parametrize("backend", backend_params("numpy", "cpu"), indirect=True)
+def test_roi_pooling_strided_input_and_float16(backend: str) -> None:
     x = np.arange(2 * 3 * 5 * 7, dtype=F32).reshape(2, 3, 5, 7)
     rois = np.array([[1, 0, 1, 5, 4], [0, 2, 0, 6, 2]], F32)
     want = roi_pooling_oracle(x, rois, (2, 3), 1.0)
-    np.testing.assert_array_equal(O.roi_pooling(np.asfortranarray(x), rois, (2, 3)), want)
-    half = O.roi_pooling(x.astype(np.float16), rois.astype(np.float16), (2, 3))
+    np.testing.assert_array_equal(O.roi_pooling(np.asfortranarray(x), rois, (2, 3), backend=backend), want)
+    half = O.roi_pooling(x.astype(np.float16), rois.astype(np.float16), (2, 3), backend=backend)
     assert half.dtype == np.float16
     np.testing.assert_array_equal(half, want.astype(np.float16))
 
 
-def test_roi_pooling_float16_max_starts_at_its_lowest() -> None:
+@pytest.mark.parametrize("backend", backend_params("numpy", "cpu"), indirect=True)
+def test_roi_pooling_float16_max_starts_at_its_lowest(backend: str) -> None:
     x = np.full((1, 1, 2, 2), -np.inf, np.float16)
-    assert O.roi_pooling(x, [[0, 0, 0, 1, 1]], 1).item() == -65504.0
+    assert O.roi_pooling(x, [[0, 0, 0, 1, 1]], 1, backend=backend).item() == -65504.0
 
 
 def test_roi_pooling_rejects_a_bad_desc() -> None:

@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit, prange
 from numpy.typing import NDArray
 
-from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, sample_taps
+from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, pooling_bins, sample_taps
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..memory import check_allocation
 from ._common import call_parallel, kernel_view, load, store
@@ -323,5 +323,50 @@ def run_roi_align(
     )  # fmt: skip
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {"ROI_ALIGN": run_roi_align}
+# -- ROI_POOLING ----------------------------------------------------------------------------
+
+
+@njit(cache=True, parallel=True)
+def _roi_pooling(x, half, batch, y0, y1, x0, x1, lowest, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+    # DirectML's max (E192): from the type's lowest finite value, replaced only by a strictly
+    # greater element, row by row, left to right; the chosen element's bits are copied; an
+    # empty bin is 0. Parallel over (ROI, channel).
+    rois, channels = out.shape[0], out.shape[1]
+    for job in prange(rois * channels):
+        r, c = job // channels, job % channels
+        b = batch[r]
+        for ph in range(out.shape[2]):
+            for pw in range(out.shape[3]):
+                best, chosen, found = lowest, -1, False
+                for h in range(y0[r, ph], y1[r, ph]):
+                    for w in range(x0[r, pw], x1[r, pw]):
+                        found = True
+                        v = load(x[b, c, h, w], half)
+                        if v > best:
+                            best, chosen = v, h * x.shape[3] + w
+                if chosen >= 0:
+                    out[r, c, ph, pw] = x[b, c, chosen // x.shape[3], chosen % x.shape[3]]
+                elif found:
+                    out[r, c, ph, pw] = store(lowest, out[r, c, ph, pw], half)
+                else:
+                    out[r, c, ph, pw] = 0
+
+
+def run_roi_pooling(
+    desc: Any,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """ROI_POOLING: the semantics layer's bins (:func:`~dmlops.descs.roi.pooling_bins`), maxed by one numba pass."""
+    x, half = kernel_view(inputs["InputTensor"])
+    out, _ = kernel_view(outputs["OutputTensor"])
+    bins = pooling_bins(desc, inputs["ROITensor"])
+    lowest = float(np.finfo(inputs["InputTensor"].dtype).min)
+    call_parallel(_roi_pooling, x, half, bins.batch, bins.y_start, bins.y_end, bins.x_start, bins.x_end, lowest, out)
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {"ROI_ALIGN": run_roi_align, "ROI_POOLING": run_roi_pooling}
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -396,7 +396,12 @@ ROI_POOLING_BOX = 5
 """Values per ROI_POOLING region: ``[BatchID, x1, y1, x2, y2]``."""
 
 
-claim = family_claim(FAMILY, (GENERIC_OPERATORS, ("numpy", "directml")), (DIRECTML_OPERATORS, ("directml",)))
+claim = family_claim(
+    FAMILY,
+    ({"ROI_POOLING"}, ("numpy", "cpu", "directml")),
+    (GENERIC_OPERATORS, ("numpy", "directml")),
+    (DIRECTML_OPERATORS, ("directml",)),
+)
 
 
 def _check_roi_align_grad(desc: Any) -> None:
