@@ -307,50 +307,96 @@ def _power(base, exponent):  # type: ignore[no-untyped-def]  # pragma: no cover
     return np.float32(math.pow(np.float64(base), exponent))
 
 
+@njit(cache=True, inline="always")
+def _term(v, mode, p):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """What one in-bounds element adds to its window's float32 sum (float32 in, float32 out)."""
+    if mode == _AVERAGE:
+        return v
+    if mode == _LP1:
+        return abs(v)
+    if mode == _LP2:
+        return v * v
+    return _power(abs(v), p)
+
+
+@njit(cache=True, inline="always")
+def _finish(total, count, mode, inv_p, full):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """A window's float32 result from its sum and its number of in-bounds elements."""
+    if mode == _AVERAGE:
+        # one float32 division; 0 / 0 = NaN for a window of only padding
+        return total / np.float32(full if full >= 0 else count)
+    if mode == _LP1:
+        return total
+    if mode == _LP2:
+        return np.sqrt(total)
+    if mode == _LPP:
+        return _power(total, inv_p)
+    return np.float32(np.inf) if count > 1 else np.float32(count)
+
+
 @njit(cache=True, parallel=True)
-def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full):  # type: ignore[no-untyped-def]  # pragma: no cover
-    n_, c_ = x.shape[0], x.shape[1]
+def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window_w):  # type: ignore[no-untyped-def]  # pragma: no cover
+    n_, c_, _, _, size_w = x.shape
     _, _, out_d, out_h, out_w = out.shape
+    # Interior output columns: windows wholly inside the row (every kw in bounds), a contiguous run.
+    ow_a = 0
+    while ow_a < out_w and not (spans[2, 1, ow_a] == 0 and spans[2, 2, ow_a] == window_w):
+        ow_a += 1
+    ow_b = ow_a
+    while ow_b < out_w and spans[2, 1, ow_b] == 0 and spans[2, 2, ow_b] == window_w:
+        ow_b += 1
+    n_int = ow_b - ow_a if stride_w >= 1 and mode != _LP0 else 0
+    n_phase = (size_w + stride_w - 1) // stride_w if n_int > 0 else 1
     for plane in prange(n_ * c_):
         n = plane // c_
         c = plane - n * c_
         xp = x[n, c]
         op = out[n, c]
+        acc = np.empty(max(n_int, 1), np.float32)
+        phases = np.empty((max(stride_w, 1), n_phase), np.float32)
         for od in range(out_d):
             fd, d0, d1 = spans[0, 0, od], spans[0, 1, od], spans[0, 2, od]
             for oh in range(out_h):
                 fh, h0, h1 = spans[1, 0, oh], spans[1, 1, oh], spans[1, 2, oh]
+                rows = max(d1 - d0, 0) * max(h1 - h0, 0)
                 orow = op[od, oh]
                 for ow in range(out_w):
+                    if ow_a <= ow < ow_b and n_int > 0:
+                        continue
                     fw, w0, w1 = spans[2, 0, ow], spans[2, 1, ow], spans[2, 2, ow]
-                    count = max(d1 - d0, 0) * max(h1 - h0, 0) * max(w1 - w0, 0)
                     total = np.float32(0.0)
                     if mode != _LP0:
                         for kd in range(d0, d1):
                             for kh in range(h0, h1):
                                 row = xp[fd + kd * dl[0], fh + kh * dl[1]]
                                 for kw in range(w0, w1):
-                                    v = load(row[fw + kw * dl[2]], half)
-                                    if mode == _AVERAGE:
-                                        total += v
-                                    elif mode == _LP1:
-                                        total += abs(v)
-                                    elif mode == _LP2:
-                                        total += v * v
-                                    else:
-                                        total += _power(abs(v), p)
-                    if mode == _AVERAGE:
-                        # one float32 division; 0 / 0 = NaN for a window of only padding
-                        result = total / np.float32(full if full >= 0 else count)
-                    elif mode == _LP1:
-                        result = total
-                    elif mode == _LP2:
-                        result = np.sqrt(total)
-                    elif mode == _LPP:
-                        result = _power(total, inv_p)
-                    else:
-                        result = np.float32(np.inf) if count > 1 else np.float32(count)
-                    orow[ow] = store(result, orow[ow], half)
+                                    total += _term(load(row[fw + kw * dl[2]], half), mode, p)
+                    orow[ow] = store(_finish(total, rows * max(w1 - w0, 0), mode, inv_p, full), orow[ow], half)
+                if n_int == 0:
+                    continue
+                # The interior columns of the output row together: each window element in row-major
+                # order (kd, kh, kw) is added to every column's sum at once, so each sum sees the
+                # same additions in the same order as the scalar loop above. The row's terms are
+                # de-interleaved by the stride first: every kw then reads a contiguous run, and the
+                # addition loop vectorises.
+                acc[:] = 0
+                base_w = spans[2, 0, ow_a]
+                for kd in range(d0, d1):
+                    for kh in range(h0, h1):
+                        row = xp[fd + kd * dl[0], fh + kh * dl[1]]
+                        for ph in range(stride_w):
+                            php = phases[ph]
+                            for i in range((size_w - ph + stride_w - 1) // stride_w):
+                                php[i] = _term(load(row[ph + i * stride_w], half), mode, p)
+                        for kw in range(window_w):
+                            off = base_w + kw * dl[2]
+                            first = off // stride_w
+                            run = phases[off - first * stride_w, first : first + n_int]
+                            for j in range(n_int):
+                                acc[j] += run[j]
+                count = rows * window_w
+                for j in range(n_int):
+                    orow[ow_a + j] = store(_finish(acc[j], count, mode, inv_p, full), orow[ow_a + j], half)
 
 
 def _summed_window(desc: Any) -> PoolingWindow:
@@ -376,8 +422,10 @@ def _pool_sums(desc: Any, x: NDArray[Any], out: NDArray[Any], mode: int, p: int 
     exponent = np.float32(max(p, 1))
     # The reference's exponents: float32(P) and the float32 quotient 1 / float32(P), each widened to float64.
     powers = np.float64(exponent), np.float64(np.float32(1) / exponent)
-    spans, dl = _params(_summed_window(desc), x.shape[2:], out.shape[2:])
-    call_parallel(_window_sums, xk, ok, spans, dl, half, mode, *powers, full)
+    window = _summed_window(desc)
+    spans, dl = _params(window, x.shape[2:], out.shape[2:])
+    last = (int(window.strides[-1]), int(window.window_size[-1]))
+    call_parallel(_window_sums, xk, ok, spans, dl, half, mode, *powers, full, *last)
 
 
 def run_average_pooling(
