@@ -173,6 +173,7 @@ def spec_of(name: str) -> OpSpec:
     """The functor spec of an operator of this family or of ``BORROWED``."""
     return OP_TABLE.get(name) or BORROWED[name]
 
+
 ROW_KINDS = {
     "ACTIVATION_SOFTMAX": 0,
     "ACTIVATION_SOFTMAX1": 0,
