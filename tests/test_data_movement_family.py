@@ -86,7 +86,7 @@ def test_cuda_refuses_what_it_does_not_run_with_unsupported() -> None:
     # every operator of the family runs on cpu now; ONE_HOT not yet on cuda (refused before any
     # device is touched, so this holds without a GPU too)
     d = desc_from_json("ONE_HOT", page_descs.valid_json("ONE_HOT"))
-    with pytest.raises(dmlops.UnsupportedError, match=r"no implementation on backend 'cuda'.*numpy, cpu, directml"):
+    with pytest.raises(dmlops.UnsupportedError, match=r"no implementation on backend 'cuda'.*numpy.*cpu.*directml"):
         dmlops.execute(
             d, {"IndicesTensor": np.zeros(1, np.uint32), "ValuesTensor": np.zeros(2, np.float32)}, backend="cuda"
         )
