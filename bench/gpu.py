@@ -1350,6 +1350,44 @@ def bench_datamove(dtype: str) -> None:
     )
 
 
+def bench_random() -> None:
+    """RANDOM_GENERATOR, 256 MiB of UINT32 (issue 21: >= 80 % of the write bandwidth; a fill is the ceiling)."""
+    from dmlops.descs import desc_from_json
+
+    n = (256 << 20) // 4
+    state = cp.asarray(np.array([1, 2, 3, 4, 0xDEADBEEF, 0xCAFEF00D], dtype=np.uint32))
+
+    def desc_of(count: int) -> Any:
+        body = {
+            "InputStateTensor": {"DataType": "UINT32", "Sizes": [6]},
+            "OutputTensor": {"DataType": "UINT32", "Sizes": [count]},
+            "OutputStateTensor": {"DataType": "UINT32", "Sizes": [6]},
+            "Type": "PHILOX_4X32_10",
+        }
+        d = desc_from_json("RANDOM_GENERATOR", body)
+        d.validate()
+        return d
+
+    small = desc_of(4099)
+    got = run_cuda(small, {"InputStateTensor": state}, {})
+    want = dmlops.execute(small, {"InputStateTensor": state.get()})
+    for member, expected in want.items():
+        if not np.array_equal(cp.asnumpy(got[member]), expected):
+            raise AssertionError(f"RANDOM_GENERATOR: {member} differs from the reference")
+    desc = desc_of(n)
+    bits, next_state = cp.empty(n, dtype=cp.uint32), cp.empty(6, dtype=cp.uint32)
+    outputs = {"OutputTensor": bits, "OutputStateTensor": next_state}
+    mine = timed(lambda i: run_cuda(desc, {"InputStateTensor": state}, outputs))
+    fill = timed(lambda i: bits.fill(7))
+    tb = torch.empty(n, dtype=torch.int32, device="cuda")
+    peer = timed(lambda i: tb.random_())
+    w = "RANDOM_GENERATOR 256 MiB UINT32 (floor: writes)"
+    record(w, "u32", "cupy fill (the write ceiling)", fill, bits.nbytes)
+    record(w, "u32", "torch random_ (Philox)", peer, bits.nbytes)
+    record(w, "u32", "dmlops cuda", mine, bits.nbytes, peer)
+    print(f"  RANDOM_GENERATOR at {100 * fill / mine:.1f} % of the fill's rate", flush=True)
+
+
 def main() -> None:
     global L2_BYTES, QUICK
     ap = argparse.ArgumentParser()
@@ -1387,6 +1425,7 @@ def main() -> None:
         ("roi", lambda: [bench_roi(d, s) for s in (2, 0) for d in ("fp32", "fp16")]),
         ("elementwise", lambda: [bench_elementwise(d) for d in ("fp32", "fp16")] + [bench_softmax()]),
         ("datamove", lambda: [bench_datamove(d) for d in ("fp32", "fp16")]),
+        ("random", bench_random),
         ("latency", bench_latency),
         ("variants", bench_variants),
     ]
