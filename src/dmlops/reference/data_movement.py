@@ -42,6 +42,7 @@ from ..descs.data_movement import (
     one_hot_positions,
     padding_indices,
     padding_value,
+    refuse_duplicates,
     reverse_sources,
     sequence_values,
     slice_grad_positions,
@@ -49,7 +50,6 @@ from ..descs.data_movement import (
     wraps_negative,
 )
 from ..enums import FeatureLevel
-from ..errors import DataIndexError
 from ..tensor import packed_strides
 
 # -- GATHER --------------------------------------------------------------------
@@ -304,19 +304,6 @@ def _write(out: Array, coordinates: list[NDArray[np.int64]], updates: Array) -> 
     return out
 
 
-def _refuse_duplicates(what: str, out_shape: tuple[int, ...], coordinates: list[NDArray[np.int64]]) -> None:
-    """Strict mode: DataIndexError when two updates target one element (the pages leave the winner open)."""
-    shape = np.broadcast_shapes(*(c.shape for c in coordinates))
-    flat = np.ravel_multi_index(tuple(np.broadcast_to(c, shape) for c in coordinates), out_shape).reshape(-1)
-    values, counts = np.unique(flat, return_counts=True)
-    if (counts > 1).any():
-        target = np.unravel_index(int(values[np.argmax(counts > 1)]), out_shape)
-        raise DataIndexError(
-            f"{what}: several updates target element {[int(t) for t in target]} (strict mode; "
-            "DirectML does not say which one wins)"
-        )
-
-
 def compute_gather_elements(
     desc: Any, inputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
 ) -> dict[str, Array]:
@@ -422,7 +409,7 @@ def _scatter(
     x = inputs["InputTensor"]
     check_indices(what, coordinates, desc.input_tensor.sizes, axes, scatter=True)
     if strict:
-        _refuse_duplicates(what, x.shape, coordinates)
+        refuse_duplicates(what, x.shape, coordinates)
     out = np.array(x, copy=True, order="C")
     return {"OutputTensor": _write(out, coordinates, inputs["UpdatesTensor"])}
 
