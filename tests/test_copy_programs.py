@@ -185,3 +185,20 @@ def test_slice_grad_positions_before_the_axis_are_left_to_numpy_and_directml() -
     desc.validate()  # positions 1, 0, -1: DirectML writes the last at a flat address (the reference too)
     with pytest.raises(dmlops.UnsupportedError, match="numpy and directml"):
         copy_program(desc)
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
+def test_tile_of_eight_dimensions(backend: str) -> None:
+    """Sixteen iteration axes that do not collapse (repeat and element per axis): cuda splits the step."""
+    body = {
+        "InputTensor": {"DataType": "INT16", "Sizes": [2, 1, 2, 2, 1, 2, 2, 3]},
+        "OutputTensor": {"DataType": "INT16", "Sizes": [4, 2, 2, 4, 3, 2, 4, 3]},
+        "Repeats": [2, 2, 1, 2, 3, 1, 2, 1],
+    }
+    desc = desc_from_json("TILE", body)
+    desc.validate()
+    x = np.arange(96, dtype=np.int16).reshape(2, 1, 2, 2, 1, 2, 2, 3)
+    want = dmlops.execute(desc, {"InputTensor": x})["OutputTensor"]
+    np.testing.assert_array_equal(
+        to_numpy(dmlops.execute(desc, {"InputTensor": x}, backend=backend)["OutputTensor"]), want
+    )

@@ -59,7 +59,7 @@ from ..descs.data_movement import wraps_negative as signed_indices_wrap
 from ..enums import FeatureLevel
 from ..errors import DataIndexError
 from ._copy import INDEX_TYPES, CopyPlan, PlanCache, grid_for
-from ._plan import MAX_OUTER_DIMS, collapse, copy_layout, gather_dimensions
+from ._plan import MAX_OUTER_DIMS, copy_layout, gather_dimensions
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
 from .elementwise import run_elementwise
 
@@ -328,10 +328,9 @@ def _launches(desc: Any, arrays: Mapping[str, Any], step: Step) -> list[tuple[Co
     else:
         source = step.src.member
         src_base, src_strides = step.src.element_map(element_strides(arrays[step.src.member]))
-    sizes, _ = collapse(step.sizes, (src_strides, dst_strides))
-    if len(sizes) > MAX_OUTER_DIMS + 1:
-        return [launch for part in _peeled(step) for launch in _launches(desc, arrays, part)]
     layout = copy_layout(step.sizes, src_strides, dst_strides, src_base=src_base, dst_base=dst_base)
+    if len(layout.outer_sizes) > MAX_OUTER_DIMS:  # more than the kernel's dimensions: one step per index
+        return [launch for part in _peeled(step) for launch in _launches(desc, arrays, part)]
     return [(CopyPlan(desc, layout, dst.itemsize), source, step.dst.member)]
 
 
