@@ -11,7 +11,7 @@ the case follows DirectML and says so in ``why``.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 MODULES = (
@@ -42,7 +42,6 @@ class RuleCase:
     desc: dict[str, Any]
     rejects: str | None
     why: str = ""
-    tags: tuple[str, ...] = field(default=())
 
 
 def all_cases() -> list[RuleCase]:
