@@ -10,8 +10,10 @@ host code can ask for), for compute_90 (Hopper) and compute_75.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import re
+from pathlib import Path
 
 import pytest
 
@@ -201,6 +203,17 @@ NAMES = {
     + [f"roi_batch_check<{b}>" for b in ("u32", "u64")],
     "random.cu": [f"philox4x32_10<{w}>" for w in ("true", "false")],
 }
+
+
+def _add_listed_sources() -> None:
+    """Sources whose specialisations live in a module of their own: ``tests/cuda_names_<stem>.py``,
+    whose ``NAMES`` lists them for ``kernels/<stem>.cu``."""
+    for path in sorted(Path(__file__).parent.glob("cuda_names_*.py")):
+        module = importlib.import_module(path.stem)
+        NAMES[f"{path.stem.removeprefix('cuda_names_')}.cu"] = list(module.NAMES)
+
+
+_add_listed_sources()
 
 
 def _nvrtc():
