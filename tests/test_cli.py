@@ -194,7 +194,7 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert (str(every), "every backend") in counts and every >= 96
     assert counts[-1][1] == "directml only"
     assert lines_with("ELEMENT_WISE_ADD", out)[1:] == ["1_0", "numpy,", "cpu,", "cuda,", "directml"]
-    assert lines_with("ELEMENT_WISE_QUANTIZED_LINEAR_ADD", out)[1:] == ["4_0", "numpy,", "cpu,", "directml"]
+    assert lines_with("ELEMENT_WISE_QUANTIZED_LINEAR_ADD", out)[1:] == ["4_0", "numpy,", "cpu,", "cuda,", "directml"]
     lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
     assert lines["SLICE1"].split()[1:] == ["2_1", "numpy,", "cpu,", "cuda,", "directml"]
     assert lines["GEMM"].split()[1:] == ["1_0", "directml"]

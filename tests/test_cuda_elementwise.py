@@ -270,6 +270,42 @@ def test_eight_dimensions_with_mixed_strides(gpu) -> None:
     np.testing.assert_array_equal(got.get(), expected)
 
 
+@pytest.mark.parametrize("zero_points", [True, False])
+@pytest.mark.parametrize("output", ["packed", "strided"])
+def test_quantized_linear_add_table_and_both_conversions(gpu, zero_points: bool, output: str) -> None:
+    """The six scalars reach the kernel through its device table, and the NaN conversion
+    follows the output: clamped as a float (NaN -> Min) with an OutputZeroPointTensor and a
+    packed output, converted as QUANTIZE_LINEAR (NaN -> 0) otherwise (a strided output)."""
+    rng = np.random.default_rng(7)
+    shape = [3, 5, 7]
+    a = rng.integers(-128, 128, shape).astype(np.int8)
+    b = rng.integers(0, 256, shape).astype(np.uint8)
+    f = np.float32
+    scalars = {
+        "AScaleTensor": np.full([1, 1, 1], 0.37, f),
+        "BScaleTensor": np.full([1, 1, 1], np.nan if output == "strided" else 0.11, f),
+        "OutputScaleTensor": np.full([1, 1, 1], 0.29, f),
+    }
+    if zero_points:
+        scalars |= {
+            "AZeroPointTensor": np.full([1, 1, 1], -3, np.int8),
+            "BZeroPointTensor": np.full([1, 1, 1], 200, np.uint8),
+            "OutputZeroPointTensor": np.full([1, 1, 1], -7, np.int8),
+        }
+    inputs = {"ATensor": a, "BTensor": b, **scalars}
+    spec: dict[str, Any] = {m: {"DataType": v.dtype.name.upper(), "Sizes": list(v.shape)} for m, v in inputs.items()}
+    spec["OutputTensor"] = {"DataType": "INT8", "Sizes": shape}
+    if output == "strided":
+        spec["OutputTensor"]["Strides"] = [40, 8, 1]
+        spec["OutputTensor"]["TotalTensorSizeInBytes"] = 120
+    desc = desc_from_json("ELEMENT_WISE_QUANTIZED_LINEAR_ADD", spec)
+    expected = dmlops.execute(desc, inputs, backend="numpy")["OutputTensor"]
+    got = run_cuda(desc, inputs)["OutputTensor"]
+    compare("ELEMENT_WISE_QUANTIZED_LINEAR_ADD", expected, got)
+    if output == "strided":  # every value NaN: converted to 0 on this path
+        assert (got == 0).all()
+
+
 def test_scale_bias_on_integer_and_half_inputs(gpu) -> None:
     rng = np.random.default_rng(11)
     for dt, name in ((np.int8, "INT8"), (np.float16, "FLOAT16"), (np.uint32, "UINT32")):
@@ -338,11 +374,10 @@ def test_rows_over_any_axes_and_strided_outputs(gpu, row_kernel: str, op: str, a
 # -- the plan layer (no GPU needed) ------------------------------------------------------------------
 
 
-def test_the_table_covers_the_family_but_quantized_add() -> None:
-    from dmlops.descs.elementwise import OPERATORS
+def test_the_table_covers_the_family() -> None:
+    from dmlops.descs.elementwise import OPERATORS, REFERENCE_OPERATORS
 
-    assert set(CUDA_OPERATORS) <= OPERATORS
-    assert OPERATORS - set(CUDA_OPERATORS) == {"ELEMENT_WISE_QUANTIZED_LINEAR_ADD"}
+    assert set(CUDA_OPERATORS) == REFERENCE_OPERATORS <= OPERATORS
 
 
 def test_layouts_collapse_and_pick_the_contiguous_kernel() -> None:

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ..descs.elementwise import reduction_axes
+from ..descs._elementwise_formulas import quantized_add_clamps_as_float
+from ..descs.elementwise import QUANTIZATION_PARAMETERS, reduction_axes
 from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._copy import C_TYPES, PlanCache
@@ -126,6 +127,8 @@ def _ops() -> dict[str, OpSpec]:
         # the zero point is optional: without it the functor of that name + "NoZeroPoint" (one input fewer)
         "ELEMENT_WISE_QUANTIZE_LINEAR": OpSpec("OpQuantizeLinear", "all"),
         "ELEMENT_WISE_DEQUANTIZE_LINEAR": OpSpec("OpDequantizeLinear", "all"),
+        # A and B; the six scale and zero-point tensors go through a table (run_quantized_linear_add)
+        "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": OpSpec("OpQuantizedLinearAdd", "all", floats=False),
         "ACTIVATION_PARAMETERIZED_RELU": OpSpec("OpParameterizedRelu"),
         "ACTIVATION_RELU_GRAD": OpSpec("OpReluGrad", "all"),
     }
@@ -253,6 +256,9 @@ def op_parameters(desc: Any, dtypes: Sequence[np.dtype[Any]]) -> tuple[list[floa
     elif name == "ELEMENT_WISE_QUANTIZE_LINEAR":
         info = np.iinfo(desc.output_tensor.data_type.numpy_dtype)
         k = [int(info.min), int(info.max)]
+    elif name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":  # k[3], the scalar table's address, is per call
+        info = np.iinfo(desc.output_tensor.data_type.numpy_dtype)
+        k = [int(info.min), int(info.max), int(quantized_add_clamps_as_float(desc))]
     elif name in ("ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1", "ELEMENT_WISE_CLIP_GRAD", "ELEMENT_WISE_CLIP_GRAD1"):
         q = [float(desc.min), float(desc.max)]
         if dtypes[0].kind in "iu":
@@ -354,13 +360,18 @@ _PLANS = PlanCache()
 class Plan:
     """The kernel specialisation of one desc for one set of strides (per alignment)."""
 
-    def __init__(self, desc: Any, dtypes: Sequence[np.dtype[Any]], out_dtype: np.dtype[Any], lay: Layout) -> None:
+    def __init__(
+        self, desc: Any, dtypes: Sequence[np.dtype[Any]], out_dtype: np.dtype[Any], lay: Layout, table: int = 0
+    ) -> None:
+        """``table``: the device address of a functor's parameter table (k[3]; QUANTIZED_LINEAR_ADD's)."""
         self.desc = desc
         name = desc.operator_type.name
         spec = spec_of(name)
         has_sb = getattr(desc, "scale_bias", None) is not None
         _check_types(desc, spec, dtypes, has_sb)
         q, k, sb = op_parameters(desc, dtypes)
+        if table:
+            k = [*padded(k, 3), table]
         fused, f = fused_functor(desc, dtypes)
         self.layout = lay
         self.arity = len(dtypes)
@@ -428,6 +439,34 @@ def run_elementwise(
     launch = plan.launch_for(pointers)
     args = pointers[:-1] + [pointers[0]] * (3 - len(xs)) + [pointers[-1]]
     launch(*args)
+
+
+def run_quantized_linear_add(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """QUANTIZED_LINEAR_ADD: A and B through the kernel family, the scalars through a table.
+
+    The six one-element scale and zero-point tensors are gathered into a float32 table on
+    the device (no host round trip).
+    The table is new per call (stream-ordered by CuPy's pool), so the launch is packed per
+    call too: about the host time of the gathers, which this eight-operand operator pays.
+    """
+    cp = cupy_module()
+    table = cp.zeros(len(QUANTIZATION_PARAMETERS), dtype=np.float32)
+    for i, member in enumerate(QUANTIZATION_PARAMETERS):
+        value = inputs.get(member)
+        if value is not None:  # one element; an absent zero point stays 0
+            cp.copyto(table[i : i + 1], value.reshape(1), casting="unsafe")
+    a, b, y = inputs["ATensor"], inputs["BTensor"], outputs["OutputTensor"]
+    strides = tuple(element_strides(v) for v in (a, b, y))
+    plan = Plan(desc, [a.dtype, b.dtype], y.dtype, layout(y.shape, strides), table=table.data.ptr)
+    pointers = [a.data.ptr, b.data.ptr, y.data.ptr]
+    plan.launch_for(pointers)(a.data.ptr, b.data.ptr, a.data.ptr, y.data.ptr)
 
 
 # -- the row kernel -------------------------------------------------------------------------------
@@ -507,5 +546,6 @@ def run_rows(
 OPERATORS: dict[str, Callable[..., Any]] = {
     **{name: run_elementwise for name in OP_TABLE},
     **{name: run_rows for name in ROW_KINDS},
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": run_quantized_linear_add,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

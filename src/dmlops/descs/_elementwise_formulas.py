@@ -548,8 +548,18 @@ def _quantized_linear_add(desc: Any, xs: list[Array], data_type: TensorDataType)
         total = (_dequantize_value(a, a_scale, a_zero) + _dequantize_value(b, b_scale, b_zero)).astype(F32)
     v = _requantize(total, out_scale, out_zero)
     out = desc.output_tensor
+    return _clamp_float(v, out.data_type) if quantized_add_clamps_as_float(desc) else _to_integer(v, out.data_type)
+
+
+def quantized_add_clamps_as_float(desc: Any) -> bool:
+    """Whether QUANTIZED_LINEAR_ADD clamps its requantized value as a float (NaN -> Min).
+
+    So it does with an OutputZeroPointTensor and a packed OutputTensor; otherwise (DirectML's
+    other shader) it converts as QUANTIZE_LINEAR converts (NaN -> 0).
+    """
+    out = desc.output_tensor
     packed = out.strides is None or tuple(out.strides) == packed_strides(out.sizes)
-    return _clamp_float(v, out.data_type) if out_zero is not None and packed else _to_integer(v, out.data_type)
+    return desc.output_zero_point_tensor is not None and packed
 
 
 # -- activations ---------------------------------------------------------------------------------

@@ -145,8 +145,8 @@ def validate_generic(desc: Any, level: Any) -> None:
                 raise desc.invalid(f"{member}.Sizes", "must hold one element (every size 1)", list(tensor.sizes))
 
 
-CUDA_OPERATORS: frozenset[str] = REFERENCE_OPERATORS - {"ELEMENT_WISE_QUANTIZED_LINEAR_ADD"}
-"""The operators the cuda backend runs (``cuda/elementwise.py``); the cpu backend runs all the
+CUDA_OPERATORS: frozenset[str] = REFERENCE_OPERATORS
+"""The operators the cuda backend runs (``cuda/elementwise.py``), as the cpu backend: all the
 reference's. Either refuses, per call, the data types its kernels do not cover."""
 
 

@@ -600,6 +600,24 @@ struct OpDequantizeLinearNoZeroPoint : Binary {
     }
 };
 
+// QUANTIZED_LINEAR_ADD: A and B dequantized as DEQUANTIZE_LINEAR (float32 steps), added in
+// float32, requantized as QUANTIZE_LINEAR. Its six one-element scale and zero-point tensors
+// are gathered per call into a float32 table on the device (zero points convert exactly;
+// an absent one is 0) whose address is k[3]: [AScale, AZero, BScale, BZero, OutScale,
+// OutZero]. k[0], k[1]: the output's range; k[2] != 0: the value is clamped as a float, NaN
+// becoming Min (descs/_elementwise_formulas.quantized_add_clamps_as_float), else converted
+// as QUANTIZE_LINEAR converts (NaN -> 0).
+struct OpQuantizedLinearAdd : Binary {
+    template <class T0, class X, class Y>
+    static __device__ __forceinline__ long long f(const double*, const long long* k, X a, Y b) {
+        const float* s = reinterpret_cast<const float*>(k[3]);
+        const float da = __fmul_rn(__fsub_rn((float)a, s[1]), s[0]);
+        const float db = __fmul_rn(__fsub_rn((float)b, s[3]), s[2]);
+        const float v = __fadd_rn(rintf(__fdiv_rn(__fadd_rn(da, db), s[4])), s[5]);
+        return (v != v && k[2]) ? k[0] : to_quantized(v, k);
+    }
+};
+
 // -- CAST (descs/data_movement.cast_array; data_movement's operator on this kernel family) -----
 
 // Into a float type: the loaded value, rounded once by the store.
