@@ -85,9 +85,20 @@ def backend_status() -> dict[str, str | None]:
 _ARRAY_PROTOCOLS = ("__cuda_array_interface__", "__dlpack__", "__array_interface__", "__array__")
 
 
+_ARRAY_TYPES: set[type] = {np.ndarray}
+"""Types whose every instance is array-like (the class itself has the attributes): checked once."""
+
+
 def _array_like(value: Any) -> bool:
     """An array, or an object a backend reads as one (CUDA array interface, DLPack, NumPy protocols)."""
-    return (hasattr(value, "shape") and hasattr(value, "dtype")) or any(hasattr(value, p) for p in _ARRAY_PROTOCOLS)
+    kind = type(value)
+    if kind in _ARRAY_TYPES:
+        return True
+    if (hasattr(value, "shape") and hasattr(value, "dtype")) or any(hasattr(value, p) for p in _ARRAY_PROTOCOLS):
+        if (hasattr(kind, "shape") and hasattr(kind, "dtype")) or any(hasattr(kind, p) for p in _ARRAY_PROTOCOLS):
+            _ARRAY_TYPES.add(kind)  # class attributes: every instance has them
+        return True
+    return False
 
 
 def _numeric(value: Any) -> bool:
@@ -189,6 +200,10 @@ def execute(
     dict
         Output member name (``"OutputTensor"``...) -> array.
     """
+    checked = _repeat_call(desc, inputs, backend, feature_level, outputs, strict)
+    if checked is not None:
+        module, level = checked
+        return module.execute(desc, inputs, outputs, feature_level=level, strict=strict)  # type: ignore[no-any-return]
     level = _check_arguments(desc, inputs, backend, feature_level, outputs, strict)
     check_implemented(desc, backend)
     desc.validate(level)
@@ -209,5 +224,55 @@ def execute(
         unknown = sorted(repr(k) if not isinstance(k, str) else k for k in set(outputs) - desc.tensor_names("output"))
         raise TensorMismatchError(f"{desc.dml_name}: unknown output member(s) {', '.join(unknown)}")
     module = load_backend(backend)
+    _remember_call(desc, backend, feature_level, module, level)
     result: dict[str, Any] = module.execute(desc, inputs, outputs, feature_level=level, strict=strict)
     return result
+
+
+class _CheckedCall:
+    """What :func:`execute` established for a desc, backend and feature level (descs are immutable)."""
+
+    __slots__ = ("desc", "inputs", "level", "module", "outputs")
+
+    def __init__(self, desc: OperatorDesc, module: ModuleType, level: FeatureLevel) -> None:
+        self.desc = desc  # keeps id(desc) from being reused while cached
+        self.module = module
+        self.level = level
+        self.inputs = desc.tensor_names("input")
+        self.outputs = desc.tensor_names("output")
+
+
+_CHECKED: dict[tuple[int, Any, Any], _CheckedCall] = {}
+
+
+def _remember_call(
+    desc: OperatorDesc, backend: str, feature_level: Any, module: ModuleType, level: FeatureLevel
+) -> None:
+    if len(_CHECKED) >= 1024:
+        _CHECKED.clear()
+    _CHECKED[(id(desc), backend, feature_level)] = _CheckedCall(desc, module, level)
+
+
+def _repeat_call(
+    desc: Any, inputs: Any, backend: Any, feature_level: Any, outputs: Any, strict: Any
+) -> tuple[ModuleType, FeatureLevel] | None:
+    """The backend and level of a call whose every check an earlier call passed, else None.
+
+    A tiny call's host time is mostly Python: a desc already validated for this backend
+    and level, with dict arguments of known array types and the right member names, needs
+    none of the checks again (any other call takes the full path and its messages).
+    """
+    try:
+        found = _CHECKED.get((id(desc), backend, feature_level))
+    except TypeError:  # an unhashable feature_level: the full path says what is wrong
+        return None
+    if found is None or found.desc is not desc or type(strict) is not bool or type(inputs) is not dict:
+        return None
+    if inputs.keys() != found.inputs or any(type(v) not in _ARRAY_TYPES for v in inputs.values()):
+        return None
+    if outputs is not None:
+        if type(outputs) is not dict or not outputs.keys() <= found.outputs:
+            return None
+        if any(v is not None and type(v) not in _ARRAY_TYPES for v in outputs.values()):
+            return None
+    return found.module, found.level

@@ -82,17 +82,22 @@ def execute(
     dict
         Output member name -> array, of the caller's array kind (see module notes).
     """
+    info = _runtime.desc_info(desc)
+    impl = info.impl
+    if impl is None:
+        impl = info.impl = _operator(desc)
+    bound = _runtime.bind_cupy_arrays(info, inputs, outputs)
+    if bound is not None:  # the common case, CuPy arrays of the tensors' shapes on this device: no conversions
+        views, out_views = bound
+        impl(desc, views, out_views, feature_level=feature_level, strict=strict)
+        return out_views
     device = _runtime.operator_device(desc, inputs, outputs)
     if device is not None and device != _runtime.current_device():
         with _runtime.cupy_module().cuda.Device(device):  # then the same call on that device
             return execute(desc, inputs, outputs, feature_level=feature_level, strict=strict)
-    info = _runtime.desc_info(desc)
     views, kinds, result_kind = _runtime.bind_inputs(desc, info, inputs)
     given = outputs or {}
     bindings = {m: _runtime.bind_output(desc, m, given.get(m), sizes, dtype) for m, sizes, dtype in info.outputs}
-    impl = info.impl
-    if impl is None:
-        impl = info.impl = _operator(desc)
     out_views = {m: b.view for m, b in bindings.items()}
     if "torch" in kinds:
         with _runtime.torch_stream():

@@ -511,6 +511,35 @@ def bind_inputs(desc: OperatorDesc, info: DescInfo, inputs: Mapping[str, Any]) -
     return views, kinds, first_kind or "cupy"
 
 
+def bind_cupy_arrays(
+    info: DescInfo, inputs: Mapping[str, Any], outputs: Mapping[str, Any] | None
+) -> tuple[BoundInputs, dict[str, Any]] | None:
+    """The views of a call made of CuPy arrays alone, else None.
+
+    Every array must be a CuPy array of its tensor's shape and dtype on the current device
+    (missing outputs are allocated there). Most calls are such; they need none of
+    :func:`bind_inputs`'s conversions, so a tiny call spends its host time once here (the
+    general path handles everything else).
+    """
+    ndarray = cupy_module().ndarray
+    device = current_device()
+    views = BoundInputs()
+    for member, sizes, dtype in info.inputs:
+        obj = inputs[member]
+        if type(obj) is not ndarray or obj.shape != sizes or obj.dtype != dtype or obj.data.device_id != device:
+            return None
+        views[member] = obj
+    out_views: dict[str, Any] = {}
+    for member, sizes, dtype in info.outputs:
+        obj = outputs.get(member) if outputs else None
+        if obj is None:
+            obj = ndarray(sizes, dtype=dtype)
+        elif type(obj) is not ndarray or obj.shape != sizes or obj.dtype != dtype or obj.data.device_id != device:
+            return None
+        out_views[member] = obj
+    return views, out_views
+
+
 def plane_item_fields(count: int, groups: int, rows: int, channels: int) -> list[tuple[str, str, Any]]:
     """The ``count``, ``dv`` and ``div`` struct members that ``plane_item`` reads.
 
