@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import math
 import statistics
@@ -1398,6 +1399,9 @@ def main() -> None:
         "--maxpool-variant", default="", help="comma-separated 2-D max-pool-grad variants to time as default"
     )
     args = ap.parse_args()
+    # the family modules (bench/gpu_<family>.py) import this one's helpers as ``gpu``: let
+    # them share this run's copy rate and rows instead of a second copy of the module
+    sys.modules.setdefault("gpu", sys.modules[__name__])
     QUICK = args.quick
     MAXPOOL_VARIANTS[:] = list(filter(None, args.maxpool_variant.split(",")))
     props = cp.cuda.runtime.getDeviceProperties(0)
@@ -1426,6 +1430,9 @@ def main() -> None:
         ("elementwise", lambda: [bench_elementwise(d) for d in ("fp32", "fp16")] + [bench_softmax()]),
         ("datamove", lambda: [bench_datamove(d) for d in ("fp32", "fp16")]),
         ("random", bench_random),
+        ("reduction", lambda: importlib.import_module("gpu_reduction").bench_reduction()),
+        ("indexing", lambda: importlib.import_module("gpu_indexing").bench_indexing()),
+        ("pooling", lambda: importlib.import_module("gpu_pooling").bench_avgpool()),
         ("latency", bench_latency),
         ("variants", bench_variants),
     ]
