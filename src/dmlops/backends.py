@@ -203,7 +203,7 @@ def execute(
     checked = _repeat_call(desc, inputs, backend, feature_level, outputs, strict)
     if checked is not None:
         module, level = checked
-        return module.execute(desc, inputs, outputs, feature_level=level, strict=strict)  # type: ignore[no-any-return]
+        return module.execute(desc, inputs, outputs, feature_level=level, strict=strict)
     level = _check_arguments(desc, inputs, backend, feature_level, outputs, strict)
     check_implemented(desc, backend)
     desc.validate(level)
