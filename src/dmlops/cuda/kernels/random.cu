@@ -33,6 +33,10 @@ __device__ __forceinline__ void add_to_counter(const u32 c[4], u64 offset, u32 x
     x[3] = c[3] + (u32)(t >> 32);
 }
 
+struct alignas(16) U4 {
+    u32 v[4];
+};
+
 template <bool WRITE_STATE>
 __global__ void philox4x32_10(const u32* __restrict__ state, u32* __restrict__ out, u32* __restrict__ out_state,
                               const RandomParams p) {
@@ -40,6 +44,7 @@ __global__ void philox4x32_10(const u32* __restrict__ state, u32* __restrict__ o
     for (int i = 0; i < 4; ++i) c[i] = state[i * p.state_stride];
     const u32 key0 = state[4 * p.state_stride], key1 = state[5 * p.state_stride];
     const i64 blocks = (p.n + 3) / 4;
+    const bool aligned = ((u64)out & 15) == 0;  // block b's words start at 16 b bytes
     if (WRITE_STATE && blockIdx.x == 0 && threadIdx.x == 0) {
         u32 next[4];
         add_to_counter(c, (u64)blocks, next);
@@ -66,7 +71,15 @@ __global__ void philox4x32_10(const u32* __restrict__ state, u32* __restrict__ o
             x[3] = lo0;
         }
         const i64 base = 4 * b;
-        if (base + 4 <= p.n) {
+        if (base + 4 <= p.n && aligned) {
+            // one 16-byte store: a warp writes 512 adjacent bytes in one instruction, where
+            // four 4-byte stores each touched every fourth word of them (run 27: 75 % of the
+            // write rate with those)
+            U4 v;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) v.v[j] = x[j];
+            *reinterpret_cast<U4*>(out + base) = v;
+        } else if (base + 4 <= p.n) {
 #pragma unroll
             for (int j = 0; j < 4; ++j) out[base + j] = x[j];
         } else {
