@@ -27,6 +27,8 @@ from dmlops.errors import DataIndexError, InvalidDescError, UnsupportedError
 pytestmark = pytest.mark.cpu_backend
 pytest.importorskip("numba")
 
+CPU_CUDA = backend_params("cpu", "cuda")
+
 DATA_TYPES = "FLOAT32 FLOAT16 FLOAT64 INT8 INT16 INT32 INT64 UINT8 UINT16 UINT32 UINT64".split()
 BASE_TYPES = "FLOAT32 FLOAT16 INT8 INT16 INT32 UINT8 UINT16 UINT32".split()
 """Every indexing operator's support rows accept these; the 64-bit types where the desc validates."""
@@ -70,9 +72,13 @@ def laid_out(rng: np.random.Generator, a: np.ndarray, layout: str) -> np.ndarray
     return a
 
 
-def strided_output(shape: tuple[int, ...], dtype: np.dtype[Any], rng: np.random.Generator) -> np.ndarray:
-    """A writeable view with gaps and a negative stride, filled with garbage."""
+def strided_output(shape: tuple[int, ...], dtype: np.dtype[Any], rng: np.random.Generator, device: bool = False) -> Any:
+    """A writeable view with gaps and a negative stride, filled with garbage (a CuPy view with ``device``)."""
     big = random_bits(rng, dtype, tuple(2 * s + 1 for s in shape))
+    if device:
+        import cupy
+
+        big = cupy.asarray(big)
     return big[tuple(slice(2 * s - 1, None, -2) if s else slice(0, 0) for s in shape)]
 
 
@@ -105,9 +111,7 @@ def compare(
         return "error"
     outputs = None
     if out == "strided":
-        outputs = {m: strided_output(a.shape, a.dtype, rng) for m, a in want.items()}
-    if backend == "cuda":  # its outputs are device arrays: strided outputs are checked on cpu
-        outputs = None
+        outputs = {m: strided_output(a.shape, a.dtype, rng, device=backend == "cuda") for m, a in want.items()}
     got = dmlops.execute(desc, inputs, backend=backend, strict=strict, outputs=outputs)
     for member, expected in want.items():
         result = got[member]
@@ -167,7 +171,7 @@ def case(seed: int) -> tuple[str, str, bool]:
 # -- GATHER_ELEMENTS, SCATTER_ELEMENTS -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_gather_elements(backend: str, seed: int) -> None:
     rng = rng_of("gather_elements", seed)
@@ -201,8 +205,9 @@ def distinct_or_duplicate_lines(
     return np.moveaxis(flat.reshape(lines.shape), -1, axis)
 
 
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_scatter_elements(seed: int) -> None:
+def test_scatter_elements(backend: str, seed: int) -> None:
     rng = rng_of("scatter_elements", seed)
     layout, out, large = case(seed)
     rank = int(rng.integers(1, 5))
@@ -229,9 +234,9 @@ def test_scatter_elements(seed: int) -> None:
         "IndicesTensor": laid_out(rng, idx, "plain" if layout == "broadcast" else layout),
         "UpdatesTensor": laid_out(rng, random_bits(rng, _dtype(dtype), isz), layout),
     }
-    compare(desc, inputs, rng, out=out)
+    compare(desc, inputs, rng, out=out, backend=backend)
     if not large:
-        compare(desc, inputs, rng, strict=True)  # duplicates refused
+        compare(desc, inputs, rng, strict=True, backend=backend)  # duplicates refused
 
 
 def test_scatter_elements_into_its_own_input() -> None:
@@ -269,9 +274,10 @@ def nd_case(rng: np.random.Generator, seed: int, *, batch_allowed: bool) -> dict
     return {"r": r, "meaningful": meaningful, "batch": batch, "k": k, "grid": grid}
 
 
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("op", ["GATHER_ND", "GATHER_ND1"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_gather_nd(op: str, seed: int) -> None:
+def test_gather_nd(backend: str, op: str, seed: int) -> None:
     rng = rng_of(op, seed)
     layout, out, _ = case(seed)
     c = nd_case(rng, seed, batch_allowed=op == "GATHER_ND1")
@@ -304,12 +310,13 @@ def test_gather_nd(op: str, seed: int) -> None:
     else:
         x = laid_out(rng, random_bits(rng, _dtype(dtype), pad(meaningful)), layout)
     inputs = {"InputTensor": x, "IndicesTensor": laid_out(rng, idx.reshape(pad(idx.shape)), layout)}
-    compare(desc, inputs, rng, out=out)
-    compare(desc, inputs, rng, strict=True)
+    compare(desc, inputs, rng, out=out, backend=backend)
+    compare(desc, inputs, rng, strict=True, backend=backend)
 
 
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_scatter_nd(seed: int) -> None:
+def test_scatter_nd(backend: str, seed: int) -> None:
     rng = rng_of("scatter_nd", seed)
     layout, out, _ = case(seed)
     c = nd_case(rng, seed, batch_allowed=False)
@@ -340,15 +347,16 @@ def test_scatter_nd(seed: int) -> None:
         "IndicesTensor": idx.reshape(i_sizes),  # no broadcast: E164
         "UpdatesTensor": laid_out(rng, random_bits(rng, _dtype(dtype), upd_sizes), layout),
     }
-    compare(desc, inputs, rng, out=out)
-    compare(desc, inputs, rng, strict=True)
+    compare(desc, inputs, rng, out=out, backend=backend)
+    compare(desc, inputs, rng, strict=True, backend=backend)
 
 
 # -- ONE_HOT, REVERSE_SUBSEQUENCES ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_one_hot(seed: int) -> None:
+def test_one_hot(backend: str, seed: int) -> None:
     rng = rng_of("one_hot", seed)
     layout, out, large = case(seed)
     rank = int(rng.integers(1, 5))
@@ -375,11 +383,12 @@ def test_one_hot(seed: int) -> None:
     dtype, desc = data_type_for(rng, build)
     values = random_bits(rng, _dtype(dtype), vsz)
     inputs = {"IndicesTensor": laid_out(rng, idx, layout), "ValuesTensor": laid_out(rng, values, layout)}
-    compare(desc, inputs, rng, out=out)
+    compare(desc, inputs, rng, out=out, backend=backend)
 
 
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_reverse_subsequences(seed: int) -> None:
+def test_reverse_subsequences(backend: str, seed: int) -> None:
     rng = rng_of("reverse", seed)
     layout, out, large = case(seed)
     rank = int(rng.integers(1, 5))
@@ -401,14 +410,15 @@ def test_reverse_subsequences(seed: int) -> None:
     dtype, desc = data_type_for(rng, build)
     x = random_bits(rng, _dtype(dtype), sizes)
     inputs = {"InputTensor": laid_out(rng, x, layout), "SequenceLengthsTensor": laid_out(rng, lengths, layout)}
-    compare(desc, inputs, rng, out=out)
+    compare(desc, inputs, rng, out=out, backend=backend)
 
 
 # -- DIAGONAL_MATRIX(1), NONZERO_COORDINATES ------------------------------------------------------------
 
 
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_diagonal_matrix(seed: int) -> None:
+def test_diagonal_matrix(backend: str, seed: int) -> None:
     rng = rng_of("diagonal", seed)
     _, out, large = case(seed)
     sizes = shape_of(rng, int(rng.integers(2, 5)), large=large)
@@ -418,11 +428,12 @@ def test_diagonal_matrix(seed: int) -> None:
         rng,
         lambda dt: make("DIAGONAL_MATRIX", {"OutputTensor": _t(dt, sizes), "Offset": offset, "Value": value}),
     )
-    compare(desc, {}, rng, out=out)
+    compare(desc, {}, rng, out=out, backend=backend)
 
 
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_diagonal_matrix1(seed: int) -> None:
+def test_diagonal_matrix1(backend: str, seed: int) -> None:
     rng = rng_of("diagonal1", seed)
     layout, out, large = case(seed)
     sizes = shape_of(rng, int(rng.integers(2, 5)), large=large)
@@ -441,11 +452,12 @@ def test_diagonal_matrix1(seed: int) -> None:
 
     dtype, desc = data_type_for(rng, build)
     inputs = {"InputTensor": laid_out(rng, random_bits(rng, _dtype(dtype), sizes), layout)} if with_input else {}
-    compare(desc, inputs, rng, out=out)
+    compare(desc, inputs, rng, out=out, backend=backend)
 
 
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_nonzero_coordinates(seed: int) -> None:
+def test_nonzero_coordinates(backend: str, seed: int) -> None:
     rng = rng_of("nonzero", seed)
     layout, out, large = case(seed)
     sizes = shape_of(rng, int(rng.integers(1, 5)), large=large)
@@ -467,4 +479,116 @@ def test_nonzero_coordinates(seed: int) -> None:
         x[rng.random(sizes) < 0.2] = -0.0
     if seed % 9 == 4:
         x[...] = 0
-    compare(desc, {"InputTensor": laid_out(rng, x, layout)}, rng, out=out)
+    compare(desc, {"InputTensor": laid_out(rng, x, layout)}, rng, out=out, backend=backend)
+
+
+# -- hostile indices (the lead runs the cuda cases under compute-sanitizer) ------------------------------
+
+HOSTILE = {
+    "INT32": [2**31 - 1, -(2**31), -1, -7, 7, 2**31 - 2],
+    "INT64": [2**63 - 1, -(2**63), 2**40, 2**32 + 1, 2**32 - 1, -(2**32), -7, 7],
+    "UINT32": [2**32 - 1, 2**31, 2**31 - 1, 7],
+    "UINT64": [2**64 - 1, 2**63, 2**63 - 1, 2**40, 2**32 + 1, 2**64 - 7, 7],
+}
+"""Index values far outside any axis (and a few of those that wrap into range); the axis is 7 long."""
+
+
+def hostile(rng: np.random.Generator, itype: str, shape: Any, n: int, *, share: float) -> np.ndarray:
+    """In-range indices with a ``share`` of HOSTILE values of ``itype`` (as its two's complement bits)."""
+    v = rng.integers(0, n, shape).astype(object)
+    flat = v.reshape(-1)
+    for j in np.flatnonzero(rng.random(flat.size) < share):
+        flat[j] = int(rng.choice(np.array(HOSTILE[itype], dtype=object)))
+    bits = 8 * _dtype(itype).itemsize
+    wrapped = np.array([int(a) % (1 << bits) for a in flat], dtype=np.uint64).reshape(v.shape)
+    return wrapped.astype(f"uint{bits}").view(_dtype(itype))
+
+
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
+@pytest.mark.parametrize("itype", INDEX_TYPES)
+@pytest.mark.parametrize("share", [0.0, 0.05, 0.5])
+@pytest.mark.parametrize("strict", [False, True])
+def test_hostile_gather_scatter_elements(backend: str, itype: str, share: float, strict: bool) -> None:
+    """Huge, negative, out-of-range and duplicate indices: the reference's result or error, never a fault."""
+    rng = rng_of(f"hostile{itype}{share}{strict}", 0)
+    sizes, isz = [5, 7], [5, 7]
+    idx = hostile(rng, itype, isz, 7, share=share)
+    x = random_bits(rng, np.dtype(np.float32), sizes)
+    for op, extra in (("GATHER_ELEMENTS", {}), ("SCATTER_ELEMENTS", {"UpdatesTensor": _t("FLOAT32", isz)})):
+        desc = {"InputTensor": _t("FLOAT32", sizes), "IndicesTensor": _t(itype, isz), **extra}
+        d = make(op, desc | {"OutputTensor": _t("FLOAT32", isz if op == "GATHER_ELEMENTS" else sizes), "Axis": 1})
+        inputs = {"InputTensor": x, "IndicesTensor": idx}
+        if extra:
+            inputs["UpdatesTensor"] = random_bits(rng, np.dtype(np.float32), isz)
+        compare(d, inputs, rng, strict=strict, backend=backend)
+
+
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
+@pytest.mark.parametrize("itype", INDEX_TYPES)
+@pytest.mark.parametrize("strict", [False, True])
+def test_hostile_nd_and_one_hot(backend: str, itype: str, strict: bool) -> None:
+    """GATHER_ND (flat reads of 32-bit data, refusals of others), SCATTER_ND, ONE_HOT with hostile values."""
+    rng = rng_of(f"hostile_nd{itype}{strict}", 0)
+    for dtype in ("FLOAT32", "FLOAT16", "INT64"):
+        x = random_bits(rng, _dtype(dtype), [7, 7])
+        idx = hostile(rng, itype, [6, 2], 7, share=0.1)
+        desc = {"InputTensor": _t(dtype, [7, 7]), "IndicesTensor": _t(itype, [6, 2]), "OutputTensor": _t(dtype, [1, 6])}
+        d = make("GATHER_ND", desc | {"InputDimensionCount": 2, "IndicesDimensionCount": 2})
+        compare(d, {"InputTensor": x, "IndicesTensor": idx}, rng, strict=strict, backend=backend)
+        upd = random_bits(rng, _dtype(dtype), [6])
+        for share in (0.0, 0.1):  # duplicates, then hostile values too
+            idx = hostile(rng, itype, [6, 2], 2, share=share)
+            desc = {"InputTensor": _t(dtype, [7, 7]), "IndicesTensor": _t(itype, [6, 2])}
+            desc |= {"UpdatesTensor": _t(dtype, [1, 6]), "OutputTensor": _t(dtype, [7, 7])}
+            d = make("SCATTER_ND", desc | {"InputDimensionCount": 2, "IndicesDimensionCount": 2})
+            inputs = {"InputTensor": x, "IndicesTensor": idx, "UpdatesTensor": upd.reshape(1, 6)}
+            compare(d, inputs, rng, strict=strict, backend=backend)
+    idx = hostile(rng, itype, [5, 1], 7, share=0.5)
+    desc = {"IndicesTensor": _t(itype, [5, 1]), "ValuesTensor": _t("FLOAT32", [1, 2])}
+    d = make("ONE_HOT", desc | {"OutputTensor": _t("FLOAT32", [5, 7]), "Axis": 1})
+    values = np.array([[0.5, -2.0]], np.float32)
+    compare(d, {"IndicesTensor": idx, "ValuesTensor": values}, rng, strict=strict, backend=backend)
+
+
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
+@pytest.mark.parametrize("n", [1, 3, 8192, 8193, 20000])
+def test_scatter_elements_line_lengths(backend: str, n: int) -> None:
+    """Lines of every kind: many short ones per tile, one line per tile, lines past the shared-memory tile."""
+    rng = rng_of("scatter_lines", n)
+    lines = 3 if n > 100 else 700
+    m = max(1, n // 2)
+    for dup, strict in ((False, True), (True, False), (True, True)):
+        v = distinct_or_duplicate_lines(rng, n, [lines, m], 1, dup=dup)
+        desc = {"InputTensor": _t("INT16", [lines, n]), "IndicesTensor": _t("INT32", [lines, m])}
+        desc |= {"UpdatesTensor": _t("INT16", [lines, m]), "OutputTensor": _t("INT16", [lines, n]), "Axis": 1}
+        inputs = {
+            "InputTensor": random_bits(rng, np.dtype(np.int16), [lines, n]),
+            "IndicesTensor": v.astype(np.int32),
+            "UpdatesTensor": random_bits(rng, np.dtype(np.int16), [lines, m]),
+        }
+        compare(make("SCATTER_ELEMENTS", desc), inputs, rng, strict=strict, backend=backend)
+
+
+@pytest.mark.parametrize("backend", backend_params("cuda"), indirect=True)
+def test_scatter_elements_into_its_own_device_input(backend: str) -> None:
+    """cuda: an out= device array that is the input's own: the scatter happens in place."""
+    import cupy
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    idx = np.array([[3, 0], [1, -1], [2, 2]], np.int32)
+    upd = -np.arange(6, dtype=np.float32).reshape(3, 2)
+    desc = desc_from_json(
+        "SCATTER_ELEMENTS",
+        {
+            "InputTensor": _t("FLOAT32", [3, 4]),
+            "IndicesTensor": _t("INT32", [3, 2]),
+            "UpdatesTensor": _t("FLOAT32", [3, 2]),
+            "OutputTensor": _t("FLOAT32", [3, 4]),
+            "Axis": 1,
+        },
+    )
+    want = dmlops.execute(desc, {"InputTensor": x, "IndicesTensor": idx, "UpdatesTensor": upd}, backend="numpy")
+    xd = cupy.asarray(x)
+    inputs = {"InputTensor": xd, "IndicesTensor": cupy.asarray(idx), "UpdatesTensor": cupy.asarray(upd)}
+    dmlops.execute(desc, inputs, backend=backend, outputs={"OutputTensor": xd})
+    np.testing.assert_array_equal(to_numpy(xd), want["OutputTensor"])

@@ -1,4 +1,4 @@
-"""Data movement on the CUDA backend: GATHER, SLICE1, GATHER_ELEMENTS, CAST and the copy programs.
+"""Data movement on the CUDA backend: GATHER, SLICE1, the indexing operators, CAST and the copy programs.
 
 GATHER
 ------
@@ -22,12 +22,38 @@ SLICE1
 ------
 SLICE1 on the GPU: one strided copy (bit-exact).
 
-GATHER_ELEMENTS
----------------
-GATHER_ELEMENTS on the GPU: GATHER's strided copy with the index read per output element
-(the input's stride on Axis replaced by the index times it). Every index is checked on
-the device first (one synchronising read of a flag): DirectML's reads past the axis are
-undefined (E160), so dmlops refuses them, with the reference's error.
+The indexing operators
+----------------------
+GATHER_ELEMENTS, GATHER_ND(1), SCATTER_ELEMENTS, SCATTER_ND, ONE_HOT, REVERSE_SUBSEQUENCES,
+DIAGONAL_MATRIX(1) run kernels/indexing.cu; NONZERO_COORDINATES CuPy's ``argwhere`` (a
+scan, row-major order). Bit-exact (raw element copies). Index checks run inside the
+kernels that move the data: an index outside its axis sets a device flag and moves
+nothing, the host reads the flag once per call and raises the reference's
+DataIndexError (its message computed from a host copy of the indices with the semantics
+layer's ``check_indices`` / ``refuse_duplicates``).
+
+* GATHER_ELEMENTS: one pass (each index read once). DirectML's reads past the axis are
+  undefined (E160), so an index outside it raises whatever ``strict``, as the reference.
+  When it raises, a device ``out=`` array of the caller holds the gathered elements of
+  the in-range indices and its old values at the others (the kernels cannot tell a
+  caller's array from a fresh one; a fresh or NumPy output is never handed back).
+* SCATTER_ELEMENTS: one pass per tile of lines along Axis (every update claims its
+  target in shared memory, the last in row-major order wins as in the reference; then
+  each output element is written once, from its update or the input). An index outside
+  the axis raises (whatever ``strict``); strict mode runs a checking pass first, so a
+  refused call (out of range, or duplicate targets) leaves the output as it was; without
+  ``strict``, a device ``out=`` array holds the scatter of the lines' in-range updates
+  when the call raises.
+* GATHER_ND(1): one pass for in-range tuples; when a value lies outside its dimension
+  (or a batch coordinate past the input's), the call raises as the reference (strict,
+  or data of other than 32 bits) or reads DirectML's flat clamp (E160) from a host copy
+  of the bound buffer, as the reference does (a rare path, not a fast one).
+* SCATTER_ND: a claiming pass (each index tuple checked; the last in row-major order
+  wins its target slice) before anything is written, so every refused call leaves the
+  output untouched; then Output = Input and the winners' slices.
+* ONE_HOT, REVERSE_SUBSEQUENCES, DIAGONAL_MATRIX(1): one pass over the output, the
+  semantics layer's rules (``one_hot_positions``, ``reverse_sources``, ``diagonal_fill``,
+  ``padding_value``) written per element.
 
 CAST
 ----
@@ -48,18 +74,31 @@ not collapse to the kernel's dimensions is split along its first axis. Bit-exact
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+from .._numpy_io import input_memory
 from ..descs._copy_programs import PROGRAMS, Affine, Fill, Step, copy_program
-from ..descs.data_movement import GatherDesc, Slice1Desc, check_indices, elements_coordinates, sequence_values
+from ..descs.data_movement import (
+    GatherDesc,
+    Slice1Desc,
+    check_indices,
+    elements_coordinates,
+    flat_addresses,
+    nd_coordinates,
+    padding_value,
+    refuse_duplicates,
+    sequence_values,
+)
 from ..descs.data_movement import wraps_negative as signed_indices_wrap
 from ..enums import FeatureLevel
 from ..errors import DataIndexError
-from ._copy import INDEX_TYPES, CopyPlan, PlanCache, grid_for
-from ._plan import MAX_OUTER_DIMS, copy_layout, gather_dimensions
+from ._copy import INDEX_TYPES, STORAGE, CopyPlan, PlanCache, grid_for, index_type
+from ._plan import MAX_OUTER_DIMS, collapse, copy_layout, gather_dimensions, max_abs_offset
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
 from .elementwise import run_elementwise
 
@@ -246,9 +285,89 @@ def run_slice1(
     plan.launch(x, y)
 
 
+# -- the indexing operators (kernels/indexing.cu) ------------------------------------
+
+INDEXING = "indexing.cu"
+IX_DIMS = 8
+SC_CAP, SC_LINES, SC_BLOCK = 8192, 256, 512  # scatter_elements' tile limits (indexing.cu)
+SCRATCH_INTS = 2**26
+"""scatter_elements' winners in global memory (lines past SC_CAP): at most this many ints at once."""
+
+
+def ix_params(
+    count: int,
+    sizes: tuple[int, ...],
+    strides: Sequence[Sequence[int]],
+    *,
+    n: int = 0,
+    m: int = 0,
+    axis_stride: Sequence[int] = (),
+    scalar: Sequence[int] = (),
+    tuple_n: Sequence[int] = (),
+    tuple_stride: Sequence[int] = (),
+    tuple_out: Sequence[int] = (),
+) -> np.void:
+    """The IxParams struct of kernels/indexing.cu (``strides``: up to four operands' element strides)."""
+    operands = [padded(s, IX_DIMS) for s in strides] + [[0] * IX_DIMS] * (4 - len(strides))
+    return params(
+        ("count", "i8", count),
+        ("ndim", "i8", len(sizes)),
+        ("n", "i8", n),
+        ("m", "i8", m),
+        ("axis_stride", "i8", padded(axis_stride, 4)),
+        ("scalar", "i8", padded(scalar, 4)),
+        ("size", "i8", padded(sizes, IX_DIMS, 1)),
+        *((f"st{i}", "i8", operands[i]) for i in range(4)),
+        ("tuple_n", "i8", padded(tuple_n, IX_DIMS, 1)),
+        ("tuple_stride", "i8", padded(tuple_stride, IX_DIMS)),
+        ("tuple_out", "i8", padded(tuple_out, IX_DIMS)),
+    )
+
+
+def offset_type(count: int, *spans: int) -> str:
+    """The kernels' offset type: ``int`` when the work count and every operand's largest offset fit."""
+    return index_type(count < 2**31 and all(s < 2**31 for s in spans))
+
+
+def span(a: Any) -> int:
+    """The largest |element offset| a device view addresses from its first element."""
+    return max_abs_offset(a.shape, element_strides(a))
+
+
+def drop(values: Sequence[int], axis: int) -> list[int]:
+    """``values`` without entry ``axis``."""
+    return [int(v) for i, v in enumerate(values) if i != axis]
+
+
+def coordinate(rank: int, axis: int) -> list[int]:
+    """A stride vector whose offset is the coordinate along ``axis``."""
+    return [1 if i == axis else 0 for i in range(rank)]
+
+
+def ix_launch(name: str, count: int, n_pointers: int, p: np.void, block: int = 256) -> PackedLaunch:
+    """A launch of kernels/indexing.cu's ``name`` over ``count`` work items (grid-stride loops)."""
+    return PackedLaunch(get_kernel(INDEXING, name), grid_for(count, block, 4, 2**20), block, n_pointers, p)
+
+
+def index_flag() -> Any:
+    """A zeroed device word for the kernels' index checks."""
+    return cupy_module().zeros((1,), dtype=np.uint32)
+
+
+def bits_of(value: Any, dtype: np.dtype[Any]) -> int:
+    """``value`` as ``dtype``'s raw bits, as a signed 64-bit parameter."""
+    raw = int(np.asarray(value, dtype=dtype).reshape(()).view(f"u{dtype.itemsize}"))
+    return raw - 2**64 if raw >= 2**63 else raw
+
+
+def storage(a: Any) -> Any:
+    """A device view's raw elements (unsigned integers of its size: copies keep every bit)."""
+    return a.view(f"u{a.itemsize}")
+
+
 # -- GATHER_ELEMENTS -----------------------------------------------------------------
 
-_ELEMENT_PLANS = PlanCache()
+_ELEMENT_LAUNCHES = PlanCache()
 
 
 def run_gather_elements(
@@ -259,22 +378,333 @@ def run_gather_elements(
     feature_level: FeatureLevel,
     strict: bool,
 ) -> None:
-    """Launch GATHER_ELEMENTS on device views (see the module docstring)."""
+    """GATHER_ELEMENTS in one pass, its index check fused (see the module docstring)."""
     x, idx, y = inputs["InputTensor"], inputs["IndicesTensor"], outputs["OutputTensor"]
+    if y.size == 0:
+        return
     axis = int(desc.axis)
     n = desc.input_tensor.sizes[axis]
     wrap = signed_indices_wrap(desc.indices_tensor.data_type, feature_level)
-    if first_bad_index(idx, n, wrap) is not None:  # the reference's DataIndexError, from the host's copy
-        coordinates = elements_coordinates(desc.indices_tensor.sizes, axis, idx.get(), n, wrap_negative=wrap)
-        check_indices(f"{desc.dml_name}.IndicesTensor", coordinates, desc.input_tensor.sizes, [axis], scatter=False)
     xs, is_, ys = element_strides(x), element_strides(idx), element_strides(y)
     key = (id(desc), xs, is_, ys, wrap)
-    plan = _ELEMENT_PLANS.get(key)
-    if plan is None or plan.desc is not desc:
-        src = tuple(0 if i == axis else s for i, s in enumerate(xs))
-        layout = copy_layout(desc.output_tensor.sizes, src, ys, is_, axis_size=n, axis_stride=xs[axis])
-        plan = _ELEMENT_PLANS.put(key, CopyPlan(desc, layout, x.itemsize, INDEX_TYPES[idx.dtype], wrap))
-    plan.launch(x, y, idx)
+    plan = _ELEMENT_LAUNCHES.get(key)
+    if plan is None or plan[0] is not desc:
+        sizes, strides = collapse(idx.shape, [[0 if i == axis else s for i, s in enumerate(xs)], is_, ys])
+        offsets = offset_type(y.size, span(x), span(idx), span(y))
+        name = f"gather_elements<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}, {offsets}>"
+        p = ix_params(y.size, sizes, strides, n=n, axis_stride=[xs[axis]])
+        plan = _ELEMENT_LAUNCHES.put(key, (desc, ix_launch(name, y.size, 4, p)))
+    flag = index_flag()
+    plan[1](x.data.ptr, idx.data.ptr, y.data.ptr, flag.data.ptr)
+    if int(flag.get()[0]):  # the reference's DataIndexError, from the host's copy of the indices
+        coordinates = elements_coordinates(desc.indices_tensor.sizes, axis, idx.get(), n, wrap_negative=wrap)
+        check_indices(f"{desc.dml_name}.IndicesTensor", coordinates, desc.input_tensor.sizes, [axis], scatter=False)
+        raise DataIndexError(f"{desc.dml_name}.IndicesTensor: an index is out of range")  # not reached
+
+
+def _c(flag: bool) -> str:
+    return "true" if flag else "false"
+
+
+# -- SCATTER_ELEMENTS ----------------------------------------------------------------
+
+
+def run_scatter_elements(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """SCATTER_ELEMENTS by tiles of lines along Axis (kernels/indexing.cu's scatter_elements)."""
+    x, idx, upd, y = inputs["InputTensor"], inputs["IndicesTensor"], inputs["UpdatesTensor"], outputs["OutputTensor"]
+    if y.size == 0:
+        return
+    axis = int(desc.axis)
+    n, m = x.shape[axis], idx.shape[axis]
+    wrap = signed_indices_wrap(desc.indices_tensor.data_type, feature_level)
+    operands = [element_strides(a) for a in (x, y, idx, upd)]
+    sizes, strides = collapse(drop(x.shape, axis), [drop(s, axis) for s in operands])
+    lines = math.prod(sizes)
+    shared = n <= SC_CAP
+    per_tile = max(1, min(SC_LINES, SC_CAP // n)) if shared else 1
+    tiles = -(-lines // per_tile)
+    grid = min(tiles, 2**20 if shared else max(1, SCRATCH_INTS // n))
+    cp = cupy_module()
+    scratch = cp.empty((1 if shared else grid * n,), dtype=np.int32)
+    name = f"scatter_elements<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}, {_c(shared)}>"
+    fn = get_kernel(INDEXING, name)
+    flag = index_flag()
+    pointers = (x.data.ptr, idx.data.ptr, upd.data.ptr, y.data.ptr, scratch.data.ptr, flag.data.ptr)
+
+    def launch(write: bool) -> int:
+        p = ix_params(
+            lines, sizes, strides, n=n, m=m, axis_stride=[s[axis] for s in operands], scalar=[int(write), per_tile]
+        )
+        PackedLaunch(fn, grid, SC_BLOCK, 6, p)(*pointers)
+        return int(flag.get()[0])
+
+    # strict: a checking pass first, so that a refused call leaves the output as it was
+    found = launch(False) if strict else launch(True)
+    if found & 1 or (strict and found & 2):
+        coordinates = elements_coordinates(desc.indices_tensor.sizes, axis, idx.get(), n, wrap_negative=wrap)
+        what = f"{desc.dml_name}.IndicesTensor"
+        check_indices(what, coordinates, desc.input_tensor.sizes, [axis], scatter=True)
+        refuse_duplicates(what, desc.input_tensor.sizes, coordinates)
+    if strict:
+        launch(True)
+
+
+# -- GATHER_ND, GATHER_ND1, SCATTER_ND ---------------------------------------------------
+
+
+def meaningful(a: Any, count: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The last ``count`` sizes and element strides of a device view (the leading sizes are 1)."""
+    strides = element_strides(a)
+    return tuple(a.shape[a.ndim - count :]), tuple(strides[a.ndim - count :])
+
+
+def bound_memory(desc: Any, inputs: Mapping[str, Any]) -> NDArray[Any]:
+    """InputTensor's bound buffer on the host, as the reference's ``input_memory`` makes it (E160's flat reads)."""
+    tensor = desc.input_tensor
+    buffer = getattr(inputs, "buffers", {}).get("InputTensor")
+    if buffer is None:
+        return input_memory(tensor, inputs["InputTensor"].get())
+    memory = np.zeros(tensor.bound_size_in_bytes // tensor.dtype.itemsize, dtype=tensor.dtype)
+    host = buffer.get()
+    k = min(memory.size, host.size)
+    memory[:k] = host[:k]
+    return memory
+
+
+def run_gather_nd(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """GATHER_ND(1): one kernel for in-range tuples; the rare out-of-range call computed on the host.
+
+    An index value outside its dimension makes the kernel set its flag; the call then
+    raises the reference's DataIndexError (strict mode, or data of other than 32 bits), or
+    reads DirectML's flat clamp (E160) from the host's copy of the bound buffer, as the
+    reference does, and stores the whole result.
+    """
+    x, idx, y = inputs["InputTensor"], inputs["IndicesTensor"], outputs["OutputTensor"]
+    batch = int(getattr(desc, "batch_dimension_count", 0))
+    input_dims, indices_dims = int(desc.input_dimension_count), int(desc.indices_dimension_count)
+    wrap = signed_indices_wrap(desc.indices_tensor.data_type, feature_level)
+    data, xs = meaningful(x, input_dims)
+    ishape, is_ = meaningful(idx, indices_dims)
+    k = ishape[-1]
+    grid, trailing = ishape[:-1], data[batch + k :]
+    result = (*grid, *trailing)
+    _, ys = meaningful(y, len(result))
+    zeros = [0] * len(trailing)
+    src = [xs[j] if j < batch else 0 for j in range(len(grid))] + list(xs[batch + k :])
+    sizes, strides = collapse(result, [src, [*is_[:-1], *zeros], ys])
+    count = math.prod(result)
+    # a batch coordinate past the input's: always a flat read
+    found = int(any(g > s for g, s in zip(grid[:batch], data[:batch])))
+    if count and not found:
+        offsets = offset_type(count, span(x), span(idx), span(y))
+        name = f"gather_nd<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}, {offsets}>"
+        p = ix_params(
+            count,
+            sizes,
+            strides,
+            m=k,
+            axis_stride=[0, is_[-1]],
+            tuple_n=data[batch : batch + k],
+            tuple_stride=xs[batch : batch + k],
+        )
+        flag = index_flag()
+        ix_launch(name, count, 4, p)(x.data.ptr, idx.data.ptr, y.data.ptr, flag.data.ptr)
+        found = int(flag.get()[0])
+    if not found:
+        return
+    tensor = desc.input_tensor
+    coordinates, _ = nd_coordinates(tensor, idx.get(), input_dims, indices_dims, batch, wrap_negative=wrap)
+    what = f"{desc.dml_name}.IndicesTensor"
+    d = tensor.dimension_count
+    if strict:
+        check_indices(what, coordinates, tensor.sizes, range(d - input_dims, d), scatter=False)
+    if tensor.dtype.itemsize != 4:  # the reference refuses these reads (its _read)
+        check_indices(what, coordinates, tensor.sizes, range(d), scatter=False)
+    out = bound_memory(desc, inputs)[flat_addresses(tensor, coordinates)]
+    y[...] = cupy_module().asarray(out.reshape(y.shape))
+
+
+def run_scatter_nd(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """SCATTER_ND: each tuple claims its target (the last row-major one wins); then Output = Input, and the winners.
+
+    The claim pass checks every index before anything is written, so a refused call
+    (an index outside the input; in strict mode a duplicate target) leaves the output
+    as it was.
+    """
+    x, idx, upd, y = inputs["InputTensor"], inputs["IndicesTensor"], inputs["UpdatesTensor"], outputs["OutputTensor"]
+    tensor = desc.input_tensor
+    d = tensor.dimension_count
+    input_dims, indices_dims = int(desc.input_dimension_count), int(desc.indices_dimension_count)
+    wrap = signed_indices_wrap(desc.indices_tensor.data_type, feature_level)
+    data, _ = meaningful(x, input_dims)
+    _, ys = meaningful(y, input_dims)
+    ishape, is_ = meaningful(idx, indices_dims)
+    k = ishape[-1]
+    grid, trailing = list(ishape[:-1]), data[k:]
+    # E165: an UpdatesTensor of more dimensions than both others writes its slab at coordinate 0
+    cut = len(grid) + len(trailing) - max(d, desc.indices_tensor.dimension_count)
+    grid[: max(cut, 0)] = [1] * max(cut, 0)
+    shape = (*grid, *trailing)
+    _, us = meaningful(upd, len(shape))
+    table = [math.prod(data[t + 1 : k]) for t in range(k)]
+    tuples = math.prod(grid)
+    cp = cupy_module()
+    winner = cp.full((math.prod(data[:k]),), -1, dtype=np.int32)
+    flag = index_flag()
+    index = f"{INDEX_TYPES[idx.dtype]}, {_c(wrap)}"
+    tuple_facts: dict[str, Any] = {"m": k, "axis_stride": [is_[-1]], "tuple_n": data[:k], "tuple_stride": table}
+    if tuples:
+        claim_sizes, claim_strides = collapse(grid, [is_[:-1]])
+        p = ix_params(tuples, claim_sizes, claim_strides, **tuple_facts)
+        ix_launch(f"scatter_nd_claim<{index}>", tuples, 3, p)(idx.data.ptr, winner.data.ptr, flag.data.ptr)
+    found = int(flag.get()[0])
+    if found & 1 or (strict and found & 2):
+        coordinates, _ = nd_coordinates(tensor, idx.get(), input_dims, indices_dims, 0, wrap_negative=wrap)
+        if cut > 0:  # as the reference's slab
+            coordinates = [c[(slice(0, 1),) * cut] for c in coordinates]
+        what = f"{desc.dml_name}.IndicesTensor"
+        check_indices(what, coordinates, tensor.sizes, range(d - input_dims, d), scatter=True)
+        refuse_duplicates(what, tensor.sizes, coordinates)
+    storage(y)[...] = storage(x)
+    count = math.prod(shape)
+    if not count:
+        return
+    numbers = [math.prod(grid[j + 1 :]) for j in range(len(grid))]
+    zeros_t, zeros_g = [0] * len(trailing), [0] * len(grid)
+    sizes, strides = collapse(shape, [us, [*is_[:-1], *zeros_t], [*zeros_g, *ys[k:]], [*numbers, *zeros_t]])
+    offsets = offset_type(count, span(upd), span(idx), span(y), tuples)
+    name = f"scatter_nd_write<{STORAGE[x.itemsize]}, {index}, {offsets}>"
+    p = ix_params(count, sizes, strides, **tuple_facts, tuple_out=ys[:k])
+    ix_launch(name, count, 4, p)(upd.data.ptr, idx.data.ptr, y.data.ptr, winner.data.ptr)
+
+
+# -- ONE_HOT, REVERSE_SUBSEQUENCES -------------------------------------------------------
+
+
+def run_one_hot(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """ONE_HOT: one pass over the output (positions as the semantics layer's ``one_hot_positions``)."""
+    idx, values, y = inputs["IndicesTensor"], inputs["ValuesTensor"], outputs["OutputTensor"]
+    if y.size == 0:
+        return
+    axis = int(desc.axis)
+    n = y.shape[axis]
+    wrap = signed_indices_wrap(desc.indices_tensor.data_type, feature_level)
+    is_ = [0 if i == axis else s for i, s in enumerate(element_strides(idx))]
+    sizes, strides = collapse(y.shape, [element_strides(y), is_, coordinate(y.ndim, axis)])
+    vs = element_strides(values)
+    off, on = (sum(c * s for c, s in zip(np.unravel_index(k, values.shape), vs)) for k in (0, 1))
+    offsets = offset_type(y.size, span(idx), span(y))
+    name = f"one_hot<{STORAGE[y.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}, {offsets}>"
+    p = ix_params(y.size, sizes, strides, n=n, scalar=[int(off), int(on)])
+    ix_launch(name, y.size, 3, p)(idx.data.ptr, values.data.ptr, y.data.ptr)
+
+
+def run_reverse_subsequences(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """REVERSE_SUBSEQUENCES: a gather along Axis whose source is the semantics layer's ``reverse_sources``."""
+    x, lengths, y = inputs["InputTensor"], inputs["SequenceLengthsTensor"], outputs["OutputTensor"]
+    if y.size == 0:
+        return
+    axis = int(desc.axis)
+    xs = element_strides(x)
+    on_axis = [0 if i == axis else s for i, s in enumerate(xs)]
+    ls = [0 if i == axis else s for i, s in enumerate(element_strides(lengths))]
+    sizes, strides = collapse(y.shape, [on_axis, element_strides(y), ls, coordinate(y.ndim, axis)])
+    offsets = offset_type(y.size, span(x), span(y), span(lengths))
+    name = f"reverse_subsequences<{STORAGE[x.itemsize]}, {INDEX_TYPES[lengths.dtype]}, {offsets}>"
+    p = ix_params(y.size, sizes, strides, n=x.shape[axis], axis_stride=[xs[axis]])
+    ix_launch(name, y.size, 3, p)(x.data.ptr, lengths.data.ptr, y.data.ptr)
+
+
+# -- DIAGONAL_MATRIX(1), NONZERO_COORDINATES ----------------------------------------------
+
+
+def run_diagonal_matrix(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """DIAGONAL_MATRIX(1): Value where the semantics layer's ``diagonal_fill`` says, else InputTensor or 0."""
+    y = outputs["OutputTensor"]
+    if y.size == 0:
+        return
+    tensor = desc.output_tensor
+    if desc.operator_type.name == "DIAGONAL_MATRIX":
+        value = padding_value(desc.value, tensor.data_type)
+        begin, end = int(desc.offset), int(desc.offset) + 1
+    else:
+        value = np.asarray(desc.value, dtype=tensor.dtype)
+        begin, end = int(desc.diagonal_fill_begin), int(desc.diagonal_fill_end)
+    x = inputs.get("InputTensor")
+    rank = y.ndim
+    top_x = [0] * (rank - 2) + [-1, 1]  # column - row
+    xs = element_strides(x) if x is not None else (0,) * rank
+    sizes, strides = collapse(y.shape, [element_strides(y), xs, top_x])
+    offsets = offset_type(y.size, span(y), span(x) if x is not None else 0, y.shape[-1] + y.shape[-2])
+    name = f"diagonal_matrix<{STORAGE[y.itemsize]}, {_c(x is not None)}, {offsets}>"
+    p = ix_params(y.size, sizes, strides, scalar=[bits_of(value, tensor.dtype), begin, end])
+    ix_launch(name, y.size, 2, p)(x.data.ptr if x is not None else y.data.ptr, y.data.ptr)
+
+
+def run_nonzero_coordinates(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """NONZERO_COORDINATES: CuPy's ``argwhere`` (a scan; row-major order, as the reference's).
+
+    Nonzero is ``x != 0`` (both zeros zero, NaN nonzero); the rows past the count are
+    zeros, as the reference writes them.
+    """
+    cp = cupy_module()
+    x = inputs["InputTensor"]
+    count, coordinates = outputs["OutputCountTensor"], outputs["OutputCoordinatesTensor"]
+    m, n = coordinates.shape[-2], coordinates.shape[-1]
+    found = cp.argwhere(x != 0)[:, x.ndim - n :].astype(np.uint32)
+    table = cp.zeros((m, n), dtype=np.uint32)
+    table[: len(found)] = found
+    coordinates[...] = table.reshape(coordinates.shape)
+    count[...] = len(found)
 
 
 # -- FILL_VALUE_SEQUENCE -----------------------------------------------------------
@@ -358,6 +788,15 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "SLICE1": run_slice1,
     "CAST": run_elementwise,
     "GATHER_ELEMENTS": run_gather_elements,
+    "GATHER_ND": run_gather_nd,
+    "GATHER_ND1": run_gather_nd,
+    "SCATTER_ELEMENTS": run_scatter_elements,
+    "SCATTER_ND": run_scatter_nd,
+    "ONE_HOT": run_one_hot,
+    "REVERSE_SUBSEQUENCES": run_reverse_subsequences,
+    "DIAGONAL_MATRIX": run_diagonal_matrix,
+    "DIAGONAL_MATRIX1": run_diagonal_matrix,
+    "NONZERO_COORDINATES": run_nonzero_coordinates,
     "FILL_VALUE_SEQUENCE": run_fill_value_sequence,
     **{name: run_copy_program for name in PROGRAMS},
 }

@@ -57,7 +57,7 @@ Rules DirectML 1.15.4 follows (probed on the ``directml`` backend):
 
 The indexing operators (``INDEXING_OPERATORS``: GATHER_ELEMENTS, GATHER_ND, GATHER_ND1,
 SCATTER_ELEMENTS (alias SCATTER), SCATTER_ND, ONE_HOT, REVERSE_SUBSEQUENCES,
-DIAGONAL_MATRIX, DIAGONAL_MATRIX1, NONZERO_COORDINATES) run on numpy, cpu and directml;
+DIAGONAL_MATRIX, DIAGONAL_MATRIX1, NONZERO_COORDINATES) run on numpy, cpu, cuda and directml;
 their rules, checked against DirectML 1.15.4's CreateOperator (errata E140 to E143, E164):
 
 * GATHER_ELEMENTS: ``Axis`` below the DimensionCount; IndicesTensor has InputTensor's
@@ -669,7 +669,7 @@ INDEXING_OPERATORS: frozenset[str] = frozenset(
     """GATHER_ELEMENTS GATHER_ND GATHER_ND1 SCATTER_ELEMENTS SCATTER_ND ONE_HOT REVERSE_SUBSEQUENCES
     DIAGONAL_MATRIX DIAGONAL_MATRIX1 NONZERO_COORDINATES""".split()
 )
-"""The indexing operators: generic descs too, run on numpy (``reference/data_movement.py``), cpu and directml."""
+"""The indexing operators: generic descs too, run on numpy (``reference/data_movement.py``), cpu, cuda and directml."""
 
 COPY_PROGRAM_OPERATORS: frozenset[str] = frozenset(
     """SLICE SLICE_GRAD JOIN SPLIT TILE PADDING PADDING1 DEPTH_TO_SPACE DEPTH_TO_SPACE1 SPACE_TO_DEPTH
@@ -677,7 +677,7 @@ COPY_PROGRAM_OPERATORS: frozenset[str] = frozenset(
 )
 """The generic operators the cpu and cuda backends run as copy programs (:mod:`._copy_programs`)."""
 
-CUDA_OPERATORS: frozenset[str] = COPY_PROGRAM_OPERATORS | {"CAST", "FILL_VALUE_SEQUENCE", "GATHER_ELEMENTS"}
+CUDA_OPERATORS: frozenset[str] = COPY_PROGRAM_OPERATORS | INDEXING_OPERATORS | {"CAST", "FILL_VALUE_SEQUENCE"}
 """The generic operators of the family the cuda backend runs (``cuda/data_movement.py``)."""
 
 claim = family_claim(

@@ -115,7 +115,8 @@ __global__ void __launch_bounds__(256) gather_elements(const T* __restrict__ src
 // before anything is written). Operands over the line space: 0 Input, 1 Output, 2 Indices,
 // 3 Updates; p.n targets per line, p.m updates per line, p.scalar[1] lines per tile.
 // SHARED: the winners of a tile in shared memory (lines_per_tile * n <= SC_CAP), else in
-// `scratch` (gridDim.x * n ints, one line per tile).
+// `scratch` (gridDim.x * n ints, one line per tile). src and dst may be one array (an
+// in-place scatter): each output element is read and written by one thread.
 #define SC_CAP 8192
 #define SC_LINES 256
 #define SC_BLOCK 512
@@ -129,8 +130,7 @@ template <> struct TileIndex<false> {
 
 template <typename T, typename IDX, bool WRAP, bool SHARED>
 __global__ void __launch_bounds__(SC_BLOCK)
-    scatter_elements(const T* __restrict__ src, const IDX* __restrict__ idx, const T* __restrict__ upd,
-                     T* dst, int* __restrict__ scratch, u32* __restrict__ flag, const IxParams p) {
+    scatter_elements(const T* src, const IDX* __restrict__ idx, const T* __restrict__ upd, T* dst, int* __restrict__ scratch, u32* __restrict__ flag, const IxParams p) {
     typedef typename TileIndex<SHARED>::T K;
     __shared__ int shared_winner[SHARED ? SC_CAP : 1];
     __shared__ i64 base[4][SC_LINES];
