@@ -1,4 +1,4 @@
-"""The pooling neighbours on the cpu backend, against the NumPy reference computed live.
+"""The pooling neighbours on the cpu and cuda backends, against the NumPy reference computed live.
 
 AVERAGE_POOLING(1), LP_POOLING(1), AVERAGE_POOLING_GRAD and MAX_UNPOOLING over seeded random
 descs: 2-D and 3-D windows, strides, paddings (wider than the window too), free output
@@ -8,7 +8,13 @@ The data holds NaN, +-inf, signed zeros and large magnitudes (float32 sums whose
 matters). Strided inputs and outputs are bound as flat buffers. Everything the reference
 computes exactly compares bit for bit (NaN equal to NaN); LP_POOLING with P other than
 0, 1 and 2 within float32 rounding (the reference's stated tolerance). Refusals
-(zero Dilations, conflicting MAX_UNPOOLING duplicates) must be the reference's.
+(zero Dilations, conflicting MAX_UNPOOLING duplicates) must be the reference's, and a
+refused MAX_UNPOOLING leaves the caller's output as it was.
+
+Every comparison runs on cpu and on cuda (cuda cases carry the ``cuda`` mark and skip
+without a GPU). The cuda kernels sum in the reference's order and type, so the same
+bit-for-bit comparisons apply; only the LP_POOLING power differs in its last float64 bits
+(the same tolerance as cpu's libm).
 """
 
 from __future__ import annotations
@@ -20,11 +26,12 @@ import numpy as np
 import pytest
 
 import dmlops
+from conftest import backend_params, to_numpy
 from dmlops.descs import desc_class, desc_from_json
 from dmlops.errors import DataIndexError, UnsupportedError
 
-pytestmark = pytest.mark.cpu_backend
-pytest.importorskip("numba")
+BACKENDS = backend_params("cpu", "cuda")
+"""The backends compared with the reference (through conftest's ``backend`` fixture: unavailable ones skip)."""
 
 OPERATORS = (
     "AVERAGE_POOLING",
@@ -96,23 +103,34 @@ def same(operator: str, got: np.ndarray, want: np.ndarray, *, tolerance: bool = 
         pytest.fail(f"{operator}: {bad.size} of {got.size} elements differ: {shown}")
 
 
-def run_both(desc: Any, inputs: dict[str, np.ndarray], member: str, out_count: int, dtype: np.dtype[Any]) -> None:
-    """The reference and the cpu backend into flat output buffers prefilled with the same bits."""
+def run_both(
+    desc: Any, inputs: dict[str, np.ndarray], member: str, out_count: int, dtype: np.dtype[Any], backend: str
+) -> None:
+    """The reference and ``backend`` into flat output buffers prefilled with the same bits.
+
+    Bit for bit, except LP_POOLING with P other than 0, 1 and 2: both fast backends form
+    the float64 power differently from the reference's NumPy power (numba's pow on cpu,
+    exp(P log x) in float64 on cuda), within 1e-13 relative, so the float32
+    terms may round to neighbours next to a boundary; the sum of positive terms and the
+    root keep that within 2 ulp of the result (4 allowed).
+    """
     fill = np.full(out_count, 7, dtype)
     want = dmlops.execute(desc, inputs, backend="numpy", outputs={member: fill.copy()})[member]
     got_buffer = fill.copy()
-    got = dmlops.execute(desc, inputs, backend="cpu", outputs={member: got_buffer})[member]
+    got = dmlops.execute(desc, inputs, backend=backend, outputs={member: got_buffer})[member]
     assert got is got_buffer
     tolerance = desc.operator_type.name.startswith("LP_POOLING") and int(desc.p) not in (0, 1, 2)
-    same(desc.operator_type.name, got, want, tolerance=tolerance)
+    same(desc.operator_type.name, to_numpy(got), want, tolerance=tolerance)
 
 
-def test_the_family_claims_them_for_cpu() -> None:
-    from dmlops.cpu.pooling import OPERATORS as CPU
+@pytest.mark.parametrize("backend_name", ["cpu", "cuda"])
+def test_the_family_claims_them(backend_name: str) -> None:
+    from importlib import import_module
 
+    table = import_module(f"dmlops.{backend_name}.pooling").OPERATORS
     for operator in OPERATORS:
-        assert "cpu" in desc_class(operator).backends
-        assert operator in CPU
+        assert backend_name in desc_class(operator).backends
+        assert operator in table
 
 
 # -- AVERAGE_POOLING(1), LP_POOLING(1) --------------------------------------------------------------
@@ -143,8 +161,9 @@ def _output_spatial(rng: np.random.Generator, body: dict[str, Any], in_spatial: 
 FORWARD_CASES = [(op, dt, seed) for op in OPERATORS[:4] for dt in FLOATS for seed in range(24)]
 
 
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
 @pytest.mark.parametrize(("operator", "dtype_name", "seed"), FORWARD_CASES)
-def test_forward_pooling_matches_the_reference(operator: str, dtype_name: str, seed: int) -> None:
+def test_forward_pooling_matches_the_reference(operator: str, dtype_name: str, seed: int, backend: str) -> None:
     rng = _rng(operator, dtype_name, seed)
     spatial = 2 if rng.random() < 0.75 else 3
     in_sizes = [int(rng.integers(1, 4)), int(rng.integers(1, 5))] + [int(v) for v in rng.integers(1, 12, spatial)]
@@ -169,11 +188,12 @@ def test_forward_pooling_matches_the_reference(operator: str, dtype_name: str, s
         body["OutputTensor"]["Strides"] = out_strides
     desc = desc_from_json(operator, body)
     dtype = _numpy_dtype(dtype_name)
-    run_both(desc, {"InputTensor": values(rng, dtype, in_count)}, "OutputTensor", out_count, dtype)
+    run_both(desc, {"InputTensor": values(rng, dtype, in_count)}, "OutputTensor", out_count, dtype, backend)
 
 
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
 @pytest.mark.parametrize("operator", ["AVERAGE_POOLING1", "LP_POOLING1"])
-def test_a_zero_dilation_is_refused_as_the_reference_refuses_it(operator: str) -> None:
+def test_a_zero_dilation_is_refused_as_the_reference_refuses_it(operator: str, backend: str) -> None:
     body: dict[str, Any] = {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 3, 3]},
         "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 2]},
@@ -186,12 +206,13 @@ def test_a_zero_dilation_is_refused_as_the_reference_refuses_it(operator: str) -
     }
     desc = desc_from_json(operator, body)
     x = {"InputTensor": np.ones((1, 1, 3, 3), np.float32)}
-    for backend in ("numpy", "cpu"):
+    for name in ("numpy", backend):
         with pytest.raises(UnsupportedError, match="directml"):
-            dmlops.execute(desc, x, backend=backend)
+            dmlops.execute(desc, x, backend=name)
 
 
-def test_average_pooling_sums_in_window_order() -> None:
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
+def test_average_pooling_sums_in_window_order(backend: str) -> None:
     # float32 sums whose result depends on the order: 1e8 + 1 - 1e8 = 0, 1e8 - 1e8 + 1 = 1
     x = np.array([1e8, 1, -1e8, 1e8, -1e8, 1], np.float32).reshape(1, 1, 1, 6)
     body = {
@@ -203,8 +224,8 @@ def test_average_pooling_sums_in_window_order() -> None:
         "EndPadding": [0, 0],
         "IncludePadding": False,
     }
-    got = dmlops.execute(desc_from_json("AVERAGE_POOLING", body), {"InputTensor": x}, backend="cpu")["OutputTensor"]
-    np.testing.assert_array_equal(got.ravel(), [0, np.float32(1) / np.float32(3)])
+    got = dmlops.execute(desc_from_json("AVERAGE_POOLING", body), {"InputTensor": x}, backend=backend)["OutputTensor"]
+    np.testing.assert_array_equal(to_numpy(got).ravel(), [0, np.float32(1) / np.float32(3)])
 
 
 # -- AVERAGE_POOLING_GRAD ----------------------------------------------------------------------------
@@ -212,8 +233,9 @@ def test_average_pooling_sums_in_window_order() -> None:
 GRAD_CASES = [(dt, seed) for dt in FLOATS for seed in range(40)]
 
 
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
 @pytest.mark.parametrize(("dtype_name", "seed"), GRAD_CASES)
-def test_average_pooling_grad_matches_the_reference(dtype_name: str, seed: int) -> None:
+def test_average_pooling_grad_matches_the_reference(dtype_name: str, seed: int, backend: str) -> None:
     rng = _rng("AVERAGE_POOLING_GRAD", dtype_name, seed)
     spatial = 2 if rng.random() < 0.75 else 3
     sizes = [int(rng.integers(1, 4)), int(rng.integers(1, 5))] + [int(v) for v in rng.integers(1, 12, spatial)]
@@ -234,7 +256,8 @@ def test_average_pooling_grad_matches_the_reference(dtype_name: str, seed: int) 
         body["OutputGradientTensor"]["Strides"] = dx_strides
     desc = desc_from_json("AVERAGE_POOLING_GRAD", body)
     dtype = _numpy_dtype(dtype_name)
-    run_both(desc, {"InputGradientTensor": values(rng, dtype, dy_count)}, "OutputGradientTensor", dx_count, dtype)
+    inputs = {"InputGradientTensor": values(rng, dtype, dy_count)}
+    run_both(desc, inputs, "OutputGradientTensor", dx_count, dtype, backend)
 
 
 # -- MAX_UNPOOLING ------------------------------------------------------------------------------------
@@ -242,8 +265,15 @@ def test_average_pooling_grad_matches_the_reference(dtype_name: str, seed: int) 
 UNPOOLING_CASES = [(dt, it, seed) for dt in UNPOOLING_TYPES for it in ("UINT32", "UINT64") for seed in range(3)]
 
 
+def _strided_buffer(a: np.ndarray, strides: list[int], count: int) -> np.ndarray:
+    """A flat buffer of ``count`` zeros holding ``a``'s logical elements at these element strides."""
+    buffer = np.zeros(count, a.dtype)
+    np.lib.stride_tricks.as_strided(buffer, a.shape, [s * a.itemsize for s in strides])[...] = a
+    return buffer
+
+
 def _unpooling(
-    rng: np.random.Generator, dtype_name: str, index_name: str, *, duplicates: str
+    rng: np.random.Generator, dtype_name: str, index_name: str, *, duplicates: str, out_kind: str | None = None
 ) -> tuple[Any, dict[str, np.ndarray], int]:
     in_sizes = [int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 9)), int(rng.integers(1, 9))]
     out_sizes = [int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 13)), int(rng.integers(1, 13))]
@@ -265,35 +295,34 @@ def _unpooling(
             x[1] = x[0]
         else:
             x[1] = x[0] + 1 if dtype.kind in "iu" else np.float64(x[0] or 1) * 2
-    in_kind, out_kind = rng.choice(["packed", "packed", "transposed", "padded"], 2)
+    in_kind, drawn_out_kind = rng.choice(["packed", "packed", "transposed", "padded"], 2)
     in_strides, in_count = layout(rng, in_sizes, str(in_kind))
-    out_strides, out_count = layout(rng, out_sizes, str(out_kind))
+    out_strides, out_count = layout(rng, out_sizes, out_kind or str(drawn_out_kind))
     body: dict[str, Any] = {
         "InputTensor": {"DataType": dtype_name, "Sizes": in_sizes},
         "IndicesTensor": {"DataType": index_name, "Sizes": in_sizes},
         "OutputTensor": {"DataType": dtype_name, "Sizes": out_sizes},
     }
     inputs = {"InputTensor": x.reshape(in_sizes), "IndicesTensor": idx.astype(itype).reshape(in_sizes)}
-    if in_strides:  # the same logical elements, scattered into a strided buffer
-        body["InputTensor"]["Strides"] = in_strides
-        buffer = np.zeros(in_count, dtype)
-        np.lib.stride_tricks.as_strided(buffer, in_sizes, [s * dtype.itemsize for s in in_strides])[...] = x.reshape(
-            in_sizes
-        )
-        inputs["InputTensor"] = buffer
+    if in_strides:  # the same logical elements (values and indices), scattered into strided buffers
+        for member in ("InputTensor", "IndicesTensor"):
+            body[member]["Strides"] = in_strides
+            inputs[member] = _strided_buffer(inputs[member], in_strides, in_count)
     if out_strides:
         body["OutputTensor"]["Strides"] = out_strides
     return desc_from_json("MAX_UNPOOLING", body), inputs, out_count
 
 
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
 @pytest.mark.parametrize(("dtype_name", "index_name", "seed"), UNPOOLING_CASES)
-def test_max_unpooling_matches_the_reference(dtype_name: str, index_name: str, seed: int) -> None:
+def test_max_unpooling_matches_the_reference(dtype_name: str, index_name: str, seed: int, backend: str) -> None:
     rng = _rng("MAX_UNPOOLING", dtype_name, index_name, seed)
     desc, inputs, out_count = _unpooling(rng, dtype_name, index_name, duplicates="same" if seed == 2 else "none")
-    run_both(desc, inputs, "OutputTensor", out_count, _numpy_dtype(dtype_name))
+    run_both(desc, inputs, "OutputTensor", out_count, _numpy_dtype(dtype_name), backend)
 
 
-def test_max_unpooling_large() -> None:
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
+def test_max_unpooling_large(backend: str) -> None:
     rng = _rng("MAX_UNPOOLING", "large")
     x = values(rng, np.dtype(np.float32), 8 * 16 * 56 * 56).reshape(8, 16, 56, 56)
     idx = rng.permutation(8 * 16 * 112 * 112)[: x.size].astype(np.uint32).reshape(x.shape)
@@ -308,18 +337,81 @@ def test_max_unpooling_large() -> None:
         "OutputTensor",
         8 * 16 * 112 * 112,
         np.dtype(np.float32),
+        backend,
     )
 
 
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
+@pytest.mark.parametrize("index_name", ["UINT32", "UINT64"])
+def test_max_unpooling_hostile_indices(index_name: str, backend: str) -> None:
+    """The largest indices of each type, 2^32 and 2^32 + k (their low 32 bits: E170), the element count itself."""
+    out_sizes = [2, 3, 4, 5]
+    count = int(np.prod(out_sizes))  # 120
+    top = (1 << 64) - 1 if index_name == "UINT64" else (1 << 32) - 1
+    hostile = [top, count, count + 1, (1 << 32) - 1, count - 1, 0, 7, 2**31, 2**31 - 1, 2**31 + 5]
+    if index_name == "UINT64":
+        # 2^32 + 3 writes element 3; 2^33 + 9 element 9; 2^63 + 11 element 11; 2^32 + count nothing
+        hostile += [(1 << 32) + 3, (1 << 33) + 9, (1 << 63) + 11, (1 << 32) + count, (1 << 64) - (1 << 32) + 1]
+    else:
+        hostile += [3, 9, 11, count + 2, 1]
+    idx = np.array(hostile + [200 + i for i in range(2 * 3 * 4 * 1 - len(hostile))], np.uint64)
+    x = np.arange(1, idx.size + 1, dtype=np.float32)
+    in_sizes = [2, 3, 4, 1]
+    body = {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": in_sizes},
+        "IndicesTensor": {"DataType": index_name, "Sizes": in_sizes},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": out_sizes},
+    }
+    inputs = {
+        "InputTensor": x.reshape(in_sizes),
+        "IndicesTensor": idx.astype(_numpy_dtype(index_name)).reshape(in_sizes),
+    }
+    desc = desc_from_json("MAX_UNPOOLING", body)
+    run_both(desc, inputs, "OutputTensor", count, np.dtype(np.float32), backend)
+    got = to_numpy(dmlops.execute(desc, inputs, backend=backend)["OutputTensor"]).ravel()
+    assert got[count - 1] == 5 and got[0] == 6 and got[7] == 7 and got[3] == 11 and got[1] == 15 and got[2] == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
 @pytest.mark.parametrize("dtype_name", ["FLOAT32", "FLOAT16", "INT8", "UINT64"])
-def test_max_unpooling_refuses_conflicting_duplicates_as_the_reference(dtype_name: str) -> None:
-    for seed in range(3):
+def test_max_unpooling_refuses_conflicting_duplicates_as_the_reference(dtype_name: str, backend: str) -> None:
+    """The reference's DataIndexError and message; the caller's output (packed or strided) keeps its bits."""
+    for seed in range(4):
         rng = _rng("MAX_UNPOOLING", "clash", dtype_name, seed)
-        desc, inputs, _ = _unpooling(rng, dtype_name, "UINT32", duplicates="different")
+        out_kind = ("packed", "transposed", "padded", None)[seed]
+        desc, inputs, out_count = _unpooling(rng, dtype_name, "UINT32", duplicates="different", out_kind=out_kind)
         if desc.input_tensor.element_count <= 2:
             continue
         with pytest.raises(DataIndexError) as want:
             dmlops.execute(desc, inputs, backend="numpy")
+        dtype = _numpy_dtype(dtype_name)
+        fill = np.full(out_count, 7, dtype)
+        given = fill.copy()
         with pytest.raises(DataIndexError) as got:
-            dmlops.execute(desc, inputs, backend="cpu")
+            dmlops.execute(desc, inputs, backend=backend, outputs={"OutputTensor": given})
         assert str(got.value) == str(want.value)
+        np.testing.assert_array_equal(given, fill)  # untouched
+
+
+@pytest.mark.cuda
+def test_max_unpooling_refusal_leaves_a_device_output_untouched() -> None:
+    """On cuda with CuPy arrays (written in place, no host copy): the refusal leaves the device buffer as it was."""
+    cp = pytest.importorskip("cupy")
+    from dmlops.backends import load_backend
+    from dmlops.errors import BackendUnavailableError
+
+    try:
+        load_backend("cuda")
+    except BackendUnavailableError as exc:
+        pytest.skip(str(exc))
+    for seed, out_kind in enumerate(("packed", "transposed")):
+        rng = _rng("MAX_UNPOOLING", "clash", "device", seed)
+        desc, inputs, out_count = _unpooling(rng, "FLOAT32", "UINT64", duplicates="different", out_kind=out_kind)
+        given = cp.full(out_count, 7, dtype=cp.float32)
+        device_inputs = {m: cp.asarray(a) for m, a in inputs.items()}
+        with pytest.raises(DataIndexError) as got:
+            dmlops.execute(desc, device_inputs, backend="cuda", outputs={"OutputTensor": given})
+        with pytest.raises(DataIndexError) as want:
+            dmlops.execute(desc, inputs, backend="numpy")
+        assert str(got.value) == str(want.value)
+        assert bool(cp.all(given == 7))

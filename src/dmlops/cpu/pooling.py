@@ -540,10 +540,11 @@ def run_average_pooling_grad(
 # Data movement on the elements' bits (every type viewed as the unsigned integer of its
 # width): the flat output is zeroed, then every input element in bounds (index modulo 2^32 <
 # the output's element count, erratum E170) is written at its index, in parallel over
-# planes. Conflicting duplicates (the reference's DataIndexError) are found afterwards with
-# no scratch: a second pass compares every written element with what its target holds,
-# which differs for at least one writer of any target written with different bits. Only
-# then does the reference's own check run, for its exact message.
+# planes, into a flat scratch. Conflicting duplicates (the reference's DataIndexError) are
+# found afterwards: a second pass compares every written element with what its target
+# holds, which differs for at least one writer of any target written with different bits.
+# Only then does the reference's own check run, for its exact message; the caller's output
+# is written only when there is none (the reference leaves it untouched on a refusal).
 
 
 @njit(cache=True, parallel=True)
@@ -581,19 +582,18 @@ def run_max_unpooling(
 ) -> None:
     """Zeros, then each input element copied (bit for bit) to the flat output element its index names.
 
-    The index rules are :func:`~dmlops.descs.pooling.unpooling_targets`'s; on a refusal
-    (conflicting duplicates) the output's contents are unspecified.
+    The index rules are :func:`~dmlops.descs.pooling.unpooling_targets`'s. The writes go
+    to a flat scratch, copied into the output only when no conflicting duplicates were
+    found: a refusal leaves the caller's output as it was, as the reference's does.
     """
     x, indices, out = inputs["InputTensor"], inputs["IndicesTensor"], outputs["OutputTensor"]
     bits = np.dtype(f"u{x.dtype.itemsize}")
-    # The flat row-major output: the view itself when contiguous, else a scratch copied in at the end.
-    flat = out.reshape(-1) if out.flags.c_contiguous else np.empty(out.size, out.dtype)
+    flat = np.empty(out.size, out.dtype)  # the flat row-major output, checked before it is stored
     count = np.uint64(desc.output_tensor.element_count)
     if call_parallel(_unpool, x.view(bits), indices, flat.view(bits), count):
         unpooling_targets(desc, indices, x)  # raises DataIndexError with the reference's message
         raise AssertionError("MAX_UNPOOLING: a clash the reference's check does not see")  # pragma: no cover
-    if not out.flags.c_contiguous:
-        np.copyto(out, flat.reshape(out.shape))
+    np.copyto(out, flat.reshape(out.shape))
 
 
 OPERATORS: dict[str, Callable[..., Any]] = {

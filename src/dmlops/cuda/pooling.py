@@ -1,4 +1,24 @@
-"""Pooling on the CUDA backend: MAX_POOLING2, MAX_POOLING_GRAD.
+"""Pooling on the CUDA backend: MAX_POOLING2, MAX_POOLING_GRAD and the generic neighbours.
+
+The neighbours: MAX_POOLING and MAX_POOLING1 (as their MAX_POOLING2 equivalent),
+AVERAGE_POOLING(1) and LP_POOLING(1) (window sums), AVERAGE_POOLING_GRAD (a gather) and
+MAX_UNPOOLING (a scatter), in kernels/avg_pool.cu on MAX_POOLING2's PoolParams
+(:func:`pool_params`). They follow the reference's numerics step for step, so their
+results are bit-identical to it, except LP_POOLING with P other than 0, 1 and 2 (a
+float64 power whose last float64 bits differ from libm's; within the reference's stated
+tolerance):
+
+* AVERAGE_POOLING(1), LP_POOLING(1): one thread per output sums a float32 term of each
+  in-bounds element from +0 in row-major window order, then divides (AVERAGE), takes a
+  square root (P 2) or a power (other P). 2-D windows up to ``FUSED_MAX`` with dilation 1
+  (AVERAGE, P 1, P 2) take ``pool_sum_k2d``: window and stride known at compile time,
+  ``SUM_WINDOWS`` adjacent outputs per thread sharing their input columns.
+* AVERAGE_POOLING_GRAD: each OutputGradient element sums, in float64, the float32 shares
+  ``g[o] / divisor(o)`` of the windows holding it in increasing window offset (the
+  reference's order), and is rounded once. No atomics.
+* MAX_UNPOOLING: a zeroed packed scratch, a scatter of raw bits, a check pass that raises
+  a device flag for conflicting duplicates; the flag is read once, and the caller's output
+  is written (a strided copy of the scratch) only when it is clear.
 
 Shared helpers
 --------------
@@ -63,8 +83,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..descs._base import run_as
-from ..descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc, PoolingWindow, max_pooling2_equivalent
+from ..descs.pooling import (
+    MaxPooling2Desc,
+    MaxPoolingGradDesc,
+    PoolingWindow,
+    generic_window,
+    max_pooling2_equivalent,
+    unpooling_targets,
+)
 from ..enums import FeatureLevel
+from ..errors import UnsupportedError
 from ._copy import C_TYPES, PlanCache, grid_for, index_type
 from ._plan import max_abs_offset
 from ._runtime import PackedLaunch, cupy_module, element_strides, fast_div, get_kernel, params, plane_item_fields
@@ -515,9 +543,204 @@ def _plan(
     )
 
 
+# -- AVERAGE_POOLING(1), LP_POOLING(1) -------------------------------------------------------
+
+_SUM_PLANS = PlanCache()
+SUM_MODES = {"AVERAGE": 0, "LP1": 1, "LP2": 2, "LPP": 3, "LP0": 4}
+"""``PoolSumMode`` of kernels/avg_pool.cu: the term each element adds and the window's finish."""
+SUM_FAST_MODES = (0, 1, 2)
+"""Modes of the 2-D fast path ``pool_sum_k2d`` (no power, no count-only LP 0)."""
+SUM_WINDOWS = 2
+"""Adjacent outputs per thread of ``pool_sum_k2d`` (1, 2 or 4; they share input columns)."""
+SUM_FAST_TYPES = FAST_TYPES
+"""Data types of the window sums' 2-D fast path (emptied by the benchmark to time the general kernel)."""
+
+
+def summed_window(desc: Any) -> PoolingWindow:
+    """The window AVERAGE_POOLING(1) / LP_POOLING(1) sum over; UnsupportedError for a zero Dilation, as the reference.
+
+    DirectML 1.15.4's sum over a zero-Dilation window is not characterised (the reference
+    refuses it too); the directml backend runs it.
+    """
+    window = generic_window(desc)
+    if 0 in window.dilations:
+        raise UnsupportedError(
+            f"{desc.dml_name}: the cuda backend does not implement a Dilations entry of 0 "
+            f"(Dilations {list(window.dilations)}; DirectML's result is not characterised); "
+            "the directml backend runs it"
+        )
+    return window
+
+
+def _sum_launch(desc: Any, mode: int, x: Any, y: Any, xs: tuple[int, ...], ys: tuple[int, ...]) -> PackedLaunch:
+    """The window-sum launch of a desc for these arrays' shapes, strides and type (pointers: x, y)."""
+    window = summed_window(desc)
+    count = int(y.size)
+    p, use32 = pool_params(window, x.shape, y.shape, xs, ys, ys, count)
+    exponent = np.float32(max(int(getattr(desc, "p", 1)), 1))
+    full = int(np.prod(window.window_size, dtype=np.int64)) if getattr(desc, "include_padding", False) else -1
+    # The reference's exponents: float32(P) and the float32 quotient 1 / float32(P), each widened to float64.
+    s = params(
+        ("p", "f8", float(exponent)),
+        ("inv_p", "f8", float(np.float32(1) / exponent)),
+        ("full", "i8", full),
+    )
+    t = C_TYPES[x.dtype]
+    ws, st = tuple(window.window_size), tuple(window.strides)
+    fast = len(ws) == 2 and tuple(window.dilations) == (1, 1) and min(ws + st) >= 1 and max(ws + st) <= FUSED_MAX
+    if fast and use32 and mode in SUM_FAST_MODES and x.dtype in SUM_FAST_TYPES:
+        n, c, _, _ = x.shape
+        oh, ow = y.shape[2:]
+        m = SUM_WINDOWS
+        qw = -(-ow // m)
+        threads = n * c * oh * qw
+        fn = get_kernel("avg_pool.cu", f"pool_sum_k2d<{t}, {mode}, {ws[0]}, {ws[1]}, {st[0]}, {st[1]}, {m}>")
+        return PackedLaunch(fn, grid_for(threads, BLOCK), BLOCK, 2, p, div_params(threads, qw, oh, c), s)
+    fn = get_kernel("avg_pool.cu", f"pool_sum<{t}, {mode}, {index_type(use32)}>")
+    return PackedLaunch(fn, grid_for(count, BLOCK), BLOCK, 2, p, s)
+
+
+def _run_sums(desc: Any, mode: int, inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> None:
+    x, y = inputs["InputTensor"], outputs["OutputTensor"]
+    xs, ys = element_strides(x), element_strides(y)
+    key = (id(desc), xs, ys)
+    plan = _SUM_PLANS.get(key)
+    if plan is None or plan[0] is not desc:
+        plan = _SUM_PLANS.put(key, (desc, _sum_launch(desc, mode, x, y, xs, ys)))
+    plan[1](x.data.ptr, y.data.ptr)
+
+
+def run_average_pooling(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """AVERAGE_POOLING(1): float32 window sum / count (``prod(WindowSize)`` with IncludePadding), as the reference."""
+    _run_sums(desc, SUM_MODES["AVERAGE"], inputs, outputs)
+
+
+def run_lp_pooling(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """LP_POOLING(1): ``(sum |x|^P)^(1/P)`` summed in float32 (P 0, 1, 2 exact; others float64 ``pow``)."""
+    p = int(desc.p)
+    _run_sums(
+        desc, {0: SUM_MODES["LP0"], 1: SUM_MODES["LP1"], 2: SUM_MODES["LP2"]}.get(p, SUM_MODES["LPP"]), inputs, outputs
+    )
+
+
+# -- AVERAGE_POOLING_GRAD ------------------------------------------------------------------------
+
+_AVG_GRAD_PLANS = PlanCache()
+
+
+def _avg_grad_launch(desc: Any, dy: Any, dx: Any, gs: tuple[int, ...], ds: tuple[int, ...]) -> PackedLaunch:
+    window = generic_window(desc)
+    count = int(dx.size)
+    # As MAX_POOLING_GRAD's: the forward input is OutputGradientTensor (sizes and strides in
+    # x and z), the forward output InputGradientTensor (y).
+    p, use32 = pool_params(window, dx.shape, dy.shape, ds, gs, ds, count)
+    g = params(
+        ("include_padding", "i8", 1 if desc.include_padding else 0),
+        ("active", "i8", 0 if 0 in window.strides else 1),  # a zero Stride: zeros (descs.pooling)
+        ("end_pad", "i8", _spatial3(window.end_padding, 0)),
+    )
+    fn = get_kernel("avg_pool.cu", f"avg_pool_grad<{C_TYPES[dx.dtype]}, {index_type(use32)}>")
+    return PackedLaunch(fn, grid_for(count, BLOCK), BLOCK, 2, p, g)
+
+
+def run_average_pooling_grad(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """A gather: each element sums ``float32(g[o]) / divisor(o)`` in float64 over its windows, reference order."""
+    dy, dx = inputs["InputGradientTensor"], outputs["OutputGradientTensor"]
+    gs, ds = element_strides(dy), element_strides(dx)
+    key = (id(desc), gs, ds)
+    plan = _AVG_GRAD_PLANS.get(key)
+    if plan is None or plan[0] is not desc:
+        plan = _AVG_GRAD_PLANS.put(key, (desc, _avg_grad_launch(desc, dy, dx, gs, ds)))
+    plan[1](dy.data.ptr, dx.data.ptr)
+
+
+# -- MAX_UNPOOLING ---------------------------------------------------------------------------------
+
+_UNPOOL_PLANS = PlanCache()
+_RAW = {1: ("u8", "uint8"), 2: ("u16", "uint16"), 4: ("u32", "uint32"), 8: ("u64", "uint64")}
+"""Element size -> (the kernels' raw type, the scratch's dtype): MAX_UNPOOLING moves bits."""
+
+
+def _unpool_launches(
+    desc: Any, x: Any, indices: Any, xs: tuple[int, ...], js: tuple[int, ...]
+) -> tuple[PackedLaunch, PackedLaunch]:
+    raw = _RAW[x.dtype.itemsize][0]
+    idx = {"uint32": "u32", "uint64": "u64"}[str(indices.dtype)]
+    p = params(
+        ("count", "i8", int(x.size)),
+        ("out_count", "i8", int(desc.output_tensor.element_count)),
+        ("size", "i8", [int(v) for v in x.shape]),
+        ("x_stride", "i8", list(xs)),
+        ("i_stride", "i8", list(js)),
+    )
+    blocks = grid_for(int(x.size), BLOCK)
+    scatter = get_kernel("avg_pool.cu", f"max_unpool_scatter<{raw}, {idx}>")
+    check = get_kernel("avg_pool.cu", f"max_unpool_check<{raw}, {idx}>")
+    return PackedLaunch(scatter, blocks, BLOCK, 3, p), PackedLaunch(check, blocks, BLOCK, 4, p)
+
+
+def run_max_unpooling(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """Zeros, then each input element copied (bit for bit) to the flat output element its index names.
+
+    The writes go to a packed scratch first; the conflict flag is read once, and the
+    caller's output is written only when there is no conflict (a refusal leaves it as it
+    was, as the reference's). The index rules are :func:`~dmlops.descs.pooling.unpooling_targets`'s.
+    """
+    cp = cupy_module()
+    x, indices, out = inputs["InputTensor"], inputs["IndicesTensor"], outputs["OutputTensor"]
+    xs, js = element_strides(x), element_strides(indices)
+    key = (id(desc), xs, js)
+    plan = _UNPOOL_PLANS.get(key)
+    if plan is None or plan[0] is not desc:
+        plan = _UNPOOL_PLANS.put(key, (desc, _unpool_launches(desc, x, indices, xs, js)))
+    scatter, check = plan[1]
+    scratch = cp.zeros(int(desc.output_tensor.element_count), dtype=_RAW[x.dtype.itemsize][1])
+    flag = cp.zeros(1, dtype=cp.int32)
+    scatter(x.data.ptr, indices.data.ptr, scratch.data.ptr)
+    check(x.data.ptr, indices.data.ptr, scratch.data.ptr, flag.data.ptr)
+    if int(flag.get()[0]):
+        unpooling_targets(desc, indices.get(), x.get())  # raises DataIndexError with the reference's message
+        raise AssertionError("MAX_UNPOOLING: a clash the reference's check does not see")  # pragma: no cover
+    cp.copyto(out, scratch.view(out.dtype).reshape(out.shape))
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "MAX_POOLING2": run_max_pooling2,
     "MAX_POOLING_GRAD": run_max_pooling_grad,
     **{name: run_as(max_pooling2_equivalent, run_max_pooling2) for name in ("MAX_POOLING", "MAX_POOLING1")},
+    "AVERAGE_POOLING": run_average_pooling,
+    "AVERAGE_POOLING1": run_average_pooling,
+    "LP_POOLING": run_lp_pooling,
+    "LP_POOLING1": run_lp_pooling,
+    "AVERAGE_POOLING_GRAD": run_average_pooling_grad,
+    "MAX_UNPOOLING": run_max_unpooling,
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -5,8 +5,8 @@ geometry every backend reads (:class:`PoolingWindow`). The family also *claims* 
 operators that keep their generic (catalogue-made) descs (:func:`claim`): MAX_POOLING,
 MAX_POOLING1, AVERAGE_POOLING, AVERAGE_POOLING1, LP_POOLING and LP_POOLING1. They share
 the window machinery (:func:`generic_window`) and the forward rules
-(:func:`validate_generic`). AVERAGE_POOLING_GRAD and MAX_UNPOOLING are claimed for the
-``numpy`` and ``directml`` backends, with their own rules, each checked against DirectML 1.15.4's
+(:func:`validate_generic`). AVERAGE_POOLING_GRAD and MAX_UNPOOLING are claimed too
+(every backend), with their own rules, each checked against DirectML 1.15.4's
 CreateOperator (it wins where the pages are silent or say otherwise):
 
 * AVERAGE_POOLING_GRAD: the forward rules of :func:`validate_pooling` with
@@ -483,10 +483,8 @@ def claim(operator: str) -> tuple[str, tuple[str, ...]] | None:
 
     Read by :func:`dmlops.descs.generic.generic_desc_class` when it makes the class.
     """
-    if operator in EQUIVALENT_OPERATORS:
+    if operator in EQUIVALENT_OPERATORS or operator in KERNEL_OPERATORS:
         return FAMILY, ("numpy", "cpu", "cuda", "directml")
-    if operator in CPU_OPERATORS:
-        return FAMILY, ("numpy", "cpu", "directml")
     if operator in GENERIC_OPERATORS or operator in NUMPY_OPERATORS:
         return FAMILY, ("numpy", "directml")
     if operator in DIRECTML_OPERATORS:
@@ -498,10 +496,10 @@ EQUIVALENT_OPERATORS: frozenset[str] = frozenset(("MAX_POOLING", "MAX_POOLING1")
 """Generic operators the cpu and cuda backends run as their MAX_POOLING2 equivalent."""
 
 
-CPU_OPERATORS: frozenset[str] = frozenset(
+KERNEL_OPERATORS: frozenset[str] = frozenset(
     ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "AVERAGE_POOLING_GRAD", "MAX_UNPOOLING")
 )
-"""Generic operators the cpu backend runs with kernels of their own (not cuda yet)."""
+"""Generic operators the cpu and cuda backends run with kernels of their own."""
 
 
 def max_pooling2_equivalent(desc: Any) -> MaxPooling2Desc:
