@@ -76,7 +76,7 @@ ARG_FUNCTIONS = ("ARGMAX", "ARGMIN")
 """REDUCE's functions whose output is an index type."""
 
 
-claim = family_claim(FAMILY, (REFERENCE_OPERATORS, ("numpy", "cpu", "directml")), (OPERATORS, ("directml",)))
+claim = family_claim(FAMILY, (REFERENCE_OPERATORS, ("numpy", "cpu", "cuda", "directml")), (OPERATORS, ("directml",)))
 
 
 def reduced_axes(desc: Any) -> tuple[int, ...]:
