@@ -17,19 +17,31 @@ import numpy as np
 import pytest
 
 import dmlops
-from conftest import backend_params
+from conftest import backend_params, to_numpy
 from dmlops.descs import desc_class, desc_from_json
-from dmlops.errors import InvalidDescError
+from dmlops.errors import DataIndexError, InvalidDescError
 from dmlops.ops import roi as O
 
 F32 = np.float32
 FLT_MAX = float(np.finfo(F32).max)
 
 
-def test_family_claims() -> None:
-    cls = desc_class("ROI_POOLING")
+BACKENDS = ("numpy", "cpu", "cuda")
+"""The backends every test of this module runs on (cuda cases skip without a GPU)."""
+
+
+@pytest.mark.parametrize("name", ["ROI_POOLING", "ROI_ALIGN1", "ROI_ALIGN_GRAD"])
+def test_family_claims(name: str) -> None:
+    cls = desc_class(name)
     assert cls.family == "roi"
-    assert cls.backends == ("numpy", "cpu", "directml")
+    assert cls.backends == ("numpy", "cpu", "cuda", "directml")
+
+
+def _on(backend: str, base: np.ndarray, view: Any = None) -> Any:
+    """``view(base)`` with ``base`` on the backend's device (CuPy for cuda), so strided views reach its kernels."""
+    if backend == "cuda":
+        base = pytest.importorskip("cupy").asarray(base)
+    return view(base) if view is not None else base
 
 
 # -- ROI_POOLING ---------------------------------------------------------------------------------
@@ -94,11 +106,12 @@ def _random_pooling(seed: int) -> tuple[np.ndarray, np.ndarray, tuple[int, int],
     return x, rois, pooled, scale
 
 
-@pytest.mark.parametrize("backend", backend_params("numpy", "cpu"), indirect=True)
+@pytest.mark.parametrize("backend", backend_params(*BACKENDS), indirect=True)
 @pytest.mark.parametrize("seed", range(40))
 def test_roi_pooling_matches_the_loop_oracle(backend: str, seed: int) -> None:
+    """Bit for bit (no arithmetic on the values; NaN never wins, so the outputs hold no NaN)."""
     x, rois, pooled, scale = _random_pooling(seed)
-    got = O.roi_pooling(x, rois, pooled, spatial_scale=scale, backend=backend)
+    got = to_numpy(O.roi_pooling(x, rois, pooled, spatial_scale=scale, backend=backend))
     want = roi_pooling_oracle(x, rois, pooled, scale)
     np.testing.assert_array_equal(got, want)
     assert (np.signbit(got) == np.signbit(want)).all()
@@ -149,42 +162,57 @@ def test_roi_pooling_worked_by_hand() -> None:
     np.testing.assert_array_equal(got[0, 0], [[8, 9, 10], [20, 21, 22]])
 
 
-def test_roi_pooling_rules() -> None:
-    """E190-E192 on the numpy backend: halves to even, an inverted region, clamped batch IDs, NaN and empty bins."""
+@pytest.mark.parametrize("backend", backend_params(*BACKENDS), indirect=True)
+def test_roi_pooling_rules(backend: str) -> None:
+    """E190-E192: halves to even, an inverted region, clamped batch IDs (hostile ones too), NaN and empty bins."""
+
+    def pool(x: np.ndarray, rois: Any, pooled: Any) -> np.ndarray:
+        return to_numpy(O.roi_pooling(x, np.asarray(rois, F32), pooled, backend=backend)).ravel()
+
     x = np.arange(48, dtype=F32).reshape(1, 1, 6, 8)
     two = np.concatenate([x, x + 100])
-    np.testing.assert_array_equal(O.roi_pooling(x, [[0, v, 0, v, 0] for v in (0.5, 1.5, 2.5)], 1).ravel(), [0, 2, 2])
-    np.testing.assert_array_equal(O.roi_pooling(x, [[0, 5, 4, 2, 1]], (2, 2)).ravel(), [37] * 4)
-    ids = [1.7, -0.7, 7, np.inf, np.nan]
-    np.testing.assert_array_equal(O.roi_pooling(two, [[b, 1, 1, 1, 1] for b in ids], 1).ravel(), [109, 9, 109, 109, 9])
+    np.testing.assert_array_equal(pool(x, [[0, v, 0, v, 0] for v in (0.5, 1.5, 2.5)], 1), [0, 2, 2])
+    np.testing.assert_array_equal(pool(x, [[0, 5, 4, 2, 1]], (2, 2)), [37] * 4)
+    ids = [1.7, -0.7, 7, np.inf, np.nan, -np.inf, 3e9, -3e9]
+    np.testing.assert_array_equal(pool(two, [[b, 1, 1, 1, 1] for b in ids], 1), [109, 9, 109, 109, 9, 9, 109, 9])
     y = x.copy()
     y[0, 0, 0, :3] = [np.nan, -np.inf, -0.0]
-    got = O.roi_pooling(y, [[0, 0, 0, 1, 0], [0, 1, 0, 2, 0], [0, 20, 20, 30, 30]], 1).ravel()
+    got = pool(y, [[0, 0, 0, 1, 0], [0, 1, 0, 2, 0], [0, 20, 20, 30, 30]], 1)
     np.testing.assert_array_equal(got, [-FLT_MAX, 0, 0])
     assert np.signbit(got[1]) and not np.signbit(got[2])
 
 
-def test_roi_pooling_huge_regions_wrap_as_int32() -> None:
-    """E190: 2e9 + 1 pixels in 7 bins overflow the unsigned 32-bit products: every bin empty."""
+@pytest.mark.parametrize("backend", backend_params(*BACKENDS), indirect=True)
+def test_roi_pooling_huge_regions_wrap_as_int32(backend: str) -> None:
+    """E190: 2e9 + 1 pixels in 7 bins overflow the unsigned 32-bit products: every bin empty; corners past int32 saturate."""
     x = np.arange(48, dtype=F32).reshape(1, 1, 6, 8)
-    assert not O.roi_pooling(x, [[0, -1e9, 0, 1e9, 0]], (1, 7)).any()
+    assert not to_numpy(O.roi_pooling(x, [[0, -1e9, 0, 1e9, 0]], (1, 7), backend=backend)).any()
+    rois = np.array([[0, -1e10, -1e10, 1e10, 1e10], [0, np.nan, 1, 1e30, 2]], F32)
+    got = to_numpy(O.roi_pooling(x, rois, (2, 3), backend=backend))
+    np.testing.assert_array_equal(got, O.roi_pooling(x, rois, (2, 3), backend="numpy"))
 
 
-@pytest.mark.parametrize("backend", backend_params("numpy", "cpu"), indirect=True)
+@pytest.mark.parametrize("backend", backend_params(*BACKENDS), indirect=True)
 def test_roi_pooling_strided_input_and_float16(backend: str) -> None:
     x = np.arange(2 * 3 * 5 * 7, dtype=F32).reshape(2, 3, 5, 7)
     rois = np.array([[1, 0, 1, 5, 4], [0, 2, 0, 6, 2]], F32)
     want = roi_pooling_oracle(x, rois, (2, 3), 1.0)
-    np.testing.assert_array_equal(O.roi_pooling(np.asfortranarray(x), rois, (2, 3), backend=backend), want)
-    half = O.roi_pooling(x.astype(np.float16), rois.astype(np.float16), (2, 3), backend=backend)
+    got = O.roi_pooling(np.asfortranarray(x), rois, (2, 3), backend=backend)
+    np.testing.assert_array_equal(to_numpy(got), want)
+    # a transposed (channels-last) view and a strided output, on the backend's device
+    nhwc = _on(backend, np.ascontiguousarray(x.transpose(0, 2, 3, 1)), lambda a: a.transpose(0, 3, 1, 2))
+    out = _on(backend, np.zeros((2, 3, 2, 6), F32), lambda a: a[..., ::2])
+    O.roi_pooling(nhwc, rois, (2, 3), backend=backend, out=out)
+    np.testing.assert_array_equal(to_numpy(out), want)
+    half = to_numpy(O.roi_pooling(x.astype(np.float16), rois.astype(np.float16), (2, 3), backend=backend))
     assert half.dtype == np.float16
     np.testing.assert_array_equal(half, want.astype(np.float16))
 
 
-@pytest.mark.parametrize("backend", backend_params("numpy", "cpu"), indirect=True)
+@pytest.mark.parametrize("backend", backend_params(*BACKENDS), indirect=True)
 def test_roi_pooling_float16_max_starts_at_its_lowest(backend: str) -> None:
     x = np.full((1, 1, 2, 2), -np.inf, np.float16)
-    assert O.roi_pooling(x, [[0, 0, 0, 1, 1]], 1, backend=backend).item() == -65504.0
+    assert to_numpy(O.roi_pooling(x, [[0, 0, 0, 1, 1]], 1, backend=backend)).item() == -65504.0
 
 
 def test_roi_pooling_rejects_a_bad_desc() -> None:
@@ -208,12 +236,6 @@ def test_roi_pooling_api_out_and_4d_rois() -> None:
 
 
 # -- ROI_ALIGN_GRAD ------------------------------------------------------------------------------
-
-
-def test_roi_align_grad_is_claimed_for_numpy() -> None:
-    cls = desc_class("ROI_ALIGN_GRAD")
-    assert cls.family == "roi"
-    assert cls.backends == ("numpy", "directml")
 
 
 def _sample_coordinates(first: float, last: float, outputs: int, samples: int, ipo: float, opo: float, corners: bool):
@@ -340,10 +362,11 @@ def _grad_api(p: dict[str, Any], d: dict[str, Any], **kw: Any) -> Any:
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("backend", backend_params(*BACKENDS), indirect=True)
 @pytest.mark.parametrize("seed", range(40))
-def test_roi_align_grad_matches_the_loop_oracle(seed: int) -> None:
+def test_roi_align_grad_matches_the_loop_oracle(backend: str, seed: int) -> None:
     p, d = _grad_case(seed)
-    dx, droi = _grad_api(p, d, return_roi_gradient=True)
+    dx, droi = (to_numpy(v) for v in _grad_api(p, d, return_roi_gradient=True, backend=backend))
     want_dx, want_droi = roi_align_grad_oracle(d["x"], d["dy"], d["rois"], d["batch"], d["x"].shape, **p)
     # float32 weights and sums against the oracle's float64
     np.testing.assert_allclose(dx, want_dx, rtol=1e-4, atol=1e-4)
@@ -432,3 +455,139 @@ def test_roi_align_grad_api() -> None:
     droi = O.roi_align_grad(dy, [[0, 0, 2, 2]], [0], np.ones((1, 1, 2, 2), F32), return_input_gradient=False,
                             return_roi_gradient=True)  # fmt: skip
     assert droi.shape == (1, 4) and not droi.any()  # a flat input has no slopes
+
+
+# -- ROI_ALIGN1 and ROI_ALIGN_GRAD on every backend ----------------------------------------------
+
+
+def _forward_on(backend: str, p: dict[str, Any], x: Any, d: dict[str, Any], **kw: Any) -> np.ndarray:
+    oh, ow = d["dy"].shape[2:]
+    return to_numpy(
+        O.roi_align1(
+            x, d["rois"], d["batch"], (oh, ow),
+            spatial_scale=(p["sx"], p["sy"]),
+            reduction_function="MAX" if p["max"] else "AVERAGE",
+            interpolation_mode="NEAREST_NEIGHBOR" if p["nearest"] else "LINEAR",
+            input_pixel_offset=p["ipo"], output_pixel_offset=p["opo"],
+            minimum_samples_per_output=p["lo"], maximum_samples_per_output=p["hi"],
+            align_regions_to_corners=p["corners"], backend=backend, **kw,
+        )
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+@pytest.mark.parametrize("seed", range(40))
+def test_roi_align1_matches_the_reference(backend: str, dtype: Any, seed: int) -> None:
+    """Bit for bit: the same float64 sample coordinates and float32 lerps and sums as the reference (erratum E38).
+
+    The cases cover both offsets, AlignRegionsToCorners (seed % 4 == 3, one sample per
+    output included), NEAREST, MAX, adaptive and fixed sample counts, and ROIs reaching
+    1.5 pixels past the input on every side (out-of-bounds samples, read as -7.5 here).
+    """
+    p, d = _grad_case(seed)
+    x = d["x"].astype(dtype)
+    d = {**d, "rois": d["rois"].astype(dtype)}
+    want = _forward_on("numpy", p, x, d, out_of_bounds_input_value=-7.5)
+    got = _forward_on(backend, p, x, d, out_of_bounds_input_value=-7.5)
+    assert got.dtype == want.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
+@pytest.mark.parametrize("seed", range(0, 40, 5))
+def test_roi_align1_strided_input(backend: str, seed: int) -> None:
+    """A channels-last view and a view with gaps read the same elements as the contiguous input."""
+    p, d = _grad_case(seed)
+    want = _forward_on("numpy", p, d["x"], d)
+    nhwc = _on(backend, np.ascontiguousarray(d["x"].transpose(0, 2, 3, 1)), lambda a: a.transpose(0, 3, 1, 2))
+    np.testing.assert_array_equal(_forward_on(backend, p, nhwc, d), want)
+    gaps = np.zeros((*d["x"].shape[:3], 2 * d["x"].shape[3]), F32)
+    gaps[..., ::2] = d["x"]
+    np.testing.assert_array_equal(_forward_on(backend, p, _on(backend, gaps, lambda a: a[..., ::2]), d), want)
+
+
+def test_roi_align1_corners_single_sample_is_the_centre() -> None:
+    """AlignRegionsToCorners with one sample: the region's centre, whatever OutputPixelOffset (x 1..4 -> 2.5)."""
+    ramp = np.arange(8, dtype=F32).reshape(1, 1, 1, 8) * 10
+    for backend in ("numpy", "cpu"):
+        got = O.roi_align1(ramp, [[1, 0, 4, 0]], [0], (1, 1), input_pixel_offset=0, output_pixel_offset=7,
+                           align_regions_to_corners=True, maximum_samples_per_output=1, backend=backend)  # fmt: skip
+        assert to_numpy(got).item() == 25.0
+
+
+HOSTILE_BATCHES = [(np.uint32, 2), (np.uint32, 2**32 - 1), (np.uint64, 2**63), (np.uint64, 2**64 - 1)]
+
+
+@pytest.mark.parametrize("backend", backend_params(*BACKENDS), indirect=True)
+@pytest.mark.parametrize(("index_type", "bad"), HOSTILE_BATCHES, ids=lambda v: str(v))
+def test_roi_align1_and_grad_refuse_hostile_batch_indices(backend: str, index_type: Any, bad: int) -> None:
+    """Ruling 3: a batch index outside [0, BatchCount) raises DataIndexError naming the ROI (no fault, no read)."""
+    x = np.ones((2, 1, 4, 4), F32)
+    batch = np.array([0, bad, 1], index_type)
+    rois = np.array([[0, 0, 2, 2]] * 3, F32)
+    with pytest.raises(DataIndexError, match=rf"ROI 1 has batch index {bad}"):
+        O.roi_align1(x, rois, batch, 2, backend=backend)
+    if index_type is np.uint64:
+        return  # ROI_ALIGN_GRAD's BatchIndicesTensor is UINT32 only
+    dy = np.ones((3, 1, 2, 2), F32)
+    with pytest.raises(DataIndexError, match=rf"ROI 1 has batch index {bad}"):
+        O.roi_align_grad(dy, rois, batch, x, reduction_function="MAX", return_roi_gradient=True, backend=backend)
+    with pytest.raises(DataIndexError, match=rf"ROI 1 has batch index {bad}"):
+        O.roi_align_grad(dy, rois, batch, input_shape=(2, 1, 4, 4), backend=backend)
+
+
+def _grad_tolerance(dtype: Any, d: dict[str, Any]) -> tuple[float, float, float]:
+    """(rtol, atol of the input gradient, atol of the ROI gradient) against the reference.
+
+    Both sum float64 terms and round once to ``dtype``; only the order of the float64 sums
+    differs (cpu: sample by sample; cuda: float64 atomics and a block tree; the reference:
+    einsum). A float64 sum of k terms is within k·2^-53·Σ|terms| of the exact one, far
+    below 1e-12·Σ|terms| here, and the rounding to ``dtype`` may then land one ulp
+    (≤ 2^-23 or 2^-10 relative) apart. Σ|terms| of an input-gradient element is at most
+    Σ|dy| (weights ≤ 1); of a ROI-gradient entry at most Σ|dy| · 2 max|x| · the axis length.
+    """
+    dy = float(np.abs(d["dy"].astype(np.float64)).sum())
+    x = float(np.abs(d["x"].astype(np.float64)).max())
+    ulp = 2.0**-23 if dtype == np.float32 else 2.0**-10
+    tiny = float(np.finfo(dtype).smallest_subnormal)
+    return ulp, 1e-12 * dy + tiny, 1e-12 * dy * 2 * x * max(d["x"].shape[2:]) + tiny
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+@pytest.mark.parametrize("seed", range(40))
+def test_roi_align_grad_matches_the_reference(backend: str, dtype: Any, seed: int) -> None:
+    """Both gradients against the reference within the float64 summation-order tolerance (:func:`_grad_tolerance`).
+
+    The MAX pick is exact (the forward's float32 samples); only sums are reordered.
+    """
+    p, d = _grad_case(seed)
+    d = {k: v.astype(dtype) if k != "batch" else v for k, v in d.items()}
+    want = _grad_api(p, d, return_roi_gradient=True, backend="numpy")
+    got = [to_numpy(v) for v in _grad_api(p, d, return_roi_gradient=True, backend=backend)]
+    rtol, atol_dx, atol_roi = _grad_tolerance(dtype, d)
+    assert got[0].dtype == got[1].dtype == dtype
+    np.testing.assert_allclose(got[0], want[0], rtol=rtol, atol=atol_dx)
+    np.testing.assert_allclose(got[1], want[1], rtol=rtol, atol=atol_roi)
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
+@pytest.mark.parametrize("seed", [0, 2, 4, 6, 8])
+def test_roi_align_grad_without_input_and_strided(backend: str, seed: int) -> None:
+    """AVERAGE without InputTensor (input_shape), and a channels-last InputTensor with the ROI gradient."""
+    p, d = _grad_case(seed)  # even seeds: AVERAGE
+    rtol, atol_dx, atol_roi = _grad_tolerance(np.float32, d)
+    kw = dict(
+        spatial_scale=(p["sx"], p["sy"]), input_pixel_offset=p["ipo"], output_pixel_offset=p["opo"],
+        maximum_samples_per_output=p["hi"], align_regions_to_corners=p["corners"],
+        interpolation_mode="NEAREST_NEIGHBOR" if p["nearest"] else "LINEAR",
+    )  # fmt: skip
+    want = O.roi_align_grad(d["dy"], d["rois"], d["batch"], input_shape=d["x"].shape, **kw)
+    got = O.roi_align_grad(d["dy"], d["rois"], d["batch"], input_shape=d["x"].shape, backend=backend, **kw)
+    np.testing.assert_allclose(to_numpy(got), want, rtol=rtol, atol=atol_dx)
+    want_dx, want_droi = _grad_api(p, d, return_roi_gradient=True)
+    nhwc = _on(backend, np.ascontiguousarray(d["x"].transpose(0, 2, 3, 1)), lambda a: a.transpose(0, 3, 1, 2))
+    got_dx, got_droi = _grad_api(p, {**d, "x": nhwc}, return_roi_gradient=True, backend=backend)
+    np.testing.assert_allclose(to_numpy(got_dx), want_dx, rtol=rtol, atol=atol_dx)
+    np.testing.assert_allclose(to_numpy(got_droi), want_droi, rtol=rtol, atol=atol_roi)

@@ -47,7 +47,14 @@ import numpy as np
 from numba import njit, prange
 from numpy.typing import NDArray
 
-from ..descs.roi import SAMPLE_BYTES, RoiAlignDesc, batch_indices, pooling_bins, sample_taps
+from ..descs.roi import (
+    SAMPLE_BYTES,
+    batch_indices,
+    image_tensor,
+    pooling_bins,
+    roi_gradient_coefficients,
+    sample_taps,
+)
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..memory import check_allocation
 from ._common import call_parallel, kernel_view, load, store
@@ -62,9 +69,18 @@ Runs = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np
 
 
 def axis_samples(
-    desc: RoiAlignDesc, start: NDArray[np.float64], end: NDArray[np.float64], n_out: int, length: int
+    desc: Any,
+    start: NDArray[np.float64],
+    end: NDArray[np.float64],
+    n_out: int,
+    length: int,
+    mode: InterpolationMode | None = None,
 ) -> Samples:
-    """Samples of every ROI along one axis.
+    """Samples of every ROI along one axis (``desc``: ROI_ALIGN, ROI_ALIGN1 or ROI_ALIGN_GRAD; ``mode``: the taps').
+
+    ROI_ALIGN is ROI_ALIGN1 with its implied offsets (0.5, -0.5) and no
+    AlignRegionsToCorners; with it the samples span the corners (``step = size / (NX -
+    1)``, one sample alone at the region's centre), as the reference's ``_axes``.
 
     Returns
     -------
@@ -86,10 +102,17 @@ def axis_samples(
     np.cumsum(count, out=offsets[1:])
     roi_of = np.repeat(np.arange(samples.size), count)
     j = (np.arange(offsets[-1], dtype=np.int64) - offsets[:-1][roi_of]).astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        step = size / count  # the reference: size / (n_out * s)
-        coord = (j - desc.output_pixel_offset) * step[roi_of] + start[roi_of] - desc.input_pixel_offset
-    first, second, weight, in_bounds = sample_taps(desc, coord, length)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        if getattr(desc, "align_regions_to_corners", False):
+            # ROI_ALIGN1 AlignRegionsToCorners (the reference's operations, in its order)
+            step = size / (count - 1)
+            coord = (j - desc.output_pixel_offset) * step[roi_of] + start[roi_of] - desc.input_pixel_offset
+            centre = (start + size / 2 - desc.input_pixel_offset)[roi_of]
+            coord = np.where(count[roi_of] == 1, centre, coord)
+        else:
+            step = size / count  # the reference: size / (n_out * s)
+            coord = (j - desc.output_pixel_offset) * step[roi_of] + start[roi_of] - desc.input_pixel_offset
+    first, second, weight, in_bounds = sample_taps(desc, coord, length, mode)
     return samples, offsets, first.astype(np.int64), second.astype(np.int64), weight, in_bounds
 
 
@@ -285,14 +308,14 @@ def _average_form(ym: Runs, xm: Runs, out_h: int, out_w: int) -> NDArray[np.int6
 
 
 def run_roi_align(
-    desc: RoiAlignDesc,
+    desc: Any,
     inputs: Mapping[str, NDArray[Any]],
     outputs: Mapping[str, NDArray[Any]],
     *,
     feature_level: FeatureLevel,
     strict: bool,
 ) -> None:
-    """ROI_ALIGN of every ROI into ``outputs["OutputTensor"]``."""
+    """ROI_ALIGN (or ROI_ALIGN1: its own offsets and corners) of every ROI into ``outputs["OutputTensor"]``."""
     x = inputs["InputTensor"]
     batch = batch_indices(desc, inputs["BatchIndicesTensor"])
     rois = np.asarray(inputs["ROITensor"], dtype=np.float64).reshape(-1, 4)
@@ -368,5 +391,143 @@ def run_roi_pooling(
     call_parallel(_roi_pooling, x, half, bins.batch, bins.y_start, bins.y_end, bins.x_start, bins.x_end, lowest, out)
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {"ROI_ALIGN": run_roi_align, "ROI_POOLING": run_roi_pooling}
+# -- ROI_ALIGN_GRAD ------------------------------------------------------------------------------
+
+
+@njit(cache=True, parallel=True)
+def _roi_align_grad(  # type: ignore[no-untyped-def]  # pragma: no cover
+    x, has_x, dy, batch, reduce_max, linear, low, fy1_, fx1_, dx, droi,
+    sy_, oy_, y0_, y1_, wy_, iny_, ly0_, ly1_, lwy_,
+    sx_, ox_, x0_, x1_, wx_, inx_, lx0_, lx1_, lwx_,
+):  # fmt: skip
+    # The reference's compute_roi_align_grad, one sample at a time. Parallel over channels:
+    # a channel's input gradient and its (ROI, channel) ROI-gradient partials are its task's
+    # alone. The weights are the forward's float32 ones; the input gradient and the ROI
+    # gradient accumulate in float64 (the reference's einsum and sums, in another order).
+    n_roi, n_c, out_h, out_w = dy.shape
+    for c in prange(n_c):
+        for r in range(n_roi):
+            b = batch[r]
+            sy, sx = sy_[r], sx_[r]
+            for oh in range(out_h):
+                for ow in range(out_w):
+                    share = dy[r, c, oh, ow]
+                    pick = -1
+                    if reduce_max:
+                        # The forward's MAX pick (erratum E29): from ``low``, a strictly greater sample
+                        # replaces; an out-of-bounds sample competes as 0 (erratum E195).
+                        best = low
+                        for ky in range(sy):
+                            jy = oy_[r] + oh * sy + ky
+                            for kx in range(sx):
+                                jx = ox_[r] + ow * sx + kx
+                                v = np.float32(0.0)
+                                if iny_[jy] and inx_[jx]:
+                                    wy, wx = wy_[jy], wx_[jx]
+                                    left = _lerp(x[b, c, y0_[jy], x0_[jx]], x[b, c, y1_[jy], x0_[jx]], wy)
+                                    right = _lerp(x[b, c, y0_[jy], x1_[jx]], x[b, c, y1_[jy], x1_[jx]], wy)
+                                    v = _lerp(left, right, wx)
+                                if v > best:
+                                    best, pick = v, ky * sx + kx
+                        if pick < 0:
+                            continue
+                    else:
+                        share = share / (sy * sx)
+                    for k in range(sy * sx):
+                        if reduce_max and k != pick:
+                            continue
+                        jy = oy_[r] + oh * sy + k // sx
+                        jx = ox_[r] + ow * sx + k % sx
+                        if not (iny_[jy] and inx_[jx]):
+                            continue
+                        wy = np.float64(wy_[jy]) if linear else 0.0
+                        wx = np.float64(wx_[jx]) if linear else 0.0
+                        ya, yb, xa, xb = y0_[jy], y1_[jy], x0_[jx], x1_[jx]
+                        dx[b, c, ya, xa] += (1.0 - wy) * share * (1.0 - wx)
+                        dx[b, c, ya, xb] += (1.0 - wy) * share * wx
+                        dx[b, c, yb, xa] += wy * share * (1.0 - wx)
+                        dx[b, c, yb, xb] += wy * share * wx
+                        if not has_x or share == 0:
+                            continue
+                        # The ROI gradient (erratum E194): the LINEAR taps' slopes in either mode.
+                        ya, yb, xa, xb = ly0_[jy], ly1_[jy], lx0_[jx], lx1_[jx]
+                        tl, tr = np.float64(x[b, c, ya, xa]), np.float64(x[b, c, ya, xb])
+                        bl, br = np.float64(x[b, c, yb, xa]), np.float64(x[b, c, yb, xb])
+                        ty, tx = np.float64(lwy_[jy]), np.float64(lwx_[jx])
+                        gx = share * ((1 - ty) * (tr - tl) + ty * (br - bl))
+                        gy = share * ((1 - tx) * (bl - tl) + tx * (br - tr))
+                        droi[r, c, 0] += gx * fx1_[r, ow, 0]
+                        droi[r, c, 1] += gy * fy1_[r, oh, 0]
+                        droi[r, c, 2] += gx * fx1_[r, ow, 1]
+                        droi[r, c, 3] += gy * fy1_[r, oh, 1]
+
+
+def _coefficients(n_out: int, samples: NDArray[np.int64], length: int, corners: bool) -> NDArray[np.float64]:
+    """(ROIs, n_out, 2): per ROI and output the (first, last) corner factors of its samples (erratum E194).
+
+    :func:`~dmlops.descs.roi.roi_gradient_coefficients` depends on a sample only through
+    its output index, so one row per output.
+    """
+    out = np.empty((samples.size, n_out, 2))
+    for r, s in enumerate(samples):
+        first, last = roi_gradient_coefficients(n_out, int(s), length, corners)
+        out[r, :, 0], out[r, :, 1] = first[:: int(s)], last[:: int(s)]
+    return out
+
+
+def run_roi_align_grad(
+    desc: Any,
+    inputs: Mapping[str, NDArray[Any]],
+    outputs: Mapping[str, NDArray[Any]],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """ROI_ALIGN_GRAD: the reference's transpose of ROI_ALIGN1's sampling and DirectML's ROI gradient, sample by sample.
+
+    The samples are ROI_ALIGN1's (:func:`axis_samples`); float64 accumulation as the
+    reference, rounded once into the outputs (the order of the float64 sums differs).
+    """
+    x_in = inputs.get("InputTensor")
+    dy = np.asarray(inputs["InputGradientTensor"], dtype=np.float64)
+    rois = np.asarray(inputs["ROITensor"], dtype=np.float64).reshape(-1, 4)
+    batch = batch_indices(desc, inputs["BatchIndicesTensor"])
+    image = image_tensor(desc)
+    n, n_c, height, width = image.sizes
+    _, _, out_h, out_w = desc.input_gradient_tensor.sizes
+    linear = desc.interpolation_mode is InterpolationMode.LINEAR
+    corners = bool(desc.align_regions_to_corners)
+    with np.errstate(invalid="ignore", over="ignore"):
+        x1, x2 = rois[:, 0] * desc.spatial_scale_x, rois[:, 2] * desc.spatial_scale_x
+        y1, y2 = rois[:, 1] * desc.spatial_scale_y, rois[:, 3] * desc.spatial_scale_y
+        xs = axis_samples(desc, x1, x2, out_w, width)
+        ys = axis_samples(desc, y1, y2, out_h, height)
+        lin = InterpolationMode.LINEAR
+        lxs = xs if linear else axis_samples(desc, x1, x2, out_w, width, lin)
+        lys = ys if linear else axis_samples(desc, y1, y2, out_h, height, lin)
+    has_x = x_in is not None
+    x = np.asarray(x_in, dtype=np.float32) if has_x else np.zeros((1, 1, 1, 1), np.float32)
+    dx = np.zeros((n, n_c, height, width))
+    droi = np.zeros((rois.shape[0], n_c, 4))
+    f32 = np.float32
+    call_parallel(
+        _roi_align_grad,
+        x, has_x, dy, batch, desc.reduction_function is ReduceFunction.MAX, linear, f32(np.finfo(f32).min),
+        _coefficients(out_h, ys[0], height, corners), _coefficients(out_w, xs[0], width, corners), dx, droi,
+        ys[0], ys[1], ys[2], ys[3], ys[4].astype(f32), ys[5], lys[2], lys[3], lys[4].astype(f32),
+        xs[0], xs[1], xs[2], xs[3], xs[4].astype(f32), xs[5], lxs[2], lxs[3], lxs[4].astype(f32),
+    )  # fmt: skip
+    if "OutputGradientTensor" in outputs:
+        outputs["OutputGradientTensor"][...] = dx
+    if "OutputROIGradientTensor" in outputs:
+        out = outputs["OutputROIGradientTensor"]
+        out[...] = droi.sum(axis=1).reshape(out.shape)
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "ROI_ALIGN": run_roi_align,
+    "ROI_ALIGN1": run_roi_align,  # ROI_ALIGN's kernel: the desc carries the offsets and AlignRegionsToCorners
+    "ROI_ALIGN_GRAD": run_roi_align_grad,
+    "ROI_POOLING": run_roi_pooling,
+}
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -47,8 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from ..descs.roi import RoiAlignDesc
+from ..descs.roi import batch_index_error, image_tensor
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
+from ..errors import UnsupportedError
 from ._copy import C_TYPES, PlanCache
 from ._runtime import PackedLaunch, cupy_module, current_device, element_strides, fast_div, get_kernel, params
 from .data_movement import NO_BAD
@@ -155,10 +156,10 @@ def _check_params(count: int, stride: int, batch_count: int) -> np.void:
     return params(("count", "i8", count), ("stride", "i8", stride), ("batch_count", "i8", batch_count))
 
 
-def _check_launch(desc: RoiAlignDesc, bi: Any, bs: tuple[int, ...]) -> PackedLaunch:
+def _check_launch(desc: Any, bi: Any, bs: tuple[int, ...]) -> PackedLaunch:
     """``roi_batch_check`` for these batch indices (pointers: indices, the host word's device address)."""
     fn = get_kernel("roi_align.cu", f"roi_batch_check<{_INDEX_C[str(bi.dtype)]}>")
-    return PackedLaunch(fn, 1, CHECK_THREADS, 2, _check_params(bi.size, bs[-1], desc.batch_count))
+    return PackedLaunch(fn, 1, CHECK_THREADS, 2, _check_params(bi.size, bs[-1], image_tensor(desc).sizes[0]))
 
 
 def item_width(out_w: int) -> int:
@@ -174,11 +175,11 @@ def item_width(out_w: int) -> int:
     return padded if 8 * (padded - out_w) <= padded else out_w
 
 
-def _params(
-    desc: RoiAlignDesc, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any, item_w: int | None = None
-) -> np.void:
-    n, c, h, w = desc.input_tensor.sizes
-    r, _, oh, ow = desc.output_tensor.sizes
+def _params(desc: Any, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any, item_w: int | None = None) -> np.void:
+    n, c, h, w = image_tensor(desc).sizes
+    # ROI_ALIGN(1)'s OutputTensor; ROI_ALIGN_GRAD's InputGradientTensor (its y_stride: ``ys``)
+    out = desc.output_tensor if "OutputTensor" in desc.tensor_names("output") else desc.input_gradient_tensor
+    r, _, oh, ow = out.sizes
     item_w = ow if item_w is None else item_w
     return params(
         ("num_rois", "i8", r),
@@ -202,10 +203,12 @@ def _params(
         ("oob", "f8", desc.out_of_bounds_input_value),
         ("item_w", "i8", item_w),
         ("div_w", "i8", list(fast_div(max(1, item_w)))),
+        ("corners", "i8", int(bool(getattr(desc, "align_regions_to_corners", False)))),
+        ("has_x", "i8", int(getattr(desc, "input_tensor", None) is not None)),
     )
 
 
-def _chunked_rows(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> bool:
+def _chunked_rows(desc: Any, xs: Any, itemsize: int, aligned: bool) -> bool:
     """Whether ``roi_align_avg`` may read the input in aligned 16-byte chunks of a row.
 
     Rows must have unit stride, every row, plane and batch start a whole number of
@@ -217,9 +220,7 @@ def _chunked_rows(desc: RoiAlignDesc, xs: Any, itemsize: int, aligned: bool) -> 
     return aligned and xs[3] == 1 and all(s % per_chunk == 0 for s in xs[:3]) and width % per_chunk == 0
 
 
-def _plan(
-    desc: RoiAlignDesc, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str, dtype: Any, aligned: bool
-) -> tuple[Any, ...]:
+def _plan(desc: Any, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str, dtype: Any, aligned: bool) -> tuple[Any, ...]:
     """(desc, the kernel's PackedLaunch of pointers x, rois, batch indices and y)."""
     c = desc.input_tensor.sizes[1]
     r, _, oh, ow = desc.output_tensor.sizes
@@ -259,7 +260,7 @@ def _plan(
 
 
 def run_roi_align(
-    desc: RoiAlignDesc,
+    desc: Any,
     inputs: Mapping[str, Any],
     outputs: Mapping[str, Any],
     *,
@@ -288,21 +289,146 @@ def run_roi_align(
     if not check_batch_indices:
         launch(x.data.ptr, rois.data.ptr, bi.data.ptr, y.data.ptr)
         return
+    _checked(desc, bi, check, lambda: launch(x.data.ptr, rois.data.ptr, bi.data.ptr, y.data.ptr))
+
+
+def _checked(desc: Any, bi: Any, check: PackedLaunch, work: Callable[[], None]) -> None:
+    """``work()`` (the launches) beside the batch-index check; DataIndexError after it for a bad index.
+
+    The check runs on the side stream after everything queued so far (the indices'
+    producers); the kernels that ``work`` queues meanwhile keep running while the host
+    reads the verdict (they clamp the index, so they never read out of bounds).
+    """
     side = _side()
     with side.lock:
-        # The check runs on the side stream after everything queued so far (the indices'
-        # producers); the ROI kernel, queued meanwhile, keeps running while the host reads
-        # the verdict.
         side.ready.record()
         side.stream.wait_event(side.ready)
         side.word[0] = PENDING  # the launch below orders this store before the kernel's
         check(bi.data.ptr, side.word_on_device, stream=side.stream.ptr)
-        launch(x.data.ptr, rois.data.ptr, bi.data.ptr, y.data.ptr)
+        work()
         bad = _verdict(side)
     if bad != NO_BAD:
         flat = bi.reshape(-1) if bi.flags.c_contiguous else bi.ravel()
-        raise desc.batch_index_error(bad, int(flat[bad].get()))
+        raise batch_index_error(desc, bad, int(flat[bad].get()))
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {"ROI_ALIGN": run_roi_align}
+# -- ROI_POOLING -------------------------------------------------------------------------------
+
+POOL_THREADS = 256
+POOL_MAX_BLOCKS = 1 << 20
+"""Blocks of ``roi_pooling`` at most (it loops over the outputs beyond)."""
+
+
+def _pooling_launch(desc: Any, xs: Any, rs: Any, ys: Any, dtype: Any) -> PackedLaunch:
+    n, c, h, w = desc.input_tensor.sizes
+    r, _, ph, pw = desc.output_tensor.sizes
+    count = r * c * ph * pw
+    p = params(
+        ("count", "i8", count),
+        ("channels", "i8", c),
+        ("in_h", "i8", h),
+        ("in_w", "i8", w),
+        ("pooled_h", "i8", ph),
+        ("pooled_w", "i8", pw),
+        ("batch_count", "i8", n),
+        ("x_stride", "i8", list(xs)),
+        ("y_stride", "i8", list(ys)),
+        ("roi_stride", "i8", [rs[2], rs[3]]),
+        ("scale", "f8", float(np.float32(desc.spatial_scale))),  # DirectML multiplies in float32 (E190)
+    )
+    fn = get_kernel("roi_align.cu", f"roi_pooling<{C_TYPES[dtype]}>")
+    blocks = min(POOL_MAX_BLOCKS, max(1, -(-count // POOL_THREADS)))
+    return PackedLaunch(fn, blocks if count else 0, POOL_THREADS, 3, p)
+
+
+def run_roi_pooling(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """ROI_POOLING: a thread per output, the max over its bin (kernels/roi_align.cu ``roi_pooling``), bit-exact."""
+    x, rois, y = inputs["InputTensor"], inputs["ROITensor"], outputs["OutputTensor"]
+    if rois.dtype != x.dtype:
+        raise UnsupportedError(f"{desc.dml_name}: the cuda backend needs ROITensor of InputTensor's data type")
+    xs, rs, ys = element_strides(x), element_strides(rois), element_strides(y)
+    key = (id(desc), xs, rs, ys)
+    plan = _PLANS.get(key)
+    if plan is None or plan[0] is not desc:
+        plan = _PLANS.put(key, (desc, _pooling_launch(desc, xs, rs, ys, x.dtype)))
+    plan[1](x.data.ptr, rois.data.ptr, y.data.ptr)
+
+
+# -- ROI_ALIGN_GRAD --------------------------------------------------------------------------
+
+GRAD_THREADS = 256
+"""Threads of ``roi_align_grad``'s blocks (one per ROI; its ROI_GRAD_THREADS)."""
+
+
+def _store(src: Any, dst: Any) -> None:
+    """The float64 ``src`` (packed) rounded once into ``dst`` (FLOAT32 or FLOAT16, any strides, up to 4-D)."""
+    sizes, strides = list(dst.shape), list(element_strides(dst))
+    sizes, strides = [1] * (4 - len(sizes)) + sizes, [0] * (4 - len(strides)) + strides
+    count = int(np.prod(sizes))
+    if not count:
+        return
+    fn = get_kernel("roi_align.cu", f"roi_grad_store<{C_TYPES[dst.dtype]}>")
+    p = params(("count", "i8", count), ("sizes", "i8", sizes), ("strides", "i8", strides))
+    PackedLaunch(fn, min(POOL_MAX_BLOCKS, -(-count // 256)), 256, 2, p)(src.data.ptr, dst.data.ptr)
+
+
+def run_roi_align_grad(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """ROI_ALIGN_GRAD (kernels/roi_align.cu ``roi_align_grad``): float64 gradients, rounded once into the outputs.
+
+    The input gradient is summed with float64 atomics (the order of the float64 sums
+    varies from run to run; the reference sums in float64 too, in its own order), the ROI
+    gradient per ROI block in a fixed order.
+    """
+    cp = cupy_module()
+    x = inputs.get("InputTensor")
+    dy, rois, bi = inputs["InputGradientTensor"], inputs["ROITensor"], inputs["BatchIndicesTensor"]
+    if rois.dtype != dy.dtype or (x is not None and x.dtype != dy.dtype):
+        raise UnsupportedError(f"{desc.dml_name}: the cuda backend needs one data type for its float tensors")
+    n, c, h, w = image_tensor(desc).sizes
+    r = desc.input_gradient_tensor.sizes[0]
+    xs = element_strides(x) if x is not None else (0, 0, 0, 0)
+    rs, bs, ys = element_strides(rois), element_strides(bi), element_strides(dy)
+    key = (id(desc), xs, rs, bs, ys, "grad")
+    plan = _PLANS.get(key)
+    if plan is None or plan[0] is not desc:
+        flags = (
+            f"{'true' if desc.reduction_function is ReduceFunction.MAX else 'false'}, "
+            f"{'true' if desc.interpolation_mode is InterpolationMode.LINEAR else 'false'}"
+        )
+        fn = get_kernel("roi_align.cu", f"roi_align_grad<{C_TYPES[dy.dtype]}, {_INDEX_C[str(bi.dtype)]}, {flags}>")
+        launch = PackedLaunch(fn, r, GRAD_THREADS, 6, _params(desc, c, xs, rs, bs, ys))
+        plan = _PLANS.put(key, (desc, launch, _check_launch(desc, bi, bs)))
+    _, launch, check = plan
+    dx = cp.zeros(n * c * h * w, dtype=np.float64)
+    droi = cp.zeros(r * 4, dtype=np.float64)
+    x_ptr = x.data.ptr if x is not None else 0
+    _checked(
+        desc, bi, check, lambda: launch(x_ptr, dy.data.ptr, rois.data.ptr, bi.data.ptr, dx.data.ptr, droi.data.ptr)
+    )
+    if "OutputGradientTensor" in outputs:
+        _store(dx, outputs["OutputGradientTensor"])
+    if "OutputROIGradientTensor" in outputs:
+        _store(droi, outputs["OutputROIGradientTensor"])
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "ROI_ALIGN": run_roi_align,
+    "ROI_ALIGN1": run_roi_align,  # ROI_ALIGN's kernels: RoiParams carries the offsets and AlignRegionsToCorners
+    "ROI_ALIGN_GRAD": run_roi_align_grad,
+    "ROI_POOLING": run_roi_pooling,
+}
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -11,8 +11,8 @@ the batch-index rule (:func:`batch_indices`, ruling 3) and the memory estimate p
 (``SAMPLE_BYTES``).
 
 ROI_POOLING (its bins: :func:`pooling_bins`) and ROI_ALIGN_GRAD (ROI_ALIGN1's samples and
-taps, and the ROI gradient's factors :func:`roi_gradient_coefficients`) are claimed for
-``numpy`` and ``directml``. Their own rules, each checked against DirectML 1.15.4's
+taps, and the ROI gradient's factors :func:`roi_gradient_coefficients`) are claimed, as
+ROI_ALIGN1, for every backend (:data:`claim`). Their own rules, each checked against DirectML 1.15.4's
 CreateOperator (it wins where the pages are silent or say otherwise):
 
 * ROI_ALIGN_GRAD: OutputGradientTensor or OutputROIGradientTensor (at least one);
@@ -398,8 +398,7 @@ ROI_POOLING_BOX = 5
 
 claim = family_claim(
     FAMILY,
-    ({"ROI_POOLING"}, ("numpy", "cpu", "directml")),
-    (GENERIC_OPERATORS, ("numpy", "directml")),
+    (GENERIC_OPERATORS, ("numpy", "cpu", "cuda", "directml")),
     (DIRECTML_OPERATORS, ("directml",)),
 )
 

@@ -32,14 +32,22 @@ struct RoiParams {
     double scale_x, scale_y, in_offset, out_offset, oob;
     i64 item_w;    // work items per channel of roi_align_avg (NCHW): OutputWidth, or more (idle lanes)
     i64 div_w[2];  // fast_div magic numbers of item_w
+    i64 corners;   // ROI_ALIGN1's AlignRegionsToCorners (ROI_ALIGN: 0)
+    i64 has_x;     // ROI_ALIGN_GRAD: InputTensor supplied
 };
 
+// ROI_ALIGN is ROI_ALIGN1 with InputPixelOffset 0.5, OutputPixelOffset -0.5 and no
+// AlignRegionsToCorners. With AlignRegionsToCorners (dmlops.reference.roi._axes): step =
+// size / (NX - 1), a lone sample (NX = 1) at the region's centre start + size / 2, and a
+// sample in bounds only inside [0, length - 1] (ends included).
 struct AxisSetup {
-    double start, step;
+    double start, step, centre;
     i64 samples;
+    bool corners, single;
 };
 
-__device__ __forceinline__ AxisSetup axis_setup(double lo, double hi, double scale, i64 n_out, i64 mn, i64 mx) {
+__device__ __forceinline__ AxisSetup axis_setup(double lo, double hi, double scale, i64 n_out, i64 mn, i64 mx,
+                                                bool corners) {
     AxisSetup a;
     const double start = __dmul_rn(lo, scale);
     const double end = __dmul_rn(hi, scale);
@@ -53,7 +61,11 @@ __device__ __forceinline__ AxisSetup axis_setup(double lo, double hi, double sca
     }
     a.samples = (i64)s;
     a.start = start;
-    a.step = size / (double)(n_out * a.samples);
+    const i64 count = n_out * a.samples;
+    a.corners = corners;
+    a.single = corners && count == 1;
+    a.step = size / (double)(corners ? count - 1 : count);  // corners, NX = 1: unused (a.single)
+    a.centre = __dadd_rn(start, size / 2.0);
     return a;
 }
 
@@ -63,16 +75,23 @@ struct Tap {
     bool in_bounds;
 };
 
-// coord = ((j - OutputPixelOffset) * step + start) - InputPixelOffset, rounded per op.
+// coord = ((j - OutputPixelOffset) * step + start) - InputPixelOffset, rounded per op
+// (AlignRegionsToCorners with one sample: centre - InputPixelOffset).
 __device__ __forceinline__ double sample_coord(const AxisSetup& a, i64 j, double out_offset, double in_offset) {
+    if (a.single) return __dadd_rn(a.centre, -in_offset);
     return __dadd_rn(__dadd_rn(__dmul_rn(__dadd_rn((double)j, -out_offset), a.step), a.start), -in_offset);
+}
+
+// Strictly inside (-1, length) (erratum E28); with AlignRegionsToCorners inside [0, length - 1].
+__device__ __forceinline__ bool coord_in_bounds(const AxisSetup& a, double coord, i64 length) {
+    return a.corners ? coord >= 0.0 && coord <= (double)(length - 1) : coord > -1.0 && coord < (double)length;
 }
 
 template <bool LINEAR>
 __device__ __forceinline__ Tap make_tap(const AxisSetup& a, i64 j, double out_offset, double in_offset, i64 length) {
     const double coord = sample_coord(a, j, out_offset, in_offset);
     Tap t;
-    t.in_bounds = coord > -1.0 && coord < (double)length;  // strictly inside (-1, length): erratum E28
+    t.in_bounds = coord_in_bounds(a, coord, length);
     double c = t.in_bounds ? coord : 0.0;
     c = fmin(fmax(c, 0.0), (double)(length - 1));
     if (LINEAR) {
@@ -221,15 +240,22 @@ __device__ __forceinline__ Tap fetch(const TapTable& t, const AxisSetup& a, i64 
 __device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1, double out_offset, double in_offset,
                                               i64 length, i64& lo, i64& hi) {
     lo = hi = j0;
-    if (!isfinite(a.start) || !isfinite(a.step) || j0 >= j1) return;
+    if (j0 >= j1) return;
+    if (a.single) {  // AlignRegionsToCorners' lone sample
+        if (coord_in_bounds(a, sample_coord(a, j0, out_offset, in_offset), length)) hi = j1;
+        return;
+    }
+    if (!isfinite(a.start) || !isfinite(a.step)) return;
     const bool rising = a.step >= 0.0;
-    const double len = (double)length;
-    // First j whose coordinate is no longer before the run (below -1 rising, above length falling).
+    // The bounds: (-1, length) open, or [0, length - 1] closed with AlignRegionsToCorners.
+    const double low = a.corners ? 0.0 : -1.0, high = a.corners ? (double)(length - 1) : (double)length;
+    // First j whose coordinate is no longer before the run (below `low` rising, above `high` falling).
     i64 l = j0, h = j1;
     while (l < h) {
         const i64 m = l + (h - l) / 2;
         const double c = sample_coord(a, m, out_offset, in_offset);
-        if (rising ? c <= -1.0 : c >= len) l = m + 1; else h = m;
+        const bool before = rising ? (a.corners ? c < low : c <= low) : (a.corners ? c > high : c >= high);
+        if (before) l = m + 1; else h = m;
     }
     lo = l;
     // First j from lo whose coordinate is past the run.
@@ -237,7 +263,8 @@ __device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1
     while (l < h) {
         const i64 m = l + (h - l) / 2;
         const double c = sample_coord(a, m, out_offset, in_offset);
-        if (rising ? c >= len : c <= -1.0) h = m; else l = m + 1;
+        const bool past = rising ? (a.corners ? c > high : c >= high) : (a.corners ? c < low : c <= low);
+        if (past) h = m; else l = m + 1;
     }
     hi = l;
 }
@@ -317,8 +344,8 @@ __device__ __forceinline__ RoiSetup roi_setup(const T* rois, const BI* batch, i6
     const double x2 = (double)Num<T>::to_acc(roi[2 * p.roi_stride[1]]);
     const double y2 = (double)Num<T>::to_acc(roi[3 * p.roi_stride[1]]);
     RoiSetup s;
-    s.ax = axis_setup(x1, x2, p.scale_x, p.out_w, p.min_samples, p.max_samples);
-    s.ay = axis_setup(y1, y2, p.scale_y, p.out_h, p.min_samples, p.max_samples);
+    s.ax = axis_setup(x1, x2, p.scale_x, p.out_w, p.min_samples, p.max_samples, p.corners != 0);
+    s.ay = axis_setup(y1, y2, p.scale_y, p.out_h, p.min_samples, p.max_samples, p.corners != 0);
     // Batch indices were checked on the host side (DataIndexError); clamp anyway so no
     // value can read outside the input.
     const u64 raw = (u64)batch[r * p.bi_stride];
@@ -907,5 +934,279 @@ __global__ void __launch_bounds__(ROI_CHECK_THREADS)
     if (threadIdx.x < 32) {
         first = warp_min(threadIdx.x < (blockDim.x >> 5) ? warp_first[threadIdx.x] : ~0ull);
         if (threadIdx.x == 0) *first_bad = first;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// ROI_POOLING: a thread per output element (grid-stride over all of them), the max over its
+// bin, bit for bit dmlops.descs.roi.pooling_bins and the reference's max (errata E190-E192).
+struct RoiPoolParams {
+    i64 count;  // NumROIs x ChannelCount x PooledHeight x PooledWidth
+    i64 channels, in_h, in_w, pooled_h, pooled_w, batch_count;
+    i64 x_stride[4];    // InputTensor
+    i64 y_stride[4];    // OutputTensor
+    i64 roi_stride[2];  // ROITensor {1, 1, NumROIs, 5}: ROI, value
+    double scale;       // SpatialScale, already rounded to float32
+};
+
+// D3D's ftoi: truncation toward zero, saturated to int32, NaN to 0 (descs.roi.float_to_int32).
+__device__ __forceinline__ i32 ftoi_sat(float v) {
+    if (v != v) return 0;
+    if (v >= 2147483648.0f) return 2147483647;
+    if (v <= -2147483648.0f) return (i32)(-2147483647 - 1);
+    return (i32)v;
+}
+
+// Bin `p` of `pooled` along one axis: [start, end) clamped to [0, length]. The corners are
+// round(coordinate * SpatialScale) (float32 product, halves to even, ftoi); the region is
+// max(last - first + 1, 1) pixels (int32, wrapping); the page's floor and ceil bounds in
+// unsigned 32-bit arithmetic (PooledSize is a UINT), offset by `first` with int32 wrap.
+__device__ __forceinline__ void pooling_bin(float first, float last, float scale, u32 p, u32 pooled, i64 length,
+                                            i64& start, i64& end) {
+    const i32 a = ftoi_sat(rintf(__fmul_rn(first, scale)));
+    const i32 b = ftoi_sat(rintf(__fmul_rn(last, scale)));
+    i32 size = (i32)((u32)b - (u32)a + 1u);
+    if (size < 1) size = 1;
+    const u32 lo = (p * (u32)size) / pooled;
+    const u32 hi = ((p + 1u) * (u32)size + pooled - 1u) / pooled;
+    const i64 s = (i64)(i32)(lo + (u32)a), e = (i64)(i32)(hi + (u32)a);
+    start = s < 0 ? 0 : (s > length ? length : s);
+    end = e < 0 ? 0 : (e > length ? length : e);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256) roi_pooling(const T* __restrict__ x, const T* __restrict__ rois,
+                                                   T* __restrict__ y, const RoiPoolParams p) {
+    typedef typename Num<T>::Acc Acc;
+    const Acc low = (Acc)max_start((const T*)nullptr);
+    const float scale = (float)p.scale;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.count; i += (i64)gridDim.x * blockDim.x) {
+        const i64 pw = i % p.pooled_w, ph = (i / p.pooled_w) % p.pooled_h;
+        const i64 rc = i / (p.pooled_w * p.pooled_h);
+        const i64 c = rc % p.channels, r = rc / p.channels;
+        const T* roi = rois + r * p.roi_stride[0];
+        const float id = (float)Num<T>::to_acc(roi[0]);
+        // The BatchID truncated and clamped to [0, BatchCount - 1] (E191).
+        i64 b = ftoi_sat(id);
+        b = b < 0 ? 0 : (b >= p.batch_count ? p.batch_count - 1 : b);
+        const float x1 = (float)Num<T>::to_acc(roi[p.roi_stride[1]]), y1 = (float)Num<T>::to_acc(roi[2 * p.roi_stride[1]]);
+        const float x2 = (float)Num<T>::to_acc(roi[3 * p.roi_stride[1]]), y2 = (float)Num<T>::to_acc(roi[4 * p.roi_stride[1]]);
+        i64 ys, ye, xs, xe;
+        pooling_bin(y1, y2, scale, (u32)ph, (u32)p.pooled_h, p.in_h, ys, ye);
+        pooling_bin(x1, x2, scale, (u32)pw, (u32)p.pooled_w, p.in_w, xs, xe);
+        T* out = y + r * p.y_stride[0] + c * p.y_stride[1] + ph * p.y_stride[2] + pw * p.y_stride[3];
+        if (ye <= ys || xe <= xs) {
+            *out = Num<T>::from_acc(Acc(0));  // an empty bin is +0 (E192)
+            continue;
+        }
+        // From the lowest finite value, replaced only by a strictly greater element, rows then
+        // columns (NaN never wins; of +0 and -0 the first is kept); the chosen element's bits are copied.
+        const T* plane = x + b * p.x_stride[0] + c * p.x_stride[1];
+        Acc best = low;
+        const T* chosen = nullptr;
+        for (i64 h = ys; h < ye; ++h) {
+            const T* row = plane + h * p.x_stride[2];
+            for (i64 w = xs; w < xe; ++w) {
+                const T* q = row + w * p.x_stride[3];
+                const Acc v = Num<T>::to_acc(*q);
+                if (v > best) {
+                    best = v;
+                    chosen = q;
+                }
+            }
+        }
+        *out = chosen != nullptr ? *chosen : Num<T>::from_acc(low);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// ROI_ALIGN_GRAD (dmlops.reference.roi.compute_roi_align_grad): one block per ROI, its
+// threads over (channel, output element), every output's samples as ROI_ALIGN1's (the
+// forward's AxisSetup / make_tap, only the in-bounds run visited).
+//
+// * Input gradient: each in-bounds sample's share of its output's gradient (AVERAGE:
+//   dy / (sY sX); MAX: dy to the sample the forward's MAX picks, an out-of-bounds sample
+//   competing as 0, erratum E195) goes to its taps with the float32 weights, added to a
+//   float64 buffer `dx` (packed N, C, H, W) with float64 atomics: the reference sums in
+//   float64 too, in another order, and the buffer is rounded once into the output
+//   (roi_grad_store), so the order only reaches the last bits of the float64 sums.
+// * ROI gradient (E194): per sample the LINEAR taps' slopes times its share times the
+//   corners' factors, summed per thread in its fixed order and then over the block by a
+//   fixed tree: deterministic. Written as float64 to `droi` (packed NumROIs x 4).
+// p.y_stride holds InputGradientTensor's strides, p.x_stride InputTensor's (0 without it).
+#define ROI_GRAD_THREADS 256
+
+template <typename T, bool LINEAR>
+__device__ __forceinline__ float grad_sample_value(const T* plane, const RoiParams& p, const Tap& ty, const Tap& tx) {
+    // The forward's float32 lerps along y, then x (for NEAREST both taps are one pixel, weight 0, as the reference).
+    const T* row0 = plane + ty.first * p.x_stride[2];
+    const T* row1 = plane + ty.second * p.x_stride[2];
+    const i64 xa = tx.first * p.x_stride[3], xb = tx.second * p.x_stride[3];
+    const float wy = (float)ty.weight, wx = (float)tx.weight;
+    const float left = lerp((float)Num<T>::to_acc(row0[xa]), (float)Num<T>::to_acc(row1[xa]), wy);
+    const float right = lerp((float)Num<T>::to_acc(row0[xb]), (float)Num<T>::to_acc(row1[xb]), wy);
+    return lerp(left, right, wx);
+}
+
+// The corners' factors of output index j along an axis (descs.roi.roi_gradient_coefficients).
+__device__ __forceinline__ void grad_factors(i64 j, i64 count, i64 length, bool corners, double& first, double& last) {
+    const double span = corners ? (double)(length - 1) : (double)length;
+    const i64 steps = corners ? count - 1 : count;
+    last = steps > 0 ? (double)j * (span / (double)steps) : span / 2.0;
+    first = span - last;
+}
+
+template <typename T, bool LINEAR>
+__device__ __forceinline__ void grad_sample(const T* plane, double* dxp, const RoiParams& p, const RoiSetup& s,
+                                            i64 jy, i64 jx, const Tap& ty, const Tap& tx, double g, int oh, int ow,
+                                            double acc[4]) {
+    if (LINEAR) {
+        const double wy = (double)(float)ty.weight, wx = (double)(float)tx.weight;
+        double* r0 = dxp + ty.first * p.in_w;
+        double* r1 = dxp + ty.second * p.in_w;
+        atomicAdd(r0 + tx.first, (1.0 - wy) * g * (1.0 - wx));
+        atomicAdd(r0 + tx.second, (1.0 - wy) * g * wx);
+        atomicAdd(r1 + tx.first, wy * g * (1.0 - wx));
+        atomicAdd(r1 + tx.second, wy * g * wx);
+    } else {
+        atomicAdd(dxp + ty.first * p.in_w + tx.first, g);
+    }
+    if (!p.has_x || g == 0.0) return;
+    const Tap ly = LINEAR ? ty : make_tap<true>(s.ay, jy, p.out_offset, p.in_offset, p.in_h);
+    const Tap lx = LINEAR ? tx : make_tap<true>(s.ax, jx, p.out_offset, p.in_offset, p.in_w);
+    const T* row0 = plane + ly.first * p.x_stride[2];
+    const T* row1 = plane + ly.second * p.x_stride[2];
+    const i64 xa = lx.first * p.x_stride[3], xb = lx.second * p.x_stride[3];
+    const double tl = (double)Num<T>::to_acc(row0[xa]), tr = (double)Num<T>::to_acc(row0[xb]);
+    const double bl = (double)Num<T>::to_acc(row1[xa]), br = (double)Num<T>::to_acc(row1[xb]);
+    const double wy = (double)(float)ly.weight, wx = (double)(float)lx.weight;
+    const double gx = g * ((1.0 - wy) * (tr - tl) + wy * (br - bl));
+    const double gy = g * ((1.0 - wx) * (bl - tl) + wx * (br - tr));
+    double fx1, fx2, fy1, fy2;
+    grad_factors(ow, p.out_w * s.ax.samples, p.in_w, p.corners != 0, fx1, fx2);
+    grad_factors(oh, p.out_h * s.ay.samples, p.in_h, p.corners != 0, fy1, fy2);
+    acc[0] += gx * fx1;
+    acc[1] += gy * fy1;
+    acc[2] += gx * fx2;
+    acc[3] += gy * fy2;
+}
+
+template <typename T, typename BI, bool MAX, bool LINEAR>
+__global__ void __launch_bounds__(ROI_GRAD_THREADS)
+    roi_align_grad(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ rois,
+                   const BI* __restrict__ batch, double* __restrict__ dx, double* __restrict__ droi, const RoiParams p) {
+    __shared__ double part[4][ROI_GRAD_THREADS];
+    const i64 r = blockIdx.x;
+    const RoiSetup s = roi_setup(rois, batch, r, p);  // the batch clamped (the host raises for a bad one)
+    const int out_h = (int)p.out_h, out_w = (int)p.out_w;
+    const i64 bins = p.out_h * p.out_w;
+    const i64 sy = s.ay.samples, sx = s.ax.samples;
+    double acc[4] = {0.0, 0.0, 0.0, 0.0};
+    for (i64 t = threadIdx.x; t < p.channels * bins; t += blockDim.x) {
+        const i64 c = t / bins;
+        const int bin = (int)(t - c * bins), oh = bin / out_w, ow = bin - oh * out_w;
+        const T* plane = x + s.batch * p.x_stride[0] + c * p.x_stride[1];
+        double* dxp = dx + (s.batch * p.channels + c) * p.in_h * p.in_w;
+        double g = (double)Num<T>::to_acc(dy[r * p.y_stride[0] + c * p.y_stride[1] + oh * p.y_stride[2] +
+                                             ow * p.y_stride[3]]);
+        const i64 y0 = oh * sy, y1 = y0 + sy, x0 = ow * sx, x1 = x0 + sx;
+        i64 ylo, yhi, xlo, xhi;
+        in_bounds_run(s.ay, y0, y1, p.out_offset, p.in_offset, p.in_h, ylo, yhi);
+        in_bounds_run(s.ax, x0, x1, p.out_offset, p.in_offset, p.in_w, xlo, xhi);
+        if (ylo >= yhi || xlo >= xhi) continue;  // no sample in bounds: no gradient (MAX: 0 wins)
+        if (!MAX) {
+            g = g / (double)(sy * sx);
+            for (i64 jy = ylo; jy < yhi; ++jy) {
+                const Tap ty = make_tap<LINEAR>(s.ay, jy, p.out_offset, p.in_offset, p.in_h);
+                if (!ty.in_bounds) continue;
+                for (i64 jx = xlo; jx < xhi; ++jx) {
+                    const Tap tx = make_tap<LINEAR>(s.ax, jx, p.out_offset, p.in_offset, p.in_w);
+                    if (!tx.in_bounds) continue;
+                    grad_sample<T, LINEAR>(plane, dxp, p, s, jy, jx, ty, tx, g, oh, ow, acc);
+                }
+            }
+            continue;
+        }
+        // MAX: the forward's pick over the visited samples (a sample not in bounds competes as 0) ...
+        float best = max_start((const float*)nullptr);
+        i64 py = -1, px = -1;
+        bool live = false;
+        for (i64 jy = ylo; jy < yhi; ++jy) {
+            const Tap ty = make_tap<LINEAR>(s.ay, jy, p.out_offset, p.in_offset, p.in_h);
+            for (i64 jx = xlo; jx < xhi; ++jx) {
+                const Tap tx = make_tap<LINEAR>(s.ax, jx, p.out_offset, p.in_offset, p.in_w);
+                const bool ok = ty.in_bounds && tx.in_bounds;
+                const float v = ok ? grad_sample_value<T, LINEAR>(plane, p, ty, tx) : 0.0f;
+                if (v > best) {  // strictly greater: NaN never wins, the first of equals stays
+                    best = v, py = jy, px = jx, live = ok;
+                }
+            }
+        }
+        // ... and the skipped (out-of-bounds) samples, each 0: the first of them in row-major
+        // order, position (jy - y0) * sX + (jx - x0), wins over an equal pick after it.
+        i64 first_skipped = -1;
+        if (ylo > y0 || xlo > x0) {
+            first_skipped = 0;
+        } else if (xhi < x1) {
+            first_skipped = xhi - x0;
+        } else if (yhi < y1) {
+            first_skipped = (yhi - y0) * sx;
+        }
+        if (first_skipped >= 0) {
+            if (py < 0 || 0.0f > best || (0.0f == best && first_skipped < (py - y0) * sx + (px - x0))) live = false;
+        }
+        if (!live || py < 0) continue;
+        const Tap ty = make_tap<LINEAR>(s.ay, py, p.out_offset, p.in_offset, p.in_h);
+        const Tap tx = make_tap<LINEAR>(s.ax, px, p.out_offset, p.in_offset, p.in_w);
+        grad_sample<T, LINEAR>(plane, dxp, p, s, py, px, ty, tx, g, oh, ow, acc);
+    }
+    // The block's ROI-gradient sums: a fixed tree over the threads' partials.
+#pragma unroll
+    for (int k = 0; k < 4; ++k) part[k][threadIdx.x] = acc[k];
+    __syncthreads();
+    for (int half = ROI_GRAD_THREADS / 2; half > 0; half >>= 1) {
+        if ((int)threadIdx.x < half) {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) part[k][threadIdx.x] += part[k][threadIdx.x + half];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x < 4) droi[r * 4 + threadIdx.x] = part[threadIdx.x][0];
+}
+
+// The float64 gradients rounded once into an output of up to 4 dimensions (any strides):
+// float32 directly; FLOAT16 through float32 rounded to odd, which then rounds to half as
+// float64 -> half would (round-to-odd keeps the 13 extra bits' verdict), as NumPy does.
+struct RoiStoreParams {
+    i64 count;
+    i64 sizes[4];
+    i64 strides[4];
+};
+
+__device__ __forceinline__ float to_float_odd(double d) {
+    float f = __double2float_rz(d);
+    if ((double)f != d && f == f) {
+        u32 bits = __float_as_uint(f);
+        bits |= 1u;
+        f = __uint_as_float(bits);
+    }
+    return f;
+}
+template <typename T> __device__ __forceinline__ T round_from_double(double d);
+template <> __device__ __forceinline__ float round_from_double<float>(double d) { return __double2float_rn(d); }
+template <> __device__ __forceinline__ half_t round_from_double<half_t>(double d) { return f2h(to_float_odd(d)); }
+
+template <typename T>
+__global__ void __launch_bounds__(256) roi_grad_store(const double* __restrict__ src, T* __restrict__ dst,
+                                                      const RoiStoreParams p) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.count; i += (i64)gridDim.x * blockDim.x) {
+        i64 rest = i, off = 0;
+#pragma unroll
+        for (int d = 3; d >= 0; --d) {
+            const i64 k = rest % p.sizes[d];
+            rest /= p.sizes[d];
+            off += k * p.strides[d];
+        }
+        dst[off] = round_from_double<T>(src[i]);
     }
 }
