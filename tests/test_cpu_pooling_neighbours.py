@@ -191,6 +191,53 @@ def test_forward_pooling_matches_the_reference(operator: str, dtype_name: str, s
     run_both(desc, {"InputTensor": values(rng, dtype, in_count)}, "OutputTensor", out_count, dtype, backend)
 
 
+@pytest.mark.parametrize("backend", backend_params("cuda"), indirect=True)
+@pytest.mark.parametrize("windows", [1, 2, 4])
+def test_cuda_window_sums_fast_path_every_width(windows: int, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 2-D fast path (AVERAGE, P 1, P 2) with 1, 2 and 4 outputs per thread: bit for bit.
+
+    Windows and strides of 1 to 5 (compile-time), paddings of 0 to 3, output widths that
+    are not multiples of the outputs per thread, strided layouts, FLOAT32 and FLOAT16.
+    """
+    from dmlops.cuda import pooling as module
+
+    monkeypatch.setattr(module, "SUM_WINDOWS", windows)
+    for seed in range(18):
+        rng = _rng("fast path", windows, seed)
+        operator, extra = (
+            ("AVERAGE_POOLING", {"IncludePadding": bool(seed % 2)}),
+            ("LP_POOLING", {"P": 1}),
+            ("LP_POOLING", {"P": 2}),
+        )[seed % 3]
+        in_sizes = [
+            int(rng.integers(1, 3)),
+            int(rng.integers(1, 4)),
+            int(rng.integers(1, 20)),
+            int(rng.integers(1, 40)),
+        ]
+        body: dict[str, Any] = {
+            "Strides": [int(v) for v in rng.integers(1, 6, 2)],
+            "WindowSize": [int(v) for v in rng.integers(1, 6, 2)],
+            "StartPadding": [int(v) for v in rng.integers(0, 4, 2)],
+            "EndPadding": [int(v) for v in rng.integers(0, 4, 2)],
+            **extra,
+        }
+        out_sizes = [*in_sizes[:2], *_output_spatial(rng, body, in_sizes[2:])]
+        dtype_name = FLOATS[seed % 2]
+        in_kind, out_kind = rng.choice(["packed", "transposed", "padded"], 2)
+        in_strides, in_count = layout(rng, in_sizes, str(in_kind))
+        out_strides, out_count = layout(rng, out_sizes, str(out_kind))
+        body["InputTensor"] = {"DataType": dtype_name, "Sizes": in_sizes}
+        body["OutputTensor"] = {"DataType": dtype_name, "Sizes": out_sizes}
+        if in_strides:
+            body["InputTensor"]["Strides"] = in_strides
+        if out_strides:
+            body["OutputTensor"]["Strides"] = out_strides
+        desc = desc_from_json(operator, body)  # a new desc: a new plan under this width
+        dtype = _numpy_dtype(dtype_name)
+        run_both(desc, {"InputTensor": values(rng, dtype, in_count)}, "OutputTensor", out_count, dtype, backend)
+
+
 @pytest.mark.parametrize("backend", BACKENDS, indirect=True)
 @pytest.mark.parametrize("operator", ["AVERAGE_POOLING1", "LP_POOLING1"])
 def test_a_zero_dilation_is_refused_as_the_reference_refuses_it(operator: str, backend: str) -> None:
