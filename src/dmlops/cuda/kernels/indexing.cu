@@ -44,9 +44,10 @@ __device__ __forceinline__ void ix_offsets(I q, const IxParams& p, I& o0, I& o1,
 #pragma unroll
     for (int k = IX_MAXD - 1; k >= 0; --k) {
         if (k < p.ndim) {
+            // the outermost coordinate is what is left (q < count = the sizes' product): no division
             const I n = (I)p.size[k];
-            const I c = q % n;
-            q /= n;
+            const I c = k == 0 ? q : q % n;
+            if (k != 0) q /= n;
             o0 += c * (I)p.st0[k];
             o1 += c * (I)p.st1[k];
             o2 += c * (I)p.st2[k];
