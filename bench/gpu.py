@@ -1055,12 +1055,6 @@ def _ew_variants(w: str, dtype: str, desc: Any, inputs: dict[str, Any], out: Any
         us = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": out}))
         record(w, dtype, f"variant block {shape[0]}, {shape[1]} vectors", us, floor, peer)
     ew.CONTIG_SHAPE = saved
-    for hint, label in ((1, "cache-streaming loads and stores"), (2, "cache-streaming stores")):
-        ew.CONTIG_CACHE_HINT = hint
-        ew._PLANS.plans.clear()
-        us = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": out}))
-        record(w, dtype, f"variant {label}", us, floor, peer)
-    ew.CONTIG_CACHE_HINT = 0
     ew._PLANS.plans.clear()
 
 

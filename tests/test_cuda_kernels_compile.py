@@ -78,12 +78,6 @@ def _elementwise_names() -> list[str]:
     ):
         names.append(f"ew_contig<{functor}, NoFused, false, {ins}, {out}, 1, 256, 1>")
         names.append(f"ew_strided<{functor}, NoFused, false, {ins}, {out}, 3, int, 1>")
-    # the cache hints (CONTIG_CACHE_HINT) on 16-byte and narrower vectors
-    names += [
-        f"ew_contig<OpAdd, NoFused, false, {t}, {t}, {t}, {t}, {v}, 256, 1, {cs}>"
-        for t, v in (("float", 4), ("half_t", 8), ("double", 1))
-        for cs in (1, 2)
-    ]
     for fused in ["FusedRelu", *sorted({functor for functor, _ in ACTIVATIONS.values()})]:
         names.append(f"ew_contig<OpAdd, {fused}, false, half_t, half_t, half_t, half_t, 8, 128, 2>")
     names += [f"ew_rows<{t}, {k}, {p}>" for t in ("float", "half_t", "double") for k in range(3) for p in (0, 1, 4, 16)]
@@ -206,14 +200,7 @@ NAMES = {
             ("false", "true", "true"),
         )
     ]
-    + [f"roi_batch_check<{b}>" for b in ("u32", "u64")]
-    + [
-        f"roi_align_grad<{t}, u32, {m}, {lin}>"  # ROI_ALIGN_GRAD's BatchIndicesTensor is UINT32
-        for t in ("float", "half_t")
-        for m in ("true", "false")
-        for lin in ("true", "false")
-    ]
-    + [f"{k}<{t}>" for k in ("roi_pooling", "roi_grad_store") for t in ("float", "half_t")],
+    + [f"roi_batch_check<{b}>" for b in ("u32", "u64")],
     "random.cu": [f"philox4x32_10<{w}>" for w in ("true", "false")],
 }
 

@@ -50,9 +50,6 @@ an H100 (docs/performance.md) timed five shapes: one vector per thread is as fas
 four on copies and binary operators (FLOAT32 IDENTITY 182 against 184 us, ADD 269
 against 270) and faster on FLOAT16 transcendental ones (SIGMOID 94 against 101 us, GELU
 102 against 110), whose eight halves per vector are already work enough per thread."""
-CONTIG_CACHE_HINT = 0
-"""The contiguous kernel's 16-byte accesses: 0 plain, 1 cache-streaming (``.cs``) loads and
-stores, 2 cache-streaming stores only (a bench variant; see ew_contig)."""
 ROW_BLOCK = 256  # ROW_BLOCK
 ROW_WARP_MAX = 1024
 """Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row
@@ -401,8 +398,7 @@ class Plan:
         if lay.contiguous:
             vec = vector_width(self.itemsizes, pointers, dense)
             block, unroll = CONTIG_SHAPE
-            hint = f", {CONTIG_CACHE_HINT}" if CONTIG_CACHE_HINT else ""
-            fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}{hint}>")
+            fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}>")
             blocks = grid_for(max(1, lay.count // vec), block, unroll)
         else:
             block = BLOCK

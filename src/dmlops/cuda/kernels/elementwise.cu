@@ -705,33 +705,10 @@ template <typename T, int N> struct alignas(sizeof(T) * N) Vec {
     T v[N];
 };
 
-// 16-byte vector accesses with PTX's cache-streaming hint (.cs: likely touched once, evicted
-// first) where CS asks for it: 1 on loads and stores, 2 on stores only; plain accesses else.
-template <int CS, class V> __device__ __forceinline__ V ld_vec(const V* ptr) {
-    if constexpr (CS == 1 && sizeof(V) == 16) {
-        V r;
-        unsigned* u = reinterpret_cast<unsigned*>(&r);
-        asm("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(u[0]), "=r"(u[1]), "=r"(u[2]), "=r"(u[3]) : "l"(ptr));
-        return r;
-    } else {
-        return *ptr;
-    }
-}
-template <int CS, class V> __device__ __forceinline__ void st_vec(V* ptr, const V& v) {
-    if constexpr (CS >= 1 && sizeof(V) == 16) {
-        const unsigned* u = reinterpret_cast<const unsigned*>(&v);
-        asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(u[0]), "r"(u[1]), "r"(u[2]), "r"(u[3])
-                     : "memory");
-    } else {
-        *ptr = v;
-    }
-}
-
 // Every operand 1-D with element stride 1 (s*[0] != 0) or 0 (one broadcast value); VEC
 // elements per vector access (the host checked the alignment of each stride-1 operand);
-// B threads per block, U vectors per thread; CS the cache hint of ld_vec / st_vec.
-template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC, int B, int U,
-          int CS = 0>
+// B threads per block, U vectors per thread.
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC, int B, int U>
 __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
     const long long n = p.count;
     const long long nv = n / VEC;
@@ -745,14 +722,14 @@ __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T
         const long long v = first + u * B;
         if (v < nv) {
             if (va) {
-                ra[u] = ld_vec<CS>(reinterpret_cast<const Vec<T0, VEC>*>(a) + v);
+                ra[u] = reinterpret_cast<const Vec<T0, VEC>*>(a)[v];
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) ra[u].v[j] = a[0];
             }
             if constexpr (Op::arity >= 2) {
                 if (vb) {
-                    rb[u] = ld_vec<CS>(reinterpret_cast<const Vec<T1, VEC>*>(b) + v);
+                    rb[u] = reinterpret_cast<const Vec<T1, VEC>*>(b)[v];
                 } else {
 #pragma unroll
                     for (int j = 0; j < VEC; ++j) rb[u].v[j] = b[0];
@@ -760,7 +737,7 @@ __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T
             }
             if constexpr (Op::arity >= 3) {
                 if (vc) {
-                    rc[u] = ld_vec<CS>(reinterpret_cast<const Vec<T2, VEC>*>(c) + v);
+                    rc[u] = reinterpret_cast<const Vec<T2, VEC>*>(c)[v];
                 } else {
 #pragma unroll
                     for (int j = 0; j < VEC; ++j) rc[u].v[j] = c[0];
@@ -775,7 +752,7 @@ __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T
             Vec<TO, VEC> o;
 #pragma unroll
             for (int j = 0; j < VEC; ++j) o.v[j] = element<Op, Fz, SB, T0, T1, T2, TO>(p, ra[u].v[j], rb[u].v[j], rc[u].v[j]);
-            st_vec<CS>(reinterpret_cast<Vec<TO, VEC>*>(y) + v, o);
+            reinterpret_cast<Vec<TO, VEC>*>(y)[v] = o;
         }
     }
     if (VEC > 1) {  // the tail of fewer than VEC elements
