@@ -1,4 +1,8 @@
-"""ROI operators on the CPU backend (numba): ROI_ALIGN.
+"""ROI operators on the CPU backend (numba): ROI_ALIGN, ROI_ALIGN1, ROI_ALIGN_GRAD and ROI_POOLING.
+
+ROI_ALIGN1 runs on ROI_ALIGN's kernel (:func:`axis_samples` takes the desc's offsets and
+AlignRegionsToCorners; ROI_ALIGN's are 0.5, -0.5 and FALSE). ROI_ALIGN_GRAD evaluates the
+same samples one at a time in float64 (:func:`run_roi_align_grad`).
 
 ROI_ALIGN
 ---------

@@ -1,4 +1,12 @@
-"""ROI operators on the CUDA backend: ROI_ALIGN.
+"""ROI operators on the CUDA backend: ROI_ALIGN, ROI_ALIGN1, ROI_ALIGN_GRAD and ROI_POOLING.
+
+ROI_ALIGN1 runs on ROI_ALIGN's kernels (ROI_ALIGN is ROI_ALIGN1 with InputPixelOffset 0.5,
+OutputPixelOffset -0.5 and no AlignRegionsToCorners: ``RoiParams`` carries the three).
+ROI_ALIGN_GRAD (``roi_align_grad``, a block per ROI) visits ROI_ALIGN1's samples and sums
+in float64, rounded once into the outputs: the input gradient with float64 atomics (the
+one result of this module whose float64 sums vary in order from run to run, below the
+outputs' rounding but for sums that fall within ~2^-50 of a rounding boundary), the ROI
+gradient in a fixed order. ROI_POOLING (``roi_pooling``) is a thread per output, bit-exact.
 
 ROI_ALIGN
 ---------
@@ -200,7 +208,7 @@ def _params(desc: Any, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any, item_
         ("scale_y", "f8", desc.spatial_scale_y),
         ("in_offset", "f8", desc.input_pixel_offset),
         ("out_offset", "f8", desc.output_pixel_offset),
-        ("oob", "f8", desc.out_of_bounds_input_value),
+        ("oob", "f8", getattr(desc, "out_of_bounds_input_value", 0.0)),  # ROI_ALIGN_GRAD has none
         ("item_w", "i8", item_w),
         ("div_w", "i8", list(fast_div(max(1, item_w)))),
         ("corners", "i8", int(bool(getattr(desc, "align_regions_to_corners", False)))),

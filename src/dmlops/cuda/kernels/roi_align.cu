@@ -1,4 +1,6 @@
-// ROI_ALIGN kernels. Three forms:
+// ROI kernels: ROI_ALIGN (and ROI_ALIGN1, the same with RoiParams' offsets and
+// AlignRegionsToCorners), ROI_ALIGN_GRAD (roi_align_grad) and ROI_POOLING (roi_pooling),
+// the last two at the end of the file. ROI_ALIGN in three forms:
 //  * roi_align_avg (AVERAGE, inputs whose channel stride is not 1): the separable
 //    tap-list form, described at its definition below;
 //    With channel stride 1 (NHWC-strided) its threads take channels first, so each tap
