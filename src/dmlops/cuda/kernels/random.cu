@@ -62,8 +62,10 @@ __global__ void philox4x32_10(const u32* __restrict__ state, u32* __restrict__ o
                 k0 += PHILOX_W0;
                 k1 += PHILOX_W1;
             }
-            const u32 hi0 = __umulhi(PHILOX_M0, x[0]), lo0 = PHILOX_M0 * x[0];
-            const u32 hi1 = __umulhi(PHILOX_M1, x[2]), lo1 = PHILOX_M1 * x[2];
+            // one 32 x 32 -> 64-bit multiply each (IMAD.WIDE), not a high and a low multiply
+            const u64 p0 = (u64)PHILOX_M0 * x[0], p1 = (u64)PHILOX_M1 * x[2];
+            const u32 hi0 = (u32)(p0 >> 32), lo0 = (u32)p0;
+            const u32 hi1 = (u32)(p1 >> 32), lo1 = (u32)p1;
             const u32 y0 = hi1 ^ x[1] ^ k0, y2 = hi0 ^ x[3] ^ k1;
             x[0] = y0;
             x[1] = lo1;
