@@ -14,7 +14,10 @@ Workloads (FLOAT32 data of 16384 x 4096, 256 MiB, along axis 1):
   written (768 MiB), not counting the input (counting it, as "data read" of both data
   inputs, would add 256 MiB and flatter the result by a third).
 
-Each result is checked against torch's before timing. torch.gather / scatter_ take
+SCATTER_ELEMENTS is timed with both forms of its kernel's last phase
+(``dmlops.cuda.data_movement.SCATTER_STORES``: the winning updates stored where they point,
+or each output element gathered from its update). Each result is checked against
+torch's before timing. torch.gather / scatter_ take
 int64 indices (their own index type), so the torch rows read 1 GiB of indices where
 dmlops' INT32 rows read 256 MiB; the INT64 dmlops row compares like with like.
 """
@@ -29,6 +32,7 @@ import torch
 from gpu import copies, record, run_cuda, timed, torch_of
 
 import dmlops
+import dmlops.cuda.data_movement as dm
 from dmlops.descs import desc_from_json
 
 ROWS, WIDTH = 16384, 4096
@@ -132,6 +136,16 @@ def bench_scatter_elements() -> None:
     peer = timed(torch_call)
     record(w, "fp32", "torch copy_ + scatter_ int64 idx", peer, floor)
     record(w, "fp32", "dmlops cuda INT32 idx", timed(call), floor, peer)
+    # the kernel's last phase in its other form (SCATTER_STORES: scatter stores or gathers)
+    default = dm.SCATTER_STORES
+    dm.SCATTER_STORES = not default
+    try:
+        got = dmlops.execute(desc, inputs, outputs={"OutputTensor": out}, backend="cuda")["OutputTensor"]
+        assert torch.equal(torch_of(got), want), "SCATTER_ELEMENTS (other form) mismatch"
+        other = "gathers" if default else "scatter stores"
+        record(w, "fp32", f"dmlops cuda INT32 idx, as {other}", timed(call), floor, peer)
+    finally:
+        dm.SCATTER_STORES = default
 
 
 def bench_indexing() -> None:

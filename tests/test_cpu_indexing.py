@@ -552,8 +552,16 @@ def test_hostile_nd_and_one_hot(backend: str, itype: str, strict: bool) -> None:
 
 @pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("n", [1, 3, 8192, 8193, 20000])
-def test_scatter_elements_line_lengths(backend: str, n: int) -> None:
-    """Lines of every kind: many short ones per tile, one line per tile, lines past the shared-memory tile."""
+@pytest.mark.parametrize("stores", [True, False])
+def test_scatter_elements_line_lengths(backend: str, n: int, stores: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines of every kind: many short ones per tile, one line per tile, lines past the shared-memory tile.
+
+    On cuda with both forms of the kernel's last phase (``SCATTER_STORES``).
+    """
+    if backend == "cuda":
+        monkeypatch.setattr("dmlops.cuda.data_movement.SCATTER_STORES", stores)
+    elif not stores:
+        pytest.skip("a cuda kernel setting")
     rng = rng_of("scatter_lines", n)
     lines = 3 if n > 100 else 700
     m = max(1, n // 2)

@@ -292,6 +292,10 @@ IX_DIMS = 8
 SC_CAP, SC_LINES, SC_BLOCK = 8192, 256, 512  # scatter_elements' tile limits (indexing.cu)
 SCRATCH_INTS = 2**26
 """scatter_elements' winners in global memory (lines past SC_CAP): at most this many ints at once."""
+SCATTER_STORES = True
+"""SCATTER_ELEMENTS' last phase as scatter stores (updates read in order, stored where they
+point), else as gathers (each output element read from its update); both bit-exact, the
+benchmark (bench/gpu_indexing.py) times both."""
 
 
 def ix_params(
@@ -440,7 +444,13 @@ def run_scatter_elements(
 
     def launch(write: bool) -> int:
         p = ix_params(
-            lines, sizes, strides, n=n, m=m, axis_stride=[s[axis] for s in operands], scalar=[int(write), per_tile]
+            lines,
+            sizes,
+            strides,
+            n=n,
+            m=m,
+            axis_stride=[s[axis] for s in operands],
+            scalar=[int(write), per_tile, int(SCATTER_STORES)],
         )
         PackedLaunch(fn, grid, SC_BLOCK, 6, p)(*pointers)
         return int(flag.get()[0])

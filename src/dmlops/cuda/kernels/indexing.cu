@@ -110,9 +110,11 @@ __global__ void __launch_bounds__(256) gather_elements(const T* __restrict__ src
 //   2. each update a claims its target: atomicMax(winner[target], a) (bad index: flag bit 0;
 //      an earlier claim: a duplicate, flag bit 1); the largest a, the last update in
 //      row-major order, wins, as the reference's _write,
-//   3. (p.scalar[0] != 0) Output[j] = winner[j] >= 0 ? Updates[winner[j]] : Input[j].
-// Every output element is written once, with a coalesced store; the input is read only
-// where no update lands. With p.scalar[0] == 0 the kernel only checks (strict mode's pass
+//   3. (p.scalar[0] != 0) Output[j] = winner[j] >= 0 ? Updates[winner[j]] : Input[j]:
+//      p.scalar[2] == 0: as a gather per output element (stores in order, reads of the
+//      updates scattered within the line); != 0: the winning updates stored where they
+//      point (reads in order, stores scattered), then the input where no update landed.
+// Every output element is written once; the input is read only where no update lands. With p.scalar[0] == 0 the kernel only checks (strict mode's pass
 // before anything is written). Operands over the line space: 0 Input, 1 Output, 2 Indices,
 // 3 Updates; p.n targets per line, p.m updates per line, p.scalar[1] lines per tile.
 // SHARED: the winners of a tile in shared memory (lines_per_tile * n <= SC_CAP), else in
@@ -164,7 +166,27 @@ __global__ void __launch_bounds__(SC_BLOCK)
             if (atomicMax(&winner[line * n + (K)r], (int)a) >= 0) atomicOr(flag, 2u);
         }
         __syncthreads();
-        if (write) {
+        if (write && p.scalar[2] != 0) {
+            // 3 as scatter stores: each winning update moves (Indices and Updates read in
+            // order, the stores scattered within the line), then the input fills the rest
+            for (K k = threadIdx.x; k < in_tile * m; k += blockDim.x) {
+                const K line = k / m;
+                const K a = k - line * m;
+                const i64 r = index_value<IDX, WRAP>(idx[base[2][line] + (i64)a * p.axis_stride[2]], p.n);
+                if ((u64)r < (u64)p.n && winner[line * n + (K)r] == (int)a) {
+                    dst[base[1][line] + r * p.axis_stride[1]] = upd[base[3][line] + (i64)a * p.axis_stride[3]];
+                }
+            }
+            for (K k = threadIdx.x; k < in_tile * n; k += blockDim.x) {
+                if (winner[k] < 0) {
+                    const K line = k / n;
+                    const K j = k - line * n;
+                    dst[base[1][line] + (i64)j * p.axis_stride[1]] = src[base[0][line] + (i64)j * p.axis_stride[0]];
+                }
+            }
+        } else if (write) {
+            // 3 as gathers: each output element read from its winner (reads scattered
+            // within the line) or the input, the stores in order
             for (K k = threadIdx.x; k < in_tile * n; k += blockDim.x) {
                 const K line = k / n;
                 const K j = k - line * n;
