@@ -294,3 +294,94 @@ def test_the_layout_shapes_take_the_threaded_tiled_path() -> None:
     from dmlops.cpu.elementwise import PARALLEL_MIN
 
     assert np.prod(SHAPE) >= PARALLEL_MIN and np.prod(LARGE) >= PARALLEL_MIN
+
+
+# -- the float32 SOFTMAX / LOG_SOFTMAX row kernel ---------------------------------------------------------
+
+
+def _row_case(rows: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    x = (rng.standard_normal((rows, n)) * 30).astype(np.float32)
+    specials = [np.nan, np.inf, -np.inf, -0.0, 0.0, 3e38, -3e38, 1e-45, -104.5, 89.0]
+    for r in range(0, rows, 3):  # a special value in every third row, at a varying position
+        x[r, (r * 7) % n] = specials[(r // 3) % len(specials)]
+    if rows > 4:
+        x[1] = np.nan  # all NaN
+        x[2] = -np.inf  # all -inf
+        x[4, ::2] = np.nan  # NaN and numbers
+    return x
+
+
+@pytest.mark.parametrize("operator", ["ACTIVATION_SOFTMAX1", "ACTIVATION_LOG_SOFTMAX1"])
+@pytest.mark.parametrize(
+    ("rows", "n", "layout"),
+    [
+        (1, 1, "contiguous"),  # one element
+        (3, 1, "contiguous"),  # rows of one: exp(0) / 1
+        (77_777, 1, "contiguous"),  # odd count of one-element rows: threads split it
+        (5, 17, "contiguous"),
+        (4_099, 33, "contiguous"),  # odd rows over threads, a row not a multiple of a vector
+        (2, 300_001, "contiguous"),  # rows longer than the L2 cache
+        (1_031, 96, "strided_rows"),  # rows read from a padded buffer
+        (1_031, 96, "strided_elements"),  # every other element of each row
+        (1_031, 96, "transposed"),  # the reduced axis is the outer one in memory
+    ],
+)
+def test_row_kernel_against_the_reference(operator: str, rows: int, n: int, layout: str) -> None:
+    rng = np.random.default_rng(zlib.crc32(f"{operator}{rows}{n}{layout}".encode()))
+    x = _row_case(rows, n, rng)
+    tensor: dict[str, Any] = {"DataType": "FLOAT32", "Sizes": [rows, n]}
+    if layout == "strided_rows":
+        buffer = np.full((rows, n + 5), np.float32(7)).ravel()
+        buffer.reshape(rows, n + 5)[:, :n] = x
+        tensor["Strides"], given = [n + 5, 1], buffer
+    elif layout == "strided_elements":
+        buffer = np.full((rows, 2 * n), np.float32(7))
+        buffer[:, ::2] = x
+        tensor["Strides"], given = [2 * n, 2], buffer.ravel()
+    elif layout == "transposed":
+        tensor["Strides"], given = [1, rows], np.ascontiguousarray(x.T).ravel()
+    else:
+        given = x
+    body = {"InputTensor": tensor, "OutputTensor": {"DataType": "FLOAT32", "Sizes": [rows, n]}, "Axes": [1]}
+    desc = desc_from_json(operator, body)
+    expected = run(desc, {"InputTensor": given}, "numpy")["OutputTensor"]
+    got = run(desc, {"InputTensor": given}, "cpu")["OutputTensor"]
+    compare(operator, got, expected)
+
+
+@pytest.mark.parametrize("operator", ["ACTIVATION_SOFTMAX1", "ACTIVATION_LOG_SOFTMAX1"])
+def test_row_kernel_in_place_and_into_a_padded_output(operator: str) -> None:
+    rng = np.random.default_rng(zlib.crc32(operator.encode()))
+    rows, n = 1_025, 130
+    x = _row_case(rows, n, rng)
+    body: dict[str, Any] = {m: {"DataType": "FLOAT32", "Sizes": [rows, n]} for m in ("InputTensor", "OutputTensor")}
+    desc = desc_from_json(operator, {**body, "Axes": [1]})
+    expected = run(desc, {"InputTensor": x}, "numpy")["OutputTensor"]
+    same = x.copy()
+    run(desc, {"InputTensor": same}, "cpu", {"OutputTensor": same})
+    compare(operator, same, expected)
+    body["OutputTensor"]["Strides"] = [n + 3, 1]
+    padded = np.full(rows * (n + 3), np.float32(7))
+    run(desc_from_json(operator, {**body, "Axes": [1]}), {"InputTensor": x}, "cpu", {"OutputTensor": padded})
+    compare(operator, padded.reshape(rows, n + 3)[:, :n], expected)
+    assert (padded.reshape(rows, n + 3)[:, n:] == 7).all()
+
+
+def test_row_kernel_extremes() -> None:
+    """Rows whose maximum is at exp's clamps; a sum reaching LOG_SOFTMAX's floor; huge spreads."""
+    x = np.array(
+        [
+            [88.72, 88.73, -1e30, 0.0],
+            [-1e30, -1e30, -1e30, -1e30],
+            [3e38, -3e38, 3e38, 1.0],
+            [-50.0, 50.0, 1e-45, -1e-45],
+            [np.nan, -np.inf, np.inf, 1.0],
+            [np.inf, np.inf, 0.0, 0.0],
+        ],
+        np.float32,
+    )
+    for operator in ("ACTIVATION_SOFTMAX1", "ACTIVATION_LOG_SOFTMAX1"):
+        body = {m: {"DataType": "FLOAT32", "Sizes": list(x.shape)} for m in ("InputTensor", "OutputTensor")}
+        desc = desc_from_json(operator, {**body, "Axes": [1]})
+        expected = run(desc, {"InputTensor": x}, "numpy")["OutputTensor"]
+        compare(operator, run(desc, {"InputTensor": x}, "cpu")["OutputTensor"], expected)

@@ -20,7 +20,8 @@ Every operator of the family runs through :func:`run_elementwise`, which picks, 
   its output tile, so temporaries never exceed a few hundred KiB;
 * the **row path** for SOFTMAX, LOG_SOFTMAX, HARDMAX (and their ``*1`` versions over
   ``Axes``): the reduced axes moved last, blocks of rows computed in float32 (float64
-  for FLOAT64) in the output itself.
+  for FLOAT64) in the output itself; float32 SOFTMAX and LOG_SOFTMAX by a numba kernel
+  (:func:`_row_kernels`: one block of rows per thread, three passes over each row in cache).
 
 Layout: inputs are the logical views :func:`dmlops._numpy_io.bind_all` makes (a
 broadcast operand has 0-strides, any other stride works), the output the view its
@@ -136,6 +137,62 @@ def _same_layout(a: Array, b: Array) -> bool:
 
 
 @cache
+def _exp32_body() -> Callable[[Any], Any]:
+    """The scalar float32 exp: plain Python, for ``njit`` to compile inlined or as a call."""
+    import numpy as np
+
+    f32 = np.float32
+
+    def exp32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        # exp in float32 registers, vectorisable (no libm call): x = n ln2 + r with Cody-Waite's
+        # exact split of ln2, exp(r) by its degree-7 Taylor polynomial on |r| <= 0.347, 2^n as
+        # two exponent-field factors (so subnormal results underflow gradually); relative error
+        # < 1e-7 on normal results, inf above 88.72284, NaN stays NaN
+        if x != x:
+            return x
+        xc = min(max(x, f32(-104.0)), f32(89.0))
+        n = np.floor(xc * f32(1.4426950408889634) + f32(0.5))
+        r = (xc - n * f32(0.693359375)) - n * f32(-2.12194440e-4)
+        p = f32(1 / 5040.0)
+        p = p * r + f32(1 / 720.0)
+        p = p * r + f32(1 / 120.0)
+        p = p * r + f32(1 / 24.0)
+        p = p * r + f32(1 / 6.0)
+        p = p * r + f32(0.5)
+        p = p * r + f32(1.0)
+        p = p * r + f32(1.0)
+        k = np.int32(n)
+        h = k >> 1
+        v = p * np.int32((h + 127) << 23).view(np.float32) * np.int32((k - h + 127) << 23).view(np.float32)
+        return f32(np.inf) if x > f32(88.72284) else v
+
+    return exp32
+
+
+@cache
+def _exp32() -> Any:
+    """:func:`_exp32_body` inlined into its caller (whose fast-math flags it then takes: ``contract`` only).
+
+    Not cached itself (its callers are): the same function's cache files are :func:`_exp32_call`'s.
+    """
+    from numba import njit
+
+    return njit(inline="always", fastmath={"contract"})(_exp32_body())
+
+
+@cache
+def _exp32_call() -> Any:
+    """:func:`_exp32_body` as a function of its own, for callers with other fast-math flags.
+
+    LLVM inlines it keeping its own flags, so a caller may reassociate its sum (``reassoc``)
+    without reassociating exp's range reduction.
+    """
+    from numba import njit
+
+    return njit(cache=True, fastmath={"contract"})(_exp32_body())
+
+
+@cache
 def _numba_ufuncs() -> dict[str, Any]:
     """The fused float ufuncs: one pass, no temporaries, exact where the docstring says so."""
     from numba import njit, vectorize
@@ -186,30 +243,7 @@ def _numba_ufuncs() -> dict[str, Any]:
         return z * p / q
 
     f32 = np.float32
-
-    @njit(inline="always", cache=True, fastmath={"contract"})
-    def exp32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-        # exp in float32 registers, vectorisable (no libm call): x = n ln2 + r with Cody-Waite's
-        # exact split of ln2, exp(r) by its degree-7 Taylor polynomial on |r| <= 0.347, 2^n as
-        # two exponent-field factors (so subnormal results underflow gradually); relative error
-        # < 1e-7 on normal results, inf above 88.72284, NaN stays NaN
-        if x != x:
-            return x
-        xc = min(max(x, f32(-104.0)), f32(89.0))
-        n = np.floor(xc * f32(1.4426950408889634) + f32(0.5))
-        r = (xc - n * f32(0.693359375)) - n * f32(-2.12194440e-4)
-        p = f32(1 / 5040.0)
-        p = p * r + f32(1 / 720.0)
-        p = p * r + f32(1 / 120.0)
-        p = p * r + f32(1 / 24.0)
-        p = p * r + f32(1 / 6.0)
-        p = p * r + f32(0.5)
-        p = p * r + f32(1.0)
-        p = p * r + f32(1.0)
-        k = np.int32(n)
-        h = k >> 1
-        v = p * np.int32((h + 127) << 23).view(np.float32) * np.int32((k - h + 127) << 23).view(np.float32)
-        return f32(np.inf) if x > f32(88.72284) else v
+    exp32 = _exp32()
 
     def exp_f32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         return exp32(x)
@@ -534,8 +568,78 @@ def _as_rows(a: Array, order: list[int], rows: int, n: int) -> Array | None:
     return view
 
 
-def _row_block(kind: str, x: Array, o: Array, exp: Any) -> None:
-    """One block of rows (x, o: (rows, n)); o may be x's memory; ``exp`` the float32 ufunc or np.exp."""
+@cache
+def _row_kernels() -> Any:
+    """The float32 SOFTMAX / LOG_SOFTMAX kernel over a block of rows (numba, GIL released).
+
+    Per row, with the row in the L1/L2 cache: the NaN-ignoring maximum ``m`` (on the
+    bits, so that it vectorises: float ``>`` selects do not without fast-math flags that
+    would change NaN results), then one pass computing ``exp(x - m)`` with the
+    vectorised float32 exp and its sum, then one pass scaling (SOFTMAX: ``e * (1 / sum)``,
+    one more float32 rounding than a division, as PyTorch's and onnxruntime's kernels;
+    LOG_SOFTMAX: ``(x - m) - log(max(sum, 1e-20))`` in float64, rounded once). Only the sum may be reassociated
+    (``reassoc``: LLVM keeps 16 partial sums, more accurate than one running sum);
+    exp is a call of its own so its range reduction is never reassociated.
+    """
+    from numba import njit
+
+    f32, i32 = np.float32, np.int32
+    exp = _exp32_call()
+    floor = F32(LOG_SOFTMAX_MIN_SUM)
+    sign_off, nan_key = i32(0x7FFFFFFF), i32(-(2**31))
+    inf_bits = i32(0x7F800000)
+
+    @njit(nogil=True, cache=True)
+    def row_max(bits):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        # float32 bits -> int32 keys ordered as the floats (negatives' magnitude bits flipped);
+        # NaN keys are the lowest, so NaN never wins (np.fmax.reduce: -inf when all are NaN
+        # and -inf, NaN when all are NaN: both here, a NaN key decoding to NaN)
+        m = nan_key
+        for i in range(bits.size):
+            b = bits[i]
+            k = b ^ ((b >> 31) & sign_off)
+            k = nan_key if (b & sign_off) > inf_bits else k
+            m = k if k > m else m
+        return i32(m ^ ((m >> 31) & sign_off)).view(np.float32)
+
+    @njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
+    def exp_sum(x, m, o, store):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        s = f32(0.0)
+        if store:  # o = exp(x - m) (o may be x's memory: each element is read before it is written)
+            for i in range(x.size):
+                e = exp(x[i] - m)
+                o[i] = e
+                s += e
+        else:
+            for i in range(x.size):
+                s += exp(x[i] - m)
+        return s
+
+    @njit(nogil=True, cache=True)
+    def rows(x, bits, o, log):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        n = x.shape[1]
+        for r in range(x.shape[0]):
+            xr, orow = x[r], o[r]
+            m = row_max(bits[r])
+            if log:
+                total = exp_sum(xr, m, orow, False)
+                if not total >= floor:  # below the floor, or NaN
+                    total = floor
+                # in float64, rounded once: (x - m) - log(sum) cancels where x - m is near log(sum)
+                # (46.05 at the floor: float32 steps would lose 4e-6 absolute)
+                lt, m64 = np.log(np.float64(total)), np.float64(m)
+                for i in range(n):
+                    orow[i] = f32((np.float64(xr[i]) - m64) - lt)
+            else:
+                scale = f32(1.0) / exp_sum(xr, m, orow, True)
+                for i in range(n):
+                    orow[i] = orow[i] * scale
+
+    return rows
+
+
+def _row_block(kind: str, x: Array, o: Array) -> None:
+    """One block of rows (x, o: (rows, n)) in NumPy: HARDMAX, FLOAT64's SOFTMAX and LOG_SOFTMAX; o may be x's memory."""
     if kind == "hardmax":  # 1 at the first maximum of a strict '>' scan: NaN never wins, except first
         first_nan = np.isnan(x[:, 0])
         index = np.argmax(np.where(np.isnan(x), -np.inf, x), axis=1)
@@ -545,11 +649,11 @@ def _row_block(kind: str, x: Array, o: Array, exp: Any) -> None:
         return
     m = np.fmax.reduce(x, axis=1, keepdims=True)  # the NaN-ignoring maximum
     if kind == "softmax":
-        exp(np.subtract(x, m), out=o)  # not in place: NumPy buffers a numba ufunc's in-place call
+        np.exp(np.subtract(x, m, out=o), out=o)
         np.divide(o, np.add.reduce(o, axis=1, keepdims=True), out=o)
         return
     np.subtract(x, m, out=o)
-    total = np.add.reduce(exp(o), axis=1, keepdims=True)
+    total = np.add.reduce(np.exp(o), axis=1, keepdims=True)
     floor = o.dtype.type(LOG_SOFTMAX_MIN_SUM)
     total[np.isnan(total) | (total < floor)] = floor  # (x - m) - log(max(sum, 1e-20)), a NaN sum too
     np.subtract(o, np.log(total), out=o)
@@ -571,13 +675,16 @@ def _run_rows(desc: Any, name: str, x: Array, out: Array, data_type: TensorDataT
     target = o_rows if o_rows is not None else np.empty((rows, n), compute)
     if xr.dtype != compute:
         xr = xr.astype(compute)
-    exp = _numba_ufuncs()["exp"] if compute == np.float32 else np.exp
+    if compute == np.float32 and kind != "hardmax":  # the numba kernel: one block of rows per thread
+        kernel, bits, log = _row_kernels(), xr.view(np.int32), kind == "log_softmax"
+        _run((rows,), lambda t: kernel(xr[t], bits[t], target[t], log), None)
+    else:
 
-    def work(t: tuple[slice, ...]) -> None:
-        with np.errstate(all="ignore"):
-            _row_block(kind, xr[t], target[t], exp)
+        def work(t: tuple[slice, ...]) -> None:
+            with np.errstate(all="ignore"):
+                _row_block(kind, xr[t], target[t])
 
-    _run((rows,), work, max(1, ROW_BLOCK // n))
+        _run((rows,), work, max(1, ROW_BLOCK // n))
     if o_rows is None:
         with np.errstate(over="ignore"):
             np.copyto(out.transpose(order), target.reshape([x.shape[a] for a in order]), casting="unsafe")
