@@ -251,6 +251,18 @@ def test_kernel_source_compiles(source: str, arch: str) -> None:
     assert ".ftz" not in text
 
 
+@pytest.mark.parametrize("source", sorted(NAMES))
+def test_kernel_source_assembles_for_hopper(source: str) -> None:
+    """Every specialisation assembles to an sm_90 binary: ptxas's limits (static shared memory,
+    registers) bind only there, not in the PTX of the test above."""
+    _nvrtc()
+    try:
+        binary, lowered = compile_source(kernel_source(source), source, NAMES[source], "sm_90")
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    assert all(lowered) and binary
+
+
 def test_compiled_kernels_are_cached_on_disk(tmp_path, monkeypatch) -> None:
     """A second request for the same kernel reads the stored binary instead of compiling;
     another source text is another entry."""
