@@ -507,13 +507,20 @@ def test_roi_align1_strided_input(backend: str, seed: int) -> None:
     np.testing.assert_array_equal(_forward_on(backend, p, _on(backend, gaps, lambda a: a[..., ::2]), d), want)
 
 
-def test_roi_align1_corners_single_sample_is_the_centre() -> None:
-    """AlignRegionsToCorners with one sample: the region's centre, whatever OutputPixelOffset (x 1..4 -> 2.5)."""
+@pytest.mark.parametrize("backend", backend_params(*BACKENDS), indirect=True)
+def test_roi_align1_corners_single_sample_is_the_centre(backend: str) -> None:
+    """AlignRegionsToCorners with one sample: the region's centre, whatever OutputPixelOffset (x 1..4 -> 2.5).
+
+    Samples on the edges [0, 7] are in bounds; a hair outside reads OutOfBoundsInputValue.
+    """
     ramp = np.arange(8, dtype=F32).reshape(1, 1, 1, 8) * 10
-    for backend in ("numpy", "cpu"):
-        got = O.roi_align1(ramp, [[1, 0, 4, 0]], [0], (1, 1), input_pixel_offset=0, output_pixel_offset=7,
-                           align_regions_to_corners=True, maximum_samples_per_output=1, backend=backend)  # fmt: skip
-        assert to_numpy(got).item() == 25.0
+    kw: dict[str, Any] = dict(align_regions_to_corners=True, maximum_samples_per_output=1, backend=backend)
+    got = O.roi_align1(ramp, [[1, 0, 4, 0]], [0], (1, 1), input_pixel_offset=0, output_pixel_offset=7, **kw)
+    assert to_numpy(got).item() == 25.0
+    rois = [[0, 0, 7, 0], [-0.001, 0, 7.001, 0]]
+    got = O.roi_align1(ramp, rois, [0, 0], (1, 2), input_pixel_offset=0, output_pixel_offset=0,
+                       out_of_bounds_input_value=-1, **kw)  # fmt: skip
+    np.testing.assert_array_equal(to_numpy(got).reshape(2, 2), [[0, 70], [-1, -1]])
 
 
 HOSTILE_BATCHES = [(np.uint32, 2), (np.uint32, 2**32 - 1), (np.uint64, 2**63), (np.uint64, 2**64 - 1)]
