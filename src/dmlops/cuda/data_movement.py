@@ -42,15 +42,18 @@ layer's ``check_indices`` / ``refuse_duplicates``).
   each output element is written once, from its update or the input). An index outside
   the axis raises (whatever ``strict``); strict mode runs a checking pass first, so a
   refused call (out of range, or duplicate targets) leaves the output as it was; without
-  ``strict``, a device ``out=`` array holds the scatter of the lines' in-range updates
-  when the call raises.
+  ``strict``, a device ``out=`` array of the caller holds the input with the in-range
+  updates scattered when the call raises. Lines along Axis up to 8192 elements keep
+  their claims in shared memory, longer ones in a scratch buffer. ``SCATTER_STORES``
+  picks the form of the last phase (scatter stores or gathers; same bits).
 * GATHER_ND(1): one pass for in-range tuples; when a value lies outside its dimension
   (or a batch coordinate past the input's), the call raises as the reference (strict,
   or data of other than 32 bits) or reads DirectML's flat clamp (E160) from a host copy
   of the bound buffer, as the reference does (a rare path, not a fast one).
 * SCATTER_ND: a claiming pass (each index tuple checked; the last in row-major order
-  wins its target slice) before anything is written, so every refused call leaves the
-  output untouched; then Output = Input and the winners' slices.
+  wins its target slice; int32 claims, so at most 2^31 - 1 tuples) before anything is
+  written, so every refused call leaves the output untouched; then Output = Input and
+  the winners' slices.
 * ONE_HOT, REVERSE_SUBSEQUENCES, DIAGONAL_MATRIX(1): one pass over the output, the
   semantics layer's rules (``one_hot_positions``, ``reverse_sources``, ``diagonal_fill``,
   ``padding_value``) written per element.
