@@ -385,3 +385,14 @@ def test_row_kernel_extremes() -> None:
         desc = desc_from_json(operator, {**body, "Axes": [1]})
         expected = run(desc, {"InputTensor": x}, "numpy")["OutputTensor"]
         compare(operator, run(desc, {"InputTensor": x}, "cpu")["OutputTensor"], expected)
+
+
+def test_gelu_over_a_dense_range_and_random_bits() -> None:
+    """The float32 GELU (erfc form, no cancellation in the negative tail) within TOLERANCE everywhere."""
+    rng = np.random.default_rng(20)
+    bits = rng.integers(0, 2**32, 100_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = np.concatenate([np.linspace(-14, 14, 200_001, dtype=np.float32), bits])
+    body = {m: {"DataType": "FLOAT32", "Sizes": [x.size]} for m in ("InputTensor", "OutputTensor")}
+    desc = desc_from_json("ACTIVATION_GELU", body)
+    ins = {"InputTensor": x}
+    compare("ACTIVATION_GELU", run(desc, ins, "cpu")["OutputTensor"], run(desc, ins, "numpy")["OutputTensor"])
