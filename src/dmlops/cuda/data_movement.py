@@ -65,13 +65,15 @@ functors of ``kernels/elementwise.cu`` (the reference's ``cast_array`` rules). B
 but for the bits of NaN (a NaN stays a NaN; its payload may change, as DirectML's device
 conversions do not promise it either).
 
-The copy programs
------------------
-SLICE, JOIN, SPLIT, TILE, PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and
-FILL_VALUE_CONSTANT run their copy programs (:mod:`dmlops.descs._copy_programs`): one
-strided copy launch per step, in order on the stream, with SLICE1's kernel; a fill is a
-copy from a one-element device array through zero strides. A step whose iteration does
-not collapse to the kernel's dimensions is split along its first axis. Bit-exact.
+The copy programs and the separable gathers
+-------------------------------------------
+SLICE, SLICE_GRAD, JOIN, SPLIT, TILE and FILL_VALUE_CONSTANT run their copy programs
+(:mod:`dmlops.descs._copy_programs`): one strided copy launch per step, in order on the
+stream, with SLICE1's kernel; a fill is a copy from a one-element device array through
+zero strides. A step whose iteration does not collapse to the kernel's dimensions is split
+along its first axis. PADDING(1), DEPTH_TO_SPACE(1) and SPACE_TO_DEPTH(1) run as separable
+gathers (:mod:`dmlops.cuda._table_copy`): one pass writing each output element once.
+Bit-exact.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ from numpy.typing import NDArray
 
 from .._numpy_io import input_memory
 from ..descs._copy_programs import PROGRAMS, Affine, Fill, Step, copy_program
+from ..descs._separable_gathers import GATHERS
 from ..descs.data_movement import (
     GatherDesc,
     Slice1Desc,
@@ -103,6 +106,7 @@ from ..errors import DataIndexError
 from ._copy import INDEX_TYPES, STORAGE, CopyPlan, PlanCache, grid_for, index_type
 from ._plan import MAX_OUTER_DIMS, collapse, copy_layout, gather_dimensions, max_abs_offset
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
+from ._table_copy import run_separable_gather
 from .elementwise import run_elementwise
 
 # -- GATHER --------------------------------------------------------------------
@@ -706,14 +710,20 @@ def run_nonzero_coordinates(
 ) -> None:
     """NONZERO_COORDINATES: CuPy's ``argwhere`` (a scan; row-major order, as the reference's).
 
-    Nonzero is ``x != 0`` (both zeros zero, NaN nonzero); the rows past the count are
-    zeros, as the reference writes them.
+    Nonzero is ``x != 0`` (both zeros zero, NaN nonzero), tested on the bits: CuPy compiles
+    its kernels with flush-to-zero, so a float comparison would count a subnormal as zero.
+    The rows past the count are zeros, as the reference writes them.
     """
     cp = cupy_module()
     x = inputs["InputTensor"]
     count, coordinates = outputs["OutputCountTensor"], outputs["OutputCoordinatesTensor"]
     m, n = coordinates.shape[-2], coordinates.shape[-1]
-    found = cp.argwhere(x != 0)[:, x.ndim - n :].astype(np.uint32)
+    if x.dtype.kind == "f":  # every bit but the sign: +0 and -0 are the zeros
+        bits = x.view(f"u{x.dtype.itemsize}")
+        nonzero = (bits & bits.dtype.type(np.iinfo(bits.dtype).max >> 1)) != 0
+    else:
+        nonzero = x != 0
+    found = cp.argwhere(nonzero)[:, x.ndim - n :].astype(np.uint32)
     table = cp.zeros((m, n), dtype=np.uint32)
     table[: len(found)] = found
     coordinates[...] = table.reshape(coordinates.shape)
@@ -812,5 +822,6 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "NONZERO_COORDINATES": run_nonzero_coordinates,
     "FILL_VALUE_SEQUENCE": run_fill_value_sequence,
     **{name: run_copy_program for name in PROGRAMS},
+    **{name: run_separable_gather for name in GATHERS},  # these run as gathers, not their copy programs
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""
