@@ -194,6 +194,45 @@ def test_gather_elements(backend: str, seed: int) -> None:
     compare(desc, inputs, rng, out=out, backend=backend)
 
 
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
+@pytest.mark.parametrize(
+    ("dtype", "sizes", "isz", "layout"),
+    [
+        ("FLOAT32", [64, 4096], [64, 4096], "contiguous"),
+        ("FLOAT32", [3, 12288], [3, 100], "contiguous"),  # a 48 KiB row: staged in shared memory
+        ("FLOAT32", [3, 12289], [3, 100], "contiguous"),  # one element more: the general kernel
+        ("FLOAT16", [5, 7, 333], [5, 7, 1000], "contiguous"),  # outer axes collapse: one row stride each
+        ("FLOAT32", [6, 300], [6, 300], "strided"),  # every other element: strides 2 along Axis
+        ("UINT64", [9, 6144], [9, 5], "reversed"),
+        ("INT8", [2, 3, 1], [2, 3, 1], "contiguous"),
+        ("FLOAT32", [40, 50], [40, 50], "transposed"),  # outer axes do not collapse: the general kernel
+        ("FLOAT32", [8, 1, 50, 1], [8, 1, 70, 1], "contiguous"),  # trailing axes of 1 after Axis
+    ],
+)
+@pytest.mark.parametrize("itype", ["INT32", "UINT32", "INT64"])
+def test_gather_elements_rows(
+    backend: str, dtype: str, sizes: list[int], isz: list[int], layout: str, itype: str
+) -> None:
+    """In-range (and negative, wrapped) indices along the innermost axis that is not 1: cuda
+    stages such Input rows in shared memory where they fit (gather_elements_rows)."""
+    rng = rng_of(f"rows{sizes}{isz}{layout}{itype}", 0)
+    axis = max(i for i, s in enumerate(sizes) if s != 1 or i == 0) if sizes[-1] == 1 else len(sizes) - 1
+    desc = make(
+        "GATHER_ELEMENTS",
+        {
+            "InputTensor": _t(dtype, sizes),
+            "IndicesTensor": _t(itype, isz),
+            "OutputTensor": _t(dtype, isz),
+            "Axis": axis,
+        },
+    )
+    assert desc is not None
+    x = random_bits(rng, _dtype(dtype), sizes)
+    idx = index_array(rng, itype, sizes[axis], isz, outside=0.0)
+    inputs = {"InputTensor": laid_out(rng, x, layout), "IndicesTensor": laid_out(rng, idx, layout)}
+    assert compare(desc, inputs, rng, backend=backend) != "error"
+
+
 def distinct_or_duplicate_lines(
     rng: np.random.Generator, n: int, isz: list[int], axis: int, *, dup: bool
 ) -> np.ndarray:

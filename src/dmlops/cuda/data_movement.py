@@ -400,17 +400,56 @@ def run_gather_elements(
     key = (id(desc), xs, is_, ys, wrap)
     plan = _ELEMENT_LAUNCHES.get(key)
     if plan is None or plan[0] is not desc:
-        sizes, strides = collapse(idx.shape, [[0 if i == axis else s for i, s in enumerate(xs)], is_, ys])
-        offsets = offset_type(y.size, span(x), span(idx), span(y))
-        name = f"gather_elements<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}, {offsets}>"
-        p = ix_params(y.size, sizes, strides, n=n, axis_stride=[xs[axis]])
-        plan = _ELEMENT_LAUNCHES.put(key, (desc, ix_launch(name, y.size, 4, p)))
+        plan = _ELEMENT_LAUNCHES.put(
+            key, (desc, _rows_launch(x, idx, y, axis, wrap) or _elements_launch(x, idx, y, axis, wrap))
+        )
     flag = index_flag()
     plan[1](x.data.ptr, idx.data.ptr, y.data.ptr, flag.data.ptr)
     if int(flag.get()[0]):  # the reference's DataIndexError, from the host's copy of the indices
         coordinates = elements_coordinates(desc.indices_tensor.sizes, axis, idx.get(), n, wrap_negative=wrap)
         check_indices(f"{desc.dml_name}.IndicesTensor", coordinates, desc.input_tensor.sizes, [axis], scatter=False)
         raise DataIndexError(f"{desc.dml_name}.IndicesTensor: an index is out of range")  # not reached
+
+
+def _elements_launch(x: Any, idx: Any, y: Any, axis: int, wrap: bool) -> PackedLaunch:
+    """GATHER_ELEMENTS over any layout: a thread per output element."""
+    xs, is_, ys = element_strides(x), element_strides(idx), element_strides(y)
+    sizes, strides = collapse(idx.shape, [[0 if i == axis else s for i, s in enumerate(xs)], is_, ys])
+    offsets = offset_type(y.size, span(x), span(idx), span(y))
+    name = f"gather_elements<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}, {offsets}>"
+    p = ix_params(y.size, sizes, strides, n=x.shape[axis], axis_stride=[xs[axis]])
+    return ix_launch(name, y.size, 4, p)
+
+
+ROW_SHARED_BYTES = 48 * 1024
+"""The largest Input row gather_elements_rows stages in shared memory (the default limit per block)."""
+
+
+def _rows_launch(x: Any, idx: Any, y: Any, axis: int, wrap: bool) -> PackedLaunch | None:
+    """GATHER_ELEMENTS with its Input rows staged in shared memory, where that applies, else None.
+
+    It applies when Axis is the innermost dimension that is not 1, the outer dimensions of
+    Input and Indices agree and collapse to one row stride per operand, and a row fits
+    ROW_SHARED_BYTES.
+    """
+    rank = x.ndim
+    if any(x.shape[d] != 1 or idx.shape[d] != 1 for d in range(axis + 1, rank)):
+        return None
+    n = x.shape[axis]
+    if x.shape[:axis] != idx.shape[:axis] or n * x.itemsize > ROW_SHARED_BYTES or n == 0:
+        return None
+    xs, is_, ys = element_strides(x), element_strides(idx), element_strides(y)
+    sizes, strides = collapse(idx.shape[:axis], [xs[:axis], is_[:axis], ys[:axis]])
+    if len(sizes) > 1:
+        return None
+    rows = sizes[0] if sizes else 1
+    row_strides = [s[0] if sizes else 0 for s in strides]
+    p = ix_params(
+        rows, (), [], n=n, m=idx.shape[axis], axis_stride=[xs[axis], is_[axis], ys[axis]], tuple_stride=row_strides
+    )
+    name = f"gather_elements_rows<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}>"
+    grid = max(1, min(rows, 2**20))
+    return PackedLaunch(get_kernel(INDEXING, name), grid, 256, 4, p, shared=n * x.itemsize)
 
 
 def _c(flag: bool) -> str:

@@ -104,6 +104,38 @@ __global__ void __launch_bounds__(256) gather_elements(const T* __restrict__ src
     }
 }
 
+// GATHER_ELEMENTS along the innermost axis of rows that fit shared memory: a block stages
+// its row of Input (p.n elements, coalesced) in shared memory, then gathers the row's
+// Indices from there, so the random reads never leave the SM and DRAM sees Input, Indices
+// and Output once each. Rows: p.count of them (the outer coordinates, collapsed to one
+// stride per operand: tuple_stride[0] Input, [1] Indices, [2] Output); p.m indices per row;
+// axis_stride[0..2]: the operands' element strides along the axis. A bad index sets *flag.
+template <typename T, typename IDX, bool WRAP>
+__global__ void __launch_bounds__(256) gather_elements_rows(const T* __restrict__ src, const IDX* __restrict__ idx,
+                                                            T* __restrict__ dst, u32* __restrict__ flag,
+                                                            const IxParams p) {
+    extern __shared__ unsigned char gather_row_raw[];
+    T* row = reinterpret_cast<T*>(gather_row_raw);
+    const i64 n = p.n, m = p.m;
+    const i64 sa = p.axis_stride[0], ia = p.axis_stride[1], da = p.axis_stride[2];
+    for (i64 r = blockIdx.x; r < p.count; r += gridDim.x) {
+        const T* s = src + r * p.tuple_stride[0];
+        const IDX* ix = idx + r * p.tuple_stride[1];
+        T* d = dst + r * p.tuple_stride[2];
+        __syncthreads();  // every read of the previous row's copy is done
+        for (i64 j = threadIdx.x; j < n; j += blockDim.x) row[j] = s[j * sa];
+        __syncthreads();
+        for (i64 j = threadIdx.x; j < m; j += blockDim.x) {
+            const i64 v = index_value<IDX, WRAP>(ix[j * ia], n);
+            if ((u64)v < (u64)n) {
+                d[j * da] = row[v];
+            } else {
+                *flag = 1u;  // any writer: the host only tests it
+            }
+        }
+    }
+}
+
 // SCATTER_ELEMENTS, one pass per tile of lines (a line: every element along Axis at one
 // coordinate of the other dimensions; duplicates can only target one line). Per tile:
 //   1. winner[j] = -1 for each target j of each line,
