@@ -1,27 +1,33 @@
 """The reduction family on the CPU: REDUCE (every function), ARGMAX, ARGMIN, CUMULATIVE_*, TOP_K, TOP_K1.
 
 Bit-identical to the NumPy reference (``reference/reduction.py``), whose numerics are the
-spec; DirectML's rules behind them are listed in ``descs/reduction.py``.
+spec, except for the float sums (below); DirectML's rules behind them are listed in
+``descs/reduction.py``.
 
 Numerics
 --------
-* **Float sums** (SUM, AVERAGE, L1, L2, SUM_SQUARE, LOG_SUM, LOG_SUM_EXP) are float64 sums
-  of the float32 (FLOAT16) elements, rounded once when stored, as the reference's. A float64
-  sum of many float32 terms is not always exact (cancellation, a wide range of exponents),
-  so the *order* of its additions is part of the spec. The reference calls NumPy's
-  ``sum(axis=-1)`` on a float64 copy of the reduced axes moved last, and NumPy adds either
-  **pairwise** (when the reduced elements are the innermost loop of its iteration: blocks
-  of <= 128 elements summed by 8 interleaved accumulators, longer runs split near the
-  middle at a multiple of 8) or **sequentially** in index order (when a kept axis is
-  innermost, NumPy adds each reduced slice into the whole output). Which of the two
-  depends on the input's strides; :func:`_numpy_sums_pairwise` decides as NumPy does,
-  and the kernels add in that order. Signed zeros are the reference's: a sum starts from
-  +0 (NumPy's initial value), and its terms in L1, SUM_SQUARE, LOG_SUM_EXP are >= +0.
+* **Float sums** (SUM, AVERAGE, L1, L2, SUM_SQUARE, LOG_SUM, LOG_SUM_EXP) add in float64
+  in the kernel's order, and are rounded once when stored, as the reference's: a
+  contiguous line in several independent float64 SIMD lanes (the order LLVM picks under
+  ``fastmath={"reassoc"}``, fixed for a compiled kernel; other lines block by block), a
+  reduction over outer axes column by column in order of the reduced elements. The
+  reference adds the same float64 terms in NumPy's order (pairwise or sequential, by the
+  strides), so the two float64 sums differ by at most the rounding error of two orders of
+  n additions, ``|got - want| <= n * 2^-53 * sum(|term|)`` each, and the results, each
+  rounded once to the output type, agree to within ``ulp_out(want) + n * 2^-52 *
+  sum(|term|)`` (``tests/test_cpu_reduction.py`` checks that bound; most results are
+  bit-identical). Every float64 sum of float32 or FLOAT16 terms is finite unless a term
+  is not, and NaN / inf results do not depend on the order. Each sum starts from +0 (a
+  sum of -0s is +0, as the reference's SUM and AVERAGE store, and the terms of L1,
+  SUM_SQUARE and LOG_SUM_EXP are >= +0). Integer sums wrap, so their order never matters.
 * **MULTIPLY** is NumPy's sequential float64 product (or the integer product wrapping in
   64 bits), **integer SUM** wraps in 64 bits; both are stored truncated to the type's width,
   so they wrap in the type's width, as DirectML does.
 * **MAX / MIN** scan in index order keeping the first strictly greater (less) value, NaN
   read as -inf (+inf): the first of equal values (-0, +0) wins, all NaN gives -inf (+inf).
+  Where the elements lie contiguous, float32 compares integer keys of its bits (order
+  the floats', -0 below +0; integer max / min vectorise) and a result of +0 (MAX) or -0
+  (MIN) is then replaced by the first zero of its line, bit for bit as the scan.
 * **ARGMAX / ARGMIN** scan in row-major order of the reduced axes from the first element:
   INCREASING keeps the first strictly greater (less), DECREASING the last greater (less)
   or equal; a NaN never compares, so a NaN first element wins and any other never does.
@@ -50,8 +56,6 @@ overlapping its input is the exception: the input is copied first).
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -73,14 +77,14 @@ TILE_MIN, TILE_MAX = 256, 4096
 thread within these bounds (each reduced slice is then read in long runs; the float64
 accumulators of a tile stay in the L1/L2 cache)."""
 BLOCK = 128
-"""NumPy's pairwise-summation block (PW_BLOCKSIZE); also the gather block of the row loop order."""
+"""The gather block of the row loop order (elements read through strides)."""
 SMALL_K = 32
 """TOP_K keeps the K best in a sorted insertion buffer up to this K, else sorts each line."""
 PARALLEL_MIN = 1 << 16
 """Below this many input elements a call runs on the calling thread."""
 
 # function codes of the value kernels
-FN_PAIRWISE, FN_SUM, FN_PROD, FN_MAX, FN_MIN = range(5)
+FN_SUM, FN_PROD, FN_MAX, FN_MIN = range(4)
 # element transforms applied as elements are read
 OP_PLAIN, OP_ABS, OP_SQUARE, OP_EXP, OP_NAN_LOW, OP_NAN_HIGH = range(6)
 # float results' last step
@@ -339,88 +343,107 @@ def _gather(xb, off, rsz, rxs, digits, lo, m, half, op, buf):  # type: ignore[no
             d -= 1
 
 
-@njit(cache=True, nogil=True)
-def _pairwise_block(buf, n):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """NumPy's sum of one block of n <= 128 float64 values: 8 interleaved accumulators, then the rest."""
-    if n < 8:
-        res = -0.0
-        for i in range(n):
-            res += buf[i]
-        return res
-    r0, r1, r2, r3 = buf[0], buf[1], buf[2], buf[3]
-    r4, r5, r6, r7 = buf[4], buf[5], buf[6], buf[7]
-    i = 8
-    end = n - n % 8
-    while i < end:
-        r0 += buf[i]
-        r1 += buf[i + 1]
-        r2 += buf[i + 2]
-        r3 += buf[i + 3]
-        r4 += buf[i + 4]
-        r5 += buf[i + 5]
-        r6 += buf[i + 6]
-        r7 += buf[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += buf[i]
-        i += 1
-    return res
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _lane_sum(r, half, op, zero):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """The sum of the transformed elements of the 1-D slice ``r``, from ``zero`` (+0 or the integer 0).
 
-
-@njit(cache=True, nogil=True)
-def _pairwise_block_direct(xb, p, n, half):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """:func:`_pairwise_block` of 8 <= n <= 128 contiguous elements read in place (loops that vectorise)."""
-    acc = np.empty(8, np.float64)
-    for k in range(8):
-        acc[k] = _widen(xb[p + k], half)
-    end = n - n % 8
-    for i in range(8, end, 8):
-        for k in range(8):
-            acc[k] += _widen(xb[p + i + k], half)
-    res = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
-    for i in range(end, n):
-        res += _widen(xb[p + i], half)
-    return res
-
-
-@njit(cache=True, nogil=True)
-def _pairwise(xb, off, rsz, rxs, digits, n, half, op, buf, frames, partial):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """NumPy's pairwise float64 sum of a line's n elements (its ``pairwise_sum``, to the bit).
-
-    NumPy recurses: a run of more than 128 elements is the sum of its first ``n2`` (half,
-    rounded down to a multiple of 8) and the rest. The same tree, walked with an explicit
-    stack (``frames``: start, length, stage; ``partial``: the finished sums), as numba's
-    cache does not take recursive functions.
+    ``reassoc`` lets LLVM add in several independent float64 SIMD lanes (its order, fixed for
+    a compiled kernel); integer sums wrap, so their order never matters.
     """
-    top = 0
-    frames[0, 0], frames[0, 1], frames[0, 2] = 0, n, 0
-    done = 0
-    while top >= 0:
-        lo, m, stage = frames[top, 0], frames[top, 1], frames[top, 2]
-        if m <= BLOCK:
-            if rsz.size == 1 and rxs[0] == 1 and op == OP_PLAIN and m >= 8:
-                partial[done] = _pairwise_block_direct(xb, off + lo, m, half)
-            else:
-                _gather(xb, off, rsz, rxs, digits, lo, m, half, op, buf)
-                partial[done] = _pairwise_block(buf, m)
-            done += 1
-            top -= 1
-            continue
-        m2 = m // 2
-        m2 -= m2 % 8
-        if stage == 2:  # both halves summed: combine them, left + right
-            partial[done - 2] = partial[done - 2] + partial[done - 1]
-            done -= 1
-            top -= 1
-            continue
-        frames[top, 2] = stage + 1
-        top += 1
-        if stage == 0:
-            frames[top, 0], frames[top, 1], frames[top, 2] = lo, m2, 0
-        else:
-            frames[top, 0], frames[top, 1], frames[top, 2] = lo + m2, m - m2, 0
-    return partial[0]
+    s = zero
+    if op == OP_PLAIN:
+        for i in range(r.size):
+            s += _widen(r[i], half)
+    elif op == OP_ABS:
+        for i in range(r.size):
+            s += _transform(_widen(r[i], half), OP_ABS)
+    elif op == OP_SQUARE:
+        for i in range(r.size):
+            s += _transform(_widen(r[i], half), OP_SQUARE)
+    else:
+        for i in range(r.size):
+            s += _transform(_widen(r[i], half), op)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _add_into(acc, r, half, op):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """acc[j] += the transformed r[j] (each column's sum in order of the reduced elements; vectorises)."""
+    if op == OP_PLAIN:
+        for j in range(acc.size):
+            acc[j] += _widen(r[j], half)
+    elif op == OP_ABS:
+        for j in range(acc.size):
+            acc[j] += _transform(_widen(r[j], half), OP_ABS)
+    elif op == OP_SQUARE:
+        for j in range(acc.size):
+            acc[j] += _transform(_widen(r[j], half), OP_SQUARE)
+    else:
+        for j in range(acc.size):
+            acc[j] += _transform(_widen(r[j], half), op)
+
+
+@njit(cache=True, nogil=True)
+def _row_sum(xb, off, rsz, rxs, digits, n, half, op, buf, zero):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """The sum of a line's n transformed elements: in place when contiguous, else gathered BLOCK at a time."""
+    if rsz.size == 1 and rxs[0] == 1:
+        return _lane_sum(xb[off : off + n], half, op, zero)
+    total = zero
+    for b0 in range(0, n, BLOCK):
+        m = min(BLOCK, n - b0)
+        _gather(xb, off, rsz, rxs, digits, b0, m, half, op, buf)
+        total += _lane_sum(buf[:m], None, OP_PLAIN, zero)
+    return total
+
+
+# float32 MAX / MIN on integer keys: the bits v of a float32 map to k = v ^ ((v >> 31) & 0x7FFFFFFF),
+# whose signed order is the floats' (-0 below +0); integer max / min vectorise where float selects do not
+KEY_NEG_INF, KEY_POS_INF = -0x7F800001, 0x7F800000
+"""The keys of -inf and +inf: what NaN counts as for MAX and for MIN."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _key(v, nan_key):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    w = np.int64(v)
+    k = w ^ ((w >> 31) & 0x7FFFFFFF)
+    return k if (w & 0x7FFFFFFF) <= 0x7F800000 else nan_key
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _unkey(k):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """The float32 bits (as int32) of a key (the map is its own inverse)."""
+    return np.int32(k ^ ((k >> 31) & 0x7FFFFFFF))
+
+
+@njit(cache=True, nogil=True)
+def _key_extreme(r, largest):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """The largest (smallest) key of the float32 bits in the 1-D slice ``r``, NaN as -inf (+inf)."""
+    if largest:
+        m = KEY_NEG_INF
+        for i in range(r.size):
+            k = _key(r[i], KEY_NEG_INF)
+            m = k if k > m else m
+    else:
+        m = KEY_POS_INF
+        for i in range(r.size):
+            k = _key(r[i], KEY_POS_INF)
+            m = k if k < m else m
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _key_extreme_into(acc, r, largest):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """acc[j] = the larger (smaller) of acc[j] and the key of r[j] (vectorises)."""
+    if largest:
+        for j in range(acc.size):
+            k = _key(r[j], KEY_NEG_INF)
+            c = acc[j]
+            acc[j] = k if k > c else c
+    else:
+        for j in range(acc.size):
+            k = _key(r[j], KEY_POS_INF)
+            c = acc[j]
+            acc[j] = k if k < c else c
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -448,26 +471,23 @@ def _reduce_rows(xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, fn, op, post, lo
     for d in range(rsz.size):
         n *= rsz[d]
     buf = _wide_empty(xb, half, BLOCK)
+    zero = _wide_empty(xb, half, 1)
+    zero[0] = 0
     digits = np.zeros(rsz.size, np.int64)
-    frames = np.zeros((64, 3), np.int64)  # the pairwise tree is at most log2(n) deep
-    partial = _wide_empty(xb, half, 64)
     for row in range(lo, hi):
         xoff, ooff = _offsets(row, ksz, kxs, kos)
         xoff += xo
         ooff += oo
-        if fn == FN_PAIRWISE:
-            total = _pairwise(xb, xoff, rsz, rxs, digits, n, half, op, buf, frames, partial)
+        if fn == FN_SUM:  # from +0 (integers: 0), in the kernel's order
+            total = _row_sum(xb, xoff, rsz, rxs, digits, n, half, op, buf, zero[0])
             _put(ob, ooff, _finish(total, post, n), half)
             continue
         _gather(xb, xoff, rsz, rxs, digits, 0, min(n, BLOCK), half, op, buf)
-        acc = buf[0]  # a sum from +0 or a product from 1 has the first element first (its sign fixed by post)
-        if rsz.size == 1 and rxs[0] == 1 and (fn == FN_MAX or fn == FN_MIN or (fn == FN_SUM and op == OP_PLAIN)):
+        acc = buf[0]  # a product from 1 has the first element first
+        if rsz.size == 1 and rxs[0] == 1 and (fn == FN_MAX or fn == FN_MIN):
             # in place: MAX / MIN start from the first element with NaN as -inf / +inf, after which
             # a NaN never compares greater (less), so the raw elements give the same scan
-            if fn == FN_SUM:
-                for i in range(1, n):
-                    acc += _widen(xb[xoff + i], half)
-            elif fn == FN_MAX:
+            if fn == FN_MAX:
                 for i in range(1, n):
                     v = _widen(xb[xoff + i], half)
                     acc = v if v > acc else acc
@@ -482,10 +502,7 @@ def _reduce_rows(xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, fn, op, post, lo
             m = min(BLOCK, n - b0)
             if b0 > 0:
                 _gather(xb, xoff, rsz, rxs, digits, b0, m, half, op, buf)
-            if fn == FN_SUM:
-                for i in range(start, m):
-                    acc += buf[i]
-            elif fn == FN_PROD:
+            if fn == FN_PROD:
                 for i in range(start, m):
                     acc *= buf[i]
             elif fn == FN_MAX:
@@ -519,13 +536,23 @@ def _reduce_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs,
         ooff += oo + j0 * cos
         digits[:] = 0
         p = 0
+        if fn == FN_SUM:  # each column from +0 (integers: 0), its elements in order
+            a = acc[:w]
+            a[:] = 0
+            for _ in range(n):
+                if cxs == 1:
+                    _add_into(a, xb[xoff + p : xoff + p + w], half, op)
+                else:
+                    _gather_line(xb, xoff + p, cxs, w, half, op, buf)
+                    _add_into(a, buf[:w], None, OP_PLAIN)
+                p = _advance(digits, rsz, rxs, p)
+            for j in range(w):
+                _put(ob, ooff + j * cos, _finish(acc[j], post, n), half)
+            continue
         for r in range(n):
             if r > 0 and cxs == 1 and (op == OP_PLAIN or fn == FN_MAX or fn == FN_MIN):
                 q = xoff + p  # in place, as the rows kernel's scans
-                if fn == FN_SUM:
-                    for j in range(w):
-                        acc[j] += _widen(xb[q + j], half)
-                elif fn == FN_PROD:
+                if fn == FN_PROD:
                     for j in range(w):
                         acc[j] *= _widen(xb[q + j], half)
                 elif fn == FN_MAX:
@@ -542,9 +569,6 @@ def _reduce_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs,
             if r == 0:
                 for j in range(w):
                     acc[j] = buf[j]
-            elif fn == FN_SUM:
-                for j in range(w):
-                    acc[j] += buf[j]
             elif fn == FN_PROD:
                 for j in range(w):
                     acc[j] *= buf[j]
@@ -557,6 +581,65 @@ def _reduce_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs,
             p = _advance(digits, rsz, rxs, p)
         for j in range(w):
             _put(ob, ooff + j * cos, _finish(acc[j], post, n), half)
+
+
+@njit(cache=True, nogil=True)
+def _first_zero(kb, off, rsz, rxs, digits, n, bits):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """The bits of a line's first +-0 element (``bits`` if none): MAX / MIN keep the first of equal zeros."""
+    digits[:] = 0
+    p = 0
+    for _ in range(n):
+        v = kb[off + p]
+        if v & 0x7FFFFFFF == 0:
+            return v
+        p = _advance(digits, rsz, rxs, p)
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def _extreme_rows(kb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, largest, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """float32 MAX / MIN of contiguous lines on keys; ``kb`` and ``ob`` hold the float32 bits as int32."""
+    n = rsz[0]
+    ambiguous = np.int32(0) if largest else np.int32(-0x80000000)  # +0 (MAX), -0 (MIN): an equal zero may precede
+    digits = np.zeros(1, np.int64)
+    for row in range(lo, hi):
+        xoff, ooff = _offsets(row, ksz, kxs, kos)
+        xoff += xo
+        bits = _unkey(_key_extreme(kb[xoff : xoff + n], largest))
+        if bits == ambiguous:
+            bits = _first_zero(kb, xoff, rsz, rxs, digits, n, bits)
+        ob[ooff + oo] = bits
+
+
+@njit(cache=True, nogil=True)
+def _extreme_tiles(kb, xo, ob, oo, ksz, kxs, kos, csz, cos, width, rsz, rxs, largest, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """float32 MAX / MIN of tiles of ``width`` contiguous columns on keys, each column's elements in order."""
+    n = 1
+    for d in range(rsz.size):
+        n *= rsz[d]
+    ntiles = (csz + width - 1) // width
+    acc = np.empty(width, np.int64)
+    ambiguous = np.int32(0) if largest else np.int32(-0x80000000)
+    digits = np.zeros(rsz.size, np.int64)
+    for task in range(lo, hi):
+        row = task // ntiles
+        j0 = (task - row * ntiles) * width
+        w = min(width, csz - j0)
+        xoff, ooff = _offsets(row, ksz, kxs, kos)
+        xoff += xo + j0
+        ooff += oo + j0 * cos
+        a = acc[:w]
+        a[:] = KEY_NEG_INF if largest else KEY_POS_INF
+        digits[:] = 0
+        p = 0
+        for _ in range(n):
+            _key_extreme_into(a, kb[xoff + p : xoff + p + w], largest)
+            p = _advance(digits, rsz, rxs, p)
+        for j in range(w):
+            bits = _unkey(acc[j])
+            if bits == ambiguous:
+                bits = _first_zero(kb, xoff + j, rsz, rxs, digits, n, bits)
+            ob[ooff + j * cos] = bits
 
 
 # -- kernels: ARGMAX / ARGMIN ------------------------------------------------------------------------
@@ -836,29 +919,6 @@ class _Target:
             np.copyto(self.out, self.array)
 
 
-def _numpy_sums_pairwise(x: Array, axes: tuple[int, ...]) -> bool:
-    """Whether the reference's float64 ``sum(axis=-1)`` adds each output's elements pairwise (else in order).
-
-    The reference moves the reduced axes last (``transpose``), merges them (``reshape``: a
-    view when their strides allow, else a C-ordered copy) and sums a float64 copy made with
-    ``astype`` (order "K": axes in the memory order of the view). NumPy iterates with the
-    smallest stride innermost: the reduced axis there means one pairwise sum per output,
-    a kept axis there means each reduced slice is added into the outputs in turn.
-    """
-    reduced = [(x.shape[a], x.strides[a]) for a in axes if x.shape[a] > 1]
-    if not reduced:
-        return True  # one element per output: no order
-    if any(s0 != n1 * s1 for (_, s0), (n1, s1) in itertools.pairwise(reduced)):
-        return True  # the reshape copies in C order: each output's elements are contiguous
-    kept = [i for i in range(x.ndim) if i not in axes]
-    shape = [x.shape[i] for i in kept] + [math.prod(n for n, _ in reduced)]
-    strides = [x.strides[i] for i in kept] + [reduced[-1][1]]
-    view = np.lib.stride_tricks.as_strided(np.zeros(1, x.dtype), shape, strides)  # layout only, never read
-    like = np.empty_like(view, dtype=np.float64)  # astype(order="K")'s layout; its pages are never touched
-    inner = min((i for i in range(len(shape)) if shape[i] > 1), key=lambda i: like.strides[i])
-    return inner == len(shape) - 1
-
-
 # -- REDUCE, ARGMAX, ARGMIN ----------------------------------------------------------------------
 
 
@@ -876,10 +936,15 @@ def _reduction(
     kernels: tuple[Any, Any],
     params: tuple[Any, ...],
     *,
-    tiles: bool,
     index: bool,
+    keyed: tuple[Any, Any, tuple[Any, ...]] | None = None,
 ) -> None:
-    """Run a (rows, tiles) kernel pair: tiles where allowed and a kept axis lies inside the reduced ones in memory."""
+    """Run a (rows, tiles) kernel pair: tiles where a kept axis lies inside the reduced ones in memory.
+
+    ``keyed``: (rows, tiles, their parameters), float32 MAX / MIN kernels on the elements'
+    bits, run instead where the elements they read are contiguous (each line, or each tile's
+    columns).
+    """
     if out.size == 0:
         return
     x = _readable(x, out)
@@ -890,26 +955,41 @@ def _reduction(
     reduced, kept = _reduction_dims(x, axes, xs, os_)
     rsz, rxs = _arrays(reduced, 1)
     min_reduced = min((abs(s[0]) for _, s in reduced), default=0)
-    if tiles and kept and (not reduced or abs(_split_column(kept)[1][1][0]) < min_reduced):
+    if kept and (not reduced or abs(_split_column(kept)[1][1][0]) < min_reduced):
         others, (csz, (cxs, cos)) = _split_column(kept)
         ksz, kxs, kos = _arrays(others, 2)
         width = _tile_width(csz, int(np.prod(ksz)))
         count = int(np.prod(ksz)) * -(-csz // width)
-        _run(kernels[1], count, x.size, xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs, half, *params)
+        if keyed is not None and cxs == 1:
+            kb, ko = xb.view(np.int32), ob.view(np.int32)
+            _run(keyed[1], count, x.size, kb, xo, ko, oo, ksz, kxs, kos, csz, cos, width, rsz, rxs, *keyed[2])
+        else:
+            args = (ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs, half, *params)
+            _run(kernels[1], count, x.size, xb, xo, ob, oo, *args)
     else:
         ksz, kxs, kos = _arrays(kept, 2)
-        _run(kernels[0], int(np.prod(ksz)), x.size, xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, *params)
+        if keyed is not None and len(reduced) == 1 and rxs[0] == 1:
+            kb, ko = xb.view(np.int32), ob.view(np.int32)
+            _run(keyed[0], int(np.prod(ksz)), x.size, kb, xo, ko, oo, ksz, kxs, kos, rsz, rxs, *keyed[2])
+        else:
+            _run(kernels[0], int(np.prod(ksz)), x.size, xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, *params)
     target.done()
 
 
 def _reduce(x: Array, out: Array, axes: tuple[int, ...], fn: int, op: int, post: int) -> None:
-    # a pairwise sum reads each output's elements in order: rows only
-    kernels = (_reduce_rows, _reduce_tiles)
-    _reduction(x, out, axes, kernels, (fn, op, post), tiles=fn != FN_PAIRWISE, index=False)
+    _reduction(x, out, axes, (_reduce_rows, _reduce_tiles), (fn, op, post), index=False)
+
+
+def _extreme(x: Array, out: Array, axes: tuple[int, ...], largest: bool) -> None:
+    """MAX / MIN: float32 on keys where the elements lie contiguous, else the value kernels."""
+    fn = FN_MAX if largest else FN_MIN
+    op = (OP_NAN_LOW if largest else OP_NAN_HIGH) if x.dtype.kind == "f" else OP_PLAIN
+    keyed = (_extreme_rows, _extreme_tiles, (largest,)) if x.dtype == np.float32 else None
+    _reduction(x, out, axes, (_reduce_rows, _reduce_tiles), (fn, op, POST_NONE), index=False, keyed=keyed)
 
 
 def _arg(x: Array, out: Array, axes: tuple[int, ...], largest: bool, decreasing: bool) -> None:
-    _reduction(x, out, axes, (_arg_rows, _arg_tiles), (largest, decreasing), tiles=True, index=True)
+    _reduction(x, out, axes, (_arg_rows, _arg_tiles), (largest, decreasing), index=True)
 
 
 _FLOAT_FUNCTIONS = {
@@ -935,14 +1015,12 @@ def run_reduce(
     if function in rules.ARG_FUNCTIONS:
         _arg(x, out, axes, function == "ARGMAX", decreasing=False)
     elif function in ("MAX", "MIN"):
-        nan_as = OP_NAN_LOW if function == "MAX" else OP_NAN_HIGH
-        _reduce(x, out, axes, FN_MAX if function == "MAX" else FN_MIN, nan_as if is_float else OP_PLAIN, POST_NONE)
+        _extreme(x, out, axes, function == "MAX")
     elif function == "MULTIPLY":
         _reduce(x, out, axes, FN_PROD, OP_PLAIN, POST_NONE)
     elif is_float:
         op, post = _FLOAT_FUNCTIONS[function]
-        fn = FN_PAIRWISE if _numpy_sums_pairwise(x, axes) else FN_SUM
-        _reduce(x, out, axes, fn, op, post)
+        _reduce(x, out, axes, FN_SUM, op, post)
     elif function == "SUM":  # wraps around in the type's width
         _reduce(x, out, axes, FN_SUM, OP_PLAIN, POST_NONE)
     else:
