@@ -265,8 +265,9 @@ def _cumulative_launch(desc: Any, x: Any, out: Any, xs: tuple[int, ...], os: tup
     unit_lines = bool(l_x) and abs(l_x[-1]) == 1
     if n > 1 and abs(ax) == 1 and not (unit_lines and lines >= 32 * n):
         fn = get_kernel("scan.cu", f"scan_tiles<{tail}>")
-        warps = -(-lines // 32)
-        return PackedLaunch(fn, min(-(-warps // (BLOCK // 32)), 2**31 - 1), BLOCK, 2, p)
+        groups = -(-lines // 32)
+        warps = 4 if x.dtype.itemsize > 4 else 8  # scan_tiles's WARPS
+        return PackedLaunch(fn, min(-(-groups // warps), 2**31 - 1), 32 * warps, 2, p)
     fn = get_kernel("scan.cu", f"scan_lines<{tail}>")
     return PackedLaunch(fn, min(-(-lines // BLOCK), 2**31 - 1), BLOCK, 2, p)
 

@@ -340,7 +340,15 @@ __global__ void reduce_combine(const T* __restrict__ x, OUT* __restrict__ out,
         i64 xo, oo;
         row_offsets(r, p, xo, oo);
         S acc = ws[r];
-        for (i64 s = 1; s < p.splits; ++s) acc = O::combine(acc, ws[s * p.rows + r]);
+        i64 s = 1;
+        for (; s + 8 <= p.splits; s += 8) {  // eight loads in flight, folded in split order
+            S part[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) part[u] = ws[(s + u) * p.rows + r];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) acc = O::combine(acc, part[u]);
+        }
+        for (; s < p.splits; ++s) acc = O::combine(acc, ws[s * p.rows + r]);
         out[oo] = O::finish(acc, x + xo, p.n);
     }
 }

@@ -11,7 +11,7 @@
 // Every element is read before its output is written, so the output may be the input.
 //
 // * scan_lines: a thread per line (coalesced when the lines are adjacent in memory);
-// * scan_tiles: a warp per 32 lines, 32-element chunks staged through shared memory so
+// * scan_tiles: a warp per 32 lines (blocks of 256 threads, 128 for 8-byte types), 32-element chunks staged through shared memory so
 //   loads and stores are coalesced along the axis (for unit axis strides), each lane then
 //   stepping its own line's chunk in order.
 
@@ -98,7 +98,9 @@ __global__ void scan_lines(const T* x, T* out, const ScanParams p) {
 template <typename T, bool SUM, bool EXCL>
 __global__ void __launch_bounds__(256) scan_tiles(const T* x, T* out, const ScanParams p) {
     typedef Step<T, SUM> S;
-    __shared__ T tile[256 / 32][SCAN_TILE][SCAN_TILE + 1];
+    // 8 warps a block (4 for 8-byte types): at most 33 KiB of static shared memory
+    constexpr int WARPS = sizeof(T) > 4 ? 4 : 8;
+    __shared__ T tile[WARPS][SCAN_TILE][SCAN_TILE + 1];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     T(&t)[SCAN_TILE][SCAN_TILE + 1] = tile[warp];
     const i64 groups = (p.lines + 31) / 32;
@@ -112,7 +114,7 @@ __global__ void __launch_bounds__(256) scan_tiles(const T* x, T* out, const Scan
         for (i64 c0 = 0; c0 < p.n; c0 += SCAN_TILE) {
             const int count = (int)min((i64)SCAN_TILE, p.n - c0);
             // load: row i of the tile is line i's chunk, lane = element
-#pragma unroll 8
+#pragma unroll  // 32 independent loads (stores) in flight
             for (int i = 0; i < 32; ++i) {
                 const i64 base = __shfl_sync(0xffffffffu, xo, i);
                 if (i < valid && lane < count) t[i][lane] = x[base + (c0 + lane) * p.ax];
@@ -131,7 +133,7 @@ __global__ void __launch_bounds__(256) scan_tiles(const T* x, T* out, const Scan
                 }
             }
             __syncwarp();
-#pragma unroll 8
+#pragma unroll  // 32 independent loads (stores) in flight
             for (int i = 0; i < 32; ++i) {
                 const i64 base = __shfl_sync(0xffffffffu, oo, i);
                 if (i < valid && lane < count) out[base + (c0 + lane) * p.ao] = t[i][lane];

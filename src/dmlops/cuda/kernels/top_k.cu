@@ -19,6 +19,7 @@
 #include "common.cuh"
 
 #define TOPK_MAX_DIMS 8
+#define TOPK_LOADS 8  // elements a lane loads at once in top_k_warp
 
 struct TopKParams {
     i64 lines;
@@ -109,15 +110,15 @@ __global__ void __launch_bounds__(256) top_k_warp(const T* __restrict__ x, T* __
         u64 r[KMAX];
 #pragma unroll
         for (int i = 0; i < KMAX; ++i) r[i] = 0;  // below every composite (index < 2^32 - 1)
-        for (i64 j0 = lane; j0 < p.n; j0 += 4 * 32) {
-            T v[4];  // four loads in flight, then inserted in index order
+        for (i64 j0 = lane; j0 < p.n; j0 += TOPK_LOADS * 32) {
+            T v[TOPK_LOADS];  // loads in flight, then inserted in index order
 #pragma unroll
-            for (int u = 0; u < 4; ++u) {
+            for (int u = 0; u < TOPK_LOADS; ++u) {
                 const i64 j = j0 + 32 * u;
                 if (j < p.n) v[u] = q[j * p.ax];
             }
 #pragma unroll
-            for (int u = 0; u < 4; ++u) {
+            for (int u = 0; u < TOPK_LOADS; ++u) {
                 const i64 j = j0 + 32 * u;
                 if (j >= p.n) break;
                 const u64 c = (order_key<T, SMALLEST>(v[u]) << 32) | (u64)(0xffffffffu - (u32)j);
