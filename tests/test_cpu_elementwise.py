@@ -396,3 +396,16 @@ def test_gelu_over_a_dense_range_and_random_bits() -> None:
     desc = desc_from_json("ACTIVATION_GELU", body)
     ins = {"InputTensor": x}
     compare("ACTIVATION_GELU", run(desc, ins, "cpu")["OutputTensor"], run(desc, ins, "numpy")["OutputTensor"])
+
+
+@pytest.mark.parametrize("dtype_name", ["FLOAT16", "FLOAT32", "FLOAT64", "INT8", "UINT16", "INT64"])
+def test_large_contiguous_identity_keeps_every_bit(dtype_name: str) -> None:
+    """The threaded unsigned-integer copy of a large contiguous IDENTITY: NaN payloads and odd sizes kept."""
+    dtype = np.dtype(TensorDataType.from_any(dtype_name).numpy_dtype)
+    size = 3 * (1 << 16) + 7
+    rng = np.random.default_rng(size)
+    x = rng.integers(0, 256, size * dtype.itemsize, dtype=np.uint8).view(dtype)  # every bit pattern: NaN payloads
+    body = {m: {"DataType": dtype_name, "Sizes": [size]} for m in ("InputTensor", "OutputTensor")}
+    desc = desc_from_json("ELEMENT_WISE_IDENTITY", body)
+    got = run(desc, {"InputTensor": x}, "cpu")["OutputTensor"]
+    assert got.tobytes() == x.tobytes()
