@@ -154,6 +154,7 @@ def test_cuda_layouts(backend: str, layout: str) -> None:
         "InputTensor": {"DataType": "FLOAT32", "Sizes": sizes},
         "OutputTensor": {"DataType": "FLOAT32", "Sizes": out_sizes},
         "PaddingMode": "REFLECTION",
+        "PaddingValue": 0.0,
         "StartPadding": start,
         "EndPadding": end,
     }

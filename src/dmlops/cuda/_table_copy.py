@@ -23,15 +23,22 @@ from ._copy import STORAGE, PlanCache
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
 
 BLOCK = 256
-MAX_BLOCKS = 1 << 20
-"""Grid cap: more rows loop (grid-stride)."""
+GROUPS_TARGET = 16384
+"""About this many row groups (each a chunk of consecutive rows) cover the output: enough to
+fill the GPU, few enough that each divides its first row's index only once."""
 MAX_DIMS = 8
 _INT32 = np.iinfo(np.int32)
 
 
-def threads_per_row(inner: int) -> int:
-    """A power of two covering the innermost size, at most the block: a warp's stores stay adjacent."""
-    return min(BLOCK, 1 << max(0, inner - 1).bit_length())
+def elements_per_thread(itemsize: int) -> int:
+    """The kernel's E: elements a thread loads before it stores them (16 bytes, at least 4)."""
+    return 4 if itemsize >= 4 else 16 // itemsize
+
+
+def threads_per_row(inner: int, itemsize: int) -> int:
+    """A power of two covering the innermost size at E elements a thread, at most the block."""
+    per = -(-inner // elements_per_thread(itemsize))
+    return min(BLOCK, 1 << max(0, per - 1).bit_length())
 
 
 class TablePlan:
@@ -52,9 +59,10 @@ class TablePlan:
         if gather.fill is not None:
             bits = np.asarray(gather.fill, dtype=y.dtype).reshape(1).view(f"u{y.dtype.itemsize}")[0]
             fill = int(np.int64(np.uint64(bits)))  # the low bytes carry the value
-        tpr = threads_per_row(sizes[-1])
+        tpr = threads_per_row(sizes[-1], y.dtype.itemsize)
         rows = math.prod(sizes[:-1])
         groups = BLOCK // tpr
+        chunk = max(1, -(-rows // GROUPS_TARGET))
         self.table = cupy_module().asarray(host)
         p = params(
             ("rows", "i8", rows),
@@ -64,9 +72,11 @@ class TablePlan:
             ("toff", "i8", padded(starts, MAX_DIMS)),
             ("fill", "i8", fill),
             ("tpr_shift", "i8", tpr.bit_length() - 1),
+            ("chunk", "i8", chunk),
         )
         fn = get_kernel("table_copy.cu", f"table_copy<{STORAGE[y.dtype.itemsize]}, {len(sizes)}, {itype}>")
-        grid = 0 if 0 in sizes else max(1, min(MAX_BLOCKS, -(-rows // groups)))
+        chunks = -(-rows // chunk)
+        grid = 0 if 0 in sizes else -(-chunks // groups)  # a group per chunk
         self.launch = PackedLaunch(fn, grid, BLOCK, 2, p, fixed=[self.table])
 
 
@@ -92,4 +102,4 @@ def run_separable_gather(
     plan.launch(x.data.ptr, y.data.ptr)
 
 
-__all__ = ["run_separable_gather", "threads_per_row"]
+__all__ = ["elements_per_thread", "run_separable_gather", "threads_per_row"]

@@ -3,12 +3,14 @@
 //
 // The tables hold input element offsets (coordinates times the input's element strides),
 // concatenated, ND axes outermost first; PAD (the most negative I) marks a padding row. The
-// output is walked row by row (a row: its innermost axis), 2^tpr_shift threads per row and
-// 256 / 2^tpr_shift rows per block at a time (grid-stride over rows): each thread resolves
-// its row's outer axes once (ND - 1 table reads), then copies the row's elements
-// tpr apart, so a warp's stores are adjacent and its loads follow the innermost table
-// (adjacent for PADDING's interior, b interleaved runs for DEPTH_TO_SPACE). T is the
-// element's storage (its bits): no arithmetic, so every data type is exact.
+// output is walked row by row (a row: its innermost axis), 2^tpr_shift threads per row (E
+// elements each per pass) and 256 / 2^tpr_shift row groups per block. Each group copies a chunk of p.chunk consecutive
+// rows: it divides its first row's index into coordinates once, then steps them like an
+// odometer (a 64-bit division per row per thread cost more than the row's copy), and per
+// row adds its outer axes' table entries and copies the row's elements tpr apart, so a
+// warp's stores are adjacent and its loads follow the innermost table (adjacent for
+// PADDING's interior, b interleaved runs for DEPTH_TO_SPACE). T is the element's storage
+// (its bits): no arithmetic, so every data type is exact.
 #include "common.cuh"
 
 struct TableCopyParams {
@@ -19,6 +21,7 @@ struct TableCopyParams {
     long long toff[8];   // each axis's first entry in the table array
     long long fill;      // the fill value's bits (low bytes)
     long long tpr_shift; // log2 of the threads per row
+    long long chunk;     // consecutive rows per group
 };
 
 template <typename I> struct Pad;
@@ -26,34 +29,58 @@ template <> struct Pad<int> { static constexpr int v = (-2147483647 - 1); };
 template <> struct Pad<long long> { static constexpr long long v = (-9223372036854775807LL - 1); };
 
 template <typename T, int ND, typename I>
-__global__ void __launch_bounds__(256) table_copy(const T* x, T* y, const I* table, const TableCopyParams p) {
+__global__ void __launch_bounds__(256)
+    table_copy(const T* __restrict__ x, T* __restrict__ y, const I* __restrict__ table, const TableCopyParams p) {
+    constexpr int E = sizeof(T) >= 4 ? 4 : 16 / (int)sizeof(T);  // elements per thread and row pass
     const int shift = (int)p.tpr_shift;
     const int lane = threadIdx.x & ((1 << shift) - 1);
-    const long long groups = (long long)(blockDim.x >> shift);
-    T fill;
-    {
-        const long long bits = p.fill;
-        fill = *reinterpret_cast<const T*>(&bits);  // little-endian: the low bytes
-    }
+    const long long group = (long long)blockIdx.x * (blockDim.x >> shift) + (threadIdx.x >> shift);
+    const long long first = group * p.chunk;
+    if (first >= p.rows) return;
+    const long long last = first + p.chunk < p.rows ? first + p.chunk : p.rows;
+    const T fill = *reinterpret_cast<const T*>(&p.fill);  // little-endian: the low bytes
     const I* inner_table = table + p.toff[ND - 1];
-    for (long long r = (long long)blockIdx.x * groups + (threadIdx.x >> shift); r < p.rows;
-         r += (long long)gridDim.x * groups) {
-        long long rest = r, src = 0, dst = 0;
-        bool pad = false;
+    const long long os = p.ostride[ND - 1];
+    long long at[ND > 1 ? ND - 1 : 1];  // the row's outer coordinates
+    {
+        long long rest = first;
 #pragma unroll
         for (int d = ND - 2; d >= 0; --d) {
-            const long long n = p.size[d];
-            const long long i = rest % n;
-            rest /= n;
-            const I t = table[p.toff[d] + i];
-            pad |= t == Pad<I>::v;
-            src += pad ? 0 : (long long)t;
-            dst += i * p.ostride[d];
+            at[d] = rest % p.size[d];
+            rest /= p.size[d];
         }
-        const long long os = p.ostride[ND - 1];
-        for (long long w = lane; w < p.inner; w += (1 << shift)) {
-            const I t = inner_table[w];
-            y[dst + w * os] = (pad || t == Pad<I>::v) ? fill : x[src + (long long)t];
+    }
+    for (long long r = first; r < last; ++r) {
+        long long src = 0, dst = 0;
+        bool pad = false;
+#pragma unroll
+        for (int d = 0; d < ND - 1; ++d) {
+            const I t = table[p.toff[d] + at[d]];
+            pad |= t == Pad<I>::v;
+            src += t == Pad<I>::v ? 0 : (long long)t;
+            dst += at[d] * p.ostride[d];
+        }
+        // E elements a thread, all loaded before any is stored: bytes in flight per thread
+        for (long long w0 = lane; w0 < p.inner; w0 += (long long)E << shift) {
+            T v[E];
+#pragma unroll
+            for (int k = 0; k < E; ++k) {
+                const long long w = w0 + ((long long)k << shift);
+                if (w < p.inner) {
+                    const I t = inner_table[w];
+                    v[k] = (pad || t == Pad<I>::v) ? fill : x[src + (long long)t];
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < E; ++k) {
+                const long long w = w0 + ((long long)k << shift);
+                if (w < p.inner) y[dst + w * os] = v[k];
+            }
+        }
+#pragma unroll
+        for (int d = ND - 2; d >= 0; --d) {  // the next row: the odometer's carry
+            if (++at[d] < p.size[d]) break;
+            at[d] = 0;
         }
     }
 }
