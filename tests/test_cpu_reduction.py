@@ -528,6 +528,29 @@ def test_cumulative_in_place(direction: str, exclusive: bool) -> None:
         assert same(buffer, expected).all()
 
 
+@pytest.mark.parametrize("dtype_name", ["FLOAT32", "FLOAT16", "INT32"])
+@pytest.mark.parametrize("operator", ["CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"])
+def test_cumulative_lines_scanned_four_at_a_time(operator: str, dtype_name: str) -> None:
+    """Many lines (four scanned together, then the rest one by one, over uneven thread ranges):
+    contiguous, reversed and along a middle axis, every direction and exclusive flag."""
+    rng = rng_for("four lines", operator, dtype_name)
+    flag = "HasExclusiveSum" if operator == "CUMULATIVE_SUMMATION" else "HasExclusiveProduct"
+    kind = "small" if operator == "CUMULATIVE_PRODUCT" else "cancel" if dtype_name == "FLOAT32" else "any"
+    for shape, axis in (((1027, 67), 1), ((3, 1031, 23), 1), ((7, 5), 1), ((2, 3, 4099), 2)):
+        data = values(dtype_of(dtype_name), rng, math.prod(shape), kind).reshape(shape)
+        for direction in ("INCREASING", "DECREASING"):
+            for exclusive in (False, True):
+                body: dict[str, Any] = {
+                    "InputTensor": {"DataType": dtype_name, "Sizes": list(shape)},
+                    "OutputTensor": {"DataType": dtype_name, "Sizes": list(shape)},
+                    "Axis": axis,
+                    "AxisDirection": direction,
+                    flag: exclusive,
+                }
+                for x in (data, data[::-1, ...].copy()[::-1, ...]):
+                    assert check(operator, body, {"InputTensor": x}) == "ok"
+
+
 # -- TOP_K, TOP_K1 ----------------------------------------------------------------------------------------
 
 
@@ -574,6 +597,44 @@ def test_top_k_matches_the_reference(operator: str, dtype_name: str, layout: str
 @pytest.mark.parametrize("operator", ["TOP_K", "TOP_K1"])
 def test_top_k_large_matches_the_reference(operator: str, dtype_name: str) -> None:
     run_top_k_cases(operator, dtype_name, "contiguous", large=True)
+
+
+@pytest.mark.parametrize("dtype_name", ["FLOAT32", "FLOAT16", "INT32"])
+@pytest.mark.parametrize("operator", ["TOP_K", "TOP_K1"])
+def test_top_k_blocks_skipped_keep_ties_and_nan_order(operator: str, dtype_name: str) -> None:
+    """Lines of several key blocks (odd lengths, ties and NaN across block boundaries, lines
+    sorted either way so that no block or every block is skipped), K below, at and above the
+    insertion buffer's limit, contiguous and strided lines."""
+    rng = rng_for("top k blocks", operator, dtype_name)
+    dtype = dtype_of(dtype_name)
+    n = 1000
+    lines = [
+        values(dtype, rng, n, "any"),
+        rng.integers(0, 4, n).astype(dtype),  # ties everywhere
+        np.sort(values(dtype, rng, n, "any")),  # ascending: a new best in every block
+        np.sort(values(dtype, rng, n, "any"))[::-1].copy(),  # descending: every later block skipped
+    ]
+    if dtype.kind == "f":
+        nan_line = values(dtype, rng, n, "any")
+        nan_line[rng.choice(n, 40, replace=False)] = np.nan
+        zeros = rng.choice(np.array([-0.0, 0.0, -1.0], dtype), n)
+        lines += [nan_line, zeros]
+    data = np.stack(lines * 40)  # 160 or 240 lines: past the thread threshold
+    directions = ["INCREASING", "DECREASING"] if operator == "TOP_K1" else [None]
+    for k in (1, 8, 32, 33):
+        for direction in directions:
+            for axis, x in ((1, data), (0, np.ascontiguousarray(data.T))):
+                sizes = [k if i == axis else s for i, s in enumerate(x.shape)]
+                body: dict[str, Any] = {
+                    "InputTensor": {"DataType": dtype_name, "Sizes": list(x.shape)},
+                    "OutputValueTensor": {"DataType": dtype_name, "Sizes": sizes},
+                    "OutputIndexTensor": {"DataType": "UINT32", "Sizes": sizes},
+                    "Axis": axis,
+                    "K": k,
+                }
+                if direction is not None:
+                    body["AxisDirection"] = direction
+                assert check(operator, body, {"InputTensor": x}) == "ok"
 
 
 # -- the claim ---------------------------------------------------------------------------------------

@@ -80,6 +80,8 @@ BLOCK = 128
 """The gather block of the row loop order (elements read through strides)."""
 SMALL_K = 32
 """TOP_K keeps the K best in a sorted insertion buffer up to this K, else sorts each line."""
+TOP_K_BLOCK = 64
+"""TOP_K's keys are made and tested against the K-th best this many at a time."""
 PARALLEL_MIN = 1 << 16
 """Below this many input elements a call runs on the calling thread."""
 
@@ -718,13 +720,46 @@ def _arg_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs, ha
 
 @njit(cache=True, nogil=True)
 def _cumulative_rows(xb, xo, ob, oo, ksz, kxs, kos, n, sx, so, half, summation, exclusive, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Lines lo .. hi - 1, each scanned from its first element (``sx``, ``so`` < 0 scan backwards)."""
+    """Lines lo .. hi - 1, each scanned from its first element (``sx``, ``so`` < 0 scan backwards).
+
+    Four lines are scanned together (four independent tallies hide the latency of each
+    sequential step); each line's own steps stay in order, so the results are exact.
+    """
     buf = _tally_empty(xb, half, 1)
-    for row in range(lo, hi):
-        xoff, ooff = _offsets(row, ksz, kxs, kos)
+    buf[0] = 0 if summation else 1
+    row = lo
+    while row + 4 <= hi:
+        p0, q0 = _offsets(row, ksz, kxs, kos)
+        p1, q1 = _offsets(row + 1, ksz, kxs, kos)
+        p2, q2 = _offsets(row + 2, ksz, kxs, kos)
+        p3, q3 = _offsets(row + 3, ksz, kxs, kos)
+        p0, p1, p2, p3 = p0 + xo, p1 + xo, p2 + xo, p3 + xo
+        q0, q1, q2, q3 = q0 + oo, q1 + oo, q2 + oo, q3 + oo
+        s0 = s1 = s2 = s3 = buf[0]
+        for _ in range(n):
+            v0, v1 = _element(xb[p0], half), _element(xb[p1], half)
+            v2, v3 = _element(xb[p2], half), _element(xb[p3], half)
+            if exclusive:
+                _put(ob, q0, _tally(s0, summation), half)
+                _put(ob, q1, _tally(s1, summation), half)
+                _put(ob, q2, _tally(s2, summation), half)
+                _put(ob, q3, _tally(s3, summation), half)
+            s0 = _step(s0, v0, summation, half, xb)
+            s1 = _step(s1, v1, summation, half, xb)
+            s2 = _step(s2, v2, summation, half, xb)
+            s3 = _step(s3, v3, summation, half, xb)
+            if not exclusive:
+                _put(ob, q0, _tally(s0, summation), half)
+                _put(ob, q1, _tally(s1, summation), half)
+                _put(ob, q2, _tally(s2, summation), half)
+                _put(ob, q3, _tally(s3, summation), half)
+            p0, p1, p2, p3 = p0 + sx, p1 + sx, p2 + sx, p3 + sx
+            q0, q1, q2, q3 = q0 + so, q1 + so, q2 + so, q3 + so
+        row += 4
+    for r in range(row, hi):
+        xoff, ooff = _offsets(r, ksz, kxs, kos)
         p = xoff + xo
         q = ooff + oo
-        buf[0] = 0 if summation else 1
         s = buf[0]
         for _ in range(n):
             v = _element(xb[p], half)
@@ -772,10 +807,45 @@ def _cumulative_tiles(  # type: ignore[no-untyped-def]  # pragma: no cover - com
 # -- kernels: TOP_K ------------------------------------------------------------------------------------
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _float32_sort_key(v):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """:func:`_sort_key` of float32 bits (int32) in integer operations only (a loop of them vectorises)."""
+    w = np.int64(v)
+    magnitude = w & 0x7FFFFFFF
+    k = (w ^ ((w >> 31) & 0x7FFFFFFF)) + 0x80000000  # negative: all bits flipped; positive: the top bit set
+    k = 0x80000000 if magnitude == 0 else k  # -0 as +0
+    k = 0xFFFFFFFF if magnitude > 0x7F800000 else k  # every NaN above +inf
+    return np.uint64(k)
+
+
 @njit(cache=True, nogil=True)
-def _top_k_rows(xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, sx, sv, si, k, half, largest, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Lines lo .. hi - 1: the K elements first in key order (ties by ascending index), values copied."""
-    keys = np.empty(n, np.uint64)
+def _block_keys(xb, p, sx, m, half, bits32, flip, keys):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """keys[:m] = the (flipped) keys of the m elements xb[p], xb[p + sx], ...; returns the least."""
+    if bits32 and sx == 1:
+        r = xb[p : p + m]
+        for i in range(m):
+            keys[i] = _float32_sort_key(r[i]) ^ flip
+    elif bits32:
+        for i in range(m):
+            keys[i] = _float32_sort_key(xb[p + i * sx]) ^ flip
+    else:
+        for i in range(m):
+            keys[i] = _sort_key(xb[p + i * sx], half) ^ flip
+    least = keys[0]
+    for i in range(1, m):
+        least = keys[i] if keys[i] < least else least
+    return least
+
+
+@njit(cache=True, nogil=True)
+def _top_k_rows(xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, sx, sv, si, k, half, largest, bits32, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Lines lo .. hi - 1: the K elements first in key order (ties by ascending index), values copied.
+
+    Up to SMALL_K: a sorted insertion buffer of the K best, fed block by block; a block whose
+    least key is not below the K-th best's is skipped whole (equal keys keep the earlier
+    index). ``bits32``: ``xb`` holds float32 bits as int32, keyed by :func:`_float32_sort_key`.
+    """
+    keys = np.empty(TOP_K_BLOCK if k <= SMALL_K else n, np.uint64)
     top_key = np.empty(k, np.uint64)
     top_index = np.empty(k, np.int64)
     flip = np.uint64(0xFFFFFFFFFFFFFFFF) if largest else np.uint64(0)
@@ -783,24 +853,28 @@ def _top_k_rows(xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, sx, sv, si, k, ha
         xoff, voff = _offsets(row, ksz, kxs, kvs)
         _, ioff = _offsets(row, ksz, kxs, kis)
         p = xoff + xo
-        for i in range(n):
-            keys[i] = _sort_key(xb[p + i * sx], half) ^ flip  # ascending keys: largest first when flipped
         if k <= SMALL_K:
             count = 0
-            for i in range(n):
-                key = keys[i]
-                if count == k and key >= top_key[k - 1]:
-                    continue  # equal keys keep the earlier index
-                pos = count if count < k else k - 1
-                while pos > 0 and top_key[pos - 1] > key:
-                    top_key[pos] = top_key[pos - 1]
-                    top_index[pos] = top_index[pos - 1]
-                    pos -= 1
-                top_key[pos] = key
-                top_index[pos] = i
-                if count < k:
-                    count += 1
+            for b0 in range(0, n, TOP_K_BLOCK):
+                m = min(TOP_K_BLOCK, n - b0)
+                least = _block_keys(xb, p + b0 * sx, sx, m, half, bits32, flip, keys)
+                if count == k and least >= top_key[k - 1]:
+                    continue
+                for i in range(m):
+                    key = keys[i]
+                    if count == k and key >= top_key[k - 1]:
+                        continue  # equal keys keep the earlier index
+                    pos = count if count < k else k - 1
+                    while pos > 0 and top_key[pos - 1] > key:
+                        top_key[pos] = top_key[pos - 1]
+                        top_index[pos] = top_index[pos - 1]
+                        pos -= 1
+                    top_key[pos] = key
+                    top_index[pos] = b0 + i
+                    if count < k:
+                        count += 1
         else:
+            _block_keys(xb, p, sx, n, half, bits32, flip, keys)  # ascending keys: largest first when flipped
             order = np.argsort(keys, kind="mergesort")  # stable: equal keys by ascending index
             for t in range(k):
                 top_index[t] = order[t]
@@ -1103,10 +1177,13 @@ def run_top_k(
     xb, half = kernel_view(xb)
     vb, vo, vs, _ = value_target.memory()  # FLOAT16 values as their bits, as the input
     ib, io, is_, _ = index_target.memory()
+    bits32 = xb.dtype == np.float32  # keyed on the bits (and values copied as them)
+    if bits32:
+        xb, vb = xb.view(np.int32), vb.view(np.int32)
     kept = _line_dims(x, axis, xs, vs, is_)
     ksz, kxs, kvs, kis = _arrays(kept, 3)
     n = x.shape[axis]
-    args = (xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, xs[axis], vs[axis], is_[axis], k, half, largest)
+    args = (xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, xs[axis], vs[axis], is_[axis], k, half, largest, bits32)
     _run(_top_k_rows, int(np.prod(ksz)), x.size, *args)
     value_target.done()
     index_target.done()
