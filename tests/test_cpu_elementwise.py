@@ -409,3 +409,42 @@ def test_large_contiguous_identity_keeps_every_bit(dtype_name: str) -> None:
     desc = desc_from_json("ELEMENT_WISE_IDENTITY", body)
     got = run(desc, {"InputTensor": x}, "cpu")["OutputTensor"]
     assert got.tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("operator", "attrs"),
+    [
+        ("ELEMENT_WISE_ADD", {}),
+        ("ELEMENT_WISE_MAX", {}),
+        ("ELEMENT_WISE_ADD1", {"FusedActivation": {"Type": "ACTIVATION_RELU"}}),
+        ("ELEMENT_WISE_DIFFERENCE_SQUARE", {}),  # two passes: not the row-tile path
+    ],
+)
+@pytest.mark.parametrize(
+    ("rows", "n", "which"),
+    [
+        (1_001, 97, "B"),  # rows not a multiple of a tile's
+        (3, 131_073, "B"),  # rows too long for a tile: the plain path
+        (70_001, 2, "A"),  # the broadcast operand first
+        (999, 300, "AB"),  # both operands rows
+        (999, 300, "B in place"),  # the output is A's memory
+    ],
+)
+def test_broadcast_rows_in_tiles(operator: str, attrs: dict[str, Any], rows: int, n: int, which: str) -> None:
+    rng = np.random.default_rng(zlib.crc32(f"{operator}{rows}{n}{which}".encode()))
+    f32 = np.dtype(np.float32)
+    body: dict[str, Any] = {
+        m: {"DataType": "FLOAT32", "Sizes": [rows, n]} for m in ("ATensor", "BTensor", "OutputTensor")
+    }
+    inputs = {}
+    for member in ("ATensor", "BTensor"):
+        if member[0] in which.split()[0]:
+            body[member]["Strides"] = [0, 1]
+            inputs[member] = data(f32, rng, shape=(n,))
+        else:
+            inputs[member] = data(f32, rng, shape=(rows, n))
+    desc = desc_from_json(operator, {**body, **attrs})
+    expected = run(desc, {m: v.copy() for m, v in inputs.items()}, "numpy")["OutputTensor"]
+    out = inputs["ATensor"] if which.endswith("in place") else np.full((rows, n), np.float32(7))
+    run(desc, inputs, "cpu", {"OutputTensor": out})
+    compare(operator, out.reshape(rows, n), expected.reshape(rows, n))

@@ -719,6 +719,37 @@ def _run_rows(desc: Any, name: str, x: Array, out: Array, data_type: TensorDataT
             np.copyto(out.transpose(order), target.reshape([x.shape[a] for a in order]), casting="unsafe")
 
 
+ROW_TILE = 1 << 18
+"""Elements per tile of :func:`_run_row_broadcast` (1 MiB of float32: its broadcast rows stay in L2)."""
+
+
+def _run_row_broadcast(kernel: Kernel, o: Array, ins: list[Any]) -> bool:
+    """A one-pass kernel on (rows, n) where some inputs are one row read through 0-strides: tiles of rows.
+
+    NumPy's loops run a 2-D call with a 0-strided operand at about 2/3 of their contiguous
+    speed (measured: 64M float32 ADD of a row, 31 ms CPU against 21 ms this way). Here each
+    broadcast row is repeated once into a contiguous (rows per tile, n) block, and the
+    kernel runs on contiguous tiles, the block read from the cache. Returns False (nothing
+    done) unless the output and the other inputs are C-contiguous.
+    """
+    if o.ndim != 2 or not o.flags.c_contiguous or o.shape[1] > ROW_TILE // 2:
+        return False
+    rows, n = o.shape
+    rep = min(rows, ROW_TILE // n)
+    broadcast = [x is not None and x.strides == (0, x.itemsize) for x in ins]
+    if not any(broadcast) or not all(x is None or b or x.flags.c_contiguous for x, b in zip(ins, broadcast)):
+        return False
+    blocks = [np.ascontiguousarray(np.broadcast_to(x[0], (rep, n))) if b else None for x, b in zip(ins, broadcast)]
+
+    def work(t: tuple[slice, ...]) -> None:
+        k = t[0].stop - t[0].start
+        with np.errstate(all="ignore"):
+            kernel(o[t], [None if x is None else blk[:k] if blk is not None else x[t] for x, blk in zip(ins, blocks)])
+
+    _run(o.shape, work, rep * n)
+    return True
+
+
 # -- entry point ---------------------------------------------------------------------------------
 
 
@@ -758,6 +789,8 @@ def run_elementwise(
     o, *collapsed = _collapse([out, *present])
     it = iter(collapsed)
     ins: list[Any] = [None if x is None else next(it) for x in xs]
+    if single and _run_row_broadcast(kernel, o, ins):
+        return
 
     def work(t: tuple[slice, ...]) -> None:
         with np.errstate(all="ignore"):  # per thread: NumPy's error state is thread-local
