@@ -168,7 +168,7 @@ def _reduce_plan(desc: Any, x: Any, out: Any, f: int, xs: tuple[int, ...], os: t
     else:
         block = BLOCK
         splits, chunk = 1, max(r, 1)
-        target = 2048 * sm
+        target = 1024 * sm  # about one wave of resident threads (44 registers: 4 blocks an SM)
         if r >= 64 and 2 * m < target:
             splits = min(-(-target // m), -(-r // 16), MAX_SPLITS)
             chunk = -(-r // splits)

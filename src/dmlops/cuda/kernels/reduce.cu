@@ -45,6 +45,7 @@
 #define F_ARGMIN_LAST 15
 
 #define MAX_KEPT 8
+#define COL_LOADS 8  // elements a reduce_cols thread loads at once
 
 struct ReduceParams {
     i64 rows;    // M output elements
@@ -314,13 +315,13 @@ __global__ void reduce_cols(const T* __restrict__ x, OUT* __restrict__ out, type
         S acc = O::init();
         const T* q = x + xo + lo * p.rs;
         i64 j = lo;
-        for (; j + 4 <= hi; j += 4) {  // four loads in flight, added in order
-            const T a = q[0], b = q[p.rs], c = q[2 * p.rs], d = q[3 * p.rs];
-            O::add(acc, a, j);
-            O::add(acc, b, j + 1);
-            O::add(acc, c, j + 2);
-            O::add(acc, d, j + 3);
-            q += 4 * p.rs;
+        for (; j + COL_LOADS <= hi; j += COL_LOADS) {  // loads in flight, then added in order
+            T v[COL_LOADS];
+#pragma unroll
+            for (int u = 0; u < COL_LOADS; ++u) v[u] = q[u * p.rs];
+#pragma unroll
+            for (int u = 0; u < COL_LOADS; ++u) O::add(acc, v[u], j + u);
+            q += COL_LOADS * p.rs;
         }
         for (; j < hi; ++j, q += p.rs) O::add(acc, *q, j);
         if (p.splits == 1)
