@@ -38,6 +38,7 @@ input whose axis stride is not 1 is first copied with the axis innermost (CuPy).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +50,7 @@ from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._copy import C_TYPES, PlanCache
 from ._plan import collapse
-from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
+from ._runtime import PackedLaunch, cupy_module, current_device, element_strides, get_kernel, padded, params
 
 MAX_DIMS = 8
 """Kept dimensions (lines' dimensions) the parameter structs hold (the largest DimensionCount)."""
@@ -86,8 +87,13 @@ _PLANS = PlanCache()
 
 
 def _sm_count() -> int:
-    cp = cupy_module()
-    return int(cp.cuda.Device().attributes["MultiProcessorCount"])
+    """Streaming multiprocessors of the current device."""
+    return _sm_count_of(current_device())
+
+
+@functools.cache
+def _sm_count_of(device: int) -> int:
+    return int(cupy_module().cuda.runtime.getDeviceProperties(device)["multiProcessorCount"])
 
 
 def _pow2_at_least(n: int) -> int:
