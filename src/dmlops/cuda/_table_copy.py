@@ -30,14 +30,13 @@ MAX_DIMS = 8
 _INT32 = np.iinfo(np.int32)
 
 
-def elements_per_thread(itemsize: int) -> int:
-    """The kernel's E: elements a thread loads before it stores them (16 bytes, at least 4)."""
-    return 4 if itemsize >= 4 else 16 // itemsize
+ELEMENTS_PER_THREAD = 4
+"""The kernel's E: elements of a row a thread takes per pass."""
 
 
-def threads_per_row(inner: int, itemsize: int) -> int:
+def threads_per_row(inner: int) -> int:
     """A power of two covering the innermost size at E elements a thread, at most the block."""
-    per = -(-inner // elements_per_thread(itemsize))
+    per = -(-inner // ELEMENTS_PER_THREAD)
     return min(BLOCK, 1 << max(0, per - 1).bit_length())
 
 
@@ -59,7 +58,7 @@ class TablePlan:
         if gather.fill is not None:
             bits = np.asarray(gather.fill, dtype=y.dtype).reshape(1).view(f"u{y.dtype.itemsize}")[0]
             fill = int(np.int64(np.uint64(bits)))  # the low bytes carry the value
-        tpr = threads_per_row(sizes[-1], y.dtype.itemsize)
+        tpr = threads_per_row(sizes[-1])
         rows = math.prod(sizes[:-1])
         groups = BLOCK // tpr
         chunk = max(1, -(-rows // GROUPS_TARGET))
@@ -102,4 +101,4 @@ def run_separable_gather(
     plan.launch(x.data.ptr, y.data.ptr)
 
 
-__all__ = ["elements_per_thread", "run_separable_gather", "threads_per_row"]
+__all__ = ["run_separable_gather", "threads_per_row"]

@@ -4,7 +4,7 @@
 // The tables hold input element offsets (coordinates times the input's element strides),
 // concatenated, ND axes outermost first; PAD (the most negative I) marks a padding row. The
 // output is walked row by row (a row: its innermost axis), 2^tpr_shift threads per row (E
-// elements each per pass) and 256 / 2^tpr_shift row groups per block. Each group copies a chunk of p.chunk consecutive
+// elements each per pass, R rows at once) and 256 / 2^tpr_shift row groups per block. Each group copies a chunk of p.chunk consecutive
 // rows: it divides its first row's index into coordinates once, then steps them like an
 // odometer (a 64-bit division per row per thread cost more than the row's copy), and per
 // row adds its outer axes' table entries and copies the row's elements tpr apart, so a
@@ -31,7 +31,8 @@ template <> struct Pad<long long> { static constexpr long long v = (-92233720368
 template <typename T, int ND, typename I>
 __global__ void __launch_bounds__(256)
     table_copy(const T* __restrict__ x, T* __restrict__ y, const I* __restrict__ table, const TableCopyParams p) {
-    constexpr int E = sizeof(T) >= 4 ? 4 : 16 / (int)sizeof(T);  // elements per thread and row pass
+    constexpr int E = 4;  // elements a thread takes of each row per pass
+    constexpr int R = 4;  // rows a thread takes at once: R * E loads in flight before any store
     const int shift = (int)p.tpr_shift;
     const int lane = threadIdx.x & ((1 << shift) - 1);
     const long long group = (long long)blockIdx.x * (blockDim.x >> shift) + (threadIdx.x >> shift);
@@ -41,7 +42,7 @@ __global__ void __launch_bounds__(256)
     const T fill = *reinterpret_cast<const T*>(&p.fill);  // little-endian: the low bytes
     const I* inner_table = table + p.toff[ND - 1];
     const long long os = p.ostride[ND - 1];
-    long long at[ND > 1 ? ND - 1 : 1];  // the row's outer coordinates
+    long long at[ND > 1 ? ND - 1 : 1];  // the next row's outer coordinates
     {
         long long rest = first;
 #pragma unroll
@@ -50,37 +51,54 @@ __global__ void __launch_bounds__(256)
             rest /= p.size[d];
         }
     }
-    for (long long r = first; r < last; ++r) {
-        long long src = 0, dst = 0;
-        bool pad = false;
+    for (long long r0 = first; r0 < last; r0 += R) {
+        long long src[R], dst[R];
+        bool pad[R], live[R];
 #pragma unroll
-        for (int d = 0; d < ND - 1; ++d) {
-            const I t = table[p.toff[d] + at[d]];
-            pad |= t == Pad<I>::v;
-            src += t == Pad<I>::v ? 0 : (long long)t;
-            dst += at[d] * p.ostride[d];
+        for (int q = 0; q < R; ++q) {  // R rows' offsets: independent table reads
+            live[q] = r0 + q < last;
+            src[q] = 0;
+            dst[q] = 0;
+            pad[q] = false;
+            if (live[q]) {
+#pragma unroll
+                for (int d = 0; d < ND - 1; ++d) {
+                    const I t = table[p.toff[d] + at[d]];
+                    pad[q] |= t == Pad<I>::v;
+                    src[q] += t == Pad<I>::v ? 0 : (long long)t;
+                    dst[q] += at[d] * p.ostride[d];
+                }
+#pragma unroll
+                for (int d = ND - 2; d >= 0; --d) {  // the odometer's carry
+                    if (++at[d] < p.size[d]) break;
+                    at[d] = 0;
+                }
+            }
         }
-        // E elements a thread, all loaded before any is stored: bytes in flight per thread
         for (long long w0 = lane; w0 < p.inner; w0 += (long long)E << shift) {
-            T v[E];
+            I t[E];
 #pragma unroll
             for (int k = 0; k < E; ++k) {
                 const long long w = w0 + ((long long)k << shift);
-                if (w < p.inner) {
-                    const I t = inner_table[w];
-                    v[k] = (pad || t == Pad<I>::v) ? fill : x[src + (long long)t];
+                t[k] = w < p.inner ? inner_table[w] : Pad<I>::v;
+            }
+            T v[R][E];
+#pragma unroll
+            for (int q = 0; q < R; ++q) {
+#pragma unroll
+                for (int k = 0; k < E; ++k) {
+                    const long long w = w0 + ((long long)k << shift);
+                    if (live[q] && w < p.inner) v[q][k] = (pad[q] || t[k] == Pad<I>::v) ? fill : x[src[q] + (long long)t[k]];
                 }
             }
 #pragma unroll
-            for (int k = 0; k < E; ++k) {
-                const long long w = w0 + ((long long)k << shift);
-                if (w < p.inner) y[dst + w * os] = v[k];
-            }
-        }
+            for (int q = 0; q < R; ++q) {
 #pragma unroll
-        for (int d = ND - 2; d >= 0; --d) {  // the next row: the odometer's carry
-            if (++at[d] < p.size[d]) break;
-            at[d] = 0;
+                for (int k = 0; k < E; ++k) {
+                    const long long w = w0 + ((long long)k << shift);
+                    if (live[q] && w < p.inner) y[dst[q] + w * os] = v[q][k];
+                }
+            }
         }
     }
 }
