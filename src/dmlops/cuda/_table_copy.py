@@ -20,12 +20,12 @@ import numpy as np
 from ..descs._separable_gathers import separable_gather
 from ..enums import FeatureLevel
 from ._copy import STORAGE, PlanCache
+from ._plan import max_abs_offset
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
 
 BLOCK = 256
-GROUPS_TARGET = 16384
-"""About this many row groups (each a chunk of consecutive rows) cover the output: enough to
-fill the GPU, few enough that each divides its first row's index only once."""
+MAX_BLOCKS = 1 << 20
+"""Grid cap: more rows loop (grid-stride)."""
 MAX_DIMS = 8
 _INT32 = np.iinfo(np.int32)
 
@@ -48,7 +48,8 @@ class TablePlan:
         gather = separable_gather(desc)
         offsets = gather.element_offsets(element_strides(x))
         reach = sum(int(np.abs(o).max(initial=0)) for o in offsets)
-        wide = reach > _INT32.max
+        span = max_abs_offset(y.shape, element_strides(y))
+        wide = max(reach, span, y.size) > _INT32.max  # offsets, rows and elements as I
         itype, dtype = ("long long", np.int64) if wide else ("int", np.int32)
         pad = np.iinfo(dtype).min
         host = np.concatenate([np.where(p, pad, o).astype(dtype) for o, p in zip(offsets, gather.padding)])
@@ -61,7 +62,6 @@ class TablePlan:
         tpr = threads_per_row(sizes[-1])
         rows = math.prod(sizes[:-1])
         groups = BLOCK // tpr
-        chunk = max(1, -(-rows // GROUPS_TARGET))
         self.table = cupy_module().asarray(host)
         p = params(
             ("rows", "i8", rows),
@@ -71,11 +71,9 @@ class TablePlan:
             ("toff", "i8", padded(starts, MAX_DIMS)),
             ("fill", "i8", fill),
             ("tpr_shift", "i8", tpr.bit_length() - 1),
-            ("chunk", "i8", chunk),
         )
         fn = get_kernel("table_copy.cu", f"table_copy<{STORAGE[y.dtype.itemsize]}, {len(sizes)}, {itype}>")
-        chunks = -(-rows // chunk)
-        grid = 0 if 0 in sizes else -(-chunks // groups)  # a group per chunk
+        grid = 0 if 0 in sizes else max(1, min(MAX_BLOCKS, -(-rows // groups)))
         self.launch = PackedLaunch(fn, grid, BLOCK, 2, p, fixed=[self.table])
 
 
