@@ -200,7 +200,15 @@ NAMES = {
             ("false", "true", "true"),
         )
     ]
-    + [f"roi_batch_check<{b}>" for b in ("u32", "u64")],
+    + [f"roi_batch_check<{b}>" for b in ("u32", "u64")]
+    + [
+        f"{k}<{t}, u32, {m}, {lin}>"  # ROI_ALIGN_GRAD's BatchIndicesTensor is UINT32
+        for k in ("roi_align_grad", "roi_align_grad_input")
+        for t in ("float", "half_t")
+        for m in ("true", "false")
+        for lin in ("true", "false")
+    ]
+    + [f"{k}<{t}>" for k in ("roi_pooling", "roi_grad_store") for t in ("float", "half_t")],
     "random.cu": [f"philox4x32_10<{w}>" for w in ("true", "false")],
 }
 

@@ -2,11 +2,10 @@
 
 ROI_ALIGN1 runs on ROI_ALIGN's kernels (ROI_ALIGN is ROI_ALIGN1 with InputPixelOffset 0.5,
 OutputPixelOffset -0.5 and no AlignRegionsToCorners: ``RoiParams`` carries the three).
-ROI_ALIGN_GRAD (``roi_align_grad``, a block per ROI) visits ROI_ALIGN1's samples and sums
-in float64, rounded once into the outputs: the input gradient with float64 atomics (the
-one result of this module whose float64 sums vary in order from run to run, below the
-outputs' rounding but for sums that fall within ~2^-50 of a rounding boundary), the ROI
-gradient in a fixed order. ROI_POOLING (``roi_pooling``) is a thread per output, bit-exact.
+ROI_ALIGN_GRAD visits ROI_ALIGN1's samples and sums in float64 in a fixed order, rounded
+once into the outputs (:func:`run_roi_align_grad`; no atomics, so run to run identical):
+the input gradient as a gather over the ROIs of each input plane, the ROI gradient per
+ROI block. ROI_POOLING (``roi_pooling``) is a thread per output, bit-exact.
 
 ROI_ALIGN
 ---------
@@ -183,7 +182,16 @@ def item_width(out_w: int) -> int:
     return padded if 8 * (padded - out_w) <= padded else out_w
 
 
-def _params(desc: Any, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any, item_w: int | None = None) -> np.void:
+def _params(
+    desc: Any,
+    per_block: int,
+    xs: Any,
+    rs: Any,
+    bs: Any,
+    ys: Any,
+    item_w: int | None = None,
+    dx_stride: Any = (0, 0, 0, 0),
+) -> np.void:
     n, c, h, w = image_tensor(desc).sizes
     # ROI_ALIGN(1)'s OutputTensor; ROI_ALIGN_GRAD's InputGradientTensor (its y_stride: ``ys``)
     out = desc.output_tensor if "OutputTensor" in desc.tensor_names("output") else desc.input_gradient_tensor
@@ -213,6 +221,7 @@ def _params(desc: Any, per_block: int, xs: Any, rs: Any, bs: Any, ys: Any, item_
         ("div_w", "i8", list(fast_div(max(1, item_w)))),
         ("corners", "i8", int(bool(getattr(desc, "align_regions_to_corners", False)))),
         ("has_x", "i8", int(getattr(desc, "input_tensor", None) is not None)),
+        ("dx_stride", "i8", list(dx_stride)),
     )
 
 
@@ -372,7 +381,9 @@ def run_roi_pooling(
 # -- ROI_ALIGN_GRAD --------------------------------------------------------------------------
 
 GRAD_THREADS = 256
-"""Threads of ``roi_align_grad``'s blocks (one per ROI; its ROI_GRAD_THREADS)."""
+"""Threads of the ROI_ALIGN_GRAD kernels' blocks (their ROI_GRAD_THREADS)."""
+GRAD_MAX_BLOCKS = 1 << 20
+"""Blocks of ``roi_align_grad_input`` at most (a block loops over input planes beyond)."""
 
 
 def _store(src: Any, dst: Any) -> None:
@@ -384,7 +395,23 @@ def _store(src: Any, dst: Any) -> None:
         return
     fn = get_kernel("roi_align.cu", f"roi_grad_store<{C_TYPES[dst.dtype]}>")
     p = params(("count", "i8", count), ("sizes", "i8", sizes), ("strides", "i8", strides))
-    PackedLaunch(fn, min(POOL_MAX_BLOCKS, -(-count // 256)), 256, 2, p)(src.data.ptr, dst.data.ptr)
+    PackedLaunch(fn, min(GRAD_MAX_BLOCKS, -(-count // 256)), 256, 2, p)(src.data.ptr, dst.data.ptr)
+
+
+def _grad_plan(desc: Any, xs: Any, rs: Any, bs: Any, ys: Any, ds: Any, dtype: Any, bi: Any) -> tuple[Any, ...]:
+    """(desc, ``roi_align_grad``'s launch, ``roi_align_grad_input``'s, the batch-index check's)."""
+    n, c = image_tensor(desc).sizes[:2]
+    r = desc.input_gradient_tensor.sizes[0]
+    flags = (
+        f"{'true' if desc.reduction_function is ReduceFunction.MAX else 'false'}, "
+        f"{'true' if desc.interpolation_mode is InterpolationMode.LINEAR else 'false'}"
+    )
+    head = f"{C_TYPES[dtype]}, {_INDEX_C[str(bi.dtype)]}, {flags}"
+    p = _params(desc, c, xs, rs, bs, ys, dx_stride=ds)
+    rois_kernel = PackedLaunch(get_kernel("roi_align.cu", f"roi_align_grad<{head}>"), r, GRAD_THREADS, 6, p)
+    planes = min(GRAD_MAX_BLOCKS, n * c) if r else 0
+    plane_kernel = PackedLaunch(get_kernel("roi_align.cu", f"roi_align_grad_input<{head}>"), planes, GRAD_THREADS, 6, p)
+    return (desc, rois_kernel, plane_kernel, _check_launch(desc, bi, bs))
 
 
 def run_roi_align_grad(
@@ -395,42 +422,43 @@ def run_roi_align_grad(
     feature_level: FeatureLevel,
     strict: bool,
 ) -> None:
-    """ROI_ALIGN_GRAD (kernels/roi_align.cu ``roi_align_grad``): float64 gradients, rounded once into the outputs.
+    """ROI_ALIGN_GRAD (kernels/roi_align.cu): float64 gradients in a fixed order, rounded once into the outputs.
 
-    The input gradient is summed with float64 atomics (the order of the float64 sums
-    varies from run to run; the reference sums in float64 too, in its own order), the ROI
-    gradient per ROI block in a fixed order.
+    ``roi_align_grad`` (a block per ROI) records MAX's picks and sums the ROI gradient;
+    ``roi_align_grad_input`` (a block per input plane) gathers the input gradient and
+    rounds it into OutputGradientTensor. No atomics: identical results from run to run.
     """
     cp = cupy_module()
     x = inputs.get("InputTensor")
     dy, rois, bi = inputs["InputGradientTensor"], inputs["ROITensor"], inputs["BatchIndicesTensor"]
     if rois.dtype != dy.dtype or (x is not None and x.dtype != dy.dtype):
         raise UnsupportedError(f"{desc.dml_name}: the cuda backend needs one data type for its float tensors")
+    dx_out, droi_out = outputs.get("OutputGradientTensor"), outputs.get("OutputROIGradientTensor")
     n, c, h, w = image_tensor(desc).sizes
-    r = desc.input_gradient_tensor.sizes[0]
+    r, _, oh, ow = desc.input_gradient_tensor.sizes
     xs = element_strides(x) if x is not None else (0, 0, 0, 0)
+    ds = element_strides(dx_out) if dx_out is not None else (0, 0, 0, 0)
     rs, bs, ys = element_strides(rois), element_strides(bi), element_strides(dy)
-    key = (id(desc), xs, rs, bs, ys, "grad")
+    key = (id(desc), xs, rs, bs, ys, ds, "grad")
     plan = _PLANS.get(key)
     if plan is None or plan[0] is not desc:
-        flags = (
-            f"{'true' if desc.reduction_function is ReduceFunction.MAX else 'false'}, "
-            f"{'true' if desc.interpolation_mode is InterpolationMode.LINEAR else 'false'}"
-        )
-        fn = get_kernel("roi_align.cu", f"roi_align_grad<{C_TYPES[dy.dtype]}, {_INDEX_C[str(bi.dtype)]}, {flags}>")
-        launch = PackedLaunch(fn, r, GRAD_THREADS, 6, _params(desc, c, xs, rs, bs, ys))
-        plan = _PLANS.put(key, (desc, launch, _check_launch(desc, bi, bs)))
-    _, launch, check = plan
-    dx = cp.zeros(n * c * h * w, dtype=np.float64)
+        plan = _PLANS.put(key, _grad_plan(desc, xs, rs, bs, ys, ds, dy.dtype, bi))
+    _, rois_kernel, plane_kernel, check = plan
+    reduce_max = desc.reduction_function is ReduceFunction.MAX
+    pick = cp.full(r * c * oh * ow if reduce_max else 1, -1, dtype=np.int64)
     droi = cp.zeros(r * 4, dtype=np.float64)
+    acc = cp.zeros(n * c * h * w if dx_out is not None else 1, dtype=np.float64)
     x_ptr = x.data.ptr if x is not None else 0
-    _checked(
-        desc, bi, check, lambda: launch(x_ptr, dy.data.ptr, rois.data.ptr, bi.data.ptr, dx.data.ptr, droi.data.ptr)
-    )
-    if "OutputGradientTensor" in outputs:
-        _store(dx, outputs["OutputGradientTensor"])
-    if "OutputROIGradientTensor" in outputs:
-        _store(droi, outputs["OutputROIGradientTensor"])
+
+    def work() -> None:
+        if reduce_max or (x is not None and droi_out is not None):  # MAX's picks, the ROI gradient
+            rois_kernel(x_ptr, dy.data.ptr, rois.data.ptr, bi.data.ptr, pick.data.ptr, droi.data.ptr)
+        if dx_out is not None:
+            plane_kernel(dy.data.ptr, rois.data.ptr, bi.data.ptr, pick.data.ptr, acc.data.ptr, dx_out.data.ptr)
+
+    _checked(desc, bi, check, work)
+    if droi_out is not None:
+        _store(droi, droi_out)
 
 
 OPERATORS: dict[str, Callable[..., Any]] = {

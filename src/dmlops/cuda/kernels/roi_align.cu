@@ -36,6 +36,7 @@ struct RoiParams {
     i64 div_w[2];  // fast_div magic numbers of item_w
     i64 corners;   // ROI_ALIGN1's AlignRegionsToCorners (ROI_ALIGN: 0)
     i64 has_x;     // ROI_ALIGN_GRAD: InputTensor supplied
+    i64 dx_stride[4];  // ROI_ALIGN_GRAD: OutputGradientTensor (0 without it)
 };
 
 // ROI_ALIGN is ROI_ALIGN1 with InputPixelOffset 0.5, OutputPixelOffset -0.5 and no
@@ -1022,23 +1023,28 @@ __global__ void __launch_bounds__(256) roi_pooling(const T* __restrict__ x, cons
 }
 
 // ---------------------------------------------------------------------------------------
-// ROI_ALIGN_GRAD (dmlops.reference.roi.compute_roi_align_grad): one block per ROI, its
-// threads over (channel, output element), every output's samples as ROI_ALIGN1's (the
-// forward's AxisSetup / make_tap, only the in-bounds run visited).
+// ROI_ALIGN_GRAD (dmlops.reference.roi.compute_roi_align_grad) in two kernels, both
+// deterministic (no atomics; every float64 sum in a fixed order), the samples being
+// ROI_ALIGN1's (the forward's AxisSetup / make_tap / in_bounds_run):
 //
-// * Input gradient: each in-bounds sample's share of its output's gradient (AVERAGE:
-//   dy / (sY sX); MAX: dy to the sample the forward's MAX picks, an out-of-bounds sample
-//   competing as 0, erratum E195) goes to its taps with the float32 weights, added to a
-//   float64 buffer `dx` (packed N, C, H, W) with float64 atomics: the reference sums in
-//   float64 too, in another order, and the buffer is rounded once into the output
-//   (roi_grad_store), so the order only reaches the last bits of the float64 sums.
-// * ROI gradient (E194): per sample the LINEAR taps' slopes times its share times the
-//   corners' factors, summed per thread in its fixed order and then over the block by a
-//   fixed tree: deterministic. Written as float64 to `droi` (packed NumROIs x 4).
-// p.y_stride holds InputGradientTensor's strides, p.x_stride InputTensor's (0 without it).
+// * roi_align_grad: one block per ROI, its threads over (channel, output element). For
+//   MAX it records the sample the forward's MAX picks (an out-of-bounds sample competing
+//   as 0, erratum E195) in `pick` (ROI, channel, output: the sample's index ky * sX + kx
+//   within its output, left at -1 when none or an out-of-bounds one wins). The ROI
+//   gradient (E194): per in-bounds sample that gets a gradient, the LINEAR taps' slopes
+//   times its share times the corners' factors, summed per thread in its fixed order and
+//   over the block by a fixed tree; written as float64 to `droi` (packed NumROIs x 4).
+// * roi_align_grad_input: the input gradient as a gather. A block owns input planes
+//   (batch b, channel c) and visits the ROIs of batch b in order; per ROI a thread per
+//   pixel of the ROI's tap span adds up, sample rows then columns, the shares of the
+//   samples whose taps touch its pixel (found by bisection: the taps are monotonic in the
+//   sample index), times their tap weights, into the plane's float64 sums (`acc`,
+//   packed N, C, H, W); the plane is then rounded once into OutputGradientTensor.
+// p.y_stride holds InputGradientTensor's strides, p.x_stride InputTensor's (0 without
+// it), p.dx_stride OutputGradientTensor's.
 #define ROI_GRAD_THREADS 256
 
-template <typename T, bool LINEAR>
+template <typename T>
 __device__ __forceinline__ float grad_sample_value(const T* plane, const RoiParams& p, const Tap& ty, const Tap& tx) {
     // The forward's float32 lerps along y, then x (for NEAREST both taps are one pixel, weight 0, as the reference).
     const T* row0 = plane + ty.first * p.x_stride[2];
@@ -1058,24 +1064,12 @@ __device__ __forceinline__ void grad_factors(i64 j, i64 count, i64 length, bool 
     first = span - last;
 }
 
-template <typename T, bool LINEAR>
-__device__ __forceinline__ void grad_sample(const T* plane, double* dxp, const RoiParams& p, const RoiSetup& s,
-                                            i64 jy, i64 jx, const Tap& ty, const Tap& tx, double g, int oh, int ow,
-                                            double acc[4]) {
-    if (LINEAR) {
-        const double wy = (double)(float)ty.weight, wx = (double)(float)tx.weight;
-        double* r0 = dxp + ty.first * p.in_w;
-        double* r1 = dxp + ty.second * p.in_w;
-        atomicAdd(r0 + tx.first, (1.0 - wy) * g * (1.0 - wx));
-        atomicAdd(r0 + tx.second, (1.0 - wy) * g * wx);
-        atomicAdd(r1 + tx.first, wy * g * (1.0 - wx));
-        atomicAdd(r1 + tx.second, wy * g * wx);
-    } else {
-        atomicAdd(dxp + ty.first * p.in_w + tx.first, g);
-    }
-    if (!p.has_x || g == 0.0) return;
-    const Tap ly = LINEAR ? ty : make_tap<true>(s.ay, jy, p.out_offset, p.in_offset, p.in_h);
-    const Tap lx = LINEAR ? tx : make_tap<true>(s.ax, jx, p.out_offset, p.in_offset, p.in_w);
+// One in-bounds sample's share g of the ROI gradient (the slopes of its LINEAR taps, in either mode).
+template <typename T>
+__device__ __forceinline__ void roi_gradient_sample(const T* plane, const RoiParams& p, const RoiSetup& s, i64 jy,
+                                                    i64 jx, double g, int oh, int ow, double acc[4]) {
+    const Tap ly = make_tap<true>(s.ay, jy, p.out_offset, p.in_offset, p.in_h);
+    const Tap lx = make_tap<true>(s.ax, jx, p.out_offset, p.in_offset, p.in_w);
     const T* row0 = plane + ly.first * p.x_stride[2];
     const T* row1 = plane + ly.second * p.x_stride[2];
     const i64 xa = lx.first * p.x_stride[3], xb = lx.second * p.x_stride[3];
@@ -1096,11 +1090,11 @@ __device__ __forceinline__ void grad_sample(const T* plane, double* dxp, const R
 template <typename T, typename BI, bool MAX, bool LINEAR>
 __global__ void __launch_bounds__(ROI_GRAD_THREADS)
     roi_align_grad(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ rois,
-                   const BI* __restrict__ batch, double* __restrict__ dx, double* __restrict__ droi, const RoiParams p) {
+                   const BI* __restrict__ batch, i64* __restrict__ pick, double* __restrict__ droi, const RoiParams p) {
     __shared__ double part[4][ROI_GRAD_THREADS];
     const i64 r = blockIdx.x;
     const RoiSetup s = roi_setup(rois, batch, r, p);  // the batch clamped (the host raises for a bad one)
-    const int out_h = (int)p.out_h, out_w = (int)p.out_w;
+    const int out_w = (int)p.out_w;
     const i64 bins = p.out_h * p.out_w;
     const i64 sy = s.ay.samples, sx = s.ax.samples;
     double acc[4] = {0.0, 0.0, 0.0, 0.0};
@@ -1108,7 +1102,6 @@ __global__ void __launch_bounds__(ROI_GRAD_THREADS)
         const i64 c = t / bins;
         const int bin = (int)(t - c * bins), oh = bin / out_w, ow = bin - oh * out_w;
         const T* plane = x + s.batch * p.x_stride[0] + c * p.x_stride[1];
-        double* dxp = dx + (s.batch * p.channels + c) * p.in_h * p.in_w;
         double g = (double)Num<T>::to_acc(dy[r * p.y_stride[0] + c * p.y_stride[1] + oh * p.y_stride[2] +
                                              ow * p.y_stride[3]]);
         const i64 y0 = oh * sy, y1 = y0 + sy, x0 = ow * sx, x1 = x0 + sx;
@@ -1117,14 +1110,14 @@ __global__ void __launch_bounds__(ROI_GRAD_THREADS)
         in_bounds_run(s.ax, x0, x1, p.out_offset, p.in_offset, p.in_w, xlo, xhi);
         if (ylo >= yhi || xlo >= xhi) continue;  // no sample in bounds: no gradient (MAX: 0 wins)
         if (!MAX) {
+            if (!p.has_x || g == 0.0) continue;  // the ROI gradient only (the reference: g != 0)
             g = g / (double)(sy * sx);
             for (i64 jy = ylo; jy < yhi; ++jy) {
                 const Tap ty = make_tap<LINEAR>(s.ay, jy, p.out_offset, p.in_offset, p.in_h);
                 if (!ty.in_bounds) continue;
                 for (i64 jx = xlo; jx < xhi; ++jx) {
                     const Tap tx = make_tap<LINEAR>(s.ax, jx, p.out_offset, p.in_offset, p.in_w);
-                    if (!tx.in_bounds) continue;
-                    grad_sample<T, LINEAR>(plane, dxp, p, s, jy, jx, ty, tx, g, oh, ow, acc);
+                    if (tx.in_bounds) roi_gradient_sample<T>(plane, p, s, jy, jx, g, oh, ow, acc);
                 }
             }
             continue;
@@ -1138,7 +1131,7 @@ __global__ void __launch_bounds__(ROI_GRAD_THREADS)
             for (i64 jx = xlo; jx < xhi; ++jx) {
                 const Tap tx = make_tap<LINEAR>(s.ax, jx, p.out_offset, p.in_offset, p.in_w);
                 const bool ok = ty.in_bounds && tx.in_bounds;
-                const float v = ok ? grad_sample_value<T, LINEAR>(plane, p, ty, tx) : 0.0f;
+                const float v = ok ? grad_sample_value<T>(plane, p, ty, tx) : 0.0f;
                 if (v > best) {  // strictly greater: NaN never wins, the first of equals stays
                     best = v, py = jy, px = jx, live = ok;
                 }
@@ -1158,9 +1151,8 @@ __global__ void __launch_bounds__(ROI_GRAD_THREADS)
             if (py < 0 || 0.0f > best || (0.0f == best && first_skipped < (py - y0) * sx + (px - x0))) live = false;
         }
         if (!live || py < 0) continue;
-        const Tap ty = make_tap<LINEAR>(s.ay, py, p.out_offset, p.in_offset, p.in_h);
-        const Tap tx = make_tap<LINEAR>(s.ax, px, p.out_offset, p.in_offset, p.in_w);
-        grad_sample<T, LINEAR>(plane, dxp, p, s, py, px, ty, tx, g, oh, ow, acc);
+        pick[(r * p.channels + c) * bins + bin] = (py - y0) * sx + (px - x0);
+        if (p.has_x && g != 0.0) roi_gradient_sample<T>(plane, p, s, py, px, g, oh, ow, acc);
     }
     // The block's ROI-gradient sums: a fixed tree over the threads' partials.
 #pragma unroll
@@ -1176,15 +1168,9 @@ __global__ void __launch_bounds__(ROI_GRAD_THREADS)
     if (threadIdx.x < 4) droi[r * 4 + threadIdx.x] = part[threadIdx.x][0];
 }
 
-// The float64 gradients rounded once into an output of up to 4 dimensions (any strides):
-// float32 directly; FLOAT16 through float32 rounded to odd, which then rounds to half as
-// float64 -> half would (round-to-odd keeps the 13 extra bits' verdict), as NumPy does.
-struct RoiStoreParams {
-    i64 count;
-    i64 sizes[4];
-    i64 strides[4];
-};
-
+// The float64 gradients rounded once: float32 directly; FLOAT16 through float32 rounded to
+// odd, which then rounds to half as float64 -> half would (round-to-odd keeps the 13 extra
+// bits' verdict), as NumPy does.
 __device__ __forceinline__ float to_float_odd(double d) {
     float f = __double2float_rz(d);
     if ((double)f != d && f == f) {
@@ -1197,6 +1183,125 @@ __device__ __forceinline__ float to_float_odd(double d) {
 template <typename T> __device__ __forceinline__ T round_from_double(double d);
 template <> __device__ __forceinline__ float round_from_double<float>(double d) { return __double2float_rn(d); }
 template <> __device__ __forceinline__ half_t round_from_double<half_t>(double d) { return f2h(to_float_odd(d)); }
+
+// The samples [lo, hi) of an axis's in-bounds run whose taps may touch pixel `pix`: those
+// whose first tap is pix - 1 or pix (the second tap is the first or the next pixel). The
+// first tap is monotonic over the run (`rising`: non-decreasing), so two bisections.
+template <bool LINEAR>
+__device__ __forceinline__ void touching_run(const AxisSetup& a, i64 lo, i64 hi, i64 pix, bool rising, double out_offset,
+                                             double in_offset, i64 length, i64& j0, i64& j1) {
+    // rising: [first >= pix - 1, first > pix); falling: [first <= pix, first < pix - 1)
+    i64 l = lo, h = hi;
+    while (l < h) {
+        const i64 m = l + (h - l) / 2;
+        const i64 f = make_tap<LINEAR>(a, m, out_offset, in_offset, length).first;
+        if (rising ? f < pix - 1 : f > pix) l = m + 1; else h = m;
+    }
+    j0 = l;
+    h = hi;
+    while (l < h) {
+        const i64 m = l + (h - l) / 2;
+        const i64 f = make_tap<LINEAR>(a, m, out_offset, in_offset, length).first;
+        if (rising ? f <= pix : f >= pix - 1) l = m + 1; else h = m;
+    }
+    j1 = l;
+}
+
+// The weight of pixel `pix` in a sample's taps (first: 1 - w, second: w; both when they coincide).
+__device__ __forceinline__ double tap_weight(const Tap& t, i64 pix, bool linear) {
+    const double w = linear ? (double)(float)t.weight : 0.0;
+    return (t.first == pix ? 1.0 - w : 0.0) + (t.second == pix ? w : 0.0);
+}
+
+struct GradRoi {
+    RoiSetup s;
+    i64 ylo, yhi, xlo, xhi;  // the in-bounds runs of the whole axes
+    i64 h0, h1, w0, w1;      // the tap span, ends included
+    bool rise_y, rise_x;
+};
+
+template <typename T, typename BI, bool MAX, bool LINEAR>
+__global__ void __launch_bounds__(ROI_GRAD_THREADS)
+    roi_align_grad_input(const T* __restrict__ dy, const T* __restrict__ rois, const BI* __restrict__ batch,
+                         const i64* __restrict__ pick, double* __restrict__ acc, T* __restrict__ dx,
+                         const RoiParams p) {
+    __shared__ GradRoi roi;
+    const i64 planes = p.batch_count * p.channels, hw = p.in_h * p.in_w;
+    const i64 bins = p.out_h * p.out_w;
+    for (i64 plane = blockIdx.x; plane < planes; plane += gridDim.x) {
+        const i64 b = plane / p.channels, c = plane - b * p.channels;
+        double* sum = acc + plane * hw;
+        for (i64 r = 0; r < p.num_rois; ++r) {
+            const u64 raw = (u64)batch[r * p.bi_stride];
+            if ((raw < (u64)p.batch_count ? (i64)raw : p.batch_count - 1) != b) continue;  // roi_setup's clamp; uniform
+            if (threadIdx.x == 0) {
+                GradRoi g;
+                g.s = roi_setup(rois, batch, r, p);
+                in_bounds_run(g.s.ay, 0, p.out_h * g.s.ay.samples, p.out_offset, p.in_offset, p.in_h, g.ylo, g.yhi);
+                in_bounds_run(g.s.ax, 0, p.out_w * g.s.ax.samples, p.out_offset, p.in_offset, p.in_w, g.xlo, g.xhi);
+                g.h0 = 0, g.h1 = -1, g.w0 = 0, g.w1 = -1, g.rise_y = g.rise_x = true;
+                if (g.ylo < g.yhi && g.xlo < g.xhi) {
+                    const Tap ya = make_tap<LINEAR>(g.s.ay, g.ylo, p.out_offset, p.in_offset, p.in_h);
+                    const Tap yb = make_tap<LINEAR>(g.s.ay, g.yhi - 1, p.out_offset, p.in_offset, p.in_h);
+                    const Tap xa = make_tap<LINEAR>(g.s.ax, g.xlo, p.out_offset, p.in_offset, p.in_w);
+                    const Tap xb = make_tap<LINEAR>(g.s.ax, g.xhi - 1, p.out_offset, p.in_offset, p.in_w);
+                    g.h0 = ya.first < yb.first ? ya.first : yb.first;
+                    g.h1 = ya.second > yb.second ? ya.second : yb.second;
+                    g.w0 = xa.first < xb.first ? xa.first : xb.first;
+                    g.w1 = xa.second > xb.second ? xa.second : xb.second;
+                    g.rise_y = yb.first >= ya.first;
+                    g.rise_x = xb.first >= xa.first;
+                }
+                roi = g;
+            }
+            __syncthreads();
+            const GradRoi g = roi;
+            const i64 sy = g.s.ay.samples, sx = g.s.ax.samples;
+            const i64 span_w = g.w1 - g.w0 + 1, span = (g.h1 - g.h0 + 1) * span_w;  // 0 when no sample is in bounds
+            for (i64 k = threadIdx.x; k < span; k += blockDim.x) {
+                const i64 hh = g.h0 + k / span_w, ww = g.w0 + k % span_w;
+                i64 a0, a1, e0, e1;
+                touching_run<LINEAR>(g.s.ay, g.ylo, g.yhi, hh, g.rise_y, p.out_offset, p.in_offset, p.in_h, a0, a1);
+                touching_run<LINEAR>(g.s.ax, g.xlo, g.xhi, ww, g.rise_x, p.out_offset, p.in_offset, p.in_w, e0, e1);
+                double part = 0.0;  // this ROI's share of the pixel, sample rows then columns (the reference's einsum order)
+                for (i64 jy = a0; jy < a1; ++jy) {
+                    const Tap ty = make_tap<LINEAR>(g.s.ay, jy, p.out_offset, p.in_offset, p.in_h);
+                    const double wy = tap_weight(ty, hh, LINEAR);
+                    if (!ty.in_bounds || wy == 0.0) continue;
+                    const i64 oh = jy / sy;
+                    for (i64 jx = e0; jx < e1; ++jx) {
+                        const Tap tx = make_tap<LINEAR>(g.s.ax, jx, p.out_offset, p.in_offset, p.in_w);
+                        const double wx = tap_weight(tx, ww, LINEAR);
+                        if (!tx.in_bounds || wx == 0.0) continue;
+                        const i64 ow = jx / sx;
+                        // MAX: only the picked sample of output (oh, ow) has a share
+                        const i64 sample = (jy - oh * sy) * sx + (jx - ow * sx);
+                        if (MAX && pick[(r * p.channels + c) * bins + oh * p.out_w + ow] != sample) continue;
+                        const double d = (double)Num<T>::to_acc(
+                            dy[r * p.y_stride[0] + c * p.y_stride[1] + oh * p.y_stride[2] + ow * p.y_stride[3]]);
+                        const double share = MAX ? d : d / (double)(sy * sx);  // AVERAGE: dy / (sY sX)
+                        part += wy * share * wx;
+                    }
+                }
+                sum[hh * p.in_w + ww] += part;
+            }
+            __syncthreads();  // the sums and `roi` are the next ROI's
+        }
+        for (i64 k = threadIdx.x; k < hw; k += blockDim.x) {
+            const i64 hh = k / p.in_w, ww = k - hh * p.in_w;
+            dx[b * p.dx_stride[0] + c * p.dx_stride[1] + hh * p.dx_stride[2] + ww * p.dx_stride[3]] =
+                round_from_double<T>(sum[k]);
+        }
+    }
+}
+
+// The float64 ROI gradient (packed) rounded once into OutputROIGradientTensor (up to 4
+// dimensions, any strides).
+struct RoiStoreParams {
+    i64 count;
+    i64 sizes[4];
+    i64 strides[4];
+};
 
 template <typename T>
 __global__ void __launch_bounds__(256) roi_grad_store(const double* __restrict__ src, T* __restrict__ dst,
