@@ -135,15 +135,26 @@ def _same_layout(a: Array, b: Array) -> bool:
 
 # -- numba ufuncs (compiled on first use, cached on disk) -----------------------------------------
 
+# The jitted helpers that other jitted functions call, bound by the factories below. Callers
+# reach them as module globals, never as closure variables: numba's disk cache keys a function
+# by its closure's pickled contents, and a dispatcher pickles differently in every process (a
+# closure over one recompiled its caller in every new process, 2-3 s).
+_EXP_CORE: Any = None
+_EXP32: Any = None
+_EXP32_CALL: Any = None
+_ERF_RATIONAL: Any = None
+_ROW_MAX: Any = None
+_EXP_SUM: Any = None
+
 
 @cache
 def _exp32_core() -> Any:
     """exp(y) in float32 registers for y in [-104, 89] (no NaN, no overflow test), inlined into callers."""
+    global _EXP_CORE
     from numba import njit
 
     f32 = np.float32
 
-    @njit(inline="always", fastmath={"contract"})
     def core(y):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         # vectorisable (no libm call): y = n ln2 + r with Cody-Waite's exact split of ln2, exp(r)
         # by its degree-7 Taylor polynomial on |r| <= 0.347, 2^n as two exponent-field factors
@@ -162,20 +173,22 @@ def _exp32_core() -> Any:
         h = k >> 1
         return p * np.int32((h + 127) << 23).view(np.float32) * np.int32((k - h + 127) << 23).view(np.float32)
 
-    return core
+    _EXP_CORE = njit(inline="always", fastmath={"contract"})(core)
+    return _EXP_CORE
 
 
 @cache
 def _exp32_body() -> Callable[[Any], Any]:
     """The scalar float32 exp: plain Python, for ``njit`` to compile inlined or as a call."""
+    global _EXP_CORE
     f32 = np.float32
-    core = _exp32_core()
+    _exp32_core()
 
     def exp32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         # :func:`_exp32_core` on the clamped argument: inf above 88.72284, NaN stays NaN
         if x != x:
             return x
-        v = core(min(max(x, f32(-104.0)), f32(89.0)))
+        v = _EXP_CORE(min(max(x, f32(-104.0)), f32(89.0)))
         return f32(np.inf) if x > f32(88.72284) else v
 
     return exp32
@@ -187,9 +200,11 @@ def _exp32() -> Any:
 
     Not cached itself (its callers are): the same function's cache files are :func:`_exp32_call`'s.
     """
+    global _EXP32
     from numba import njit
 
-    return njit(inline="always", fastmath={"contract"})(_exp32_body())
+    _EXP32 = njit(inline="always", fastmath={"contract"})(_exp32_body())
+    return _EXP32
 
 
 @cache
@@ -199,14 +214,17 @@ def _exp32_call() -> Any:
     LLVM inlines it keeping its own flags, so a caller may reassociate its sum (``reassoc``)
     without reassociating exp's range reduction.
     """
+    global _EXP32_CALL
     from numba import njit
 
-    return njit(cache=True, fastmath={"contract"})(_exp32_body())
+    _EXP32_CALL = njit(cache=True, fastmath={"contract"})(_exp32_body())
+    return _EXP32_CALL
 
 
 @cache
 def _numba_ufuncs() -> dict[str, Any]:
     """The fused float ufuncs: one pass, no temporaries, exact where the docstring says so."""
+    global _ERF_RATIONAL
     from numba import njit, vectorize
 
     sig1 = ["float32(float32)", "float64(float64)"]
@@ -241,7 +259,6 @@ def _numba_ufuncs() -> dict[str, Any]:
     a0, a1, a2, a3, a4, a5, a6 = alpha
     b0, b1, b2, b3 = beta
 
-    @njit(inline="always", cache=True, fastmath={"contract"})  # fused multiply-adds: faster, and closer
     def erf_rational(v):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         if v >= 4.0:  # erf(4) = 1 - 1.5e-8
             return 1.0
@@ -253,19 +270,19 @@ def _numba_ufuncs() -> dict[str, Any]:
         q = (((b0 * z2 + b1) * z2 + b2) * z2 + b3) * z2 + beta0
         return z * p / q
 
+    _ERF_RATIONAL = njit(inline="always", fastmath={"contract"})(erf_rational)  # FMAs: faster, and closer
     f32 = np.float32
-    exp32 = _exp32()
+    _exp32()
+    _exp32_core()
 
     def exp_f32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-        return exp32(x)
+        return _EXP32(x)
 
     def sigmoid_f32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-        return f32(1.0) / (f32(1.0) + exp32(-x))
+        return f32(1.0) / (f32(1.0) + _EXP32(-x))
 
     def erf32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-        return np.float32(erf_rational(np.float64(x)))
-
-    exp_core = _exp32_core()
+        return np.float32(_ERF_RATIONAL(np.float64(x)))
 
     def gelu32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         # x * Phi(x) in float32 without cancellation: c = Phi(-|x|) = erfc(|x| / sqrt 2) / 2, then
@@ -280,7 +297,7 @@ def _numba_ufuncs() -> dict[str, Any]:
         p = p * s + f32(1.421413741)
         p = p * s + f32(-0.284496736)
         p = p * s + f32(0.254829592)
-        c = f32(0.5) * s * p * exp_core(max(-(t * t), f32(-104.0)))  # t = inf: 0
+        c = f32(0.5) * s * p * _EXP_CORE(max(-(t * t), f32(-104.0)))  # t = inf: 0
         g = x * c if x < f32(0.0) else x * (f32(1.0) - c)  # -inf * 0: NaN, as the reference's
         return x if x != x else g
 
@@ -610,15 +627,15 @@ def _row_kernels() -> Any:
     (``reassoc``: LLVM keeps 16 partial sums, more accurate than one running sum);
     exp is a call of its own so its range reduction is never reassociated.
     """
+    global _ROW_MAX, _EXP_SUM
     from numba import njit
 
     f32, i32 = np.float32, np.int32
-    exp = _exp32_call()
+    _exp32_call()
     floor = F32(LOG_SOFTMAX_MIN_SUM)
     sign_off, nan_key = i32(0x7FFFFFFF), i32(-(2**31))
     inf_bits = i32(0x7F800000)
 
-    @njit(nogil=True, cache=True)
     def row_max(bits):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         # float32 bits -> int32 keys ordered as the floats (negatives' magnitude bits flipped);
         # NaN keys are the lowest, so NaN never wins (np.fmax.reduce: -inf when all are NaN
@@ -631,27 +648,29 @@ def _row_kernels() -> Any:
             m = k if k > m else m
         return i32(m ^ ((m >> 31) & sign_off)).view(np.float32)
 
-    @njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
     def exp_sum(x, m, o, store):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         s = f32(0.0)
         if store:  # o = exp(x - m) (o may be x's memory: each element is read before it is written)
             for i in range(x.size):
-                e = exp(x[i] - m)
+                e = _EXP32_CALL(x[i] - m)
                 o[i] = e
                 s += e
         else:
             for i in range(x.size):
-                s += exp(x[i] - m)
+                s += _EXP32_CALL(x[i] - m)
         return s
+
+    _ROW_MAX = njit(nogil=True, cache=True)(row_max)
+    _EXP_SUM = njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(exp_sum)
 
     @njit(nogil=True, cache=True)
     def rows(x, bits, o, log):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         n = x.shape[1]
         for r in range(x.shape[0]):
             xr, orow = x[r], o[r]
-            m = row_max(bits[r])
+            m = _ROW_MAX(bits[r])
             if log:
-                total = exp_sum(xr, m, orow, False)
+                total = _EXP_SUM(xr, m, orow, False)
                 if not total >= floor:  # below the floor, or NaN
                     total = floor
                 # in float64, rounded once: (x - m) - log(sum) cancels where x - m is near log(sum)
@@ -660,7 +679,7 @@ def _row_kernels() -> Any:
                 for i in range(n):
                     orow[i] = f32((np.float64(xr[i]) - m64) - lt)
             else:
-                scale = f32(1.0) / exp_sum(xr, m, orow, True)
+                scale = f32(1.0) / _EXP_SUM(xr, m, orow, True)
                 for i in range(n):
                     orow[i] = orow[i] * scale
 
