@@ -31,7 +31,7 @@ _INT32 = np.iinfo(np.int32)
 
 
 ELEMENTS_PER_THREAD = 4
-"""The kernel's E: elements of a row a thread takes per pass."""
+"""The kernel's E: elements of a row a thread takes per pass (bytes in flight per thread)."""
 
 
 def threads_per_row(inner: int) -> int:
@@ -72,7 +72,8 @@ class TablePlan:
             ("fill", "i8", fill),
             ("tpr_shift", "i8", tpr.bit_length() - 1),
         )
-        fn = get_kernel("table_copy.cu", f"table_copy<{STORAGE[y.dtype.itemsize]}, {len(sizes)}, {itype}>")
+        e = ELEMENTS_PER_THREAD
+        fn = get_kernel("table_copy.cu", f"table_copy<{STORAGE[y.dtype.itemsize]}, {len(sizes)}, {itype}, {e}>")
         grid = 0 if 0 in sizes else max(1, min(MAX_BLOCKS, -(-rows // groups)))
         self.launch = PackedLaunch(fn, grid, BLOCK, 2, p, fixed=[self.table])
 

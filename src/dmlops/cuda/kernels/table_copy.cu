@@ -28,10 +28,9 @@ template <typename I> struct Pad;
 template <> struct Pad<int> { static constexpr int v = (-2147483647 - 1); };
 template <> struct Pad<long long> { static constexpr long long v = (-9223372036854775807LL - 1); };
 
-template <typename T, int ND, typename I>
+template <typename T, int ND, typename I, int E = 4>  // E: elements a thread takes of its row per pass
 __global__ void __launch_bounds__(256)
     table_copy(const T* __restrict__ x, T* __restrict__ y, const I* __restrict__ table, const TableCopyParams p) {
-    constexpr int E = 4;  // elements a thread takes of its row per pass, all loaded before any store
     const int shift = (int)p.tpr_shift;
     const int lane = threadIdx.x & ((1 << shift) - 1);
     const I groups = (I)(blockDim.x >> shift);
