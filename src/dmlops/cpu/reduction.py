@@ -1204,14 +1204,14 @@ def run_cumulative(
         count = int(np.prod(ksz)) * -(-csz // width)
         tile_args = (csz, cxs, cos, width, n, sx, so, half, summation, exclusive)
         _run(_cumulative_tiles, count, x.size, xb, xo, ob, oo, ksz, kxs, kos, *tile_args)
-    elif sx == 1 and so == 1:
-        ksz, kxs, kos = _arrays(kept, 2)
-        line_args = (n, half, summation, exclusive)
-        _run(_cumulative_lines, int(np.prod(ksz)), x.size, xb, xo, ob, oo, ksz, kxs, kos, *line_args)
     else:
         ksz, kxs, kos = _arrays(kept, 2)
-        line_args = (n, sx, so, half, summation, exclusive)
-        _run(_cumulative_rows, int(np.prod(ksz)), x.size, xb, xo, ob, oo, ksz, kxs, kos, *line_args)
+        lines = int(np.prod(ksz))
+        if sx == 1 and so == 1:
+            _run(_cumulative_lines, lines, x.size, xb, xo, ob, oo, ksz, kxs, kos, n, half, summation, exclusive)
+        else:
+            line_args = (n, sx, so, half, summation, exclusive)
+            _run(_cumulative_rows, lines, x.size, xb, xo, ob, oo, ksz, kxs, kos, *line_args)
     target.done()
 
 
