@@ -6,5 +6,5 @@ NAMES = [
     for t in ("u8", "u16", "u32", "u64")
     for nd in range(1, 9)
     for i in ("int", "long long")
-    for e in (4, 16)
+    for e in (4, 8)
 ]

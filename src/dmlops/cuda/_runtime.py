@@ -101,6 +101,16 @@ def availability() -> str | None:
     return None
 
 
+def sm_count() -> int:
+    """Streaming multiprocessors of the current device (grid sizes that fill it)."""
+    return _sm_count_of(current_device())
+
+
+@functools.cache
+def _sm_count_of(device: int) -> int:
+    return int(cupy_module().cuda.runtime.getDeviceProperties(device)["multiProcessorCount"])
+
+
 _KERNELS: dict[tuple[int, str, str], Any] = {}
 
 

@@ -38,7 +38,6 @@ input whose axis stride is not 1 is first copied with the axis innermost (CuPy).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +49,7 @@ from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._copy import C_TYPES, PlanCache
 from ._plan import collapse
-from ._runtime import PackedLaunch, cupy_module, current_device, element_strides, get_kernel, padded, params
+from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params, sm_count
 
 MAX_DIMS = 8
 """Kept dimensions (lines' dimensions) the parameter structs hold (the largest DimensionCount)."""
@@ -84,16 +83,6 @@ TOP_K_WARP_MAX = 32
 """Largest K of ``top_k_warp``."""
 
 _PLANS = PlanCache()
-
-
-def _sm_count() -> int:
-    """Streaming multiprocessors of the current device."""
-    return _sm_count_of(current_device())
-
-
-@functools.cache
-def _sm_count_of(device: int) -> int:
-    return int(cupy_module().cuda.runtime.getDeviceProperties(device)["multiProcessorCount"])
 
 
 def _pow2_at_least(n: int) -> int:
@@ -151,7 +140,7 @@ def _reduce_plan(desc: Any, x: Any, out: Any, f: int, xs: tuple[int, ...], os: t
         unit_k = bool(k_x) and abs(k_x[-1]) == 1
     t = C_TYPES[x.dtype]
     o = C_TYPES[out.dtype]
-    sm = _sm_count()
+    sm = sm_count()
     use_rows = r > 1 and abs(rs) == 1 and (r >= ROW_MIN or not unit_k)
     if use_rows:
         itemsize = x.dtype.itemsize
