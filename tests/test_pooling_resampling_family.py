@@ -318,7 +318,7 @@ RAMP = np.arange(8, dtype=F32).reshape(1, 1, 1, 8) * 10
 def test_roi_family_claims() -> None:
     cls = desc_class("ROI_ALIGN1")
     assert cls.family == "roi"
-    assert cls.backends == ("numpy", "directml")
+    assert cls.backends == ("numpy", "cpu", "cuda", "directml")
 
 
 def _roi1(roi: list[float], ow: int, **kw: Any) -> np.ndarray:
