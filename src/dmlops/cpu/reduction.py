@@ -406,9 +406,9 @@ KEY_NEG_INF, KEY_POS_INF = -0x7F800001, 0x7F800000
 
 @njit(cache=True, nogil=True, inline="always")
 def _key(v, nan_key):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    w = np.int64(v)
-    k = w ^ ((w >> 31) & 0x7FFFFFFF)
-    return k if (w & 0x7FFFFFFF) <= 0x7F800000 else nan_key
+    """The key of float32 bits ``v`` (int32), NaN as ``nan_key``; int32 throughout (16 lanes a vector)."""
+    k = np.int32(v ^ ((v >> np.int32(31)) & np.int32(0x7FFFFFFF)))
+    return k if (v & np.int32(0x7FFFFFFF)) <= np.int32(0x7F800000) else nan_key
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -421,29 +421,33 @@ def _unkey(k):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
 def _key_extreme(r, largest):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """The largest (smallest) key of the float32 bits in the 1-D slice ``r``, NaN as -inf (+inf)."""
     if largest:
-        m = KEY_NEG_INF
+        low = np.int32(KEY_NEG_INF)
+        m = low
         for i in range(r.size):
-            k = _key(r[i], KEY_NEG_INF)
+            k = _key(r[i], low)
             m = k if k > m else m
     else:
-        m = KEY_POS_INF
+        high = np.int32(KEY_POS_INF)
+        m = high
         for i in range(r.size):
-            k = _key(r[i], KEY_POS_INF)
+            k = _key(r[i], high)
             m = k if k < m else m
     return m
 
 
 @njit(cache=True, nogil=True)
 def _key_extreme_into(acc, r, largest):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """acc[j] = the larger (smaller) of acc[j] and the key of r[j] (vectorises)."""
+    """acc[j] = the larger (smaller) of acc[j] and the key of r[j] (int32 keys; vectorises)."""
     if largest:
+        low = np.int32(KEY_NEG_INF)
         for j in range(acc.size):
-            k = _key(r[j], KEY_NEG_INF)
+            k = _key(r[j], low)
             c = acc[j]
             acc[j] = k if k > c else c
     else:
+        high = np.int32(KEY_POS_INF)
         for j in range(acc.size):
-            k = _key(r[j], KEY_POS_INF)
+            k = _key(r[j], high)
             c = acc[j]
             acc[j] = k if k < c else c
 
@@ -620,7 +624,7 @@ def _extreme_tiles(kb, xo, ob, oo, ksz, kxs, kos, csz, cos, width, rsz, rxs, lar
     for d in range(rsz.size):
         n *= rsz[d]
     ntiles = (csz + width - 1) // width
-    acc = np.empty(width, np.int64)
+    acc = np.empty(width, np.int32)
     ambiguous = np.int32(0) if largest else np.int32(-0x80000000)
     digits = np.zeros(rsz.size, np.int64)
     for task in range(lo, hi):
@@ -631,7 +635,7 @@ def _extreme_tiles(kb, xo, ob, oo, ksz, kxs, kos, csz, cos, width, rsz, rxs, lar
         xoff += xo + j0
         ooff += oo + j0 * cos
         a = acc[:w]
-        a[:] = KEY_NEG_INF if largest else KEY_POS_INF
+        a[:] = np.int32(KEY_NEG_INF) if largest else np.int32(KEY_POS_INF)
         digits[:] = 0
         p = 0
         for _ in range(n):
