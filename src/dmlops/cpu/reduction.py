@@ -81,7 +81,7 @@ BLOCK = 128
 SMALL_K = 32
 """TOP_K keeps the K best in a sorted insertion buffer up to this K, else sorts each line."""
 TOP_K_BLOCK = 64
-"""TOP_K's keys are made and tested against the K-th best this many at a time."""
+"""TOP_K tests a line's keys against the K-th best's this many at a time."""
 PARALLEL_MIN = 1 << 16
 """Below this many input elements a call runs on the calling thread."""
 
@@ -885,21 +885,28 @@ def _block_keys(xb, p, sx, m, half, bits32, flip, keys):  # type: ignore[no-unty
     else:
         for i in range(m):
             keys[i] = _sort_key(xb[p + i * sx], half) ^ flip
-    least = keys[0]
-    for i in range(1, m):
-        least = keys[i] if keys[i] < least else least
-    return least
+    return _least(keys[:m])
+
+
+@njit(cache=True, nogil=True)
+def _least(r):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """The least of the keys in the 1-D slice ``r`` (a reduction that vectorises)."""
+    m = r[0]
+    for i in range(1, r.size):
+        m = r[i] if r[i] < m else m
+    return m
 
 
 @njit(cache=True, nogil=True)
 def _top_k_rows(xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, sx, sv, si, k, half, largest, bits32, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Lines lo .. hi - 1: the K elements first in key order (ties by ascending index), values copied.
 
-    Up to SMALL_K: a sorted insertion buffer of the K best, fed block by block; a block whose
-    least key is not below the K-th best's is skipped whole (equal keys keep the earlier
+    Each line's keys are made first (a loop that vectorises). Up to SMALL_K, a sorted
+    insertion buffer of the K best takes them in index order; a run of TOP_K_BLOCK keys
+    none of which is below the K-th best's is skipped whole (equal keys keep the earlier
     index). ``bits32``: ``xb`` holds float32 bits as int32, keyed by :func:`_float32_sort_key`.
     """
-    keys = np.empty(TOP_K_BLOCK if k <= SMALL_K else n, np.uint64)
+    keys = np.empty(n, np.uint64)
     top_key = np.empty(k, np.uint64)
     top_index = np.empty(k, np.int64)
     flip = np.uint64(0xFFFFFFFFFFFFFFFF) if largest else np.uint64(0)
@@ -907,28 +914,35 @@ def _top_k_rows(xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, sx, sv, si, k, ha
         xoff, voff = _offsets(row, ksz, kxs, kvs)
         _, ioff = _offsets(row, ksz, kxs, kis)
         p = xoff + xo
+        _block_keys(xb, p, sx, n, half, bits32, flip, keys)  # ascending keys: largest first when flipped
         if k <= SMALL_K:
-            count = 0
-            for b0 in range(0, n, TOP_K_BLOCK):
-                m = min(TOP_K_BLOCK, n - b0)
-                least = _block_keys(xb, p + b0 * sx, sx, m, half, bits32, flip, keys)
-                if count == k and least >= top_key[k - 1]:
-                    continue
-                for i in range(m):
+            for i in range(k):  # the first K, each inserted (equal keys after the earlier)
+                key = keys[i]
+                pos = i
+                while pos > 0 and top_key[pos - 1] > key:
+                    top_key[pos] = top_key[pos - 1]
+                    top_index[pos] = top_index[pos - 1]
+                    pos -= 1
+                top_key[pos] = key
+                top_index[pos] = i
+            worst = top_key[k - 1]
+            for b0 in range(k, n, TOP_K_BLOCK):
+                b1 = min(b0 + TOP_K_BLOCK, n)
+                if _least(keys[b0:b1]) >= worst:
+                    continue  # no key below the K-th best's: none enters
+                for i in range(b0, b1):
                     key = keys[i]
-                    if count == k and key >= top_key[k - 1]:
+                    if key >= worst:
                         continue  # equal keys keep the earlier index
-                    pos = count if count < k else k - 1
+                    pos = k - 1
                     while pos > 0 and top_key[pos - 1] > key:
                         top_key[pos] = top_key[pos - 1]
                         top_index[pos] = top_index[pos - 1]
                         pos -= 1
                     top_key[pos] = key
-                    top_index[pos] = b0 + i
-                    if count < k:
-                        count += 1
+                    top_index[pos] = i
+                    worst = top_key[k - 1]
         else:
-            _block_keys(xb, p, sx, n, half, bits32, flip, keys)  # ascending keys: largest first when flipped
             order = np.argsort(keys, kind="mergesort")  # stable: equal keys by ascending index
             for t in range(k):
                 top_index[t] = order[t]
