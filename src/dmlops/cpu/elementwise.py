@@ -28,9 +28,12 @@ broadcast operand has 0-strides, any other stride works), the output the view it
 TensorDesc addresses. Dimensions that every tensor lets merge are merged first (so a
 contiguous call is one 1-D loop, a broadcast row one 2-D loop), then the work is split
 into contiguous chunks over ``NUMBA_NUM_THREADS`` threads (NumPy and numba ufuncs
-release the GIL). An output bound to an input's memory (in-place) works: an input with
-exactly the output's layout is read tile by tile before the tile is written (copied
-per tile where a formula takes several passes), any other overlap is copied first.
+release the GIL). A one-pass kernel with a row read through 0-strides runs on
+contiguous tiles of rows instead (:func:`_run_row_broadcast`), and a large contiguous
+IDENTITY copies its bits through NumPy's integer ``positive`` loop (faster than its copy).
+An output bound to an input's memory (in-place) works: an input with exactly the
+output's layout is read tile by tile before the tile is written (copied per tile where a
+formula takes several passes), any other overlap is copied first.
 """
 
 from __future__ import annotations
