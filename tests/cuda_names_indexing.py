@@ -23,5 +23,5 @@ for t, length, i in itertools.product(STORAGE, ["u32", "u64", "i32", "i64"], OFF
     NAMES.append(f"reverse_subsequences<{t}, {length}, {i}>")
 for t, has_input, i in itertools.product(STORAGE, ["true", "false"], OFFSETS):
     NAMES.append(f"diagonal_matrix<{t}, {has_input}, {i}>")
-for t, (idx, wrap) in itertools.product(STORAGE, INDEX_WRAP):
-    NAMES.append(f"gather_elements_rows<{t}, {idx}, {wrap}>")
+for t, (idx, wrap), vec in itertools.product(STORAGE, INDEX_WRAP, [1, 4]):
+    NAMES.append(f"gather_elements_rows<{t}, {idx}, {wrap}, {vec}>")

@@ -35,8 +35,10 @@ layer's ``check_indices`` / ``refuse_duplicates``).
 * GATHER_ELEMENTS: one pass (each index read once). DirectML's reads past the axis are
   undefined (E160), so an index outside it raises whatever ``strict``, as the reference.
   When it raises, a device ``out=`` array of the caller holds the gathered elements of
-  the in-range indices and its old values at the others (the kernels cannot tell a
-  caller's array from a fresh one; a fresh or NumPy output is never handed back).
+  the in-range indices and unspecified values at the others (the kernels cannot tell a
+  caller's array from a fresh one; a fresh or NumPy output is never handed back). Along
+  the innermost axis, rows of Input up to 48 KiB are staged in shared memory first, and
+  moved four elements at a time where the layout and alignment allow.
 * SCATTER_ELEMENTS: one pass per tile of lines along Axis (every update claims its
   target in shared memory, the last in row-major order wins as in the reference; then
   each output element is written once, from its update or the input). An index outside
@@ -425,7 +427,19 @@ ROW_SHARED_BYTES = 48 * 1024
 """The largest Input row gather_elements_rows stages in shared memory (the default limit per block)."""
 
 
-def _rows_launch(x: Any, idx: Any, y: Any, axis: int, wrap: bool) -> PackedLaunch | None:
+class _RowsLaunch:
+    """gather_elements_rows's launches: four elements per access where the pointers allow, else one."""
+
+    def __init__(self, wide: PackedLaunch | None, narrow: PackedLaunch, align: tuple[int, int, int]) -> None:
+        self.wide, self.narrow, self.align = wide, narrow, align
+
+    def __call__(self, *pointers: int) -> None:
+        src, idx, dst = pointers[:3]
+        aligned = self.wide is not None and not (src % self.align[0] or idx % self.align[1] or dst % self.align[2])
+        (self.wide if aligned else self.narrow)(*pointers)  # type: ignore[misc]
+
+
+def _rows_launch(x: Any, idx: Any, y: Any, axis: int, wrap: bool) -> _RowsLaunch | None:
     """GATHER_ELEMENTS with its Input rows staged in shared memory, where that applies, else None.
 
     It applies when Axis is the innermost dimension that is not 1, the outer dimensions of
@@ -447,9 +461,17 @@ def _rows_launch(x: Any, idx: Any, y: Any, axis: int, wrap: bool) -> PackedLaunc
     p = ix_params(
         rows, (), [], n=n, m=idx.shape[axis], axis_stride=[xs[axis], is_[axis], ys[axis]], tuple_stride=row_strides
     )
-    name = f"gather_elements_rows<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}>"
     grid = max(1, min(rows, 2**20))
-    return PackedLaunch(get_kernel(INDEXING, name), grid, 256, 4, p, shared=n * x.itemsize)
+    head = f"gather_elements_rows<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}"
+
+    def launch(vec: int) -> PackedLaunch:
+        return PackedLaunch(get_kernel(INDEXING, f"{head}, {vec}>"), grid, 256, 4, p, shared=n * x.itemsize)
+
+    m = idx.shape[axis]
+    units = (xs[axis], is_[axis], ys[axis]) == (1, 1, 1)
+    fits = units and n % 4 == 0 and m % 4 == 0 and all(s % 4 == 0 for s in row_strides)
+    align = (4 * x.itemsize, 4 * idx.itemsize, 4 * y.itemsize)
+    return _RowsLaunch(launch(4) if fits else None, launch(1), align)
 
 
 def _c(flag: bool) -> str:

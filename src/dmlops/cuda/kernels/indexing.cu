@@ -110,7 +110,13 @@ __global__ void __launch_bounds__(256) gather_elements(const T* __restrict__ src
 // and Output once each. Rows: p.count of them (the outer coordinates, collapsed to one
 // stride per operand: tuple_stride[0] Input, [1] Indices, [2] Output); p.m indices per row;
 // axis_stride[0..2]: the operands' element strides along the axis. A bad index sets *flag.
-template <typename T, typename IDX, bool WRAP>
+// VEC > 1 (the host checked: unit axis strides, p.n and p.m and the row strides multiples
+// of VEC, the pointers aligned to VEC elements): VEC consecutive elements per access.
+template <typename T, int N> struct alignas(sizeof(T) * N) IxVec {
+    T v[N];
+};
+
+template <typename T, typename IDX, bool WRAP, int VEC>
 __global__ void __launch_bounds__(256) gather_elements_rows(const T* __restrict__ src, const IDX* __restrict__ idx,
                                                             T* __restrict__ dst, u32* __restrict__ flag,
                                                             const IxParams p) {
@@ -118,22 +124,44 @@ __global__ void __launch_bounds__(256) gather_elements_rows(const T* __restrict_
     T* row = reinterpret_cast<T*>(gather_row_raw);
     const i64 n = p.n, m = p.m;
     const i64 sa = p.axis_stride[0], ia = p.axis_stride[1], da = p.axis_stride[2];
+    bool bad = false;
     for (i64 r = blockIdx.x; r < p.count; r += gridDim.x) {
         const T* s = src + r * p.tuple_stride[0];
         const IDX* ix = idx + r * p.tuple_stride[1];
         T* d = dst + r * p.tuple_stride[2];
         __syncthreads();  // every read of the previous row's copy is done
-        for (i64 j = threadIdx.x; j < n; j += blockDim.x) row[j] = s[j * sa];
+        if constexpr (VEC > 1) {
+            for (i64 j = threadIdx.x; j < n / VEC; j += blockDim.x)
+                reinterpret_cast<IxVec<T, VEC>*>(row)[j] = reinterpret_cast<const IxVec<T, VEC>*>(s)[j];
+        } else {
+            for (i64 j = threadIdx.x; j < n; j += blockDim.x) row[j] = s[j * sa];
+        }
         __syncthreads();
-        for (i64 j = threadIdx.x; j < m; j += blockDim.x) {
-            const i64 v = index_value<IDX, WRAP>(ix[j * ia], n);
-            if ((u64)v < (u64)n) {
-                d[j * da] = row[v];
-            } else {
-                *flag = 1u;  // any writer: the host only tests it
+        if constexpr (VEC > 1) {
+            for (i64 j = threadIdx.x; j < m / VEC; j += blockDim.x) {
+                const IxVec<IDX, VEC> k = reinterpret_cast<const IxVec<IDX, VEC>*>(ix)[j];
+                IxVec<T, VEC> o;
+#pragma unroll
+                for (int e = 0; e < VEC; ++e) {
+                    const i64 v = index_value<IDX, WRAP>(k.v[e], n);
+                    const bool ok = (u64)v < (u64)n;
+                    bad |= !ok;
+                    o.v[e] = row[ok ? v : 0];  // a bad index: the call raises; its element is not kept
+                }
+                reinterpret_cast<IxVec<T, VEC>*>(d)[j] = o;
+            }
+        } else {
+            for (i64 j = threadIdx.x; j < m; j += blockDim.x) {
+                const i64 v = index_value<IDX, WRAP>(ix[j * ia], n);
+                if ((u64)v < (u64)n) {
+                    d[j * da] = row[v];
+                } else {
+                    bad = true;
+                }
             }
         }
     }
+    if (bad) *flag = 1u;  // any writer: the host only tests it
 }
 
 // SCATTER_ELEMENTS, one pass per tile of lines (a line: every element along Axis at one
