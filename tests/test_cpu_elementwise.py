@@ -324,6 +324,7 @@ def _row_case(rows: int, n: int, rng: np.random.Generator) -> np.ndarray:
         (1_031, 96, "strided_rows"),  # rows read from a padded buffer
         (1_031, 96, "strided_elements"),  # every other element of each row
         (1_031, 96, "transposed"),  # the reduced axis is the outer one in memory
+        (1_031, 96, "broadcast"),  # one row read through 0-strides (a read-only view)
     ],
 )
 def test_row_kernel_against_the_reference(operator: str, rows: int, n: int, layout: str) -> None:
@@ -340,6 +341,8 @@ def test_row_kernel_against_the_reference(operator: str, rows: int, n: int, layo
         tensor["Strides"], given = [2 * n, 2], buffer.ravel()
     elif layout == "transposed":
         tensor["Strides"], given = [1, rows], np.ascontiguousarray(x.T).ravel()
+    elif layout == "broadcast":
+        tensor["Strides"], given = [0, 1], x[3]
     else:
         given = x
     body = {"InputTensor": tensor, "OutputTensor": {"DataType": "FLOAT32", "Sizes": [rows, n]}, "Axes": [1]}
