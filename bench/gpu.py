@@ -1389,6 +1389,10 @@ def bench_random() -> None:
     print(f"  RANDOM_GENERATOR at {100 * fill / mine:.1f} % of the fill's rate", flush=True)
 
 
+POOLING_BENCHES = ("bench_avgpool", "bench_maxpool1")
+"""bench/gpu_pooling.py's workloads: AVERAGE_POOLING and MAX_POOLING1 against torch."""
+
+
 def main() -> None:
     global L2_BYTES, QUICK
     ap = argparse.ArgumentParser()
@@ -1432,7 +1436,7 @@ def main() -> None:
         ("random", bench_random),
         ("reduction", lambda: importlib.import_module("gpu_reduction").bench_reduction()),
         ("indexing", lambda: importlib.import_module("gpu_indexing").bench_indexing()),
-        ("pooling", lambda: importlib.import_module("gpu_pooling").bench_avgpool()),
+        ("pooling", lambda: [getattr(importlib.import_module("gpu_pooling"), f)() for f in POOLING_BENCHES]),
         ("latency", bench_latency),
         ("variants", bench_variants),
     ]
