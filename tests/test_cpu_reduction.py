@@ -422,6 +422,24 @@ def test_float_sums_of_stress_shapes_stay_within_the_bound(case: str, function: 
             assert check("REDUCE", body, {"InputTensor": np.ascontiguousarray(x.T).T}) == "ok"
 
 
+@pytest.mark.parametrize("function", ["SUM", "L2", "MAX", "MIN", "MULTIPLY"])
+def test_outer_axes_that_do_not_merge_are_walked_in_order(function: str) -> None:
+    """Columns reduced over two outer axes that do not merge in memory (a padded view), 4n + 1 and
+    4n + 3 reduced elements: the tile kernels' four-at-a-time walk over the reduced offsets."""
+    rng = rng_for("outer axes", function)
+    for shape in ((13, 11, 300), (5, 3, 257)):
+        kind = "small" if function == "MULTIPLY" else "any"
+        big = values(np.dtype(np.float32), rng, shape[0] * (shape[1] + 1) * shape[2], kind)
+        x = big.reshape(shape[0], shape[1] + 1, shape[2])[:, : shape[1], :]
+        body = _reduce_body("REDUCE", function, "FLOAT32", "FLOAT32", shape, [0, 1])
+        assert check("REDUCE", body, {"InputTensor": x}) == "ok"
+        body = _reduce_body("REDUCE", function, "INT32", "INT32", shape, [0, 1])
+        if function in ("SUM", "MAX", "MIN", "MULTIPLY"):
+            padded = (shape[0], shape[1] + 1, shape[2])  # wrapping sums and products, the same walk
+            xi = rng.integers(-(2**31), 2**31, padded, dtype=np.int64).astype(np.int32)
+            assert check("REDUCE", body, {"InputTensor": xi[:, : shape[1], :]}) == "ok"
+
+
 @pytest.mark.parametrize("function", ["MAX", "MIN"])
 @pytest.mark.parametrize("case", list(STRESS_SHAPES))
 def test_float32_max_min_bit_for_bit_on_stress_shapes(case: str, function: str) -> None:

@@ -385,6 +385,34 @@ def _add_into(acc, r, half, op):  # type: ignore[no-untyped-def]  # pragma: no c
             acc[j] += _transform(_widen(r[j], half), op)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _term(v, half, op):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    return _transform(_widen(v, half), op)
+
+
+@njit(cache=True, nogil=True)
+def _add4_into(acc, r0, r1, r2, r3, half, op):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """acc[j] += (T(r0[j]) + T(r1[j])) + (T(r2[j]) + T(r3[j])): four reduced elements a pass over acc."""
+    if op == OP_PLAIN:
+        for j in range(acc.size):
+            acc[j] += (_widen(r0[j], half) + _widen(r1[j], half)) + (_widen(r2[j], half) + _widen(r3[j], half))
+    elif op == OP_ABS:
+        for j in range(acc.size):
+            acc[j] += (_term(r0[j], half, OP_ABS) + _term(r1[j], half, OP_ABS)) + (
+                _term(r2[j], half, OP_ABS) + _term(r3[j], half, OP_ABS)
+            )
+    elif op == OP_SQUARE:
+        for j in range(acc.size):
+            acc[j] += (_term(r0[j], half, OP_SQUARE) + _term(r1[j], half, OP_SQUARE)) + (
+                _term(r2[j], half, OP_SQUARE) + _term(r3[j], half, OP_SQUARE)
+            )
+    else:
+        for j in range(acc.size):
+            acc[j] += (_term(r0[j], half, op) + _term(r1[j], half, op)) + (
+                _term(r2[j], half, op) + _term(r3[j], half, op)
+            )
+
+
 @njit(cache=True, nogil=True)
 def _row_sum(xb, off, rsz, rxs, digits, n, half, op, buf, zero):  # type: ignore[no-untyped-def]  # pragma: no cover
     """The sum of a line's n transformed elements: in place when contiguous, else gathered BLOCK at a time."""
@@ -542,10 +570,21 @@ def _reduce_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs,
         ooff += oo + j0 * cos
         digits[:] = 0
         p = 0
-        if fn == FN_SUM:  # each column from +0 (integers: 0), its elements in order
+        if fn == FN_SUM:  # each column from +0 (integers: 0); contiguous: four reduced elements at a time
             a = acc[:w]
             a[:] = 0
-            for _ in range(n):
+            r = 0
+            if cxs == 1:
+                while r + 4 <= n:
+                    p0 = xoff + p
+                    p1 = xoff + _advance(digits, rsz, rxs, p)
+                    p2 = xoff + _advance(digits, rsz, rxs, p1 - xoff)
+                    p3 = xoff + _advance(digits, rsz, rxs, p2 - xoff)
+                    p = _advance(digits, rsz, rxs, p3 - xoff)
+                    r0, r1, r2, r3 = xb[p0 : p0 + w], xb[p1 : p1 + w], xb[p2 : p2 + w], xb[p3 : p3 + w]
+                    _add4_into(a, r0, r1, r2, r3, half, op)
+                    r += 4
+            for _ in range(r, n):
                 if cxs == 1:
                     _add_into(a, xb[xoff + p : xoff + p + w], half, op)
                 else:
