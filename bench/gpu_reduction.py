@@ -77,7 +77,13 @@ def bench_cumsum() -> None:
     tsets = [torch_of(x) for x in sets]
     desc = desc_from_json(
         "CUMULATIVE_SUMMATION",
-        {"InputTensor": _t("FLOAT32", shape), "OutputTensor": _t("FLOAT32", shape), "Axis": 1},
+        {
+            "InputTensor": _t("FLOAT32", shape),
+            "OutputTensor": _t("FLOAT32", shape),
+            "Axis": 1,
+            "AxisDirection": "INCREASING",
+            "HasExclusiveSum": False,
+        },
     )
     out = cp.empty(shape, dtype=cp.float32)
     tout = torch_of(out)
