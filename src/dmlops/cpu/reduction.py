@@ -495,6 +495,29 @@ def _advance(digits, rsz, rxs, p):  # type: ignore[no-untyped-def]  # pragma: no
     return p
 
 
+@njit(cache=True, nogil=True)
+def _key_extreme4_into(acc, r0, r1, r2, r3, largest):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """:func:`_key_extreme_into` of four rows at once (keys of distinct bits differ: the order is free)."""
+    if largest:
+        low = np.int32(KEY_NEG_INF)
+        for j in range(acc.size):
+            k0, k1, k2, k3 = _key(r0[j], low), _key(r1[j], low), _key(r2[j], low), _key(r3[j], low)
+            k0 = k0 if k0 > k1 else k1
+            k2 = k2 if k2 > k3 else k3
+            k0 = k0 if k0 > k2 else k2
+            c = acc[j]
+            acc[j] = k0 if k0 > c else c
+    else:
+        high = np.int32(KEY_POS_INF)
+        for j in range(acc.size):
+            k0, k1, k2, k3 = _key(r0[j], high), _key(r1[j], high), _key(r2[j], high), _key(r3[j], high)
+            k0 = k0 if k0 < k1 else k1
+            k2 = k2 if k2 < k3 else k3
+            k0 = k0 if k0 < k2 else k2
+            c = acc[j]
+            acc[j] = k0 if k0 < c else c
+
+
 # -- kernels: REDUCE values ----------------------------------------------------------------------------
 
 
@@ -677,7 +700,16 @@ def _extreme_tiles(kb, xo, ob, oo, ksz, kxs, kos, csz, cos, width, rsz, rxs, lar
         a[:] = np.int32(KEY_NEG_INF) if largest else np.int32(KEY_POS_INF)
         digits[:] = 0
         p = 0
-        for _ in range(n):
+        r = 0
+        while r + 4 <= n:  # four reduced elements a pass over the accumulators
+            p0 = xoff + p
+            p1 = xoff + _advance(digits, rsz, rxs, p)
+            p2 = xoff + _advance(digits, rsz, rxs, p1 - xoff)
+            p3 = xoff + _advance(digits, rsz, rxs, p2 - xoff)
+            p = _advance(digits, rsz, rxs, p3 - xoff)
+            _key_extreme4_into(a, kb[p0 : p0 + w], kb[p1 : p1 + w], kb[p2 : p2 + w], kb[p3 : p3 + w], largest)
+            r += 4
+        for _ in range(r, n):
             _key_extreme_into(a, kb[xoff + p : xoff + p + w], largest)
             p = _advance(digits, rsz, rxs, p)
         for j in range(w):
