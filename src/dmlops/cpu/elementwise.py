@@ -636,20 +636,23 @@ def _row_kernels() -> Any:
     f32, i32 = np.float32, np.int32
     _exp32_call()
     floor = F32(LOG_SOFTMAX_MIN_SUM)
-    sign_off, nan_key = i32(0x7FFFFFFF), i32(-(2**31))
-    inf_bits = i32(0x7F800000)
+    neg_inf_key = i32(-0x7F800001)  # the key of -inf's bits 0xFF800000
 
     def row_max(bits):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         # float32 bits -> int32 keys ordered as the floats (negatives' magnitude bits flipped);
-        # NaN keys are the lowest, so NaN never wins (np.fmax.reduce: -inf when all are NaN
-        # and -inf, NaN when all are NaN: both here, a NaN key decoding to NaN)
-        m = nan_key
+        # NaN's key is -inf's, so NaN never wins (np.fmax.reduce: -inf when all are NaN and
+        # -inf; NaN when all are NaN, -inf here: the row's results are NaN either way, as
+        # x - m is NaN). int32 throughout (int32 shift counts, results cast back): 16 lanes a
+        # vector, where numba's default int64 arithmetic gave 8 (a NaN key of INT32_MIN
+        # stopped LLVM vectorising the loop altogether)
+        low = neg_inf_key
+        m = low
         for i in range(bits.size):
             b = bits[i]
-            k = b ^ ((b >> 31) & sign_off)
-            k = nan_key if (b & sign_off) > inf_bits else k
+            k = np.int32(b ^ ((b >> np.int32(31)) & np.int32(0x7FFFFFFF)))
+            k = k if (b & np.int32(0x7FFFFFFF)) <= np.int32(0x7F800000) else low
             m = k if k > m else m
-        return i32(m ^ ((m >> 31) & sign_off)).view(np.float32)
+        return np.int32(m ^ ((m >> np.int32(31)) & np.int32(0x7FFFFFFF))).view(np.float32)
 
     def exp_sum(x, m, o, store):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         s = f32(0.0)
