@@ -934,18 +934,16 @@ def _cumulative_tiles(  # type: ignore[no-untyped-def]  # pragma: no cover - com
 
 @njit(cache=True, nogil=True, inline="always")
 def _float32_sort_key(v):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """:func:`_sort_key` of float32 bits (int32) in integer operations only (a loop of them vectorises)."""
-    w = np.int64(v)
-    magnitude = w & 0x7FFFFFFF
-    k = (w ^ ((w >> 31) & 0x7FFFFFFF)) + 0x80000000  # negative: all bits flipped; positive: the top bit set
-    k = 0x80000000 if magnitude == 0 else k  # -0 as +0
-    k = 0xFFFFFFFF if magnitude > 0x7F800000 else k  # every NaN above +inf
-    return np.uint64(k)
+    """A signed int32 key of float32 bits (int32) in :func:`_sort_key`'s order, integer operations only."""
+    k = np.int32(v ^ ((v >> np.int32(31)) & np.int32(0x7FFFFFFF)))  # the floats' order, -0 below +0
+    magnitude = v & np.int32(0x7FFFFFFF)
+    k = np.int32(0) if magnitude == np.int32(0) else k  # -0 as +0
+    return np.int32(0x7FFFFFFF) if magnitude > np.int32(0x7F800000) else k  # every NaN above +inf
 
 
 @njit(cache=True, nogil=True)
 def _block_keys(xb, p, sx, m, half, bits32, flip, keys):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """keys[:m] = the (flipped) keys of the m elements xb[p], xb[p + sx], ...; returns the least."""
+    """keys[:m] = the keys of the m elements xb[p], xb[p + sx], ... xor ``flip`` (keys' type: int32 for ``bits32``)."""
     if bits32 and sx == 1:
         r = xb[p : p + m]
         for i in range(m):
@@ -955,8 +953,7 @@ def _block_keys(xb, p, sx, m, half, bits32, flip, keys):  # type: ignore[no-unty
             keys[i] = _float32_sort_key(xb[p + i * sx]) ^ flip
     else:
         for i in range(m):
-            keys[i] = _sort_key(xb[p + i * sx], half) ^ flip
-    return _least(keys[:m])
+            keys[i] = _sort_key(xb[p + i * sx], half) ^ np.uint64(flip)
 
 
 @njit(cache=True, nogil=True)
@@ -969,18 +966,21 @@ def _least(r):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _top_k_rows(xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, sx, sv, si, k, half, largest, bits32, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _top_k_rows(xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, sx, sv, si, k, half, largest, bits32, key_like, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Lines lo .. hi - 1: the K elements first in key order (ties by ascending index), values copied.
 
     Each line's keys are made first (a loop that vectorises). Up to SMALL_K, a sorted
     insertion buffer of the K best takes them in index order; a run of TOP_K_BLOCK keys
     none of which is below the K-th best's is skipped whole (equal keys keep the earlier
-    index). ``bits32``: ``xb`` holds float32 bits as int32, keyed by :func:`_float32_sort_key`.
+    index). ``bits32``: ``xb`` holds float32 bits as int32, keyed by :func:`_float32_sort_key`
+    (int32 keys, ``key_like`` int32), else uint64 keys of :func:`_sort_key`.
     """
-    keys = np.empty(n, np.uint64)
-    top_key = np.empty(k, np.uint64)
+    keys = np.empty(n, key_like.dtype)
+    top_key = np.empty(k, key_like.dtype)
     top_index = np.empty(k, np.int64)
-    flip = np.uint64(0xFFFFFFFFFFFFFFFF) if largest else np.uint64(0)
+    flips = np.zeros(1, key_like.dtype)
+    flips[0] = -1 if largest else 0  # all bits set: xor reverses the keys' order
+    flip = flips[0]
     for row in range(lo, hi):
         xoff, voff = _offsets(row, ksz, kxs, kvs)
         _, ioff = _offsets(row, ksz, kxs, kis)
@@ -1326,7 +1326,28 @@ def run_top_k(
     kept = _line_dims(x, axis, xs, vs, is_)
     ksz, kxs, kvs, kis = _arrays(kept, 3)
     n = x.shape[axis]
-    args = (xb, xo, vb, vo, ib, io, ksz, kxs, kvs, kis, n, xs[axis], vs[axis], is_[axis], k, half, largest, bits32)
+    key_like = np.empty(0, np.int32 if bits32 else np.uint64)
+    args = (
+        xb,
+        xo,
+        vb,
+        vo,
+        ib,
+        io,
+        ksz,
+        kxs,
+        kvs,
+        kis,
+        n,
+        xs[axis],
+        vs[axis],
+        is_[axis],
+        k,
+        half,
+        largest,
+        bits32,
+        key_like,
+    )
     _run(_top_k_rows, int(np.prod(ksz)), x.size, *args)
     value_target.done()
     index_target.done()
