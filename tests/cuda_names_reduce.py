@@ -25,6 +25,8 @@ for t in FLOATS + INTS:
     NAMES.append(f"reduce_combine<{t}, u64, 13>")
     NAMES.append(f"reduce_rows<{t}, {t}, 10, {VEC[t]}, 256>")
     NAMES.append(f"reduce_rows<{t}, u32, 12, 1, 64>")
+    NAMES.append(f"reduce_combine<{t}, {t}, 10>")
+    NAMES.append(f"reduce_rows<{t}, {t}, 11, 1, 32>")
 for block in (32, 64, 128, 256):
     NAMES.append(f"reduce_rows<float, float, 0, 4, {block}>")
     NAMES.append(f"reduce_rows<float, float, 6, 1, {block}>")

@@ -21,11 +21,12 @@
 //   the output type. Only the order of the float64 additions differs from the reference.
 // * integer SUM / MULTIPLY wrap in 64 bits (unsigned arithmetic on the two's complement
 //   bits), then truncate to the type: exactly the reference's wrap-around.
-// * MAX / MIN / ARG*: (key, index) pairs under a total order (the better key, ties to
-//   the lower index, or the higher one for ARG* DECREASING), so any tree gives the scan's
-//   result: NaN is skipped (no candidate), an all-NaN MAX gives -inf (MIN +inf); ARG* give
-//   index 0 when the row's first element is NaN or every element is NaN (DirectML's scan:
-//   a NaN first element is never replaced).
+// * ARG*: (key, index) pairs under a total order (the better key, ties to the lower
+//   index, or the higher one for DECREASING), so any tree gives the scan's result: NaN is
+//   skipped (no candidate); index 0 when the row's first element is NaN or every element
+//   is NaN (DirectML's scan: a NaN first element is never replaced).
+// * MAX / MIN: the value alone; NaN skipped, all NaN gives -inf (MAX) / +inf (MIN), of
+//   equal values the first one's bits (-0 vs +0): see the value-only Op and first_zero.
 
 #include "common.cuh"
 
@@ -135,11 +136,18 @@ __device__ __forceinline__ double log_f64(double x) {
     return (double)e * ln2_hi + ((double)e * ln2_lo + s);
 }
 
-template <typename T, typename OUT, int F, bool FLOAT = IsFloat<T>::value, bool EXT = (F >= F_MAX)> struct Op;
+// Op<T, OUT, F>: the State a thread folds its elements into (init, add in index order;
+// add_any where the order of equal values may be lost, reduce_rows's strided threads),
+// combine (a the earlier elements' state where the order matters), shfl and finish.
+// FIXUP: reduce_rows's block then runs first_zero on its result.
+template <typename T, typename OUT, int F, bool FLOAT = IsFloat<T>::value, bool EXT = (F >= F_MAX),
+          bool ARG = (F >= F_ARGMAX)>
+struct Op;
 
 // Float sums and products in float64.
-template <typename T, typename OUT, int F> struct Op<T, OUT, F, true, false> {
+template <typename T, typename OUT, int F> struct Op<T, OUT, F, true, false, false> {
     typedef double State;
+    static const bool FIXUP = false;
     static __device__ __forceinline__ State init() { return F == F_MULTIPLY ? 1.0 : 0.0; }
     static __device__ __forceinline__ void add(State& s, T v, i64) {
         const double x = (double)Num<T>::to_acc(v);
@@ -149,6 +157,7 @@ template <typename T, typename OUT, int F> struct Op<T, OUT, F, true, false> {
         if constexpr (F == F_LOG_SUM_EXP) s += f32_round(exp(x));  // each exp a float32 value: exp(89) is inf
         if constexpr (F == F_MULTIPLY) s *= x;
     }
+    static __device__ __forceinline__ void add_any(State& s, T v, i64 j) { add(s, v, j); }
     static __device__ __forceinline__ State combine(State a, State b) { return F == F_MULTIPLY ? a * b : a + b; }
     static __device__ __forceinline__ State shfl(State s, int o) { return __shfl_down_sync(0xffffffffu, s, o); }
     static __device__ __forceinline__ OUT finish(State s, const T*, i64 n) {
@@ -161,8 +170,9 @@ template <typename T, typename OUT, int F> struct Op<T, OUT, F, true, false> {
 };
 
 // Integer SUM / MULTIPLY: wrap-around in 64 bits, truncated to the type.
-template <typename T, typename OUT, int F> struct Op<T, OUT, F, false, false> {
+template <typename T, typename OUT, int F> struct Op<T, OUT, F, false, false, false> {
     typedef u64 State;
+    static const bool FIXUP = false;
     static __device__ __forceinline__ State init() { return F == F_MULTIPLY ? 1ull : 0ull; }
     static __device__ __forceinline__ void add(State& s, T v, i64) {
         const u64 x = (u64)(typename KeyOf<T>::K)v;  // sign-extended for signed types
@@ -171,9 +181,68 @@ template <typename T, typename OUT, int F> struct Op<T, OUT, F, false, false> {
         else
             s += x;
     }
+    static __device__ __forceinline__ void add_any(State& s, T v, i64 j) { add(s, v, j); }
     static __device__ __forceinline__ State combine(State a, State b) { return F == F_MULTIPLY ? a * b : a + b; }
     static __device__ __forceinline__ State shfl(State s, int o) { return __shfl_down_sync(0xffffffffu, s, o); }
     static __device__ __forceinline__ OUT finish(State s, const T*, i64) { return (OUT)(T)s; }
+};
+
+// MAX, MIN: the value alone, as its key (no index: the index traffic cost a quarter of
+// the rate). add keeps the first of equal keys (a later element replaces the state only
+// when strictly better, or the state is none yet: NaN), so a thread walking its elements
+// in order, and a fold of states in element order, keep the first one's bits, the
+// reference's (which only matters for -0 vs +0). add_any (fmax / fmin: NaN skipped) keeps
+// any of equal keys; reduce_rows's block then looks up the first zero of its chunk when
+// its result is a zero (FIXUP, first_zero: rare on real data). All NaN: the state stays
+// NaN, finished as -inf (MAX) / +inf (MIN). Integers: no NaN, no -0; init the identity.
+__device__ __forceinline__ float kmax(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double kmax(double a, double b) { return fmax(a, b); }
+__device__ __forceinline__ float kmin(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ double kmin(double a, double b) { return fmin(a, b); }
+
+template <typename T, typename OUT, int F, bool FLOAT> struct Op<T, OUT, F, FLOAT, true, false> {
+    typedef typename KeyOf<T>::K K;
+    typedef K State;
+    static const bool LARGEST = F == F_MAX;
+    static const bool FIXUP = FLOAT;
+    static __device__ __forceinline__ State init() {
+        if constexpr (FLOAT) {
+            return (K)__int_as_float(0x7fffffff);  // NaN: no candidate yet
+        } else {
+            const bool is_signed = (K)-1 < (K)0;
+            const K hi = is_signed ? (K)(~0ull >> (65 - 8 * (int)sizeof(K))) : (K)~0ull;
+            const K lo = is_signed ? (K)(-hi - 1) : (K)0;
+            return LARGEST ? lo : hi;  // the identity
+        }
+    }
+    static __device__ __forceinline__ K key_of(T v) { return (K)Num<T>::key(v); }
+    static __device__ __forceinline__ bool is_zero(State s) { return s == (K)0; }
+    // b (later) replaces a when strictly better or a is none (NaN); a NaN b never does
+    static __device__ __forceinline__ State combine(State a, State b) {
+        const bool better = LARGEST ? b > a : b < a;
+        if constexpr (FLOAT)
+            return (better || a != a) ? b : a;
+        else
+            return better ? b : a;
+    }
+    static __device__ __forceinline__ void add(State& s, T v, i64) { s = combine(s, key_of(v)); }
+    static __device__ __forceinline__ void add_any(State& s, T v, i64) {
+        const K k = key_of(v);
+        if constexpr (FLOAT)
+            s = LARGEST ? kmax(s, k) : kmin(s, k);
+        else
+            s = (LARGEST ? k > s : k < s) ? k : s;
+    }
+    static __device__ __forceinline__ State shfl(State s, int o) { return __shfl_down_sync(0xffffffffu, s, o); }
+    static __device__ __forceinline__ OUT finish(State s, const T*, i64) {
+        if constexpr (FLOAT) {
+            const float inf = __int_as_float(0x7f800000);
+            if (s != s) return Num<T>::from_acc(LARGEST ? -inf : inf);
+            return Num<T>::from_acc((typename Num<T>::Acc)s);  // the float keys convert back exactly (-0 kept)
+        } else {
+            return (OUT)(T)s;
+        }
+    }
 };
 
 template <typename K> struct Best {
@@ -181,11 +250,12 @@ template <typename K> struct Best {
     i64 idx;  // -1: no candidate yet
 };
 
-// MAX, MIN, ARGMAX, ARGMIN (F_ARG*_LAST: ties to the last index, AxisDirection DECREASING).
-template <typename T, typename OUT, int F, bool FLOAT> struct Op<T, OUT, F, FLOAT, true> {
+// ARGMAX, ARGMIN (F_ARG*_LAST: ties to the last index, AxisDirection DECREASING).
+template <typename T, typename OUT, int F, bool FLOAT> struct Op<T, OUT, F, FLOAT, true, true> {
     typedef typename KeyOf<T>::K K;
     typedef Best<K> State;
-    static const bool LARGEST = F == F_MAX || F == F_ARGMAX || F == F_ARGMAX_LAST;
+    static const bool FIXUP = false;
+    static const bool LARGEST = F == F_ARGMAX || F == F_ARGMAX_LAST;
     static const bool LAST = F == F_ARGMAX_LAST || F == F_ARGMIN_LAST;
     static __device__ __forceinline__ State init() {
         State s;
@@ -207,6 +277,7 @@ template <typename T, typename OUT, int F, bool FLOAT> struct Op<T, OUT, F, FLOA
             s.idx = j;
         }
     }
+    static __device__ __forceinline__ void add_any(State& s, T v, i64 j) { add(s, v, j); }
     static __device__ __forceinline__ State combine(State a, State b) {
         return (b.idx >= 0 && beats(b.key, b.idx, a)) ? b : a;
     }
@@ -217,20 +288,8 @@ template <typename T, typename OUT, int F, bool FLOAT> struct Op<T, OUT, F, FLOA
         return t;
     }
     static __device__ __forceinline__ OUT finish(State s, const T* first, i64) {
-        if constexpr (F == F_MAX || F == F_MIN) {
-            if constexpr (IsFloat<T>::value) {
-                // all NaN: -inf (MAX) / +inf (MIN); else the kept element's own bits (-0 kept):
-                // the float keys convert back exactly
-                const float inf = __int_as_float(0x7f800000);
-                if (s.idx < 0) return Num<T>::from_acc(LARGEST ? -inf : inf);
-                return Num<T>::from_acc((typename Num<T>::Acc)s.key);
-            } else {
-                return (T)s.key;  // integers always have a candidate
-            }
-        } else {
-            if (s.idx < 0 || Num<T>::is_nan(*first)) return (OUT)0;
-            return (OUT)s.idx;
-        }
+        if (s.idx < 0 || Num<T>::is_nan(*first)) return (OUT)0;
+        return (OUT)s.idx;
     }
 };
 
@@ -252,6 +311,33 @@ template <typename O> __device__ __forceinline__ typename O::State block_reduce(
         __syncthreads();  // part is reused by the next row
     }
     return s;
+}
+
+// FIXUP (float MAX / MIN): thread 0's acc is the block's result over elements lo..hi - 1
+// of the row q (stride rs), some element of the largest (smallest) key; when that key is
+// a zero, the reference's result is the first zero's bits (-0 or +0): the block finds it
+// (the least index of a zero, atomicMin: the same on every run). Rare on real data.
+template <typename O, typename T, int BLOCK>
+__device__ __forceinline__ typename O::State first_zero(typename O::State acc, const T* q, i64 lo, i64 hi, i64 rs) {
+    __shared__ int zero;
+    __shared__ unsigned long long first;
+    if (threadIdx.x == 0) {
+        zero = O::is_zero(acc);
+        first = (unsigned long long)hi;
+    }
+    __syncthreads();
+    if (zero) {  // the same branch for the whole block
+        for (i64 j = lo + threadIdx.x; j < hi; j += BLOCK) {
+            if (O::is_zero(O::key_of(q[j * rs]))) {
+                atomicMin(&first, (unsigned long long)j);
+                break;
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) acc = O::key_of(q[(i64)first * rs]);  // some element is a zero: first < hi
+    }
+    __syncthreads();  // zero and first are rewritten for the next row
+    return acc;
 }
 
 // 16 bytes of V elements of T.
@@ -283,14 +369,15 @@ __global__ void __launch_bounds__(BLOCK)
                 Vec16<T, VEC> w;
                 w.u = __ldg(v + i);
 #pragma unroll
-                for (int e = 0; e < VEC; ++e) O::add(acc, w.v[e], lo + i * VEC + e);
+                for (int e = 0; e < VEC; ++e) O::add_any(acc, w.v[e], lo + i * VEC + e);
             }
         } else {
             const T* q = x + xo;
 #pragma unroll 4
-            for (i64 j = lo + threadIdx.x; j < hi; j += BLOCK) O::add(acc, q[j * p.rs], j);
+            for (i64 j = lo + threadIdx.x; j < hi; j += BLOCK) O::add_any(acc, q[j * p.rs], j);
         }
         acc = block_reduce<O>(acc, part);
+        if constexpr (O::FIXUP) acc = first_zero<O, T, BLOCK>(acc, x + xo, lo, hi, p.rs);
         if (threadIdx.x == 0) {
             if (p.splits == 1)
                 out[oo] = O::finish(acc, x + xo, p.n);
