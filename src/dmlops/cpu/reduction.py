@@ -10,7 +10,9 @@ Numerics
   in the kernel's order, and are rounded once when stored, as the reference's: a
   contiguous line in several independent float64 SIMD lanes (the order LLVM picks under
   ``fastmath={"reassoc"}``, fixed for a compiled kernel; other lines block by block), a
-  reduction over outer axes column by column in order of the reduced elements. The
+  reduction over outer axes column by column, ``(a + b) + (c + d)`` of four reduced
+  elements added to each column's tally at a time. Each result is summed by one thread,
+  so it does not depend on the thread count. The
   reference adds the same float64 terms in NumPy's order (pairwise or sequential, by the
   strides), so the two float64 sums differ by at most the rounding error of two orders of
   n additions, ``|got - want| <= n * 2^-53 * sum(|term|)`` each, and the results, each
