@@ -270,6 +270,17 @@ def test_eight_dimensions_with_mixed_strides(gpu) -> None:
     np.testing.assert_array_equal(got.get(), expected)
 
 
+def test_float16_gelu_on_every_float16_value(gpu) -> None:
+    """FLOAT16 GELU's own formula (Abramowitz-Stegun's erfc, fast float32 steps) on all 65536
+    bit patterns: within the family's tolerance of the reference, NaN where it is NaN."""
+    x = np.arange(65536, dtype=np.uint16).view(np.float16)
+    t = {"DataType": "FLOAT16", "Sizes": [65536]}
+    desc = desc_from_json("ACTIVATION_GELU", {"InputTensor": t, "OutputTensor": t})
+    expected = dmlops.execute(desc, {"InputTensor": x}, backend="numpy")["OutputTensor"]
+    got = run_cuda(desc, {"InputTensor": x})["OutputTensor"]
+    compare("ACTIVATION_GELU", expected, got)
+
+
 @pytest.mark.parametrize("zero_points", [True, False])
 @pytest.mark.parametrize("output", ["packed", "strided"])
 def test_quantized_linear_add_table_and_both_conversions(gpu, zero_points: bool, output: str) -> None:
