@@ -27,6 +27,7 @@ import torch
 from gpu import copies, record, run_cuda, timed, torch_of
 
 import dmlops
+from dmlops.cuda import reduction
 from dmlops.descs import desc_from_json
 
 
@@ -75,19 +76,19 @@ def bench_cumsum() -> None:
     rng = cp.random.default_rng(12)
     sets = copies(lambda: rng.standard_normal(shape, dtype=cp.float32), 2 * shape[0] * shape[1] * 4)
     tsets = [torch_of(x) for x in sets]
-    desc = desc_from_json(
-        "CUMULATIVE_SUMMATION",
-        {
-            "InputTensor": _t("FLOAT32", shape),
-            "OutputTensor": _t("FLOAT32", shape),
-            "Axis": 1,
-            "AxisDirection": "INCREASING",
-            "HasExclusiveSum": False,
-        },
-    )
+    body = {
+        "InputTensor": _t("FLOAT32", shape),
+        "OutputTensor": _t("FLOAT32", shape),
+        "Axis": 1,
+        "AxisDirection": "INCREASING",
+        "HasExclusiveSum": False,
+    }
+    desc = desc_from_json("CUMULATIVE_SUMMATION", body)
     out = cp.empty(shape, dtype=cp.float32)
     tout = torch_of(out)
-    got = torch_of(dmlops.execute(desc, {"InputTensor": sets[0]}, backend="cuda")["OutputTensor"])
+    got_cp = dmlops.execute(desc, {"InputTensor": sets[0]}, backend="cuda")["OutputTensor"]
+    got_bits = got_cp.view(cp.uint32)
+    got = torch_of(got_cp)
     want = torch.cumsum(tsets[0].double(), dim=1).float()
     # a sequential float32 running sum of j terms is within j 2^-24 sum(|x|) of the exact one
     bound = torch.cumsum(tsets[0].abs().double(), dim=1) * torch.arange(1, shape[1] + 1, device="cuda") * 2.0**-24
@@ -98,6 +99,21 @@ def bench_cumsum() -> None:
     record(w, "fp32", "torch.cumsum(out=)", peer, nbytes)
     mine = timed(lambda k: run_cuda(desc, {"InputTensor": _pick(sets, k)}, {"OutputTensor": out}))
     record(w, "fp32", "dmlops cuda", mine, nbytes, peer)
+    # scan_tiles (32 lines a warp) at chunk widths (reduction.SCAN_WIDTH) instead of scan_rows,
+    # checked bit for bit against the default's
+    defaults = reduction.ROWS_MIN, reduction.SCAN_WIDTH
+    try:
+        reduction.ROWS_MIN = 1 << 62
+        for width in (64, 32):
+            reduction.SCAN_WIDTH = width
+            d = desc_from_json("CUMULATIVE_SUMMATION", body)  # a fresh desc: a fresh plan
+            alt = cp.empty(shape, dtype=cp.float32)
+            run_cuda(d, {"InputTensor": sets[0]}, {"OutputTensor": alt})
+            assert bool((alt.view(cp.uint32) == got_bits).all()), f"scan_tiles width {width} differs"
+            t = timed(lambda k: run_cuda(d, {"InputTensor": _pick(sets, k)}, {"OutputTensor": alt}))  # noqa: B023
+            record(w, "fp32", f"variant scan_tiles width {width}", t, nbytes, peer)
+    finally:
+        reduction.ROWS_MIN, reduction.SCAN_WIDTH = defaults
 
 
 def bench_top_k() -> None:

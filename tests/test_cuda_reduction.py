@@ -379,7 +379,7 @@ def test_extremes_nan_and_zero_signs(cp: Any, dtype_name: str) -> None:
     a block per row and a split, so the tie rules hold across threads and blocks."""
     dtype = dtype_of(dtype_name)
     n = 70_000
-    rows = np.zeros((6, n), dtype)
+    rows = np.zeros((8, n), dtype)
     rows[0, :] = np.nan  # all NaN
     rows[1, 5::7] = -0.0  # +0 first, then -0 ties
     rows[2, :] = np.nan
@@ -391,20 +391,33 @@ def test_extremes_nan_and_zero_signs(cp: Any, dtype_name: str) -> None:
     rows[4, 50_000] = 0.0  # -0 first
     rows[5, :] = np.inf
     rows[5, 3] = -np.inf
+    rows[6, :] = -1.0
+    rows[6, [20_001, 33_333, 69_999]] = [0.0, -0.0, 0.0]  # MAX: a late first zero, +0
+    rows[7, :] = 1.0
+    rows[7, [12_345, 45_678]] = [-0.0, 0.0]  # MIN: a late first zero, -0
     for function in ("MAX", "MIN", "ARGMAX", "ARGMIN"):
         out = "UINT32" if function.startswith("ARG") else dtype_name
         body = {
-            "InputTensor": {"DataType": dtype_name, "Sizes": [6, n]},
-            "OutputTensor": {"DataType": out, "Sizes": [6, 1]},
+            "InputTensor": {"DataType": dtype_name, "Sizes": [8, n]},
+            "OutputTensor": {"DataType": out, "Sizes": [8, 1]},
             "Axes": [1],
             "Function": function,
         }
         assert check(cp, "REDUCE", body, rows, cp.asarray(rows), data=rows) == "ok"
+        # the same columns of a (n, 8) tensor: a thread per column (reduce_cols), split
+        cols = np.ascontiguousarray(rows.T)
+        body = {
+            "InputTensor": {"DataType": dtype_name, "Sizes": [n, 8]},
+            "OutputTensor": {"DataType": out, "Sizes": [1, 8]},
+            "Axes": [0],
+            "Function": function,
+        }
+        assert check(cp, "REDUCE", body, cols, cp.asarray(cols), data=cols) == "ok"
     for operator in ("ARGMAX", "ARGMIN"):
         for direction in ("INCREASING", "DECREASING"):
             body = {
-                "InputTensor": {"DataType": dtype_name, "Sizes": [6, n]},
-                "OutputTensor": {"DataType": "INT64", "Sizes": [6, 1]},
+                "InputTensor": {"DataType": dtype_name, "Sizes": [8, n]},
+                "OutputTensor": {"DataType": "INT64", "Sizes": [8, 1]},
                 "Axes": [1],
                 "AxisDirection": direction,
             }
@@ -502,9 +515,11 @@ def test_cumulative_matches_the_reference(cp: Any, operator: str, dtype_name: st
 @pytest.mark.parametrize("dtype_name", ["FLOAT32", "FLOAT16", "INT32"])
 @pytest.mark.parametrize("operator", ["CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"])
 def test_cumulative_large_matches_the_reference(cp: Any, operator: str, dtype_name: str, layout: str) -> None:
-    """Long lines through the shared-memory tiles (axis innermost, lines not a multiple of 32)
-    and a thread per line (axis outermost)."""
-    for shape, axis in (((1000, 1031), 1), ((1031, 700), 0), ((5, 37, 300), 2), ((70, 3, 40), 1)):
+    """Long lines through whole staged chunks (scan_rows: axis innermost, 512 elements or more,
+    lines not a multiple of 4, a partial last chunk), the shared-memory tiles (scan_tiles: lines
+    not a multiple of 32) and a thread per line (axis outermost)."""
+    cases = (((1000, 1031), 1), ((7, 2600), 1), ((1031, 700), 0), ((5, 37, 300), 2), ((70, 3, 40), 1))
+    for shape, axis in cases:
         kind = "small" if operator == "CUMULATIVE_PRODUCT" else "any"
         cumulative_case(cp, operator, dtype_name, layout, shape, axis, kind, (operator, dtype_name, layout, shape))
 
@@ -513,8 +528,10 @@ def test_cumulative_large_matches_the_reference(cp: Any, operator: str, dtype_na
 @pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
 def test_cumulative_in_place(cp: Any, direction: str, exclusive: bool) -> None:
     """The output bound to the input's own device array: each element is read before it is written."""
-    x = values(np.dtype(np.float32), rng_for("in place", direction, exclusive), 3 * 50 * 40).reshape(3, 50, 40)
-    for axis in range(3):
+    rng = rng_for("in place", direction, exclusive)
+    for x, axis in [(values(np.dtype(np.float32), rng, 3 * 50 * 40).reshape(3, 50, 40), a) for a in range(3)] + [
+        (values(np.dtype(np.float32), rng, 5 * 1500).reshape(5, 1500), 1)  # scan_rows
+    ]:
         body = {
             "InputTensor": {"DataType": "FLOAT32", "Sizes": list(x.shape)},
             "OutputTensor": {"DataType": "FLOAT32", "Sizes": list(x.shape)},

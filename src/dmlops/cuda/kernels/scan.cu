@@ -11,9 +11,9 @@
 // Every element is read before its output is written, so the output may be the input.
 //
 // * scan_lines: a thread per line (coalesced when the lines are adjacent in memory);
-// * scan_tiles: a warp per 32 lines (blocks of 256 threads, 128 for 8-byte types), 32-element chunks staged through shared memory so
-//   loads and stores are coalesced along the axis (for unit axis strides), each lane then
-//   stepping its own line's chunk in order.
+// * scan_tiles: a warp per 32 lines, chunks of W elements of each line staged through
+//   shared memory so loads and stores are coalesced along the axis (for unit axis
+//   strides), each lane then stepping its own line's chunk in order.
 
 #include "common.cuh"
 
@@ -93,50 +93,155 @@ __global__ void scan_lines(const T* x, T* out, const ScanParams p) {
     }
 }
 
-#define SCAN_TILE 32
+// Warps of a scan_tiles block staging W elements of 32 lines each: at most 33 KiB of
+// static shared memory a block, at most 8 warps (the host's _scan_warps mirrors this).
+__host__ __device__ constexpr int scan_warps(int w, int size) {
+    const int fit = 33792 / (32 * (w + 1) * size);
+    return fit > 8 ? 8 : (fit < 1 ? 1 : fit);
+}
 
-template <typename T, bool SUM, bool EXCL>
+// One element of a line's tally, in place: the inclusive or the exclusive output.
+template <typename S, bool EXCL, typename T> __device__ __forceinline__ void scan_step(T& e, T& a) {
+    const T v = e;
+    if (EXCL) {
+        e = a;
+        a = S::step(a, v);
+    } else {
+        a = S::step(a, v);
+        e = a;
+    }
+}
+
+// W (a multiple of 32) elements of each of a warp's 32 lines a chunk: every line's chunk
+// is W contiguous elements (for a unit axis stride), W / 32 coalesced 128-byte accesses
+// (4-byte types) in a row, so memory sees runs of W elements rather than 32.
+template <typename T, bool SUM, bool EXCL, int W>
 __global__ void __launch_bounds__(256) scan_tiles(const T* x, T* out, const ScanParams p) {
     typedef Step<T, SUM> S;
-    // 8 warps a block (4 for 8-byte types): at most 33 KiB of static shared memory
-    constexpr int WARPS = sizeof(T) > 4 ? 4 : 8;
-    __shared__ T tile[WARPS][SCAN_TILE][SCAN_TILE + 1];
+    constexpr int WARPS = scan_warps(W, (int)sizeof(T));
+    constexpr int U = W / 32;                  // loads a lane makes per line a chunk
+    constexpr int RB = U < 32 ? 32 / U : 1;    // lines loaded together
+    __shared__ T tile[WARPS][32][W + 1];  // row i: line i's chunk (W + 1: lane i's walk hits bank (i + e) % 32)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    T(&t)[SCAN_TILE][SCAN_TILE + 1] = tile[warp];
+    T(&t)[32][W + 1] = tile[warp];
     const i64 groups = (p.lines + 31) / 32;
-    const i64 step = (i64)gridDim.x * (blockDim.x >> 5);
-    for (i64 g = (i64)blockIdx.x * (blockDim.x >> 5) + warp; g < groups; g += step) {
+    const i64 step = (i64)gridDim.x * WARPS;
+    for (i64 g = (i64)blockIdx.x * WARPS + warp; g < groups; g += step) {
         const i64 line = g * 32 + lane;
         i64 xo = 0, oo = 0;
         if (line < p.lines) line_offsets(line, p, xo, oo);
         const int valid = (int)min((i64)32, p.lines - g * 32);  // lines of this group
         T a = S::start();
-        for (i64 c0 = 0; c0 < p.n; c0 += SCAN_TILE) {
-            const int count = (int)min((i64)SCAN_TILE, p.n - c0);
-            // load: row i of the tile is line i's chunk, lane = element
-#pragma unroll  // 32 independent loads (stores) in flight
-            for (int i = 0; i < 32; ++i) {
-                const i64 base = __shfl_sync(0xffffffffu, xo, i);
-                if (i < valid && lane < count) t[i][lane] = x[base + (c0 + lane) * p.ax];
-            }
-            __syncwarp();
-            if (lane < valid) {
-                for (int e = 0; e < count; ++e) {
-                    const T v = t[lane][e];
-                    if (EXCL) {
-                        t[lane][e] = a;
-                        a = S::step(a, v);
-                    } else {
-                        a = S::step(a, v);
-                        t[lane][e] = a;
+        for (i64 c0 = 0; c0 < p.n; c0 += W) {
+            const int count = (int)min((i64)W, p.n - c0);
+            // 32 loads in flight (RB rows of W / 32 loads), then stored to the tile
+#pragma unroll
+            for (int i0 = 0; i0 < 32; i0 += RB) {
+                T v[RB][U];
+#pragma unroll
+                for (int r = 0; r < RB; ++r) {
+                    const i64 base = __shfl_sync(0xffffffffu, xo, i0 + r);
+#pragma unroll
+                    for (int u = 0; u < U; ++u) {
+                        const int e = u * 32 + lane;
+                        if (i0 + r < valid && e < count) v[r][u] = x[base + (c0 + e) * p.ax];
+                    }
+                }
+#pragma unroll
+                for (int r = 0; r < RB; ++r) {
+#pragma unroll
+                    for (int u = 0; u < U; ++u) {
+                        const int e = u * 32 + lane;
+                        if (i0 + r < valid && e < count) t[i0 + r][e] = v[r][u];
                     }
                 }
             }
             __syncwarp();
-#pragma unroll  // 32 independent loads (stores) in flight
+            if (lane < valid) {
+                if (count == W) {
+#pragma unroll 32
+                    for (int e = 0; e < W; ++e) scan_step<S, EXCL>(t[lane][e], a);
+                } else {
+                    for (int e = 0; e < count; ++e) scan_step<S, EXCL>(t[lane][e], a);
+                }
+            }
+            __syncwarp();
+#pragma unroll
             for (int i = 0; i < 32; ++i) {
                 const i64 base = __shfl_sync(0xffffffffu, oo, i);
-                if (i < valid && lane < count) out[base + (c0 + lane) * p.ao] = t[i][lane];
+#pragma unroll
+                for (int u = 0; u < W / 32; ++u) {
+                    const int e = u * 32 + lane;
+                    if (i < valid && e < count) out[base + (c0 + e) * p.ao] = t[i][e];
+                }
+            }
+            __syncwarp();
+        }
+    }
+}
+
+#define ROWS_LINES 4  // lines a scan_rows warp scans at once (lanes 0..3)
+
+// Long lines of a unit axis stride: a warp (a block) per ROWS_LINES lines, chunks of C
+// elements of each line staged whole (C / 32 coalesced loads a lane, one line's chunk
+// after the other: memory sees runs of C contiguous elements, where scan_tiles's 32
+// lines at once see runs of W), then lanes 0..ROWS_LINES - 1 each step their line's
+// chunk in order while other warps load and store. Rows of the tile are padded by 16
+// bytes, so the scanning lanes read distinct banks.
+template <typename T, bool SUM, bool EXCL, int C>
+__global__ void __launch_bounds__(32) scan_rows(const T* x, T* out, const ScanParams p) {
+    typedef Step<T, SUM> S;
+    constexpr int L = ROWS_LINES;
+    constexpr int U = C / 32;  // loads a lane makes per line a chunk
+    __shared__ T t[L][C + 16 / sizeof(T)];
+    const int lane = threadIdx.x;
+    const i64 groups = (p.lines + L - 1) / L;
+    for (i64 g = blockIdx.x; g < groups; g += gridDim.x) {
+        const int valid = (int)min((i64)L, p.lines - g * L);  // lines of this group
+        i64 xo = 0, oo = 0;  // lane i < valid: line g * L + i's offsets
+        if (lane < valid) line_offsets(g * L + lane, p, xo, oo);
+        T a = S::start();
+        for (i64 c0 = 0; c0 < p.n; c0 += C) {
+            const int count = (int)min((i64)C, p.n - c0);
+#pragma unroll
+            for (int i0 = 0; i0 < L; i0 += 2) {  // two lines' loads in flight, then to the tile
+                T v[2][U];
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const i64 base = __shfl_sync(0xffffffffu, xo, i0 + r);
+#pragma unroll
+                    for (int u = 0; u < U; ++u) {
+                        const int e = u * 32 + lane;
+                        if (i0 + r < valid && e < count) v[r][u] = x[base + (c0 + e) * p.ax];
+                    }
+                }
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+#pragma unroll
+                    for (int u = 0; u < U; ++u) {
+                        const int e = u * 32 + lane;
+                        if (i0 + r < valid && e < count) t[i0 + r][e] = v[r][u];
+                    }
+                }
+            }
+            __syncwarp();
+            if (lane < valid) {
+                if (count == C) {
+#pragma unroll 32
+                    for (int e = 0; e < C; ++e) scan_step<S, EXCL>(t[lane][e], a);
+                } else {
+                    for (int e = 0; e < count; ++e) scan_step<S, EXCL>(t[lane][e], a);
+                }
+            }
+            __syncwarp();
+#pragma unroll
+            for (int i = 0; i < L; ++i) {
+                const i64 base = __shfl_sync(0xffffffffu, oo, i);
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    const int e = u * 32 + lane;
+                    if (i < valid && e < count) out[base + (c0 + e) * p.ao] = t[i][e];
+                }
             }
             __syncwarp();
         }
