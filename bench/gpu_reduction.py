@@ -99,21 +99,19 @@ def bench_cumsum() -> None:
     record(w, "fp32", "torch.cumsum(out=)", peer, nbytes)
     mine = timed(lambda k: run_cuda(desc, {"InputTensor": _pick(sets, k)}, {"OutputTensor": out}))
     record(w, "fp32", "dmlops cuda", mine, nbytes, peer)
-    # scan_tiles (32 lines a warp) at chunk widths (reduction.SCAN_WIDTH) instead of scan_rows,
-    # checked bit for bit against the default's
-    defaults = reduction.ROWS_MIN, reduction.SCAN_WIDTH
+    # other shapes of scan_tiles (reduction.SCAN_LINES, SCAN_WIDTH), checked bit for bit against the default
+    defaults = reduction.SCAN_LINES, reduction.SCAN_WIDTH
+    variants = {"scan_tiles 8 lines": (8, 64), "scan_tiles 32 lines": (32, 64), "scan_tiles width 32": (16, 32)}
     try:
-        reduction.ROWS_MIN = 1 << 62
-        for width in (64, 32):
-            reduction.SCAN_WIDTH = width
+        for name, (reduction.SCAN_LINES, reduction.SCAN_WIDTH) in variants.items():
             d = desc_from_json("CUMULATIVE_SUMMATION", body)  # a fresh desc: a fresh plan
             alt = cp.empty(shape, dtype=cp.float32)
             run_cuda(d, {"InputTensor": sets[0]}, {"OutputTensor": alt})
-            assert bool((alt.view(cp.uint32) == got_bits).all()), f"scan_tiles width {width} differs"
+            assert bool((alt.view(cp.uint32) == got_bits).all()), f"{name} differs"
             t = timed(lambda k: run_cuda(d, {"InputTensor": _pick(sets, k)}, {"OutputTensor": alt}))  # noqa: B023
-            record(w, "fp32", f"variant scan_tiles width {width}", t, nbytes, peer)
+            record(w, "fp32", f"variant {name}", t, nbytes, peer)
     finally:
-        reduction.ROWS_MIN, reduction.SCAN_WIDTH = defaults
+        reduction.SCAN_LINES, reduction.SCAN_WIDTH = defaults
 
 
 def bench_top_k() -> None:

@@ -511,13 +511,19 @@ def test_cumulative_matches_the_reference(cp: Any, operator: str, dtype_name: st
         cumulative_case(cp, operator, dtype_name, layout, shape, axis, kind, (operator, dtype_name, layout, case))
 
 
+@pytest.mark.parametrize("scan_lines", [8, 16, 32])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "reversed"])
 @pytest.mark.parametrize("dtype_name", ["FLOAT32", "FLOAT16", "INT32"])
 @pytest.mark.parametrize("operator", ["CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"])
-def test_cumulative_large_matches_the_reference(cp: Any, operator: str, dtype_name: str, layout: str) -> None:
-    """Long lines through whole staged chunks (scan_rows: axis innermost, 512 elements or more,
-    lines not a multiple of 4, a partial last chunk), the shared-memory tiles (scan_tiles: lines
-    not a multiple of 32) and a thread per line (axis outermost)."""
+def test_cumulative_large_matches_the_reference(
+    cp: Any, operator: str, dtype_name: str, layout: str, scan_lines: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Long lines through the shared-memory tiles (scan_tiles: axis innermost, lines not a
+    multiple of a warp's lines, a partial last chunk) at each lines-a-warp, and a thread per
+    line (axis outermost)."""
+    from dmlops.cuda import reduction
+
+    monkeypatch.setattr(reduction, "SCAN_LINES", scan_lines)  # each lines-a-warp of scan_tiles
     cases = (((1000, 1031), 1), ((7, 2600), 1), ((1031, 700), 0), ((5, 37, 300), 2), ((70, 3, 40), 1))
     for shape, axis in cases:
         kind = "small" if operator == "CUMULATIVE_PRODUCT" else "any"
@@ -530,7 +536,7 @@ def test_cumulative_in_place(cp: Any, direction: str, exclusive: bool) -> None:
     """The output bound to the input's own device array: each element is read before it is written."""
     rng = rng_for("in place", direction, exclusive)
     for x, axis in [(values(np.dtype(np.float32), rng, 3 * 50 * 40).reshape(3, 50, 40), a) for a in range(3)] + [
-        (values(np.dtype(np.float32), rng, 5 * 1500).reshape(5, 1500), 1)  # scan_rows
+        (values(np.dtype(np.float32), rng, 5 * 1500).reshape(5, 1500), 1)  # long lines
     ]:
         body = {
             "InputTensor": {"DataType": "FLOAT32", "Sizes": list(x.shape)},

@@ -24,11 +24,10 @@ reference by at most the float64 rounding of the sum before the final rounding).
 
 CUMULATIVE_SUMMATION / CUMULATIVE_PRODUCT (kernels/scan.cu)
 -----------------------------------------------------------
-Sequential per line in the input type, bit for bit: ``scan_rows`` (a warp per 4 lines,
-whole chunks of 1024 elements a line staged in shared memory) for lines of a unit axis
-stride of at least ``ROWS_MIN`` elements, ``scan_tiles`` (a warp per 32 lines, chunks of
-``SCAN_WIDTH`` elements a line) for shorter ones, else ``scan_lines`` (a thread per line).
-The output may be the input's own memory.
+Sequential per line in the input type, bit for bit: ``scan_tiles`` (a warp per
+``SCAN_LINES`` lines, chunks of ``SCAN_WIDTH`` elements a line staged in shared memory)
+where the axis has a unit stride, else ``scan_lines`` (a thread per line). The output may
+be the input's own memory.
 
 TOP_K / TOP_K1 (kernels/top_k.cu)
 ---------------------------------
@@ -81,12 +80,8 @@ MAX_SPLITS = 65535
 """Largest blockIdx.y."""
 STATE_BYTES = 16
 """Upper bound of sizeof(State) in reduce.cu (a (key, index) pair)."""
-ROWS_MIN = 512
-"""Lines of a unit axis stride at least this long take ``scan_rows`` (whole chunks of ROWS_LINES lines)."""
-ROWS_LINES = 4
-"""scan.cu's ROWS_LINES: the lines of a ``scan_rows`` warp."""
-ROWS_CHUNK_BYTES = 4096
-"""A ``scan_rows`` chunk: 1024 elements a line (512 of 8-byte types)."""
+SCAN_LINES = 16
+"""Lines a ``scan_tiles`` warp scans (8, 16 or 32)."""
 SCAN_WIDTH = 64
 """Elements of each line a ``scan_tiles`` warp stages a chunk (types of up to 4 bytes; 32 for 8-byte types)."""
 TOP_K_WARP_MAX = 32
@@ -268,22 +263,18 @@ def _cumulative_launch(desc: Any, x: Any, out: Any, xs: tuple[int, ...], os: tup
     )
     tail = f"{C_TYPES[x.dtype]}, {'true' if summation else 'false'}, {'true' if exclusive else 'false'}"
     unit_lines = bool(l_x) and abs(l_x[-1]) == 1
-    if abs(ax) == 1 and n >= ROWS_MIN:
-        chunk = ROWS_CHUNK_BYTES // max(4, x.dtype.itemsize)
-        fn = get_kernel("scan.cu", f"scan_rows<{tail}, {chunk}>")
-        return PackedLaunch(fn, min(-(-lines // ROWS_LINES), 2**31 - 1), 32, 2, p)
     if n > 1 and abs(ax) == 1 and not (unit_lines and lines >= 32 * n):
         width = SCAN_WIDTH if x.dtype.itemsize <= 4 else 32
-        fn = get_kernel("scan.cu", f"scan_tiles<{tail}, {width}>")
-        warps = _scan_warps(width, x.dtype.itemsize)
-        return PackedLaunch(fn, min(-(-lines // (32 * warps)), 2**31 - 1), 32 * warps, 2, p)
+        fn = get_kernel("scan.cu", f"scan_tiles<{tail}, {width}, {SCAN_LINES}>")
+        warps = _scan_warps(width, x.dtype.itemsize, SCAN_LINES)
+        return PackedLaunch(fn, min(-(-lines // (SCAN_LINES * warps)), 2**31 - 1), 32 * warps, 2, p)
     fn = get_kernel("scan.cu", f"scan_lines<{tail}>")
     return PackedLaunch(fn, min(-(-lines // BLOCK), 2**31 - 1), BLOCK, 2, p)
 
 
-def _scan_warps(width: int, itemsize: int) -> int:
+def _scan_warps(width: int, itemsize: int, lines: int) -> int:
     """scan.cu's scan_warps: the warps of a scan_tiles block (at most 33 KiB of tiles, at most 8 warps)."""
-    return min(8, max(1, 33792 // (32 * (width + 1) * itemsize)))
+    return min(8, max(1, 33792 // (lines * (width + 1) * itemsize)))
 
 
 def run_cumulative(

@@ -11,7 +11,7 @@
 // Every element is read before its output is written, so the output may be the input.
 //
 // * scan_lines: a thread per line (coalesced when the lines are adjacent in memory);
-// * scan_tiles: a warp per 32 lines, chunks of W elements of each line staged through
+// * scan_tiles: a warp per LINES lines, chunks of W elements of each line staged through
 //   shared memory so loads and stores are coalesced along the axis (for unit axis
 //   strides), each lane then stepping its own line's chunk in order.
 
@@ -93,10 +93,10 @@ __global__ void scan_lines(const T* x, T* out, const ScanParams p) {
     }
 }
 
-// Warps of a scan_tiles block staging W elements of 32 lines each: at most 33 KiB of
+// Warps of a scan_tiles block staging W elements of LINES lines each: at most 33 KiB of
 // static shared memory a block, at most 8 warps (the host's _scan_warps mirrors this).
-__host__ __device__ constexpr int scan_warps(int w, int size) {
-    const int fit = 33792 / (32 * (w + 1) * size);
+__host__ __device__ constexpr int scan_warps(int w, int size, int lines) {
+    const int fit = 33792 / (lines * (w + 1) * size);
     return fit > 8 ? 8 : (fit < 1 ? 1 : fit);
 }
 
@@ -112,34 +112,39 @@ template <typename S, bool EXCL, typename T> __device__ __forceinline__ void sca
     }
 }
 
-// W (a multiple of 32) elements of each of a warp's 32 lines a chunk: every line's chunk
-// is W contiguous elements (for a unit axis stride), W / 32 coalesced 128-byte accesses
-// (4-byte types) in a row, so memory sees runs of W elements rather than 32.
-template <typename T, bool SUM, bool EXCL, int W>
-__global__ void __launch_bounds__(256) scan_tiles(const T* x, T* out, const ScanParams p) {
+// A warp per LINES (8, 16 or 32) lines, W (a multiple of 32) elements of each a chunk:
+// every line's chunk is W contiguous elements (for a unit axis stride), W / 32 coalesced
+// accesses in a row; lanes 0..LINES - 1 then step their lines' chunks. Fewer lines a warp
+// make more warps (the lines bound the warps: a line is one sequential chain), so more
+// loads in flight; the register cap (launch bounds) keeps them resident.
+template <typename T, bool SUM, bool EXCL, int W, int LINES>
+__global__ void __launch_bounds__(256, LINES >= 16 ? 64 / LINES : 5)
+    scan_tiles(const T* x, T* out, const ScanParams p) {
     typedef Step<T, SUM> S;
-    constexpr int WARPS = scan_warps(W, (int)sizeof(T));
-    constexpr int U = W / 32;                  // loads a lane makes per line a chunk
-    constexpr int RB = U < 32 ? 32 / U : 1;    // lines loaded together
-    __shared__ T tile[WARPS][32][W + 1];  // row i: line i's chunk (W + 1: lane i's walk hits bank (i + e) % 32)
+    constexpr int WARPS = scan_warps(W, (int)sizeof(T), LINES);
+    constexpr int U = W / 32;                      // loads a lane makes per line a chunk
+    constexpr int LOADS = LINES == 32 ? 32 : 16;   // loads in flight (more spill under the register cap)
+    constexpr int BATCH = LOADS / U < LINES ? LOADS / U : LINES;  // lines loaded together
+    static_assert(W % 32 == 0 && U <= 16 && LINES <= 32 && LINES % BATCH == 0, "scan_tiles shape");
+    __shared__ T tile[WARPS][LINES][W + 1];  // row i: line i's chunk (W + 1: lane i's walk hits bank (i + e) % 32)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    T(&t)[32][W + 1] = tile[warp];
-    const i64 groups = (p.lines + 31) / 32;
+    T(&t)[LINES][W + 1] = tile[warp];
+    const i64 groups = (p.lines + LINES - 1) / LINES;
     const i64 step = (i64)gridDim.x * WARPS;
     for (i64 g = (i64)blockIdx.x * WARPS + warp; g < groups; g += step) {
-        const i64 line = g * 32 + lane;
+        const i64 line = g * LINES + lane;
         i64 xo = 0, oo = 0;
-        if (line < p.lines) line_offsets(line, p, xo, oo);
-        const int valid = (int)min((i64)32, p.lines - g * 32);  // lines of this group
+        if (lane < LINES && line < p.lines) line_offsets(line, p, xo, oo);
+        const int valid = (int)min((i64)LINES, p.lines - g * LINES);  // lines of this group
         T a = S::start();
         for (i64 c0 = 0; c0 < p.n; c0 += W) {
             const int count = (int)min((i64)W, p.n - c0);
-            // 32 loads in flight (RB rows of W / 32 loads), then stored to the tile
+            // LOADS loads in flight (BATCH lines of W / 32 loads), then stored to the tile
 #pragma unroll
-            for (int i0 = 0; i0 < 32; i0 += RB) {
-                T v[RB][U];
+            for (int i0 = 0; i0 < LINES; i0 += BATCH) {
+                T v[BATCH][U];
 #pragma unroll
-                for (int r = 0; r < RB; ++r) {
+                for (int r = 0; r < BATCH; ++r) {
                     const i64 base = __shfl_sync(0xffffffffu, xo, i0 + r);
 #pragma unroll
                     for (int u = 0; u < U; ++u) {
@@ -148,7 +153,7 @@ __global__ void __launch_bounds__(256) scan_tiles(const T* x, T* out, const Scan
                     }
                 }
 #pragma unroll
-                for (int r = 0; r < RB; ++r) {
+                for (int r = 0; r < BATCH; ++r) {
 #pragma unroll
                     for (int u = 0; u < U; ++u) {
                         const int e = u * 32 + lane;
@@ -166,76 +171,8 @@ __global__ void __launch_bounds__(256) scan_tiles(const T* x, T* out, const Scan
                 }
             }
             __syncwarp();
-#pragma unroll
-            for (int i = 0; i < 32; ++i) {
-                const i64 base = __shfl_sync(0xffffffffu, oo, i);
-#pragma unroll
-                for (int u = 0; u < W / 32; ++u) {
-                    const int e = u * 32 + lane;
-                    if (i < valid && e < count) out[base + (c0 + e) * p.ao] = t[i][e];
-                }
-            }
-            __syncwarp();
-        }
-    }
-}
-
-#define ROWS_LINES 4  // lines a scan_rows warp scans at once (lanes 0..3)
-
-// Long lines of a unit axis stride: a warp (a block) per ROWS_LINES lines, chunks of C
-// elements of each line staged whole (C / 32 coalesced loads a lane, one line's chunk
-// after the other: memory sees runs of C contiguous elements, where scan_tiles's 32
-// lines at once see runs of W), then lanes 0..ROWS_LINES - 1 each step their line's
-// chunk in order while other warps load and store. Rows of the tile are padded by 16
-// bytes, so the scanning lanes read distinct banks.
-template <typename T, bool SUM, bool EXCL, int C>
-__global__ void __launch_bounds__(32) scan_rows(const T* x, T* out, const ScanParams p) {
-    typedef Step<T, SUM> S;
-    constexpr int L = ROWS_LINES;
-    constexpr int U = C / 32;  // loads a lane makes per line a chunk
-    __shared__ T t[L][C + 16 / sizeof(T)];
-    const int lane = threadIdx.x;
-    const i64 groups = (p.lines + L - 1) / L;
-    for (i64 g = blockIdx.x; g < groups; g += gridDim.x) {
-        const int valid = (int)min((i64)L, p.lines - g * L);  // lines of this group
-        i64 xo = 0, oo = 0;  // lane i < valid: line g * L + i's offsets
-        if (lane < valid) line_offsets(g * L + lane, p, xo, oo);
-        T a = S::start();
-        for (i64 c0 = 0; c0 < p.n; c0 += C) {
-            const int count = (int)min((i64)C, p.n - c0);
-#pragma unroll
-            for (int i0 = 0; i0 < L; i0 += 2) {  // two lines' loads in flight, then to the tile
-                T v[2][U];
-#pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                    const i64 base = __shfl_sync(0xffffffffu, xo, i0 + r);
-#pragma unroll
-                    for (int u = 0; u < U; ++u) {
-                        const int e = u * 32 + lane;
-                        if (i0 + r < valid && e < count) v[r][u] = x[base + (c0 + e) * p.ax];
-                    }
-                }
-#pragma unroll
-                for (int r = 0; r < 2; ++r) {
-#pragma unroll
-                    for (int u = 0; u < U; ++u) {
-                        const int e = u * 32 + lane;
-                        if (i0 + r < valid && e < count) t[i0 + r][e] = v[r][u];
-                    }
-                }
-            }
-            __syncwarp();
-            if (lane < valid) {
-                if (count == C) {
-#pragma unroll 32
-                    for (int e = 0; e < C; ++e) scan_step<S, EXCL>(t[lane][e], a);
-                } else {
-                    for (int e = 0; e < count; ++e) scan_step<S, EXCL>(t[lane][e], a);
-                }
-            }
-            __syncwarp();
-#pragma unroll
-            for (int i = 0; i < L; ++i) {
+#pragma unroll 4  // (a full unroll spills under the register cap)
+            for (int i = 0; i < LINES; ++i) {
                 const i64 base = __shfl_sync(0xffffffffu, oo, i);
 #pragma unroll
                 for (int u = 0; u < U; ++u) {
