@@ -42,11 +42,15 @@ struct RoiParams {
 // ROI_ALIGN is ROI_ALIGN1 with InputPixelOffset 0.5, OutputPixelOffset -0.5 and no
 // AlignRegionsToCorners. With AlignRegionsToCorners (dmlops.reference.roi._axes): step =
 // size / (NX - 1), a lone sample (NX = 1) at the region's centre start + size / 2, and a
-// sample in bounds only inside [0, length - 1] (ends included).
+// sample in bounds only inside [0, length - 1] (ends included). The lone sample is the
+// general formula with step 0 and start at the centre (the coordinate is the same double),
+// so the per-sample code keeps ROI_ALIGN's form, and in_bounds_run bisects with constant
+// bounds per case (run 37: a branch per coordinate, a larger setup and bounds held in
+// registers made ROI_ALIGN's AVERAGE kernel spill more and run 37 % slower; run 40: 3 %).
 struct AxisSetup {
-    double start, step, centre;
+    double start, step;
     i64 samples;
-    bool corners, single;
+    bool corners;
 };
 
 __device__ __forceinline__ AxisSetup axis_setup(double lo, double hi, double scale, i64 n_out, i64 mn, i64 mx,
@@ -63,12 +67,15 @@ __device__ __forceinline__ AxisSetup axis_setup(double lo, double hi, double sca
         s = (double)mn;
     }
     a.samples = (i64)s;
-    a.start = start;
     const i64 count = n_out * a.samples;
     a.corners = corners;
-    a.single = corners && count == 1;
-    a.step = size / (double)(corners ? count - 1 : count);  // corners, NX = 1: unused (a.single)
-    a.centre = __dadd_rn(start, size / 2.0);
+    if (corners && count == 1) {  // the region's centre: ((0 - OutputPixelOffset) * 0 + centre) is centre
+        a.start = __dadd_rn(start, size / 2.0);
+        a.step = 0.0;
+    } else {
+        a.start = start;
+        a.step = size / (double)(corners ? count - 1 : count);
+    }
     return a;
 }
 
@@ -79,9 +86,8 @@ struct Tap {
 };
 
 // coord = ((j - OutputPixelOffset) * step + start) - InputPixelOffset, rounded per op
-// (AlignRegionsToCorners with one sample: centre - InputPixelOffset).
+// (AlignRegionsToCorners with one sample: centre - InputPixelOffset, as step is 0).
 __device__ __forceinline__ double sample_coord(const AxisSetup& a, i64 j, double out_offset, double in_offset) {
-    if (a.single) return __dadd_rn(a.centre, -in_offset);
     return __dadd_rn(__dadd_rn(__dmul_rn(__dadd_rn((double)j, -out_offset), a.step), a.start), -in_offset);
 }
 
@@ -236,28 +242,17 @@ __device__ __forceinline__ Tap fetch(const TapTable& t, const AxisSetup& a, i64 
     return s;
 }
 
-// The in-bounds samples [lo, hi) of the samples [j0, j1) of one axis. A sample's coordinate
-// is monotonic in j (every rounded operation of sample_coord is), so the in-bounds test
-// -1 < coord < length holds on one run of j, found by bisection: O(log) coordinates
-// instead of one per sample. Non-finite start or step put every sample out of bounds.
-__device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1, double out_offset, double in_offset,
-                                              i64 length, i64& lo, i64& hi) {
-    lo = hi = j0;
-    if (j0 >= j1) return;
-    if (a.single) {  // AlignRegionsToCorners' lone sample
-        if (coord_in_bounds(a, sample_coord(a, j0, out_offset, in_offset), length)) hi = j1;
-        return;
-    }
-    if (!isfinite(a.start) || !isfinite(a.step)) return;
+// in_bounds_run's bisection between the bounds `low` and `high` (CLOSED: ends in bounds).
+template <bool CLOSED>
+__device__ __forceinline__ void in_bounds_bisect(const AxisSetup& a, i64 j0, i64 j1, double out_offset,
+                                                 double in_offset, double low, double high, i64& lo, i64& hi) {
     const bool rising = a.step >= 0.0;
-    // The bounds: (-1, length) open, or [0, length - 1] closed with AlignRegionsToCorners.
-    const double low = a.corners ? 0.0 : -1.0, high = a.corners ? (double)(length - 1) : (double)length;
     // First j whose coordinate is no longer before the run (below `low` rising, above `high` falling).
     i64 l = j0, h = j1;
     while (l < h) {
         const i64 m = l + (h - l) / 2;
         const double c = sample_coord(a, m, out_offset, in_offset);
-        const bool before = rising ? (a.corners ? c < low : c <= low) : (a.corners ? c > high : c >= high);
+        const bool before = rising ? (CLOSED ? c < low : c <= low) : (CLOSED ? c > high : c >= high);
         if (before) l = m + 1; else h = m;
     }
     lo = l;
@@ -266,10 +261,26 @@ __device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1
     while (l < h) {
         const i64 m = l + (h - l) / 2;
         const double c = sample_coord(a, m, out_offset, in_offset);
-        const bool past = rising ? (a.corners ? c > high : c >= high) : (a.corners ? c < low : c <= low);
+        const bool past = rising ? (CLOSED ? c > high : c >= high) : (CLOSED ? c < low : c <= low);
         if (past) h = m; else l = m + 1;
     }
     hi = l;
+}
+
+// The in-bounds samples [lo, hi) of the samples [j0, j1) of one axis. A sample's coordinate
+// is monotonic in j (every rounded operation of sample_coord is), so the in-bounds test
+// -1 < coord < length holds on one run of j, found by bisection: O(log) coordinates
+// instead of one per sample. Non-finite start or step put every sample out of bounds.
+__device__ __forceinline__ void in_bounds_run(const AxisSetup& a, i64 j0, i64 j1, double out_offset, double in_offset,
+                                              i64 length, i64& lo, i64& hi) {
+    lo = hi = j0;
+    if (j0 >= j1) return;
+    if (!isfinite(a.start) || !isfinite(a.step)) return;
+    if (a.corners) {  // AlignRegionsToCorners: [0, length - 1], ends included
+        in_bounds_bisect<true>(a, j0, j1, out_offset, in_offset, 0.0, (double)(length - 1), lo, hi);
+    } else {  // (-1, length), ends excluded (erratum E28)
+        in_bounds_bisect<false>(a, j0, j1, out_offset, in_offset, -1.0, (double)length, lo, hi);
+    }
 }
 
 // One output element evaluated sample by sample, in DirectML's arithmetic (erratum E38, as
