@@ -14,17 +14,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..enums import FeatureLevel
-from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, params
+from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, params, sm_count
 
 THREADS = 256
-MAX_BLOCKS = 65536
-"""Grid cap: larger outputs loop (grid-stride) over their Philox blocks."""
+BLOCKS_PER_SM = 8
+"""Grid cap per multiprocessor (a full SM of 256-thread blocks): larger outputs loop
+(grid-stride) over their Philox blocks, so each thread's ten round keys, computed once,
+serve many blocks."""
 
 
 def _launch(n: int, state_stride: int, out_state_stride: int, write_state: bool) -> PackedLaunch:
     fn = get_kernel("random.cu", f"philox4x32_10<{'true' if write_state else 'false'}>")
     blocks = -(-n // 4)
-    grid = max(1, min(MAX_BLOCKS, -(-blocks // THREADS)))
+    grid = max(1, min(BLOCKS_PER_SM * sm_count(), -(-blocks // THREADS)))
     p = params(("n", "i8", n), ("state_stride", "i8", state_stride), ("out_state_stride", "i8", out_state_stride))
     return PackedLaunch(fn, grid, THREADS, 3, p)
 

@@ -52,21 +52,25 @@ __global__ void philox4x32_10(const u32* __restrict__ state, u32* __restrict__ o
         out_state[4 * p.out_state_stride] = key0;
         out_state[5 * p.out_state_stride] = key1;
     }
+    // the round keys, the same for every block: once per thread, then reused by its blocks
+    u32 rk0[PHILOX_ROUNDS], rk1[PHILOX_ROUNDS];
+    rk0[0] = key0;
+    rk1[0] = key1;
+#pragma unroll
+    for (int r = 1; r < PHILOX_ROUNDS; ++r) {
+        rk0[r] = rk0[r - 1] + PHILOX_W0;
+        rk1[r] = rk1[r - 1] + PHILOX_W1;
+    }
     for (i64 b = (i64)blockIdx.x * blockDim.x + threadIdx.x; b < blocks; b += (i64)gridDim.x * blockDim.x) {
         u32 x[4];
         add_to_counter(c, (u64)b, x);
-        u32 k0 = key0, k1 = key1;
 #pragma unroll
         for (int r = 0; r < PHILOX_ROUNDS; ++r) {
-            if (r > 0) {
-                k0 += PHILOX_W0;
-                k1 += PHILOX_W1;
-            }
             // one 32 x 32 -> 64-bit multiply each (IMAD.WIDE), not a high and a low multiply
             const u64 p0 = (u64)PHILOX_M0 * x[0], p1 = (u64)PHILOX_M1 * x[2];
             const u32 hi0 = (u32)(p0 >> 32), lo0 = (u32)p0;
             const u32 hi1 = (u32)(p1 >> 32), lo1 = (u32)p1;
-            const u32 y0 = hi1 ^ x[1] ^ k0, y2 = hi0 ^ x[3] ^ k1;
+            const u32 y0 = hi1 ^ x[1] ^ rk0[r], y2 = hi0 ^ x[3] ^ rk1[r];
             x[0] = y0;
             x[1] = lo1;
             x[2] = y2;
