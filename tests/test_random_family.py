@@ -263,7 +263,8 @@ def test_cuda_grid_stride_loop(monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.skip(str(exc))
     from dmlops.cuda import random as cuda_random
 
-    monkeypatch.setattr(cuda_random, "MAX_BLOCKS", 2)
+    monkeypatch.setattr(cuda_random, "sm_count", lambda: 1)
+    monkeypatch.setattr(cuda_random, "BLOCKS_PER_SM", 2)
     _parity(
         "cuda",
         _desc((3 * 256 * 4 * 2 + 5,)),
