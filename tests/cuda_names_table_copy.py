@@ -7,4 +7,4 @@ NAMES = [
     for nd in range(1, 9)
     for i in ("int", "long long")
     for e in (4, 8)
-]
+] + [f"table_copy<{t}, {nd}, int, 8, true>" for t in ("u8", "u16", "u32", "u64") for nd in (1, 4)]

@@ -38,6 +38,11 @@ ELEMENTS_PER_THREAD = 8
 run 32: 8 against 4 and 16, see BLOCKS_PER_SM)."""
 
 
+CONSECUTIVE_MAX_ITEMSIZE = 2
+"""Element sizes up to this take E adjacent elements a thread, stored as one vector where
+aligned (the kernel's CONSEC); wider ones take E elements a warp's width apart."""
+
+
 def threads_per_row(inner: int) -> int:
     """A power of two covering the innermost size at E elements a thread, at most the block."""
     per = -(-inner // ELEMENTS_PER_THREAD)
@@ -77,7 +82,9 @@ class TablePlan:
             ("tpr_shift", "i8", tpr.bit_length() - 1),
         )
         e = ELEMENTS_PER_THREAD
-        fn = get_kernel("table_copy.cu", f"table_copy<{STORAGE[y.dtype.itemsize]}, {len(sizes)}, {itype}, {e}>")
+        consec = y.dtype.itemsize <= CONSECUTIVE_MAX_ITEMSIZE and element_strides(y)[-1] == 1
+        head = f"table_copy<{STORAGE[y.dtype.itemsize]}, {len(sizes)}, {itype}, {e}"
+        fn = get_kernel("table_copy.cu", f"{head}, {'true' if consec else 'false'}>")
         grid = 0 if 0 in sizes else max(1, min(BLOCKS_PER_SM * sm_count(), -(-rows // groups)))
         self.launch = PackedLaunch(fn, grid, BLOCK, 2, p, fixed=[self.table])
 

@@ -28,7 +28,14 @@ template <typename I> struct Pad;
 template <> struct Pad<int> { static constexpr int v = (-2147483647 - 1); };
 template <> struct Pad<long long> { static constexpr long long v = (-9223372036854775807LL - 1); };
 
-template <typename T, int ND, typename I, int E = 4>  // E: elements a thread takes of its row per pass
+template <typename T, int N> struct alignas(sizeof(T) * N) TcVec {
+    T v[N];
+};
+
+// E: elements a thread takes of its row per pass. CONSEC: those E are adjacent (the host
+// asks for it where the output's innermost stride is 1), stored as one vector where their
+// address is aligned; else they are 2^tpr_shift apart (a warp's scalar stores adjacent).
+template <typename T, int ND, typename I, int E = 4, bool CONSEC = false>
 __global__ void __launch_bounds__(256)
     table_copy(const T* __restrict__ x, T* __restrict__ y, const I* __restrict__ table, const TableCopyParams p) {
     const int shift = (int)p.tpr_shift;
@@ -37,6 +44,7 @@ __global__ void __launch_bounds__(256)
     const T fill = *reinterpret_cast<const T*>(&p.fill);  // little-endian: the low bytes
     const I* inner_table = table + p.toff[ND - 1];
     const I inner = (I)p.inner, os = (I)p.ostride[ND - 1];
+    const I first = CONSEC ? (I)lane * E : (I)lane, pass = (I)E << shift, gap = CONSEC ? (I)1 : (I)1 << shift;
     for (I r = (I)blockIdx.x * groups + (I)(threadIdx.x >> shift); r < (I)p.rows; r += (I)gridDim.x * groups) {
         // the row's outer coordinates: divisions in I (32-bit wherever the host found that enough)
         I rest = r, src = 0, dst = 0;
@@ -52,20 +60,28 @@ __global__ void __launch_bounds__(256)
             src += t == Pad<I>::v ? (I)0 : t;
             dst += i * (I)p.ostride[d];
         }
-        for (I w0 = (I)lane; w0 < inner; w0 += (I)E << shift) {
+        for (I w0 = first; w0 < inner; w0 += pass) {
             T v[E];
 #pragma unroll
             for (int k = 0; k < E; ++k) {
-                const I w = w0 + ((I)k << shift);
+                const I w = w0 + (I)k * gap;
                 if (w < inner) {
                     const I t = inner_table[w];
                     v[k] = (pad || t == Pad<I>::v) ? fill : x[src + t];
                 }
             }
+            T* out = y + dst + w0 * os;
+            if (CONSEC && w0 + E <= inner && ((unsigned long long)out % (sizeof(T) * E)) == 0) {
+                TcVec<T, E> o;
 #pragma unroll
-            for (int k = 0; k < E; ++k) {
-                const I w = w0 + ((I)k << shift);
-                if (w < inner) y[dst + w * os] = v[k];
+                for (int k = 0; k < E; ++k) o.v[k] = v[k];
+                *reinterpret_cast<TcVec<T, E>*>(out) = o;  // os is 1 here
+            } else {
+#pragma unroll
+                for (int k = 0; k < E; ++k) {
+                    const I w = w0 + (I)k * gap;
+                    if (w < inner) y[dst + w * os] = v[k];
+                }
             }
         }
     }
