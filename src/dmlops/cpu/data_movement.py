@@ -603,8 +603,8 @@ def run_gather_elements(
     om, oo, os_ = out.memory()
     xs, xa = _off_axis(xs, axis)
     sizes, rows = _grid(target.shape)
-    args = (xm, xo, xs, xa, im, io, is_, om, oo, os_, sizes, n, wrap)
-    kernel = _gather_elements
+    args: tuple[Any, ...] = (xm, xo, xs, xa, im, io, is_, om, oo, os_, sizes, n, wrap)
+    kernel: Callable[..., Any] = _gather_elements
     if axis == target.ndim - 1 and xa == 1 and is_[-1] == 1 and os_[-1] == 1:
         kernel, args = _gather_elements_rows, (xm, xo, xs, im, io, is_, om, oo, os_, sizes, n, wrap)
     if target.size and _parallel(kernel, rows, target.size, *args):
