@@ -80,7 +80,6 @@ Bit-exact.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -158,7 +157,7 @@ def flat_input(
     addressed span is known to be there in place).
     """
     t = desc.input_tensor
-    count, span, strides, extra = _flat_facts(desc)
+    count, span, strides, extra = desc.derived(_flat_facts)
     in_place = readable is not None or buffer is None
     if not in_place or any(n > 1 and s != e for n, s, e in zip(t.sizes, element_strides(x), strides)):
         # Laid out otherwise than the desc says, or a buffer whose elements are not adjacent:
@@ -177,9 +176,12 @@ def flat_input(
     return x, (limit, count - 1, 1 if extra else 0), extra
 
 
-@functools.lru_cache(maxsize=256)
 def _flat_facts(desc: GatherDesc) -> tuple[int, int, tuple[int, ...], tuple[int, int] | None]:
-    """(bound buffer elements, addressed span, element strides, extra dimension) of the input, per desc."""
+    """(bound buffer elements, addressed span, element strides, extra dimension) of the input.
+
+    Computed once per desc object (``desc.derived``): a cache keyed by the desc's hash
+    walked every field of the desc on every call, more host time than the launch.
+    """
     t = desc.input_tensor
     extra = None
     if desc.extra_slabs():
@@ -218,10 +220,9 @@ def first_bad_index(indices: Any, n: int, wrap: bool) -> int | None:
     return None if bad == NO_BAD else bad
 
 
-@functools.lru_cache(maxsize=256)
 def _leading_slab(desc: GatherDesc) -> tuple[GatherDesc, tuple[slice, ...], tuple[slice, ...]]:
-    """``desc.leading_slab()``, memoized so that the plan cache sees the same reduced desc."""
-    return desc.leading_slab()
+    """``desc.leading_slab()``, once per desc object, so that the plan cache sees the same reduced desc."""
+    return desc.derived(GatherDesc.leading_slab)
 
 
 def run_gather(
@@ -238,9 +239,10 @@ def run_gather(
     readable = getattr(inputs, "readable", {}).get("InputTensor")
     buffer = getattr(inputs, "buffers", {}).get("InputTensor")
     x, flat, extra = flat_input(desc, inputs["InputTensor"], readable, buffer)
-    desc, x_slab, idx_slab = _leading_slab(desc)
-    x = x[x_slab]
-    idx = inputs["IndicesTensor"][idx_slab]
+    slab, x_slab, idx_slab = _leading_slab(desc)
+    idx = inputs["IndicesTensor"]
+    if slab is not desc:  # a view per call only where DirectML computes a slab (a CuPy slice costs microseconds)
+        x, idx, desc = x[x_slab], idx[idx_slab], slab
     y = outputs["OutputTensor"]
     wrap = wraps_negative(desc, feature_level)
     n = desc.input_tensor.sizes[desc.axis]
