@@ -411,3 +411,21 @@ def test_array_protocol_producers_are_arrays() -> None:
     )
     got = dmlops.execute(desc, {"InputTensor": Producer(x)})["OutputTensor"]
     np.testing.assert_array_equal(got, x[:, :, ::2, ::2])
+
+
+def test_a_repeated_call_is_checked_like_the_first() -> None:
+    """After a valid call, the same desc with wrong arguments still gets the full checks'
+    errors (the repeated-call shortcut of ``dmlops.execute`` applies to valid calls only)."""
+    t = {"DataType": "FLOAT32", "Sizes": [4]}
+    desc = desc_from_json("ELEMENT_WISE_ADD", {"ATensor": t, "BTensor": t, "OutputTensor": t})
+    a = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(dmlops.execute(desc, {"ATensor": a, "BTensor": a})["OutputTensor"], 2 * a)
+    with pytest.raises(TensorMismatchError, match="missing BTensor"):
+        dmlops.execute(desc, {"ATensor": a})
+    with pytest.raises(TensorMismatchError, match="unknown output"):
+        dmlops.execute(desc, {"ATensor": a, "BTensor": a}, outputs={"Nope": a})
+    with pytest.raises(ArgumentTypeError, match="strict must be a bool"):
+        dmlops.execute(desc, {"ATensor": a, "BTensor": a}, strict="yes")
+    # a nested list goes the full path (the shortcut declines it), whose backend names its dtype
+    with pytest.raises(TensorMismatchError, match="expected dtype float32"):
+        dmlops.execute(desc, {"ATensor": [0, 1, 2, 3], "BTensor": a})

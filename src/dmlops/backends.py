@@ -232,14 +232,12 @@ def execute(
 class _CheckedCall:
     """What :func:`execute` established for a desc, backend and feature level (descs are immutable)."""
 
-    __slots__ = ("desc", "inputs", "level", "module", "outputs")
+    __slots__ = ("desc", "level", "module")
 
     def __init__(self, desc: OperatorDesc, module: ModuleType, level: FeatureLevel) -> None:
         self.desc = desc  # keeps id(desc) from being reused while cached
         self.module = module
         self.level = level
-        self.inputs = desc.tensor_names("input")
-        self.outputs = desc.tensor_names("output")
 
 
 _CHECKED: dict[tuple[int, Any, Any], _CheckedCall] = {}
@@ -268,10 +266,10 @@ def _repeat_call(
         return None
     if found is None or found.desc is not desc or type(strict) is not bool or type(inputs) is not dict:
         return None
-    if inputs.keys() != found.inputs or any(type(v) not in _ARRAY_TYPES for v in inputs.values()):
+    if inputs.keys() != desc.tensor_names("input") or any(type(v) not in _ARRAY_TYPES for v in inputs.values()):
         return None
     if outputs is not None:
-        if type(outputs) is not dict or not outputs.keys() <= found.outputs:
+        if type(outputs) is not dict or not outputs.keys() <= desc.tensor_names("output"):
             return None
         if any(v is not None and type(v) not in _ARRAY_TYPES for v in outputs.values()):
             return None
