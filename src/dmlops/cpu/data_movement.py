@@ -482,19 +482,32 @@ def _index_wraps(indices: Array, data_type: Any, feature_level: FeatureLevel) ->
 
 
 @njit(cache=True, nogil=True)
+def _row_coordinates(r, sizes, c):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # c[0 .. d-2] = the outer coordinates of row r of a grid of ``sizes`` (rows: all but the last axis)
+    q = r
+    for i in range(sizes.size - 2, -1, -1):
+        c[i] = q % sizes[i]
+        q //= sizes[i]
+
+
+@njit(cache=True, nogil=True)
+def _row_offset(base, c, strides):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # the element offset of a row: base plus its outer coordinates c (c.size - 1 of them) times the strides
+    for i in range(c.size - 1):
+        base += c[i] * strides[i]
+    return base
+
+
+@njit(cache=True, nogil=True)
 def _gather_elements(x, xo, xs, xa, idx, io, is_, out, oo, os_, sizes, n, wrap, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     # out[o] = x[o with o[Axis] = wrap(idx[o])]; xs has 0 on Axis, xa is x's stride there.
     d = sizes.size
     bad = 0
     sx, si, so = xs[d - 1], is_[d - 1], os_[d - 1]  # (locals: numba reloads array elements after stores)
+    c = np.zeros(d, np.int64)
     for r in range(lo, hi):
-        px, pi, po, q = xo, io, oo, r
-        for i in range(d - 2, -1, -1):
-            c = q % sizes[i]
-            q //= sizes[i]
-            px += c * xs[i]
-            pi += c * is_[i]
-            po += c * os_[i]
+        _row_coordinates(r, sizes, c)
+        px, pi, po = _row_offset(xo, c, xs), _row_offset(io, c, is_), _row_offset(oo, c, os_)
         for j in range(sizes[d - 1]):
             v = np.int64(idx[U(pi + j * si)])  # a UINT64 >= 2^63 reads as negative (index_values)
             if wrap and v < 0:
@@ -513,14 +526,10 @@ def _gather_elements_rows(x, xo, xs, idx, io, is_, out, oo, os_, sizes, n, wrap,
     d = sizes.size
     m = sizes[d - 1]
     bad = 0
+    c = np.zeros(d, np.int64)
     for r in range(lo, hi):
-        px, pi, po, q = xo, io, oo, r
-        for i in range(d - 2, -1, -1):
-            c = q % sizes[i]
-            q //= sizes[i]
-            px += c * xs[i]
-            pi += c * is_[i]
-            po += c * os_[i]
+        _row_coordinates(r, sizes, c)
+        px, pi, po = _row_offset(xo, c, xs), _row_offset(io, c, is_), _row_offset(oo, c, os_)
         xr = x[px : px + n]
         ir = idx[pi : pi + m]
         orow = out[po : po + m]
@@ -542,15 +551,11 @@ def _scatter_elements(x, xo, xs, xa, fuse, upd, uo, us, idx, io, is_, out, oo, o
     d = sizes.size
     bad = 0
     su, si, so = us[d - 1], is_[d - 1], os_[d - 1]
+    c = np.zeros(d, np.int64)
     for r in range(lo, hi):
-        px, pu, pi, po, q = xo, uo, io, oo, r
-        for i in range(d - 2, -1, -1):
-            c = q % sizes[i]
-            q //= sizes[i]
-            px += c * xs[i]
-            pu += c * us[i]
-            pi += c * is_[i]
-            po += c * os_[i]
+        _row_coordinates(r, sizes, c)
+        px, pu = _row_offset(xo, c, xs), _row_offset(uo, c, us)
+        pi, po = _row_offset(io, c, is_), _row_offset(oo, c, os_)
         if fuse:
             for j in range(n):
                 out[U(po + j * oa)] = x[U(px + j * xa)]
@@ -666,15 +671,10 @@ def _one_hot(idx, io, is_, values, out, oo, os_, sizes, axis, n, wrap, whole, lo
     # out[o] = values[1] where o[Axis] is the index's position (one_hot_positions), values[0] elsewhere
     d = sizes.size
     off, on = values[0], values[1]
+    c = np.zeros(d, np.int64)
     for r in range(lo, hi):
-        pi, po, q, along = io, oo, r, 0
-        for i in range(d - 2, -1, -1):
-            c = q % sizes[i]
-            q //= sizes[i]
-            pi += c * is_[i]
-            po += c * os_[i]
-            if i == axis:
-                along = c
+        _row_coordinates(r, sizes, c)
+        pi, po, along = _row_offset(io, c, is_), _row_offset(oo, c, os_), c[axis]
         for j in range(sizes[d - 1]):
             raw = idx[U(pi + j * is_[d - 1])]
             if whole:  # UINT64: compared whole
@@ -721,16 +721,10 @@ def _reverse(x, xo, xs, xa, lengths, lo_, ls, out, oo, os_, sizes, axis, lo, hi)
     # out[o] = x[o with o[Axis] = reverse_sources(...)]: i < L reads min(L - 1 - i, n - 1) (E162), else i
     d = sizes.size
     n = sizes[axis]
+    c = np.zeros(d, np.int64)
     for r in range(lo, hi):
-        px, pl, po, q, along = xo, lo_, oo, r, 0
-        for i in range(d - 2, -1, -1):
-            c = q % sizes[i]
-            q //= sizes[i]
-            px += c * xs[i]
-            pl += c * ls[i]
-            po += c * os_[i]
-            if i == axis:
-                along = c
+        _row_coordinates(r, sizes, c)
+        px, pl, po, along = _row_offset(xo, c, xs), _row_offset(lo_, c, ls), _row_offset(oo, c, os_), c[axis]
         for j in range(sizes[d - 1]):
             length = np.int64(lengths[U(pl + j * ls[d - 1])]) & 0xFFFFFFFF  # the low 32 bits
             i = j if axis == d - 1 else along
@@ -769,15 +763,10 @@ def _diagonal(x, xo, xs, value, out, oo, os_, sizes, begin, end, lo, hi):  # typ
     # diagonal_fill: Value where (end >= begin) xor (column - row >= begin) xor (column - row < end), x elsewhere
     d = sizes.size
     inverted = end >= begin
+    c = np.zeros(d, np.int64)
     for r in range(lo, hi):
-        px, po, q, row = xo, oo, r, 0
-        for i in range(d - 2, -1, -1):
-            c = q % sizes[i]
-            q //= sizes[i]
-            px += c * xs[i]
-            po += c * os_[i]
-            if i == d - 2:
-                row = c
+        _row_coordinates(r, sizes, c)
+        px, po, row = _row_offset(xo, c, xs), _row_offset(oo, c, os_), c[d - 2] if d >= 2 else 0
         for j in range(sizes[d - 1]):
             top_x = j - row
             if inverted ^ (top_x >= begin) ^ (top_x < end):
@@ -842,12 +831,8 @@ def _nonzero(x, xo, xs, mask, sizes, out, oo, os_, n, start, write, lo, hi):  # 
     coordinate = np.zeros(d, np.int64)
     found = 0
     for r in range(lo, hi):
-        px, q = xo, r
-        for i in range(d - 2, -1, -1):
-            c = q % sizes[i]
-            q //= sizes[i]
-            px += c * xs[i]
-            coordinate[i] = c
+        _row_coordinates(r, sizes, coordinate)
+        px = _row_offset(xo, coordinate, xs)
         for j in range(sizes[d - 1]):
             if x[U(px + j * xs[d - 1])] & mask:
                 if write:
@@ -913,16 +898,12 @@ def _slabs(src, so, ss, src_rows, dst, do, ds, dst_rows, sizes, slab_rows, lo, h
     # dst[row g, t] = src[row g, t] over the grid (index tuples g, slab coordinates t): each side's
     # element is its row's start (``*_rows[g]``, or -1: from its own strides) plus the slab offset.
     d = sizes.size
+    c = np.zeros(d, np.int64)
     for r in range(lo, hi):
         g = r // slab_rows
-        ps = src_rows[g] if src_rows.size else so
-        pd = dst_rows[g] if dst_rows.size else do
-        q = r
-        for i in range(d - 2, -1, -1):
-            c = q % sizes[i]
-            q //= sizes[i]
-            ps += c * ss[i]
-            pd += c * ds[i]
+        _row_coordinates(r, sizes, c)
+        ps = _row_offset(src_rows[g] if src_rows.size else so, c, ss)
+        pd = _row_offset(dst_rows[g] if dst_rows.size else do, c, ds)
         for j in range(sizes[d - 1]):
             dst[U(pd + j * ds[d - 1])] = src[U(ps + j * ss[d - 1])]
     return 0
