@@ -304,6 +304,19 @@ def _offsets(index, sizes, a, b):  # type: ignore[no-untyped-def]  # pragma: no 
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _tile(task, ntiles, width, csz, ksz, kxs, kos, xo, oo, cxs, cos):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Tile ``task`` of the tile kernels: (its width, its first input offset, its first output offset).
+
+    Tiles run ``ntiles`` to a row of the kept axes ``ksz``, each ``width`` columns of the kept
+    axis ``c`` (input stride ``cxs``, output ``cos``) from column ``j0``; the last one is narrower.
+    """
+    row = task // ntiles
+    j0 = (task - row * ntiles) * width
+    xoff, ooff = _offsets(row, ksz, kxs, kos)
+    return min(width, csz - j0), xoff + xo + j0 * cxs, ooff + oo + j0 * cos
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _gather_line(xb, p, s, m, half, op, buf):  # type: ignore[no-untyped-def]  # pragma: no cover
     """buf[:m] = the transformed elements xb[p], xb[p + s], ... (the transform chosen outside the loops)."""
     if op == OP_PLAIN:
@@ -587,12 +600,7 @@ def _reduce_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs,
     buf = _wide_empty(xb, half, width)
     digits = np.zeros(rsz.size, np.int64)
     for task in range(lo, hi):
-        row = task // ntiles
-        j0 = (task - row * ntiles) * width
-        w = min(width, csz - j0)
-        xoff, ooff = _offsets(row, ksz, kxs, kos)
-        xoff += xo + j0 * cxs
-        ooff += oo + j0 * cos
+        w, xoff, ooff = _tile(task, ntiles, width, csz, ksz, kxs, kos, xo, oo, cxs, cos)
         digits[:] = 0
         p = 0
         if fn == FN_SUM:  # each column from +0 (integers: 0); contiguous: four reduced elements at a time
@@ -692,12 +700,7 @@ def _extreme_tiles(kb, xo, ob, oo, ksz, kxs, kos, csz, cos, width, rsz, rxs, lar
     ambiguous = np.int32(0) if largest else np.int32(-0x80000000)
     digits = np.zeros(rsz.size, np.int64)
     for task in range(lo, hi):
-        row = task // ntiles
-        j0 = (task - row * ntiles) * width
-        w = min(width, csz - j0)
-        xoff, ooff = _offsets(row, ksz, kxs, kos)
-        xoff += xo + j0
-        ooff += oo + j0 * cos
+        w, xoff, ooff = _tile(task, ntiles, width, csz, ksz, kxs, kos, xo, oo, 1, cos)  # contiguous columns
         a = acc[:w]
         a[:] = np.int32(KEY_NEG_INF) if largest else np.int32(KEY_POS_INF)
         digits[:] = 0
@@ -768,12 +771,7 @@ def _arg_tiles(xb, xo, ob, oo, ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs, ha
     index = np.empty(width, np.int64)
     digits = np.zeros(rsz.size, np.int64)
     for task in range(lo, hi):
-        row = task // ntiles
-        j0 = (task - row * ntiles) * width
-        w = min(width, csz - j0)
-        xoff, ooff = _offsets(row, ksz, kxs, kos)
-        xoff += xo + j0 * cxs
-        ooff += oo + j0 * cos
+        w, xoff, ooff = _tile(task, ntiles, width, csz, ksz, kxs, kos, xo, oo, cxs, cos)
         digits[:] = 0
         p = 0
         for r in range(n):
@@ -908,12 +906,7 @@ def _cumulative_tiles(  # type: ignore[no-untyped-def]  # pragma: no cover - com
     ntiles = (csz + width - 1) // width
     acc = _tally_empty(xb, half, width)
     for task in range(lo, hi):
-        row = task // ntiles
-        j0 = (task - row * ntiles) * width
-        w = min(width, csz - j0)
-        xoff, ooff = _offsets(row, ksz, kxs, kos)
-        p = xoff + xo + j0 * cxs
-        q = ooff + oo + j0 * cos
+        w, p, q = _tile(task, ntiles, width, csz, ksz, kxs, kos, xo, oo, cxs, cos)
         for j in range(w):
             acc[j] = 0 if summation else 1
         for _ in range(n):
