@@ -26,8 +26,8 @@ import pytest
 import dmlops
 from dmlops.descs import desc_from_json
 from dmlops.descs.reduction import OPERATORS as FAMILY_OPERATORS
-from dmlops.enums import TensorDataType
 from dmlops.errors import InvalidDescError, UnsupportedError
+from reduction_cases import dtype_of, random_axes, rng_for, same
 
 pytestmark = pytest.mark.cpu_backend
 pytest.importorskip("numba")
@@ -38,14 +38,6 @@ FUNCTIONS = ("SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM", "LOG_SUM_EXP
 FUNCTIONS += ("ARGMAX", "ARGMIN")
 LAYOUTS = ("contiguous", "transposed", "reversed", "padded", "broadcast", "padded_output")
 CASES_PER_PARAM = 6
-
-
-def rng_for(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
-def dtype_of(name: str) -> np.dtype[Any]:
-    return np.dtype(TensorDataType.from_any(name).numpy_dtype)
 
 
 def values(dtype: np.dtype[Any], rng: np.random.Generator, count: int, kind: str) -> np.ndarray:
@@ -154,14 +146,6 @@ def padded_output(shape: tuple[int, ...], dtype_name: str) -> tuple[dict[str, An
     span = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
     buffer = np.full(span, 7, dtype_of(dtype_name))
     return {"DataType": dtype_name, "Sizes": list(shape), "Strides": strides}, buffer, buffer.copy()
-
-
-def same(got: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    """Elementwise: equal bits, or both NaN."""
-    if got.dtype.kind != "f":
-        return got == expected
-    bits = np.dtype(f"u{got.dtype.itemsize}")
-    return (got.view(bits) == expected.view(bits)) | (np.isnan(got) & np.isnan(expected))
 
 
 SUM_FUNCTIONS = ("SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM", "LOG_SUM_EXP")
@@ -298,19 +282,6 @@ def _reduce_body(
     if function is not None:
         body["Function"] = function
     return body
-
-
-def random_axes(rng: np.random.Generator, ndim: int) -> list[int]:
-    """Unsorted, sometimes repeated, sometimes empty or every axis."""
-    pick = rng.random()
-    if pick < 0.1:
-        return []
-    if pick < 0.25:
-        return [int(a) for a in rng.permutation(ndim)]
-    axes = [int(a) for a in rng.choice(ndim, int(rng.integers(1, ndim + 1)), replace=False)]
-    if rng.random() < 0.3:
-        axes.append(axes[0])
-    return axes
 
 
 def run_reduction_cases(

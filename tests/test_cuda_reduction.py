@@ -28,8 +28,8 @@ import dmlops
 from conftest import to_numpy
 from dmlops.backends import load_backend
 from dmlops.descs import desc_from_json
-from dmlops.enums import TensorDataType
 from dmlops.errors import BackendUnavailableError, InvalidDescError, UnsupportedError
+from reduction_cases import dtype_of, random_axes, rng_for, same
 
 pytestmark = pytest.mark.cuda
 
@@ -50,14 +50,6 @@ def cp() -> Any:
     import cupy
 
     return cupy
-
-
-def rng_for(*key: Any) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
-def dtype_of(name: str) -> np.dtype[Any]:
-    return np.dtype(TensorDataType.from_any(name).numpy_dtype)
 
 
 def values(dtype: np.dtype[Any], rng: np.random.Generator, count: int, kind: str = "any") -> np.ndarray:
@@ -136,14 +128,6 @@ def padded_output(shape: tuple[int, ...], dtype_name: str) -> tuple[dict[str, An
     strides.reverse()
     span = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
     return {"DataType": dtype_name, "Sizes": list(shape), "Strides": strides}, np.full(span, 7, dtype_of(dtype_name))
-
-
-def same(got: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    """Elementwise: equal bits, or both NaN."""
-    if got.dtype.kind != "f":
-        return got == expected
-    bits = np.dtype(f"u{got.dtype.itemsize}")
-    return (got.view(bits) == expected.view(bits)) | (np.isnan(got) & np.isnan(expected))
 
 
 # -- the float sums' tolerance -------------------------------------------------------------
@@ -272,19 +256,6 @@ def check(
             shown = ", ".join(f"[{i}] cuda {g.flat[i]!r} numpy {e.flat[i]!r}" for i in bad[:6])
             pytest.fail(f"{operator} {body}: {member}: {bad.size} of {g.size} elements differ: {shown}")
     return "ok"
-
-
-def random_axes(rng: np.random.Generator, ndim: int) -> list[int]:
-    """Unsorted, sometimes repeated, sometimes empty or every axis."""
-    pick = rng.random()
-    if pick < 0.1:
-        return []
-    if pick < 0.25:
-        return [int(a) for a in rng.permutation(ndim)]
-    axes = [int(a) for a in rng.choice(ndim, int(rng.integers(1, ndim + 1)), replace=False)]
-    if rng.random() < 0.3:
-        axes.append(axes[0])
-    return axes
 
 
 def reduce_case(
