@@ -209,7 +209,7 @@ NAMES = {
         for lin in ("true", "false")
     ]
     + [f"{k}<{t}>" for k in ("roi_pooling", "roi_grad_store") for t in ("float", "half_t")],
-    "random.cu": [f"philox4x32_10<{w}>" for w in ("true", "false")],
+    "random.cu": [f"philox4x32_10<{w}, {ilp}>" for w in ("true", "false") for ilp in (1, 2, 4)],
 }
 
 

@@ -202,8 +202,7 @@ def execute(
     """
     checked = _repeat_call(desc, inputs, backend, feature_level, outputs, strict)
     if checked is not None:
-        module, level = checked
-        return module.execute(desc, inputs, outputs, feature_level=level, strict=strict)
+        return checked.module.execute(desc, inputs, outputs, feature_level=checked.level, strict=strict)
     level = _check_arguments(desc, inputs, backend, feature_level, outputs, strict)
     check_implemented(desc, backend)
     desc.validate(level)
@@ -232,12 +231,14 @@ def execute(
 class _CheckedCall:
     """What :func:`execute` established for a desc, backend and feature level (descs are immutable)."""
 
-    __slots__ = ("desc", "level", "module")
+    __slots__ = ("desc", "inputs", "level", "module", "outputs")
 
     def __init__(self, desc: OperatorDesc, module: ModuleType, level: FeatureLevel) -> None:
         self.desc = desc  # keeps id(desc) from being reused while cached
         self.module = module
         self.level = level
+        self.inputs = desc.tensor_names("input")  # the desc's own cached sets, not copies
+        self.outputs = desc.tensor_names("output")
 
 
 _CHECKED: dict[tuple[int, Any, Any], _CheckedCall] = {}
@@ -253,12 +254,13 @@ def _remember_call(
 
 def _repeat_call(
     desc: Any, inputs: Any, backend: Any, feature_level: Any, outputs: Any, strict: Any
-) -> tuple[ModuleType, FeatureLevel] | None:
-    """The backend and level of a call whose every check an earlier call passed, else None.
+) -> _CheckedCall | None:
+    """What an earlier call established, if this call needs none of the checks again, else None.
 
     A tiny call's host time is mostly Python: a desc already validated for this backend
     and level, with dict arguments of known array types and the right member names, needs
-    none of the checks again (any other call takes the full path and its messages).
+    none of the checks again (any other call takes the full path and its messages). Plain
+    loops, not generators: this runs on every call.
     """
     try:
         found = _CHECKED.get((id(desc), backend, feature_level))
@@ -266,11 +268,16 @@ def _repeat_call(
         return None
     if found is None or found.desc is not desc or type(strict) is not bool or type(inputs) is not dict:
         return None
-    if inputs.keys() != desc.tensor_names("input") or any(type(v) not in _ARRAY_TYPES for v in inputs.values()):
+    if inputs.keys() != found.inputs:
         return None
+    known = _ARRAY_TYPES
+    for value in inputs.values():
+        if type(value) not in known:
+            return None
     if outputs is not None:
-        if type(outputs) is not dict or not outputs.keys() <= desc.tensor_names("output"):
+        if type(outputs) is not dict or not outputs.keys() <= found.outputs:
             return None
-        if any(v is not None and type(v) not in _ARRAY_TYPES for v in outputs.values()):
-            return None
-    return found.module, found.level
+        for value in outputs.values():
+            if value is not None and type(value) not in known:
+                return None
+    return found

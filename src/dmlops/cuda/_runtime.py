@@ -116,7 +116,22 @@ _KERNELS: dict[tuple[int, str, str], Any] = {}
 
 def current_device() -> int:
     """The current CUDA device (CuPy's, which :func:`dmlops.cuda.execute` sets to the inputs')."""
-    return int(cupy_module().cuda.runtime.getDevice())
+    get_device_id = _GET_DEVICE_ID
+    if get_device_id is None:
+        get_device_id = _bind_hot_names()[1]
+    return int(get_device_id())
+
+
+_NDARRAY: Any = None
+_GET_DEVICE_ID: Any = None
+
+
+def _bind_hot_names() -> tuple[Any, Any]:
+    """``cupy.ndarray`` and CuPy's current-device query, bound once for the per-call paths."""
+    global _NDARRAY, _GET_DEVICE_ID
+    cp = cupy_module()
+    _NDARRAY, _GET_DEVICE_ID = cp.ndarray, cp.cuda.device.get_device_id
+    return _NDARRAY, _GET_DEVICE_ID
 
 
 def get_kernel(source: str, name_expression: str) -> Any:
@@ -203,12 +218,11 @@ class PackedLaunch:
             # runtime call makes the current device's primary context current.
             self._runtime.setDevice(self._runtime.getDevice())
             _THREAD.context = True
-        slots = self._pointers
         gx, gy, gz = self.grid
         handle = self._stream().ptr if stream is None else stream
         with self._lock:
-            for i, p in enumerate(pointers):
-                slots[i] = p
+            # ctypes takes any sequence here (its stub says list): no list made per call
+            self._pointers[: len(pointers)] = pointers  # type: ignore[call-overload]
             self._launch_kernel(self._fn, gx, gy, gz, self.block, 1, 1, self.shared, handle, self._argv_ptr, 0)
 
 
@@ -526,17 +540,20 @@ def bind_inputs(desc: OperatorDesc, info: DescInfo, inputs: Mapping[str, Any]) -
 
 def bind_cupy_arrays(
     info: DescInfo, inputs: Mapping[str, Any], outputs: Mapping[str, Any] | None
-) -> tuple[BoundInputs, dict[str, Any]] | None:
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The views of a call made of CuPy arrays alone, else None.
 
     Every array must be a CuPy array of its tensor's shape and dtype on the current device
     (missing outputs are allocated there). Most calls are such; they need none of
-    :func:`bind_inputs`'s conversions, so a tiny call spends its host time once here (the
-    general path handles everything else).
+    :func:`bind_inputs`'s conversions (nor its flat-buffer facts: the views are plain
+    dicts), so a tiny call spends its host time once here (the general path handles
+    everything else).
     """
-    ndarray = cupy_module().ndarray
-    device = current_device()
-    views = BoundInputs()
+    ndarray, get_device_id = _NDARRAY, _GET_DEVICE_ID
+    if ndarray is None:
+        ndarray, get_device_id = _bind_hot_names()
+    device = get_device_id()
+    views: dict[str, Any] = {}
     for member, sizes, dtype in info.inputs:
         obj = inputs[member]
         if type(obj) is not ndarray or obj.shape != sizes or obj.dtype != dtype or obj.data.device_id != device:

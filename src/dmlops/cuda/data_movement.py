@@ -159,7 +159,8 @@ def flat_input(
     t = desc.input_tensor
     count, span, strides, extra = desc.derived(_flat_facts)
     in_place = readable is not None or buffer is None
-    if not in_place or any(n > 1 and s != e for n, s, e in zip(t.sizes, element_strides(x), strides)):
+    given = element_strides(x)
+    if not in_place or (given != strides and any(n > 1 and s != e for n, s, e in zip(t.sizes, given, strides))):
         # Laid out otherwise than the desc says, or a buffer whose elements are not adjacent:
         # the bound buffer rebuilt, the caller's elements first (as numpy reads them), zeros after.
         cp = cupy_module()

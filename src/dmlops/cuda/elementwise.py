@@ -389,7 +389,7 @@ class Plan:
 
     def launch_for(self, pointers: Sequence[int]) -> PackedLaunch:
         """The launch for these operand pointers (inputs, output): alignment picks the vector width."""
-        key = tuple(p & 15 for p in pointers)
+        key = tuple([p & 15 for p in pointers])
         found = self._launches.get(key)
         if found is not None:
             return found
@@ -427,18 +427,38 @@ def run_elementwise(
     strict: bool,
 ) -> None:
     """Launch an element-wise operator on device views (see :func:`dmlops.cuda.execute`)."""
-    members = [m for m in desc.tensor_slots("input") if m in inputs]
+    members, output = _operands(desc)
     xs = [inputs[m] for m in members]
-    y = outputs[desc.tensor_slots("output")[0]]
-    strides = tuple(element_strides(v) for v in (*xs, y))
+    y = outputs[output]
+    strides = tuple([element_strides(v) for v in xs] + [element_strides(y)])
     key = (id(desc), strides)
     plan = _PLANS.get(key)
     if plan is None or plan.desc is not desc:
         plan = _PLANS.put(key, Plan(desc, [x.dtype for x in xs], y.dtype, layout(y.shape, strides)))
-    pointers = [x.data.ptr for x in xs] + [y.data.ptr]
+    pointers = [x.data.ptr for x in xs]
+    pointers.append(y.data.ptr)
     launch = plan.launch_for(pointers)
-    args = pointers[:-1] + [pointers[0]] * (3 - len(xs)) + [pointers[-1]]
-    launch(*args)
+    # the kernel takes three input pointers: absent operands repeat the first (never read)
+    if len(xs) == 3:
+        launch(*pointers)
+    else:
+        first = pointers[0]
+        launch(*pointers[:-1], *([first] * (3 - len(xs))), pointers[-1])
+
+
+_OPERANDS: dict[int, tuple[Any, list[str], str]] = {}
+
+
+def _operands(desc: Any) -> tuple[list[str], str]:
+    """A desc's bound input members in binding order, and its output member (cached by identity)."""
+    found = _OPERANDS.get(id(desc))
+    if found is None or found[0] is not desc:
+        bound = desc.tensor_names("input")
+        members = [m for m in desc.tensor_slots("input") if m in bound]
+        if len(_OPERANDS) >= 1024:
+            _OPERANDS.clear()
+        found = _OPERANDS[id(desc)] = (desc, members, desc.tensor_slots("output")[0])
+    return found[1], found[2]
 
 
 def run_quantized_linear_add(
@@ -502,9 +522,17 @@ def run_rows(
     strict: bool,
 ) -> None:
     """SOFTMAX / LOG_SOFTMAX / HARDMAX (and the *1 variants) over the reduced axes."""
-    cp = cupy_module()
     x = inputs["InputTensor"]
     y = outputs["OutputTensor"]
+    # (desc, launch, direct) per desc and strides; direct: the rows are addressed in place
+    # on both sides, and the transposed views start at the arrays' own first elements, so
+    # the launch takes their pointers as they are (a tiny call's path)
+    key = (id(desc), element_strides(x), element_strides(y), ROW_WARP_MAX)
+    found = _ROW_PLANS.get(key)
+    if found is not None and found[0] is desc and found[2]:
+        found[1](x.data.ptr, y.data.ptr)
+        return
+    cp = cupy_module()
     if x.dtype not in FLOATS:
         raise _unsupported(desc, f"for {x.dtype.name.upper()} inputs")
     axes = reduction_axes(desc)
@@ -516,31 +544,34 @@ def run_rows(
     if rows == 0 or length == 0:
         return
     in_row = row_stride(xp.shape, element_strides(xp), len(kept))
+    direct = in_row is not None
     if in_row is None:
         xp = cp.ascontiguousarray(xp)
         in_row = length
     out_row = row_stride(yp.shape, element_strides(yp), len(kept))
     target = yp
     if out_row is None:
+        direct = False
         target = cp.empty(yp.shape, dtype=yp.dtype)
         out_row = length
-    key = (id(desc), x.dtype, rows, length, in_row, out_row, ROW_WARP_MAX)
-    launch = _ROW_PLANS.get(key)
-    if launch is None or launch[0] is not desc:
-        kind = ROW_KINDS[desc.operator_type.name]
-        p = params(("rows", "i8", rows), ("len", "i8", length), ("in_row", "i8", in_row), ("out_row", "i8", out_row))
-        if length <= ROW_WARP_MAX:
-            per = next(p for p in (1, 2, 4, 8, 16, 32) if length <= 32 * p)
-            fn = get_kernel(SOURCE, f"ew_rows_warp<{C_TYPES[x.dtype]}, {kind}, {per}>")
-            found = PackedLaunch(fn, min(-(-rows // 4), 1 << 20), 128, 2, p)
-        else:
-            per = next((p for p in (1, 2, 4, 8, 16) if length <= p * ROW_BLOCK), 0)
-            fn = get_kernel(SOURCE, f"ew_rows<{C_TYPES[x.dtype]}, {kind}, {per}>")
-            found = PackedLaunch(fn, min(rows, 1 << 20), ROW_BLOCK, 2, p)
-        launch = _ROW_PLANS.put(key, (desc, found))
-    launch[1](xp.data.ptr, target.data.ptr)
+    if found is None or found[0] is not desc:
+        found = _ROW_PLANS.put(key, (desc, _row_launch(desc, x.dtype, rows, length, in_row, out_row), direct))
+    found[1](xp.data.ptr, target.data.ptr)
     if target is not yp:
         yp[...] = target
+
+
+def _row_launch(desc: Any, dtype: np.dtype[Any], rows: int, length: int, in_row: int, out_row: int) -> PackedLaunch:
+    """The row kernel's launch for ``rows`` rows of ``length`` elements ``in_row`` / ``out_row`` apart."""
+    kind = ROW_KINDS[desc.operator_type.name]
+    p = params(("rows", "i8", rows), ("len", "i8", length), ("in_row", "i8", in_row), ("out_row", "i8", out_row))
+    if length <= ROW_WARP_MAX:
+        per = next(p for p in (1, 2, 4, 8, 16, 32) if length <= 32 * p)
+        fn = get_kernel(SOURCE, f"ew_rows_warp<{C_TYPES[dtype]}, {kind}, {per}>")
+        return PackedLaunch(fn, min(-(-rows // 4), 1 << 20), 128, 2, p)
+    per = next((p for p in (1, 2, 4, 8, 16) if length <= p * ROW_BLOCK), 0)
+    fn = get_kernel(SOURCE, f"ew_rows<{C_TYPES[dtype]}, {kind}, {per}>")
+    return PackedLaunch(fn, min(rows, 1 << 20), ROW_BLOCK, 2, p)
 
 
 OPERATORS: dict[str, Callable[..., Any]] = {

@@ -472,10 +472,12 @@ class OperatorDesc:
         E.g. the equivalent desc a backend runs, so that its plan caches (keyed by the
         desc's identity) hit from one call to the next.
         """
-        cache: dict[Any, Any] = self.__dict__.setdefault("_derived", {})
-        if make not in cache:
-            cache[make] = make(self)
-        return cache[make]
+        try:  # the hit, on every call of a hot path: two lookups
+            return self.__dict__["_derived"][make]
+        except KeyError:
+            cache: dict[Any, Any] = self.__dict__.setdefault("_derived", {})
+            value = cache[make] = make(self)
+            return value
 
     def require_sizes(self, member: str, expected: Sequence[int], rule: str) -> None:
         """Tensor ``member`` has ``len(expected)`` dimensions and these Sizes (``rule`` says why).

@@ -37,7 +37,10 @@ struct alignas(16) U4 {
     u32 v[4];
 };
 
-template <bool WRITE_STATE>
+// ILP Philox blocks per thread and loop step (b, b + T, ..., b + (ILP - 1) T for a grid of
+// T threads), so the independent chains of multiplies interleave and a warp's stores stay
+// adjacent for each of them.
+template <bool WRITE_STATE, int ILP>
 __global__ void philox4x32_10(const u32* __restrict__ state, u32* __restrict__ out, u32* __restrict__ out_state,
                               const RandomParams p) {
     u32 c[4];
@@ -61,35 +64,45 @@ __global__ void philox4x32_10(const u32* __restrict__ state, u32* __restrict__ o
         rk0[r] = rk0[r - 1] + PHILOX_W0;
         rk1[r] = rk1[r - 1] + PHILOX_W1;
     }
-    for (i64 b = (i64)blockIdx.x * blockDim.x + threadIdx.x; b < blocks; b += (i64)gridDim.x * blockDim.x) {
-        u32 x[4];
-        add_to_counter(c, (u64)b, x);
+    const i64 threads = (i64)gridDim.x * blockDim.x;
+    for (i64 b0 = (i64)blockIdx.x * blockDim.x + threadIdx.x; b0 < blocks; b0 += ILP * threads) {
+        u32 x[ILP][4];
+#pragma unroll
+        for (int u = 0; u < ILP; ++u) add_to_counter(c, (u64)(b0 + u * threads), x[u]);
 #pragma unroll
         for (int r = 0; r < PHILOX_ROUNDS; ++r) {
-            // one 32 x 32 -> 64-bit multiply each (IMAD.WIDE), not a high and a low multiply
-            const u64 p0 = (u64)PHILOX_M0 * x[0], p1 = (u64)PHILOX_M1 * x[2];
-            const u32 hi0 = (u32)(p0 >> 32), lo0 = (u32)p0;
-            const u32 hi1 = (u32)(p1 >> 32), lo1 = (u32)p1;
-            const u32 y0 = hi1 ^ x[1] ^ rk0[r], y2 = hi0 ^ x[3] ^ rk1[r];
-            x[0] = y0;
-            x[1] = lo1;
-            x[2] = y2;
-            x[3] = lo0;
+#pragma unroll
+            for (int u = 0; u < ILP; ++u) {
+                // one 32 x 32 -> 64-bit multiply each (IMAD.WIDE), not a high and a low multiply
+                const u64 p0 = (u64)PHILOX_M0 * x[u][0], p1 = (u64)PHILOX_M1 * x[u][2];
+                const u32 hi0 = (u32)(p0 >> 32), lo0 = (u32)p0;
+                const u32 hi1 = (u32)(p1 >> 32), lo1 = (u32)p1;
+                const u32 y0 = hi1 ^ x[u][1] ^ rk0[r], y2 = hi0 ^ x[u][3] ^ rk1[r];
+                x[u][0] = y0;
+                x[u][1] = lo1;
+                x[u][2] = y2;
+                x[u][3] = lo0;
+            }
         }
-        const i64 base = 4 * b;
-        if (base + 4 <= p.n && aligned) {
-            // one 16-byte store: a warp writes 512 adjacent bytes in one instruction, where
-            // four 4-byte stores each touched every fourth word of them (run 27: 75 % of the
-            // write rate with those)
-            U4 v;
 #pragma unroll
-            for (int j = 0; j < 4; ++j) v.v[j] = x[j];
-            *reinterpret_cast<U4*>(out + base) = v;
-        } else if (base + 4 <= p.n) {
+        for (int u = 0; u < ILP; ++u) {
+            const i64 b = b0 + u * threads;
+            if (b >= blocks) break;
+            const i64 base = 4 * b;
+            if (base + 4 <= p.n && aligned) {
+                // one 16-byte store: a warp writes 512 adjacent bytes in one instruction, where
+                // four 4-byte stores each touched every fourth word of them (run 27: 75 % of the
+                // write rate with those)
+                U4 v;
 #pragma unroll
-            for (int j = 0; j < 4; ++j) out[base + j] = x[j];
-        } else {
-            for (int j = 0; base + j < p.n; ++j) out[base + j] = x[j];
+                for (int j = 0; j < 4; ++j) v.v[j] = x[u][j];
+                *reinterpret_cast<U4*>(out + base) = v;
+            } else if (base + 4 <= p.n) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) out[base + j] = x[u][j];
+            } else {
+                for (int j = 0; base + j < p.n; ++j) out[base + j] = x[u][j];
+            }
         }
     }
 }
