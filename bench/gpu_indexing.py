@@ -14,9 +14,15 @@ Workloads (FLOAT32 data of 16384 x 4096, 256 MiB, along axis 1):
   written (768 MiB), not counting the input (counting it, as "data read" of both data
   inputs, would add 256 MiB and flatter the result by a third).
 
-SCATTER_ELEMENTS is timed with both forms of its kernel's last phase
-(``dmlops.cuda.data_movement.SCATTER_STORES``: the winning updates stored where they point,
-or each output element gathered from its update). Each result is checked against
+Each workload is timed in its kernels' forms (``dmlops.cuda.data_movement``): GATHER_ELEMENTS
+with ``GATHER_ROWS_BATCH`` 0 (gather_elements_rows, one access at a time) and 2 / 4 / 8
+(gather_elements_staged, that many accesses in flight per thread); SCATTER_ELEMENTS with
+``SCATTER_BATCH`` 0 (scatter_elements, tiles of lines, its last phase as gathers or as
+scatter stores: ``SCATTER_STORES``) and 2 / 4 / 8 (scatter_elements_staged, one pass);
+each with its index flag read from pinned host memory or copied from a fresh device word
+(``PINNED_FLAGS``). A "kernel alone" row launches the default form's kernel without
+reading the flag: the call's rows include the host's wait for the flag, and the GPU
+idles from the kernel's end until the next call's launch. Each result is checked against
 torch's before timing. torch.gather / scatter_ take
 int64 indices (their own index type), so the torch rows read 1 GiB of indices where
 dmlops' INT32 rows read 256 MiB; the INT64 dmlops row compares like with like.
@@ -40,6 +46,43 @@ ROWS, WIDTH = 16384, 4096
 
 def _t(dtype: str, sizes: tuple[int, ...]) -> dict[str, Any]:
     return {"DataType": dtype, "Sizes": list(sizes)}
+
+
+class _Setting:
+    """Module settings of dmlops.cuda.data_movement for a block, restored after it."""
+
+    def __init__(self, **values: Any) -> None:
+        self.values = values
+        self.saved: dict[str, Any] = {}
+
+    def __enter__(self) -> None:
+        for k, v in self.values.items():
+            self.saved[k] = getattr(dm, k)
+            setattr(dm, k, v)
+
+    def __exit__(self, *exc: Any) -> None:
+        for k, v in self.saved.items():
+            setattr(dm, k, v)
+
+
+def _form(settings: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in settings.items())
+
+
+GATHER_FORMS: list[dict[str, Any]] = [
+    {"GATHER_ROWS_BATCH": 0, "PINNED_FLAGS": False},  # the form before run B
+    {"GATHER_ROWS_BATCH": 0, "PINNED_FLAGS": True},
+    {"GATHER_ROWS_BATCH": 2, "PINNED_FLAGS": True},
+    {"GATHER_ROWS_BATCH": 4, "PINNED_FLAGS": True},
+]
+SCATTER_FORMS: list[dict[str, Any]] = [
+    {"SCATTER_BATCH": 0, "SCATTER_STORES": False, "PINNED_FLAGS": False},  # the form before run B
+    {"SCATTER_BATCH": 2, "PINNED_FLAGS": True},
+    {"SCATTER_BATCH": 4, "PINNED_FLAGS": True},
+]
+"""Run B (H200) also timed GATHER_ROWS_BATCH 8 (80-128 registers: 71.5 % of copy with INT32
+indices), SCATTER_BATCH 8 (158 registers, one block per SM: 40 %) and the scatter stores
+(1214.6 us, 16 %)."""
 
 
 def bench_gather_elements() -> None:
@@ -73,17 +116,31 @@ def bench_gather_elements() -> None:
         )
         desc.validate()
         indexed = [(x, i.astype(ctype)) for x, i in sets]
-        got = dmlops.execute(
-            desc, {"InputTensor": x0, "IndicesTensor": indexed[0][1]}, outputs={"OutputTensor": out}, backend="cuda"
-        )["OutputTensor"]
-        assert torch.equal(torch_of(got), want), f"GATHER_ELEMENTS {itype} mismatch"
         floor = 2 * x0.nbytes + indexed[0][1].nbytes
 
         def call(k: int, indexed: Any = indexed, desc: Any = desc) -> Any:
             x, i = indexed[k % len(indexed)]
             return run_cuda(desc, {"InputTensor": x, "IndicesTensor": i}, {"OutputTensor": out})
 
-        record(w, "fp32", f"dmlops cuda {itype} idx", timed(call), floor, peer)
+        forms = GATHER_FORMS if VARIANTS else [{}]
+        for settings in forms:
+            with _Setting(**settings):
+                out.fill(cp.nan)  # every element must be written
+                pair = {"InputTensor": x0, "IndicesTensor": indexed[0][1]}
+                got = dmlops.execute(desc, pair, outputs={"OutputTensor": out}, backend="cuda")["OutputTensor"]
+                assert torch.equal(torch_of(got), want), f"GATHER_ELEMENTS {itype} {settings} mismatch"
+                label = f"dmlops cuda {itype} idx" + (f" [{_form(settings)}]" if settings else "")
+                record(w, "fp32", label, timed(call), floor, peer)
+        # the default form's kernel alone (no flag read, no host wait)
+        flag = dm.index_flag()
+        launch = dm._rows_launch(x0, indexed[0][1], out, 1, True)
+        assert launch is not None
+
+        def bare(k: int, indexed: Any = indexed, launch: Any = launch, flag: Any = flag) -> None:
+            x, i = indexed[k % len(indexed)]
+            launch(x.data.ptr, i.data.ptr, out.data.ptr, flag.data.ptr)
+
+        record(w, "fp32", f"dmlops cuda {itype} idx, kernel alone", timed(bare), floor, peer)
 
 
 def _pick(sets: list[Any], k: int, j: int) -> Any:
@@ -117,10 +174,6 @@ def bench_scatter_elements() -> None:
     tout = torch_of(out)
     want = torch_of(x0).scatter(1, tsets[0][1], torch_of(u0))
     inputs = {"InputTensor": x0, "IndicesTensor": i0, "UpdatesTensor": u0}
-    got = dmlops.execute(desc, inputs, outputs={"OutputTensor": out}, backend="cuda")["OutputTensor"]
-    assert torch.equal(torch_of(got), want), "SCATTER_ELEMENTS mismatch"
-    strict = dmlops.execute(desc, inputs, backend="cuda", strict=True)["OutputTensor"]
-    assert torch.equal(torch_of(strict), want), "SCATTER_ELEMENTS (strict) mismatch"
     floor = u0.nbytes + i0.nbytes + out.nbytes
 
     def torch_call(k: int) -> Any:
@@ -135,17 +188,28 @@ def bench_scatter_elements() -> None:
     w = "ScatterElements 16384x4096 axis 1, row perms"
     peer = timed(torch_call)
     record(w, "fp32", "torch copy_ + scatter_ int64 idx", peer, floor)
-    record(w, "fp32", "dmlops cuda INT32 idx", timed(call), floor, peer)
-    # the kernel's last phase in its other form (SCATTER_STORES: scatter stores or gathers)
-    default = dm.SCATTER_STORES
-    dm.SCATTER_STORES = not default
-    try:
-        got = dmlops.execute(desc, inputs, outputs={"OutputTensor": out}, backend="cuda")["OutputTensor"]
-        assert torch.equal(torch_of(got), want), "SCATTER_ELEMENTS (other form) mismatch"
-        other = "gathers" if default else "scatter stores"
-        record(w, "fp32", f"dmlops cuda INT32 idx, as {other}", timed(call), floor, peer)
-    finally:
-        dm.SCATTER_STORES = default
+    forms = SCATTER_FORMS if VARIANTS else [{}]
+    for settings in forms:
+        with _Setting(**settings):
+            for strict in (False, True):
+                out.fill(cp.nan)  # every element must be written
+                got = dmlops.execute(desc, inputs, outputs={"OutputTensor": out}, backend="cuda", strict=strict)
+                assert torch.equal(torch_of(got["OutputTensor"]), want), f"SCATTER_ELEMENTS {settings} {strict}"
+            label = "dmlops cuda INT32 idx" + (f" [{_form(settings)}]" if settings else "")
+            record(w, "fp32", label, timed(call), floor, peer)
+    staged = dm._scatter_staged(x0, i0, u0, out, 1, True)
+    assert staged is not None
+    flag = dm.index_flag()
+
+    def bare(k: int) -> None:
+        x, i, u = sets[k % len(sets)]
+        staged(True, x.data.ptr, i.data.ptr, u.data.ptr, out.data.ptr, flag.data.ptr)
+
+    record(w, "fp32", "dmlops cuda INT32 idx, kernel alone", timed(bare), floor, peer)
+
+
+VARIANTS = True
+"""Time every form in GATHER_FORMS / SCATTER_FORMS (else the defaults only)."""
 
 
 def bench_indexing() -> None:

@@ -210,11 +210,24 @@ def test_gather_elements(backend: str, seed: int) -> None:
     ],
 )
 @pytest.mark.parametrize("itype", ["INT32", "UINT32", "INT64"])
+@pytest.mark.parametrize("batch", [4, 0])
 def test_gather_elements_rows(
-    backend: str, dtype: str, sizes: list[int], isz: list[int], layout: str, itype: str
+    backend: str,
+    dtype: str,
+    sizes: list[int],
+    isz: list[int],
+    layout: str,
+    itype: str,
+    batch: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """In-range (and negative, wrapped) indices along the innermost axis that is not 1: cuda
-    stages such Input rows in shared memory where they fit (gather_elements_rows)."""
+    stages such Input rows in shared memory where they fit (gather_elements_staged with
+    ``batch`` accesses in flight per thread, gather_elements_rows with 0)."""
+    if backend == "cuda":
+        monkeypatch.setattr("dmlops.cuda.data_movement.GATHER_ROWS_BATCH", batch)
+    elif batch:
+        pytest.skip("a cuda kernel setting")
     rng = rng_of(f"rows{sizes}{isz}{layout}{itype}", 0)
     axis = max(i for i, s in enumerate(sizes) if s != 1 or i == 0) if sizes[-1] == 1 else len(sizes) - 1
     desc = make(
@@ -591,15 +604,18 @@ def test_hostile_nd_and_one_hot(backend: str, itype: str, strict: bool) -> None:
 
 @pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
 @pytest.mark.parametrize("n", [1, 3, 8192, 8193, 20000])
-@pytest.mark.parametrize("stores", [True, False])
-def test_scatter_elements_line_lengths(backend: str, n: int, stores: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("form", ["staged", "stores", "gathers"])
+def test_scatter_elements_line_lengths(backend: str, n: int, form: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Lines of every kind: many short ones per tile, one line per tile, lines past the shared-memory tile.
 
-    On cuda with both forms of the kernel's last phase (``SCATTER_STORES``).
+    On cuda with each kernel: scatter_elements_staged (lines up to 9728 INT16 elements
+    here), and scatter_elements with both forms of its last phase (``SCATTER_STORES``).
     """
     if backend == "cuda":
-        monkeypatch.setattr("dmlops.cuda.data_movement.SCATTER_STORES", stores)
-    elif not stores:
+        monkeypatch.setattr("dmlops.cuda.data_movement.SCATTER_STORES", form == "stores")
+        if form != "staged":
+            monkeypatch.setattr("dmlops.cuda.data_movement.SCATTER_BATCH", 0)
+    elif form != "staged":
         pytest.skip("a cuda kernel setting")
     rng = rng_of("scatter_lines", n)
     lines = 3 if n > 100 else 700
@@ -614,6 +630,72 @@ def test_scatter_elements_line_lengths(backend: str, n: int, stores: bool, monke
             "UpdatesTensor": random_bits(rng, np.dtype(np.int16), [lines, m]),
         }
         compare(make("SCATTER_ELEMENTS", desc), inputs, rng, strict=strict, backend=backend)
+
+
+@pytest.mark.parametrize("backend", CPU_CUDA, indirect=True)
+@pytest.mark.parametrize(
+    ("dtype", "sizes", "m", "layout"),
+    [
+        ("FLOAT32", [64, 4096], 4096, "plain"),  # a permutation per line: four elements per access
+        ("FLOAT32", [3, 6144], 5000, "plain"),  # 48 KiB of winners and updates
+        ("FLOAT32", [3, 6148], 6148, "plain"),  # past 48 KiB: scatter_elements
+        ("UINT64", [5, 2048], 1024, "plain"),
+        ("FLOAT16", [4, 3, 998], 997, "plain"),  # outer axes collapse; one element per access
+        ("INT8", [7, 400], 200, "strided"),
+        ("FLOAT32", [6, 300], 300, "reversed"),
+        ("FLOAT32", [9, 1, 40, 1], 40, "plain"),  # trailing axes of 1 after Axis
+    ],
+)
+@pytest.mark.parametrize("itype", ["INT32", "UINT32", "INT64"])
+@pytest.mark.parametrize("kind", ["distinct", "duplicates", "outside"])
+@pytest.mark.parametrize("batch", [2, 4])
+def test_scatter_elements_staged_lines(
+    backend: str,
+    dtype: str,
+    sizes: list[int],
+    m: int,
+    layout: str,
+    itype: str,
+    kind: str,
+    batch: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Lines along the innermost axis that is not 1 (cuda: scatter_elements_staged where they fit,
+    ``batch`` accesses in flight per thread), with distinct targets, duplicates (the last wins;
+    strict refuses) or one index outside."""
+    if backend == "cuda":
+        monkeypatch.setattr("dmlops.cuda.data_movement.SCATTER_BATCH", batch)
+    elif batch != 2:
+        pytest.skip("a cuda kernel setting")
+    rng = rng_of(f"staged{sizes}{m}{layout}{itype}{kind}", 0)
+    axis = max(i for i, s in enumerate(sizes) if s != 1)
+    isz = list(sizes)
+    isz[axis] = m
+    n = sizes[axis]
+    v = distinct_or_duplicate_lines(rng, n, isz, axis, dup=kind == "duplicates")
+    if itype != "UINT32":
+        v = np.where(rng.random(isz) < 0.3, v - n, v)
+    if kind == "outside":
+        v.reshape(-1)[int(rng.integers(v.size))] = n
+    idx = v.astype(np.uint32) if itype == "UINT32" else v.astype(_dtype(itype))
+    desc = make(
+        "SCATTER_ELEMENTS",
+        {
+            "InputTensor": _t(dtype, sizes),
+            "IndicesTensor": _t(itype, isz),
+            "UpdatesTensor": _t(dtype, isz),
+            "OutputTensor": _t(dtype, sizes),
+            "Axis": axis,
+        },
+    )
+    assert desc is not None
+    inputs = {
+        "InputTensor": laid_out(rng, random_bits(rng, _dtype(dtype), sizes), layout),
+        "IndicesTensor": laid_out(rng, idx, layout),
+        "UpdatesTensor": laid_out(rng, random_bits(rng, _dtype(dtype), isz), layout),
+    }
+    for strict in (False, True):
+        compare(desc, inputs, rng, strict=strict, out="strided" if layout == "strided" else "", backend=backend)
 
 
 @pytest.mark.parametrize("backend", backend_params("cuda"), indirect=True)

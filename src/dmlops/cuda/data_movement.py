@@ -39,15 +39,21 @@ layer's ``check_indices`` / ``refuse_duplicates``).
   caller's array from a fresh one; a fresh or NumPy output is never handed back). Along
   the innermost axis, rows of Input up to 48 KiB are staged in shared memory first, and
   moved four elements at a time where the layout and alignment allow.
-* SCATTER_ELEMENTS: one pass per tile of lines along Axis (every update claims its
-  target in shared memory, the last in row-major order wins as in the reference; then
-  each output element is written once, from its update or the input). An index outside
-  the axis raises (whatever ``strict``); strict mode runs a checking pass first, so a
-  refused call (out of range, or duplicate targets) leaves the output as it was; without
-  ``strict``, a device ``out=`` array of the caller holds the input with the in-range
-  updates scattered when the call raises. Lines along Axis up to 8192 elements keep
-  their claims in shared memory, longer ones in a scratch buffer. ``SCATTER_STORES``
-  picks the form of the last phase (scatter stores or gathers; same bits).
+* SCATTER_ELEMENTS: one pass per line or tile of lines along Axis (every update claims
+  its target in shared memory, the last in row-major order wins as in the reference;
+  then each output element is written once, from its update or the input). An index
+  outside the axis raises (whatever ``strict``); strict mode runs a checking pass first,
+  so a refused call (out of range, or duplicate targets) leaves the output as it was;
+  without ``strict``, a device ``out=`` array of the caller holds the input with the
+  in-range updates scattered when the call raises. Along the innermost axis, a line
+  whose claims and updates fit 48 KiB is read once into shared memory
+  (scatter_elements_staged: DRAM sees Indices, Updates and Output once each, and the
+  Input only where no update lands); other lines up to 8192 elements keep their claims
+  in shared memory by tiles, longer ones in a scratch buffer. ``SCATTER_STORES`` picks
+  the form of the tiles' last phase (scatter stores or gathers; same bits).
+* GATHER_ELEMENTS and SCATTER_ELEMENTS read their index flag from pinned host memory
+  (``PINNED_FLAGS``): each call still waits for its kernel (an index out of range
+  raises), but no longer launches a memset and a copy for the flag.
 * GATHER_ND(1): one pass for in-range tuples; when a value lies outside its dimension
   (or a batch coordinate past the input's), the call raises as the reference (strict,
   or data of other than 32 bits) or reads DirectML's flat clamp (E160) from a host copy
@@ -81,6 +87,7 @@ Bit-exact.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -371,6 +378,58 @@ def index_flag() -> Any:
     return cupy_module().zeros((1,), dtype=np.uint32)
 
 
+PINNED_FLAGS = True
+"""GATHER_ELEMENTS and SCATTER_ELEMENTS read their index flag from a word of pinned host
+memory the kernel writes directly (one per thread and stream, reset only after a set flag
+was read), instead of a fresh device word (a memset launch) copied back per call."""
+_FLAGS = threading.local()
+
+
+class _PinnedFlag:
+    """A pinned host word the kernels write through its (unified) address; read after the stream's work is done."""
+
+    def __init__(self) -> None:
+        cp = cupy_module()
+        self.memory = cp.cuda.alloc_pinned_memory(4)
+        self.word = np.frombuffer(self.memory, dtype=np.uint32, count=1)
+        self.word[0] = 0
+        self.ptr = int(self.memory.ptr)
+
+    def read(self) -> int:
+        """The flag's bits after the current stream's work, the word zeroed again when set."""
+        cupy_module().cuda.get_current_stream().synchronize()
+        bits = int(self.word[0])
+        if bits:
+            self.word[0] = 0
+        return bits
+
+
+class _DeviceFlag:
+    """A fresh zeroed device word (index_flag), read back by a copy."""
+
+    def __init__(self) -> None:
+        self.array = index_flag()
+        self.ptr = int(self.array.data.ptr)
+
+    def read(self) -> int:
+        return int(self.array.get()[0])
+
+
+def call_flag() -> _PinnedFlag | _DeviceFlag:
+    """The index flag of one GATHER_ELEMENTS or SCATTER_ELEMENTS call on the current stream (see PINNED_FLAGS)."""
+    if not PINNED_FLAGS:
+        return _DeviceFlag()
+    cp = cupy_module()
+    key = (cp.cuda.runtime.getDevice(), cp.cuda.get_current_stream().ptr)
+    flags = getattr(_FLAGS, "flags", None)
+    if flags is None:
+        flags = _FLAGS.flags = {}
+    flag = flags.get(key)
+    if flag is None:
+        flag = flags[key] = _PinnedFlag()
+    return flag
+
+
 def bits_of(value: Any, dtype: np.dtype[Any]) -> int:
     """``value`` as ``dtype``'s raw bits, as a signed 64-bit parameter."""
     raw = int(np.asarray(value, dtype=dtype).reshape(()).view(f"u{dtype.itemsize}"))
@@ -403,15 +462,15 @@ def run_gather_elements(
     n = desc.input_tensor.sizes[axis]
     wrap = signed_indices_wrap(desc.indices_tensor.data_type, feature_level)
     xs, is_, ys = element_strides(x), element_strides(idx), element_strides(y)
-    key = (id(desc), xs, is_, ys, wrap)
+    key = (id(desc), xs, is_, ys, wrap, GATHER_ROWS_BATCH)
     plan = _ELEMENT_LAUNCHES.get(key)
     if plan is None or plan[0] is not desc:
         plan = _ELEMENT_LAUNCHES.put(
             key, (desc, _rows_launch(x, idx, y, axis, wrap) or _elements_launch(x, idx, y, axis, wrap))
         )
-    flag = index_flag()
-    plan[1](x.data.ptr, idx.data.ptr, y.data.ptr, flag.data.ptr)
-    if int(flag.get()[0]):  # the reference's DataIndexError, from the host's copy of the indices
+    flag = call_flag()
+    plan[1](x.data.ptr, idx.data.ptr, y.data.ptr, flag.ptr)
+    if flag.read():  # the reference's DataIndexError, from the host's copy of the indices
         coordinates = elements_coordinates(desc.indices_tensor.sizes, axis, idx.get(), n, wrap_negative=wrap)
         check_indices(f"{desc.dml_name}.IndicesTensor", coordinates, desc.input_tensor.sizes, [axis], scatter=False)
         raise DataIndexError(f"{desc.dml_name}.IndicesTensor: an index is out of range")  # not reached
@@ -429,6 +488,9 @@ def _elements_launch(x: Any, idx: Any, y: Any, axis: int, wrap: bool) -> PackedL
 
 ROW_SHARED_BYTES = 48 * 1024
 """The largest Input row gather_elements_rows stages in shared memory (the default limit per block)."""
+GATHER_ROWS_BATCH = 4
+"""gather_elements_staged's accesses in flight per thread and phase (its U); 0: the first form,
+gather_elements_rows (one access at a time)."""
 
 
 class _RowsLaunch:
@@ -466,12 +528,16 @@ def _rows_launch(x: Any, idx: Any, y: Any, axis: int, wrap: bool) -> _RowsLaunch
         rows, (), [], n=n, m=idx.shape[axis], axis_stride=[xs[axis], is_[axis], ys[axis]], tuple_stride=row_strides
     )
     grid = max(1, min(rows, 2**20))
-    head = f"gather_elements_rows<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}"
+    m = idx.shape[axis]
+    # gather_elements_staged's offsets within a row are 32-bit
+    batch = GATHER_ROWS_BATCH if max(abs(xs[axis]) * n, abs(is_[axis]) * m, abs(ys[axis]) * m) < 2**31 else 0
+    kernel = "gather_elements_staged" if batch else "gather_elements_rows"
+    head = f"{kernel}<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}"
 
     def launch(vec: int) -> PackedLaunch:
-        return PackedLaunch(get_kernel(INDEXING, f"{head}, {vec}>"), grid, 256, 4, p, shared=n * x.itemsize)
+        name = f"{head}, {vec}, {batch}>" if batch else f"{head}, {vec}>"
+        return PackedLaunch(get_kernel(INDEXING, name), grid, 256, 4, p, shared=n * x.itemsize)
 
-    m = idx.shape[axis]
     units = (xs[axis], is_[axis], ys[axis]) == (1, 1, 1)
     fits = units and n % 4 == 0 and m % 4 == 0 and all(s % 4 == 0 for s in row_strides)
     align = (4 * x.itemsize, 4 * idx.itemsize, 4 * y.itemsize)
@@ -485,6 +551,86 @@ def _c(flag: bool) -> str:
 # -- SCATTER_ELEMENTS ----------------------------------------------------------------
 
 
+SCATTER_BATCH = 2
+"""scatter_elements_staged's accesses in flight per thread and phase (its U); 0: every line
+through scatter_elements (tiles of lines, one access at a time). Run B (H200, a permutation
+per row of (16384, 4096) FLOAT32, INT32 indices): scatter_elements 537.0 us (35.6 % of
+copy); staged with U = 2 / 4 / 8: 218.8 / 227.1 / 475.8 us (45 / 78 / 158 registers: 5 / 3
+/ 1 blocks per SM)."""
+SCATTER_SHARED_BYTES = 48 * 1024
+"""The most shared memory scatter_elements_staged takes for a line (winners and updates)."""
+
+
+class _ScatterStaged:
+    """scatter_elements_staged's launches for one layout: four elements per access where the pointers allow."""
+
+    def __init__(
+        self,
+        wide: tuple[PackedLaunch, PackedLaunch] | None,
+        narrow: tuple[PackedLaunch, PackedLaunch],
+        align: tuple[int, ...],
+    ) -> None:
+        self.wide, self.narrow, self.align = wide, narrow, align  # each: (the checking pass, the writing one)
+
+    def __call__(self, write: bool, *pointers: int) -> None:
+        """Pointers: Input, Indices, Updates, Output, flag."""
+        src, idx, upd, dst, flag = pointers
+        ptrs = (src, dst, idx, upd)
+        aligned = self.wide is not None and not any(q % a for q, a in zip(ptrs, self.align, strict=True))
+        launch = (self.wide if aligned and self.wide is not None else self.narrow)[int(write)]
+        launch(src, idx, upd, dst, flag)
+
+
+def _scatter_staged(x: Any, idx: Any, upd: Any, y: Any, axis: int, wrap: bool) -> _ScatterStaged | None:
+    """SCATTER_ELEMENTS with a line at a time in shared memory, where that applies, else None.
+
+    It applies when Axis is the innermost dimension that is not 1, each operand's lines
+    collapse to one stride, and the line's winners (n ints) and updates (m elements) fit
+    SCATTER_SHARED_BYTES.
+    """
+    batch = SCATTER_BATCH
+    rank = x.ndim
+    n, m = x.shape[axis], idx.shape[axis]
+    if not batch or n == 0 or m == 0 or any(x.shape[d] != 1 for d in range(axis + 1, rank)):
+        return None
+    head_bytes = -(-n * 4 // 32) * 32
+    shared = head_bytes + m * x.itemsize
+    if shared > SCATTER_SHARED_BYTES:
+        return None
+    operands = [element_strides(a) for a in (x, y, idx, upd)]
+    if any(abs(s[axis]) * k >= 2**31 for s, k in zip(operands, (n, n, m, m), strict=True)):
+        return None  # the kernel's offsets within a line are 32-bit
+    sizes, strides = collapse(x.shape[:axis], [s[:axis] for s in operands])
+    if len(sizes) > 1:
+        return None
+    lines = sizes[0] if sizes else 1
+    line_strides = [s[0] if sizes else 0 for s in strides]
+    grid = max(1, min(lines, 2**20))
+    axis_strides = [s[axis] for s in operands]
+    head = f"scatter_elements_staged<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}"
+
+    def launches(vec: int) -> tuple[PackedLaunch, PackedLaunch]:
+        fn = get_kernel(INDEXING, f"{head}, {vec}, {batch}>")
+        return tuple(  # type: ignore[return-value]
+            PackedLaunch(
+                fn,
+                grid,
+                256,
+                5,
+                ix_params(lines, (), [], n=n, m=m, axis_stride=axis_strides, scalar=[write], tuple_stride=line_strides),
+                shared=shared,
+            )
+            for write in (0, 1)
+        )
+
+    fits = axis_strides == [1, 1, 1, 1] and n % 4 == 0 and m % 4 == 0 and all(s % 4 == 0 for s in line_strides)
+    align = tuple(4 * a.itemsize for a in (x, y, idx, upd))
+    return _ScatterStaged(launches(4) if fits else None, launches(1), align)
+
+
+_SCATTER_STAGED = PlanCache()
+
+
 def run_scatter_elements(
     desc: Any,
     inputs: Mapping[str, Any],
@@ -493,13 +639,30 @@ def run_scatter_elements(
     feature_level: FeatureLevel,
     strict: bool,
 ) -> None:
-    """SCATTER_ELEMENTS by tiles of lines along Axis (kernels/indexing.cu's scatter_elements)."""
+    """SCATTER_ELEMENTS by lines (scatter_elements_staged) or tiles of lines (scatter_elements) along Axis."""
     x, idx, upd, y = inputs["InputTensor"], inputs["IndicesTensor"], inputs["UpdatesTensor"], outputs["OutputTensor"]
     if y.size == 0:
         return
     axis = int(desc.axis)
     n, m = x.shape[axis], idx.shape[axis]
     wrap = signed_indices_wrap(desc.indices_tensor.data_type, feature_level)
+    layout = (element_strides(x), element_strides(idx), element_strides(upd), element_strides(y))
+    key = (id(desc), layout, wrap, SCATTER_BATCH)
+    plan = _SCATTER_STAGED.get(key)
+    if plan is None or plan[0] is not desc:
+        plan = _SCATTER_STAGED.put(key, (desc, _scatter_staged(x, idx, upd, y, axis, wrap)))
+    staged = plan[1]
+    if staged is not None:
+        flag = call_flag()
+        ptrs = (x.data.ptr, idx.data.ptr, upd.data.ptr, y.data.ptr, flag.ptr)
+        # strict: a checking pass first, so that a refused call leaves the output as it was
+        staged(not strict, *ptrs)
+        found = flag.read()
+        _raise_scatter_elements(desc, idx, axis, n, wrap, strict, found)
+        if strict:
+            staged(True, *ptrs)
+            flag.read()
+        return
     operands = [element_strides(a) for a in (x, y, idx, upd)]
     sizes, strides = collapse(drop(x.shape, axis), [drop(s, axis) for s in operands])
     lines = math.prod(sizes)
@@ -529,13 +692,18 @@ def run_scatter_elements(
 
     # strict: a checking pass first, so that a refused call leaves the output as it was
     found = launch(False) if strict else launch(True)
+    _raise_scatter_elements(desc, idx, axis, n, wrap, strict, found)
+    if strict:
+        launch(True)
+
+
+def _raise_scatter_elements(desc: Any, idx: Any, axis: int, n: int, wrap: bool, strict: bool, found: int) -> None:
+    """The reference's DataIndexError when the kernel's flag says so (bit 0 an index out of range, bit 1 duplicates)."""
     if found & 1 or (strict and found & 2):
         coordinates = elements_coordinates(desc.indices_tensor.sizes, axis, idx.get(), n, wrap_negative=wrap)
         what = f"{desc.dml_name}.IndicesTensor"
         check_indices(what, coordinates, desc.input_tensor.sizes, [axis], scatter=True)
         refuse_duplicates(what, desc.input_tensor.sizes, coordinates)
-    if strict:
-        launch(True)
 
 
 # -- GATHER_ND, GATHER_ND1, SCATTER_ND ---------------------------------------------------

@@ -164,6 +164,202 @@ __global__ void __launch_bounds__(256) gather_elements_rows(const T* __restrict_
     if (bad) *flag = 1u;  // any writer: the host only tests it
 }
 
+// The position an index names on an axis of n < 2^31 elements, or -1 outside it: as
+// index_value, in 32-bit arithmetic for 32-bit index types.
+template <typename IDX, bool WRAP> __device__ __forceinline__ int axis_slot(IDX raw, int n) {
+    if constexpr (sizeof(IDX) == 8) {
+        const i64 v = index_value<IDX, WRAP>(raw, (i64)n);
+        return (u64)v < (u64)n ? (int)v : -1;
+    } else if constexpr ((IDX)(-1) > (IDX)0) {
+        return (u32)raw < (u32)n ? (int)raw : -1;
+    } else {
+        int v = (int)raw;
+        if (WRAP && v < 0) v += n;
+        return (u32)v < (u32)n ? v : -1;
+    }
+}
+
+// GATHER_ELEMENTS along the innermost axis, second form: as gather_elements_rows, but each
+// thread keeps U accesses in flight per phase (the loads of a batch issued before their
+// first use), and the first batch of a row's Indices is loaded before the row is staged,
+// so that both reads of a row are in flight at once: the first form's time was the DRAM
+// latency of one outstanding load per thread, not the bytes (run B). Offsets within a row
+// in 32 bits (the host checked p.m * stride < 2^31).
+template <typename T, typename IDX, bool WRAP, int VEC, int U>
+__global__ void __launch_bounds__(256) gather_elements_staged(const T* __restrict__ src, const IDX* __restrict__ idx,
+                                                              T* __restrict__ dst, u32* __restrict__ flag,
+                                                              const IxParams p) {
+    typedef IxVec<T, VEC> TV;
+    typedef IxVec<IDX, VEC> KV;
+    extern __shared__ unsigned char gather_staged_raw[];
+    const T* row = reinterpret_cast<const T*>(gather_staged_raw);
+    TV* row_v = reinterpret_cast<TV*>(gather_staged_raw);
+    const int n = (int)p.n;
+    const int nv = (int)(p.n / VEC), mv = (int)(p.m / VEC);  // VEC > 1: multiples of VEC (the host checked)
+    // VEC > 1: unit strides along the axis (the host checked)
+    const int sa = VEC > 1 ? 1 : (int)p.axis_stride[0], ia = VEC > 1 ? 1 : (int)p.axis_stride[1];
+    const int da = VEC > 1 ? 1 : (int)p.axis_stride[2];
+    const int tid = threadIdx.x, threads = blockDim.x;
+    bool bad = false;
+    for (i64 r = blockIdx.x; r < p.count; r += gridDim.x) {
+        const TV* s = reinterpret_cast<const TV*>(src + r * p.tuple_stride[0]);
+        const KV* ix = reinterpret_cast<const KV*>(idx + r * p.tuple_stride[1]);
+        TV* d = reinterpret_cast<TV*>(dst + r * p.tuple_stride[2]);
+        KV k[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int j = tid + u * threads;
+            if (j < mv) k[u] = ix[j * ia];
+        }
+        __syncthreads();  // every read of the previous row's copy is done
+        for (int j0 = tid; j0 < nv; j0 += threads * U) {
+            TV b[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int j = j0 + u * threads;
+                if (j < nv) b[u] = s[j * sa];
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int j = j0 + u * threads;
+                if (j < nv) row_v[j] = b[u];
+            }
+        }
+        __syncthreads();
+        for (int j0 = tid; j0 < mv; j0 += threads * U) {
+            if (j0 != tid) {
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    const int j = j0 + u * threads;
+                    if (j < mv) k[u] = ix[j * ia];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int j = j0 + u * threads;
+                if (j < mv) {
+                    TV o;
+                    bool all_ok = true;
+#pragma unroll
+                    for (int e = 0; e < VEC; ++e) {
+                        const int v = axis_slot<IDX, WRAP>(k[u].v[e], n);
+                        all_ok &= v >= 0;
+                        o.v[e] = row[v >= 0 ? v : 0];  // a bad index: the call raises; its element is not kept
+                    }
+                    bad |= !all_ok;
+                    if (VEC > 1 || all_ok) d[j * da] = o;  // one element: a bad index leaves it as it was
+                }
+            }
+        }
+    }
+    if (bad) *flag = 1u;  // any writer: the host only tests it
+}
+
+// SCATTER_ELEMENTS along the innermost axis of lines that fit shared memory, in one pass
+// over DRAM: a block takes a line at a time; (A) it reads the line's Indices and Updates
+// (U accesses a thread in flight), copies the updates into shared memory at their own
+// positions and claims each target with atomicMax on a shared winner table (the largest
+// update position, the last in row-major order, wins, as the reference's _write; an index
+// outside the axis sets flag bit 0 and claims nothing, an earlier claim bit 1); (B) each
+// output element is written once, from its winning update in shared memory or from the
+// Input where none landed, and the winner table is reset for the next line. Operands as
+// scatter_elements: 0 Input, 1 Output, 2 Indices, 3 Updates; line strides tuple_stride[0..3],
+// axis strides axis_stride[0..3] (each line's offsets fit 31 bits: the host checked);
+// p.n targets and p.m updates per line; p.scalar[0] == 0: the checking pass only (nothing
+// written). Shared memory: n ints (rounded up to 32 bytes), then m elements. src and dst
+// may be one array: each output element is read and written by one thread.
+template <typename T, typename IDX, bool WRAP, int VEC, int U>
+__global__ void __launch_bounds__(256) scatter_elements_staged(const T* src, const IDX* __restrict__ idx,
+                                                               const T* __restrict__ upd, T* dst,
+                                                               u32* __restrict__ flag, const IxParams p) {
+    typedef IxVec<T, VEC> TV;
+    typedef IxVec<IDX, VEC> KV;
+    typedef IxVec<int, VEC> WV;
+    extern __shared__ __align__(32) unsigned char scatter_staged_raw[];
+    const int n = (int)p.n;
+    int* win = reinterpret_cast<int*>(scatter_staged_raw);
+    WV* win_v = reinterpret_cast<WV*>(scatter_staged_raw);
+    const T* staged = reinterpret_cast<const T*>(scatter_staged_raw + ((n * 4 + 31) / 32) * 32);
+    TV* staged_v = reinterpret_cast<TV*>(scatter_staged_raw + ((n * 4 + 31) / 32) * 32);
+    const int nv = (int)(p.n / VEC), mv = (int)(p.m / VEC);
+    const int sa = VEC > 1 ? 1 : (int)p.axis_stride[0], da = VEC > 1 ? 1 : (int)p.axis_stride[1];
+    const int ia = VEC > 1 ? 1 : (int)p.axis_stride[2], ua = VEC > 1 ? 1 : (int)p.axis_stride[3];
+    const bool write = p.scalar[0] != 0;
+    const int tid = threadIdx.x, threads = blockDim.x;
+    u32 bits = 0;
+    for (int j = tid; j < n; j += threads) win[j] = -1;
+    __syncthreads();
+    for (i64 line = blockIdx.x; line < p.count; line += gridDim.x) {
+        const TV* s = reinterpret_cast<const TV*>(src + line * p.tuple_stride[0]);
+        TV* d = reinterpret_cast<TV*>(dst + line * p.tuple_stride[1]);
+        const KV* ix = reinterpret_cast<const KV*>(idx + line * p.tuple_stride[2]);
+        const TV* up = reinterpret_cast<const TV*>(upd + line * p.tuple_stride[3]);
+        for (int a0 = tid; a0 < mv; a0 += threads * U) {
+            KV k[U];
+            TV w[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int a = a0 + u * threads;
+                if (a < mv) {
+                    k[u] = ix[a * ia];
+                    if (write) w[u] = up[a * ua];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int a = a0 + u * threads;
+                if (a < mv) {
+                    if (write) staged_v[a] = w[u];
+#pragma unroll
+                    for (int e = 0; e < VEC; ++e) {
+                        const int r = axis_slot<IDX, WRAP>(k[u].v[e], n);
+                        if (r < 0) {
+                            bits |= 1u;
+                        } else if (atomicMax(&win[r], a * VEC + e) >= 0) {
+                            bits |= 2u;
+                        }
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        for (int j0 = tid; j0 < nv; j0 += threads * U) {
+            WV c[U];
+            TV o[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int j = j0 + u * threads;
+                if (j < nv) {
+                    c[u] = win_v[j];
+                    bool missing = false;
+#pragma unroll
+                    for (int e = 0; e < VEC; ++e) missing |= c[u].v[e] < 0;
+                    if (write && missing) o[u] = s[j * sa];  // the Input where no update landed
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int j = j0 + u * threads;
+                if (j < nv) {
+                    WV reset;
+#pragma unroll
+                    for (int e = 0; e < VEC; ++e) reset.v[e] = -1;
+                    win_v[j] = reset;
+                    if (write) {
+#pragma unroll
+                        for (int e = 0; e < VEC; ++e) {
+                            if (c[u].v[e] >= 0) o[u].v[e] = staged[c[u].v[e]];
+                        }
+                        d[j * da] = o[u];
+                    }
+                }
+            }
+        }
+        __syncthreads();  // the next line reuses the winners and the staged updates
+    }
+    if (bits) atomicOr(flag, bits);
+}
+
 // SCATTER_ELEMENTS, one pass per tile of lines (a line: every element along Axis at one
 // coordinate of the other dimensions; duplicates can only target one line). Per tile:
 //   1. winner[j] = -1 for each target j of each line,
