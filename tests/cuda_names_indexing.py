@@ -26,6 +26,4 @@ for t, has_input, i in itertools.product(STORAGE, ["true", "false"], OFFSETS):
 for t, (idx, wrap), vec in itertools.product(STORAGE, INDEX_WRAP, [1, 4]):
     NAMES.append(f"gather_elements_rows<{t}, {idx}, {wrap}, {vec}>")
 for t, (idx, wrap), vec in itertools.product(STORAGE, INDEX_WRAP, [1, 4]):
-    # U: data_movement.GATHER_ROWS_BATCH and SCATTER_BATCH
-    NAMES.append(f"gather_elements_staged<{t}, {idx}, {wrap}, {vec}, 4>")
-    NAMES.append(f"scatter_elements_staged<{t}, {idx}, {wrap}, {vec}, 2>")
+    NAMES.append(f"scatter_elements_staged<{t}, {idx}, {wrap}, {vec}, 2>")  # U: data_movement.SCATTER_BATCH

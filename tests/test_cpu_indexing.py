@@ -210,24 +210,11 @@ def test_gather_elements(backend: str, seed: int) -> None:
     ],
 )
 @pytest.mark.parametrize("itype", ["INT32", "UINT32", "INT64"])
-@pytest.mark.parametrize("batch", [4, 0])
 def test_gather_elements_rows(
-    backend: str,
-    dtype: str,
-    sizes: list[int],
-    isz: list[int],
-    layout: str,
-    itype: str,
-    batch: int,
-    monkeypatch: pytest.MonkeyPatch,
+    backend: str, dtype: str, sizes: list[int], isz: list[int], layout: str, itype: str
 ) -> None:
     """In-range (and negative, wrapped) indices along the innermost axis that is not 1: cuda
-    stages such Input rows in shared memory where they fit (gather_elements_staged with
-    ``batch`` accesses in flight per thread, gather_elements_rows with 0)."""
-    if backend == "cuda":
-        monkeypatch.setattr("dmlops.cuda.data_movement.GATHER_ROWS_BATCH", batch)
-    elif batch:
-        pytest.skip("a cuda kernel setting")
+    stages such Input rows in shared memory where they fit (gather_elements_rows)."""
     rng = rng_of(f"rows{sizes}{isz}{layout}{itype}", 0)
     axis = max(i for i, s in enumerate(sizes) if s != 1 or i == 0) if sizes[-1] == 1 else len(sizes) - 1
     desc = make(

@@ -427,6 +427,8 @@ def call_flag() -> _PinnedFlag | _DeviceFlag:
     flag = flags.get(key)
     if flag is None:
         flag = flags[key] = _PinnedFlag()
+    elif flag.word[0]:  # set by a call that never read it (interrupted): this call's own bits only
+        flag.word[0] = 0
     return flag
 
 
@@ -462,7 +464,7 @@ def run_gather_elements(
     n = desc.input_tensor.sizes[axis]
     wrap = signed_indices_wrap(desc.indices_tensor.data_type, feature_level)
     xs, is_, ys = element_strides(x), element_strides(idx), element_strides(y)
-    key = (id(desc), xs, is_, ys, wrap, GATHER_ROWS_BATCH)
+    key = (id(desc), xs, is_, ys, wrap)
     plan = _ELEMENT_LAUNCHES.get(key)
     if plan is None or plan[0] is not desc:
         plan = _ELEMENT_LAUNCHES.put(
@@ -488,9 +490,6 @@ def _elements_launch(x: Any, idx: Any, y: Any, axis: int, wrap: bool) -> PackedL
 
 ROW_SHARED_BYTES = 48 * 1024
 """The largest Input row gather_elements_rows stages in shared memory (the default limit per block)."""
-GATHER_ROWS_BATCH = 4
-"""gather_elements_staged's accesses in flight per thread and phase (its U); 0: the first form,
-gather_elements_rows (one access at a time)."""
 
 
 class _RowsLaunch:
@@ -528,16 +527,12 @@ def _rows_launch(x: Any, idx: Any, y: Any, axis: int, wrap: bool) -> _RowsLaunch
         rows, (), [], n=n, m=idx.shape[axis], axis_stride=[xs[axis], is_[axis], ys[axis]], tuple_stride=row_strides
     )
     grid = max(1, min(rows, 2**20))
-    m = idx.shape[axis]
-    # gather_elements_staged's offsets within a row are 32-bit
-    batch = GATHER_ROWS_BATCH if max(abs(xs[axis]) * n, abs(is_[axis]) * m, abs(ys[axis]) * m) < 2**31 else 0
-    kernel = "gather_elements_staged" if batch else "gather_elements_rows"
-    head = f"{kernel}<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}"
+    head = f"gather_elements_rows<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}"
 
     def launch(vec: int) -> PackedLaunch:
-        name = f"{head}, {vec}, {batch}>" if batch else f"{head}, {vec}>"
-        return PackedLaunch(get_kernel(INDEXING, name), grid, 256, 4, p, shared=n * x.itemsize)
+        return PackedLaunch(get_kernel(INDEXING, f"{head}, {vec}>"), grid, 256, 4, p, shared=n * x.itemsize)
 
+    m = idx.shape[axis]
     units = (xs[axis], is_[axis], ys[axis]) == (1, 1, 1)
     fits = units and n % 4 == 0 and m % 4 == 0 and all(s % 4 == 0 for s in row_strides)
     align = (4 * x.itemsize, 4 * idx.itemsize, 4 * y.itemsize)
@@ -674,8 +669,8 @@ def run_scatter_elements(
     scratch = cp.empty((1 if shared else grid * n,), dtype=np.int32)
     name = f"scatter_elements<{STORAGE[x.itemsize]}, {INDEX_TYPES[idx.dtype]}, {_c(wrap)}, {_c(shared)}>"
     fn = get_kernel(INDEXING, name)
-    flag = index_flag()
-    pointers = (x.data.ptr, idx.data.ptr, upd.data.ptr, y.data.ptr, scratch.data.ptr, flag.data.ptr)
+    flag = call_flag()
+    pointers = (x.data.ptr, idx.data.ptr, upd.data.ptr, y.data.ptr, scratch.data.ptr, flag.ptr)
 
     def launch(write: bool) -> int:
         p = ix_params(
@@ -688,7 +683,7 @@ def run_scatter_elements(
             scalar=[int(write), per_tile, int(SCATTER_STORES)],
         )
         PackedLaunch(fn, grid, SC_BLOCK, 6, p)(*pointers)
-        return int(flag.get()[0])
+        return flag.read()
 
     # strict: a checking pass first, so that a refused call leaves the output as it was
     found = launch(False) if strict else launch(True)
