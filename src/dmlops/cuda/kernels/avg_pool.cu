@@ -86,38 +86,15 @@ __global__ void __launch_bounds__(256) pool_sum(const T* __restrict__ x, T* __re
                                                 const SumParams s) {
     const I step = (I)gridDim.x * (I)blockDim.x;
     for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < (I)p.count; t += step) {
-        I r = t;
-        const I ow = r % (I)p.out_size[2];
-        r /= (I)p.out_size[2];
-        const I oh = r % (I)p.out_size[1];
-        r /= (I)p.out_size[1];
-        const I od = r % (I)p.out_size[0];
-        r /= (I)p.out_size[0];
-        const I c = r % (I)p.c;
-        const I n = r / (I)p.c;
-        const T* plane = x + n * (I)p.x_stride[0] + c * (I)p.x_stride[1];
-        const I d0 = od * (I)p.stride[0] - (I)p.pad[0];
-        const I h0 = oh * (I)p.stride[1] - (I)p.pad[1];
-        const I w0 = ow * (I)p.stride[2] - (I)p.pad[2];
+        const PoolPosition<I> q = pool_position(t, p);
         float total = 0.0f;
         i64 count = 0;
-        for (I kd = 0; kd < (I)p.window[0]; ++kd) {
-            const I id = d0 + kd * (I)p.dil[0];
-            if (id < 0 || id >= (I)p.in_size[0]) continue;
-            for (I kh = 0; kh < (I)p.window[1]; ++kh) {
-                const I ih = h0 + kh * (I)p.dil[1];
-                if (ih < 0 || ih >= (I)p.in_size[1]) continue;
-                const T* row = plane + id * (I)p.x_stride[2] + ih * (I)p.x_stride[3];
-                for (I kw = 0; kw < (I)p.window[2]; ++kw) {
-                    const I iw = w0 + kw * (I)p.dil[2];
-                    if (iw < 0 || iw >= (I)p.in_size[2]) continue;
-                    ++count;
-                    if (MODE != POOL_LP0) total += pool_term<MODE>(Num<T>::to_acc(row[iw * (I)p.x_stride[4]]), s.p);
-                }
-            }
-        }
-        y[n * (I)p.y_stride[0] + c * (I)p.y_stride[1] + od * (I)p.y_stride[2] + oh * (I)p.y_stride[3] +
-          ow * (I)p.y_stride[4]] = Num<T>::from_acc(pool_finish<MODE>(total, count, s));
+        for_window<T, I>(pool_plane(x, p, q), p, q, [&](const T& value, I, I, I, I) {
+            ++count;
+            if (MODE != POOL_LP0) total += pool_term<MODE>(Num<T>::to_acc(value), s.p);
+        });
+        y[q.n * (I)p.y_stride[0] + q.c * (I)p.y_stride[1] + q.od * (I)p.y_stride[2] + q.oh * (I)p.y_stride[3] +
+          q.ow * (I)p.y_stride[4]] = Num<T>::from_acc(pool_finish<MODE>(total, count, s));
     }
 }
 

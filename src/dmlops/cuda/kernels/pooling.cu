@@ -76,18 +76,41 @@ struct NoIndexOut {
     int unused;
 };
 
-// Argmax of the window of output position (od, oh, ow) in one (n, c) plane: returns the
-// spatial linear index (d * H + h) * W + w of the selected element (-1 for a window of
-// padding only), and the running value (L for a window of padding only).
+// The output position (n, c, od, oh, ow) of the general kernels' work item t, the
+// outermost dimension first, and the start of its (n, c) input plane.
+template <typename I> struct PoolPosition {
+    I n, c, od, oh, ow;
+};
+
+template <typename I> __device__ __forceinline__ PoolPosition<I> pool_position(I t, const PoolParams& p) {
+    PoolPosition<I> q;
+    q.ow = t % (I)p.out_size[2];
+    t /= (I)p.out_size[2];
+    q.oh = t % (I)p.out_size[1];
+    t /= (I)p.out_size[1];
+    q.od = t % (I)p.out_size[0];
+    t /= (I)p.out_size[0];
+    q.c = t % (I)p.c;
+    q.n = t / (I)p.c;
+    return q;
+}
+
 template <typename T, typename I>
-__device__ __forceinline__ I window_argmax(const T* __restrict__ plane, const PoolParams& p, I od, I oh, I ow,
-                                           T& best_value) {
-    typedef typename PoolKey<T>::K K;
-    I best = -1;
-    K best_k = PoolKey<T>::lowest();
-    const I d0 = od * (I)p.stride[0] - (I)p.pad[0];
-    const I h0 = oh * (I)p.stride[1] - (I)p.pad[1];
-    const I w0 = ow * (I)p.stride[2] - (I)p.pad[2];
+__device__ __forceinline__ const T* pool_plane(const T* x, const PoolParams& p, const PoolPosition<I>& q) {
+    return x + q.n * (I)p.x_stride[0] + q.c * (I)p.x_stride[1];
+}
+
+// The window walk every general pooling kernel shares: visit(value, id, ih, iw, k) for
+// each in-bounds element of output (od, oh, ow)'s window, in window order (depth, then
+// height, then width; k is the element's offset in the window, (kd KH + kh) KW + kw).
+// Elements in the padding are skipped, so a visitor sees exactly the input elements that
+// DirectML's window covers.
+template <typename T, typename I, class Visit>
+__device__ __forceinline__ void for_window(const T* __restrict__ plane, const PoolParams& p,
+                                           const PoolPosition<I>& q, Visit&& visit) {
+    const I d0 = q.od * (I)p.stride[0] - (I)p.pad[0];
+    const I h0 = q.oh * (I)p.stride[1] - (I)p.pad[1];
+    const I w0 = q.ow * (I)p.stride[2] - (I)p.pad[2];
     for (I kd = 0; kd < (I)p.window[0]; ++kd) {
         const I id = d0 + kd * (I)p.dil[0];
         if (id < 0 || id >= (I)p.in_size[0]) continue;
@@ -98,17 +121,41 @@ __device__ __forceinline__ I window_argmax(const T* __restrict__ plane, const Po
             for (I kw = 0; kw < (I)p.window[2]; ++kw) {
                 const I iw = w0 + kw * (I)p.dil[2];
                 if (iw < 0 || iw >= (I)p.in_size[2]) continue;
-                const K k = PoolKey<T>::of(row[iw * (I)p.x_stride[4]]);
-                if (best < 0 || k > best_k) {  // the first in-bounds element starts
-                    best_k = k;
-                    best = (id * (I)p.in_size[1] + ih) * (I)p.in_size[2] + iw;
-                }
+                visit(row[iw * (I)p.x_stride[4]], id, ih, iw, (kd * (I)p.window[1] + kh) * (I)p.window[2] + kw);
             }
         }
     }
+}
+
+// Argmax of the window of output position q in its (n, c) plane: the running key over
+// for_window's order, the first in-bounds element starting it and only a strictly greater
+// key replacing it. Returns `position(id, ih, iw, k)` of the selected element (-1 for a
+// window of padding only) and its value in best_value (L for a window of padding only).
+template <typename T, typename I, class Position>
+__device__ __forceinline__ I window_argmax(const T* __restrict__ plane, const PoolParams& p,
+                                           const PoolPosition<I>& q, T& best_value, Position&& position) {
+    typedef typename PoolKey<T>::K K;
+    I best = -1;
+    K best_k = PoolKey<T>::lowest();
+    for_window<T, I>(plane, p, q, [&](const T& value, I id, I ih, I iw, I k) {
+        const K key = PoolKey<T>::of(value);
+        if (best < 0 || key > best_k) {
+            best_k = key;
+            best = position(id, ih, iw, k);
+        }
+    });
     best_value = PoolKey<T>::value(best_k);
     return best;
 }
+
+// window_argmax's position for MAX_POOLING's indices: the spatial linear index
+// (d H + h) W + w of the selected element in its plane.
+template <typename I> struct SpatialIndex {
+    const PoolParams& p;
+    __device__ __forceinline__ I operator()(I id, I ih, I iw, I) const {
+        return (id * (I)p.in_size[1] + ih) * (I)p.in_size[2] + iw;
+    }
+};
 
 template <typename IDXOUT> struct IndexStore {
     template <typename I> static __device__ __forceinline__ void store(IDXOUT* z, I off, I value) {
@@ -125,24 +172,15 @@ __global__ void __launch_bounds__(256) max_pool(const T* __restrict__ x, T* __re
     const I step = (I)gridDim.x * (I)blockDim.x;
     const I image = (I)(p.in_size[0] * p.in_size[1] * p.in_size[2]);
     for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < (I)p.count; t += step) {
-        I r = t;
-        const I ow = r % (I)p.out_size[2];
-        r /= (I)p.out_size[2];
-        const I oh = r % (I)p.out_size[1];
-        r /= (I)p.out_size[1];
-        const I od = r % (I)p.out_size[0];
-        r /= (I)p.out_size[0];
-        const I c = r % (I)p.c;
-        const I n = r / (I)p.c;
-        const T* plane = x + n * (I)p.x_stride[0] + c * (I)p.x_stride[1];
+        const PoolPosition<I> q = pool_position(t, p);
         T v;
-        const I best = window_argmax<T, I>(plane, p, od, oh, ow, v);
-        y[n * (I)p.y_stride[0] + c * (I)p.y_stride[1] + od * (I)p.y_stride[2] + oh * (I)p.y_stride[3] +
-          ow * (I)p.y_stride[4]] = v;
+        const I best = window_argmax<T, I>(pool_plane(x, p, q), p, q, v, SpatialIndex<I>{p});
+        y[q.n * (I)p.y_stride[0] + q.c * (I)p.y_stride[1] + q.od * (I)p.y_stride[2] + q.oh * (I)p.y_stride[3] +
+          q.ow * (I)p.y_stride[4]] = v;
         IndexStore<IDXOUT>::store(z,
-                                  n * (I)p.z_stride[0] + c * (I)p.z_stride[1] + od * (I)p.z_stride[2] +
-                                      oh * (I)p.z_stride[3] + ow * (I)p.z_stride[4],
-                                  best < 0 ? (I)0 : (n * (I)p.c + c) * image + best);  // padding only: 0
+                                  q.n * (I)p.z_stride[0] + q.c * (I)p.z_stride[1] + q.od * (I)p.z_stride[2] +
+                                      q.oh * (I)p.z_stride[3] + q.ow * (I)p.z_stride[4],
+                                  best < 0 ? (I)0 : (q.n * (I)p.c + q.c) * image + best);  // padding only: 0
     }
 }
 
@@ -187,8 +225,9 @@ __global__ void __launch_bounds__(256) max_pool_grad(const T* __restrict__ x, co
                 for (I kw = 0; kw < (I)p.window[2]; ++kw) {
                     const I ow = candidate<I>(iw, kw, (I)p.stride[2], (I)p.pad[2], (I)p.dil[2], (I)p.out_size[2]);
                     if (ow < 0) continue;
+                    const PoolPosition<I> q = {n, c, od, oh, ow};
                     T v;
-                    if (window_argmax<T, I>(plane, p, od, oh, ow, v) == me) {
+                    if (window_argmax<T, I>(plane, p, q, v, SpatialIndex<I>{p}) == me) {
                         acc += Num<T>::to_acc(gplane[od * (I)p.y_stride[2] + oh * (I)p.y_stride[3] +
                                                      ow * (I)p.y_stride[4]]);
                     }
@@ -206,43 +245,13 @@ __global__ void __launch_bounds__(256) max_pool_grad(const T* __restrict__ x, co
 template <typename T, typename A, typename I>
 __global__ void __launch_bounds__(256) max_pool_argmax(const T* __restrict__ x, A* __restrict__ arg,
                                                        const PoolParams p) {
-    typedef typename PoolKey<T>::K K;
     const I step = (I)gridDim.x * (I)blockDim.x;
     const I out_total = (I)(p.n * p.c * p.out_size[0] * p.out_size[1] * p.out_size[2]);
     for (I t = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; t < out_total; t += step) {
-        I r = t;
-        const I ow = r % (I)p.out_size[2];
-        r /= (I)p.out_size[2];
-        const I oh = r % (I)p.out_size[1];
-        r /= (I)p.out_size[1];
-        const I od = r % (I)p.out_size[0];
-        r /= (I)p.out_size[0];
-        const I c = r % (I)p.c;
-        const I n = r / (I)p.c;
-        const T* plane = x + n * (I)p.x_stride[0] + c * (I)p.x_stride[1];
-        const I d0 = od * (I)p.stride[0] - (I)p.pad[0];
-        const I h0 = oh * (I)p.stride[1] - (I)p.pad[1];
-        const I w0 = ow * (I)p.stride[2] - (I)p.pad[2];
-        I best = -1;  // -1 (255 as u8): a window of padding only, which selects nothing
-        K best_k = PoolKey<T>::lowest();
-        for (I kd = 0; kd < (I)p.window[0]; ++kd) {
-            const I id = d0 + kd * (I)p.dil[0];
-            if (id < 0 || id >= (I)p.in_size[0]) continue;
-            for (I kh = 0; kh < (I)p.window[1]; ++kh) {
-                const I ih = h0 + kh * (I)p.dil[1];
-                if (ih < 0 || ih >= (I)p.in_size[1]) continue;
-                const T* row = plane + id * (I)p.x_stride[2] + ih * (I)p.x_stride[3];
-                for (I kw = 0; kw < (I)p.window[2]; ++kw) {
-                    const I iw = w0 + kw * (I)p.dil[2];
-                    if (iw < 0 || iw >= (I)p.in_size[2]) continue;
-                    const K k = PoolKey<T>::of(row[iw * (I)p.x_stride[4]]);
-                    if (best < 0 || k > best_k) {
-                        best_k = k;
-                        best = (kd * (I)p.window[1] + kh) * (I)p.window[2] + kw;
-                    }
-                }
-            }
-        }
+        const PoolPosition<I> q = pool_position(t, p);
+        T unused;
+        // the offset in the window (-1, 255 as u8: a window of padding only, which selects nothing)
+        const I best = window_argmax<T, I>(pool_plane(x, p, q), p, q, unused, [](I, I, I, I k) { return k; });
         arg[t] = (A)best;
     }
 }
