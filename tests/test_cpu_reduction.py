@@ -10,7 +10,7 @@ and float sums whose float64 result depends on the order of the additions.
 Outputs compare bit for bit, NaN equal to NaN, except REDUCE's float sums (SUM, AVERAGE,
 L1, L2, SUM_SQUARE, LOG_SUM, LOG_SUM_EXP): both backends add the same float64 terms, in
 different orders (the cpu backend in SIMD lanes, the reference in NumPy's order), and
-round once, so they agree to within the bound :func:`float_sum_allowance` derives. Where
+round once, so they agree to within the bound ``reduction_cases.sum_interval`` derives. Where
 the reference refuses a desc, the cpu backend must refuse it with the same message.
 """
 
@@ -27,7 +27,7 @@ import dmlops
 from dmlops.descs import desc_from_json
 from dmlops.descs.reduction import OPERATORS as FAMILY_OPERATORS
 from dmlops.errors import InvalidDescError, UnsupportedError
-from reduction_cases import dtype_of, random_axes, rng_for, same
+from reduction_cases import dtype_of, random_axes, rng_for, same, within_sum_bound
 
 pytestmark = pytest.mark.cpu_backend
 pytest.importorskip("numba")
@@ -150,8 +150,6 @@ def padded_output(shape: tuple[int, ...], dtype_name: str) -> tuple[dict[str, An
 
 SUM_FUNCTIONS = ("SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM", "LOG_SUM_EXP")
 """REDUCE's float sums: float64 sums whose order of additions is the backend's."""
-U = 2.0**-53
-"""float64's unit roundoff."""
 
 
 def logical_input(tensor: dict[str, Any], array: np.ndarray) -> np.ndarray:
@@ -163,78 +161,15 @@ def logical_input(tensor: dict[str, Any], array: np.ndarray) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(array, tensor["Sizes"], steps, writeable=False)
 
 
-def sum_terms(function: str, x: np.ndarray) -> np.ndarray:
-    """The float64 terms REDUCE ``function`` adds (as the reference forms them; FLOAT16 widens exactly)."""
-    w = x.astype(np.float64)
-    with np.errstate(all="ignore"):
-        if function == "L1":
-            return np.abs(w)
-        if function in ("L2", "SUM_SQUARE"):
-            return w * w  # exact: a float32 square fits float64
-        if function == "LOG_SUM_EXP":
-            return np.exp(w).astype(np.float32).astype(np.float64)  # each exp a float32 value
-    return w
-
-
-def ulp(v: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
-    """The spacing of ``dtype`` at |v| (float64)."""
-    with np.errstate(all="ignore"):
-        return np.spacing(np.abs(v).astype(dtype)).astype(np.float64)
-
-
-def float_sum_allowance(function: str, x: np.ndarray, axes: list[int], got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """How far each float-sum output may lie from the reference's (NaN: no finite value is determined).
-
-    Both backends add the same n float64 terms T in different orders. Each order's float64
-    sum is within (n - 1) u sum|T| / (1 - (n - 1) u) of the exact one (u = 2^-53; the
-    standard bound for recursive summation, which any order of pairwise additions meets),
-    so the two float64 sums S differ by E <= n * 2^-52 * sum|T| (for n <= 2^26; sum|T| is
-    itself computed in float64, its relative error n u adds nothing at that margin). Each
-    is rounded once to the output type: round-to-nearest is monotone, so the results differ
-    by at most E plus one ulp of the output at the larger magnitude. Per function:
-
-    * SUM, L1, SUM_SQUARE: ``ulp + E``; AVERAGE (S / n, then rounded): ``ulp + E / n``.
-    * L2 = sqrt(float32(S)): the float32 sums differ by D = E + ulp32(S), and
-      |sqrt a - sqrt b| = |a - b| / (sqrt a + sqrt b) <= 2 D / (got + want) (the factor 2
-      covers got, want being the roots rounded); ``ulp + 2 D / (got + want)``.
-    * LOG_SUM, LOG_SUM_EXP = log(float32(S)): |log a - log b| <= |a - b| / min(a, b), with
-      min(a, b) >= S - D; ``ulp + D / (S - D)`` where S > D; where |S| <= D the sign of the
-      sum is not determined (log gives NaN, -inf or a value): NaN, not compared.
-    """
-    kept = [i for i in range(x.ndim) if i not in axes]
-    reduced = sorted(set(axes))
-    terms = np.transpose(sum_terms(function, x), kept + reduced).reshape([x.shape[i] for i in kept] + [-1])
-    n = terms.shape[-1]
-    with np.errstate(all="ignore"):
-        e = n * 2 * U * np.abs(terms).sum(axis=-1).reshape(want.shape)
-        s = terms.sum(axis=-1).reshape(want.shape)
-        out_ulp = ulp(np.maximum(np.abs(got.astype(np.float64)), np.abs(want.astype(np.float64))), want.dtype)
-        if function in ("SUM", "L1", "SUM_SQUARE"):
-            return out_ulp + e
-        if function == "AVERAGE":
-            return out_ulp + e / n
-        d = e + ulp(s, np.dtype(np.float32))
-        if function == "L2":
-            root_sum = got.astype(np.float64) + want.astype(np.float64)
-            return np.where(root_sum > 0, out_ulp + 2 * d / root_sum, 0.0)
-        # LOG_SUM, LOG_SUM_EXP; a negative sum (|S| > D) must give NaN on both (compared as equal bits)
-        return np.where(s > d, out_ulp + d / (s - d), np.where(s < -d, 0.0, np.nan))
-
-
 def sums_agree(function: str, x: np.ndarray, axes: list[int], got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """Elementwise: within :func:`float_sum_allowance`, or bit for bit where either is not finite."""
-    allowance = float_sum_allowance(function, x, axes, got, want)
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    finite = np.isfinite(g) & np.isfinite(w)
-    with np.errstate(invalid="ignore"):
-        close = np.abs(g - w) <= allowance
-    return np.where(np.isnan(allowance), True, np.where(finite, close, same(got, want)))
+    """Elementwise: within the float64 order bound (``reduction_cases.sum_interval``), or bit for bit."""
+    return within_sum_bound(function, x, axes, got.ravel(), want.ravel())[0].reshape(got.shape)
 
 
 def check(operator: str, body: dict[str, Any], inputs: dict[str, Any], outputs: dict[str, Any] | None = None) -> str:
     """Run the desc on numpy and cpu and compare every output ('invalid', 'refused' or 'ok').
 
-    Bit for bit, but REDUCE's float sums within :func:`float_sum_allowance`."""
+    Bit for bit, but REDUCE's float sums within ``reduction_cases.sum_interval``'s bound."""
     desc = desc_from_json(operator, body)
     try:
         desc.validate()
