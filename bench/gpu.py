@@ -1244,6 +1244,17 @@ def bench_softmax() -> None:
     record(w, "fp32", f"variant: {'a block per row' if saved else 'a warp per row'}", other, 2 * out.nbytes, peer)
 
 
+TABLE_VARIANTS: dict[str, dict[str, Any]] = {
+    "32 bytes a thread (E = 16 for FLOAT16)": {"THREAD_BYTES": 32},
+    "8 bytes a thread (E = 8 for INT8)": {"THREAD_BYTES": 8},
+    "8-byte groups": {"VECTOR_BYTES": 8},
+    "16 blocks per SM": {"BLOCKS_PER_SM": 16},
+    "128 blocks per SM": {"BLOCKS_PER_SM": 128},
+}
+"""Other settings of the separable gathers' kernel (attributes of dmlops.cuda._table_copy),
+timed beside the default on PADDING and DEPTH_TO_SPACE (a setting the module lacks is skipped)."""
+
+
 def _dm_case(
     w: str,
     dtype: str,
@@ -1254,20 +1265,103 @@ def _dm_case(
     peer: Callable[[int], Any],
     want: Callable[[], Any],
     floor: float,
+    variants: dict[str, dict[str, Any]] | None = None,
 ) -> None:
-    """One copy-program workload: check against torch's result, time dmlops and torch side by side."""
+    """One copy-program workload: check against torch's result, time dmlops and torch side by side.
+
+    ``variants``: settings of ``dmlops.cuda._table_copy`` timed (and checked) beside the default.
+    """
     from dmlops.descs import desc_from_json
 
     desc = desc_from_json(op, body)
     desc.validate()
-    got = run_cuda(desc, inputs, outputs)
-    for member, expected in want().items():
-        if not torch.equal(torch_of(got[member]), expected):
-            raise AssertionError(f"{w}: {member} differs from torch's")
+
+    def check(label: str) -> None:
+        got = run_cuda(desc, inputs, outputs)
+        for member, expected in want().items():
+            if not torch.equal(torch_of(got[member]), expected):
+                raise AssertionError(f"{w} ({label}): {member} differs from torch's")
+
+    for out in outputs.values():
+        out.fill(0x55 if out.dtype.kind in "iu" else 7.0)  # poison: a check must see every element written
+    check("default")
     peer_us = timed(peer)
     mine = timed(lambda i: run_cuda(desc, inputs, outputs))
     record(w, dtype, "torch", peer_us, floor)
     record(w, dtype, "dmlops cuda", mine, floor, peer_us)
+    if not variants:
+        return
+    table_copy = importlib.import_module("dmlops.cuda._table_copy")
+    for name, settings in variants.items():
+        if not all(hasattr(table_copy, k) for k in settings):
+            continue
+        saved = {k: getattr(table_copy, k) for k in settings}
+        try:
+            for k, v in settings.items():
+                setattr(table_copy, k, v)
+            table_copy._PLANS.plans.clear()
+            for out in outputs.values():
+                out.fill(0x55 if out.dtype.kind in "iu" else 7.0)
+            check(name)
+            us = timed(lambda i: run_cuda(desc, inputs, outputs))
+            record(w, dtype, f"variant: {name}", us, floor, peer_us)
+        finally:
+            for k, v in saved.items():
+                setattr(table_copy, k, v)
+            table_copy._PLANS.plans.clear()
+
+
+def _separable_cases(dtype: str, cdt: Any, dml: str) -> None:
+    """PADDING (CONSTANT, 2 on each side of the last two axes) and DEPTH_TO_SPACE (block 2) on 256 MiB
+    of FLOAT32 (half of it in FLOAT16, a quarter in INT8): the separable gathers, with TABLE_VARIANTS."""
+    t = lambda sizes: {"DataType": dml, "Sizes": list(sizes)}  # noqa: E731
+
+    def draw(shape: tuple[int, ...]) -> Any:
+        if np.dtype(cdt).kind in "iu":
+            return cp.random.randint(-128, 128, shape, dtype=cp.int32).astype(cdt)
+        return cp.random.standard_normal(shape, dtype=cp.float32).astype(cdt)
+
+    x = draw((64, 64, 124, 124))
+    tx = torch_of(x)
+    padded = cp.empty((64, 64, 128, 128), dtype=cdt)
+    tp = torch_of(padded)
+    body = {
+        "InputTensor": t(x.shape),
+        "OutputTensor": t(padded.shape),
+        "PaddingMode": "CONSTANT",
+        "PaddingValue": 0.0,
+        "StartPadding": [0, 0, 2, 2],
+        "EndPadding": [0, 0, 2, 2],
+    }
+    _dm_case(
+        "PADDING constant 124 -> 128 (64x64 planes)",
+        dtype,
+        "PADDING",
+        body,
+        {"InputTensor": x},
+        {"OutputTensor": padded},
+        lambda i: tp.copy_(torch.nn.functional.pad(tx, (2, 2, 2, 2))),
+        lambda: {"OutputTensor": torch.nn.functional.pad(tx, (2, 2, 2, 2))},
+        x.nbytes + padded.nbytes,
+        TABLE_VARIANTS,
+    )
+    z = draw((64, 256, 64, 64))
+    tz = torch_of(z)
+    shuffled = cp.empty((64, 64, 128, 128), dtype=cdt)
+    ts = torch_of(shuffled)
+    body = {"InputTensor": t(z.shape), "OutputTensor": t(shuffled.shape), "BlockSize": 2, "Order": "COLUMN_ROW_DEPTH"}
+    _dm_case(
+        "DEPTH_TO_SPACE1 CRD block 2 (pixel_shuffle)",
+        dtype,
+        "DEPTH_TO_SPACE1",
+        body,
+        {"InputTensor": z},
+        {"OutputTensor": shuffled},
+        lambda i: ts.copy_(torch.nn.functional.pixel_shuffle(tz, 2)),
+        lambda: {"OutputTensor": torch.nn.functional.pixel_shuffle(tz, 2)},
+        z.nbytes + shuffled.nbytes,
+        TABLE_VARIANTS,
+    )
 
 
 def bench_datamove(dtype: str) -> None:
@@ -1313,30 +1407,10 @@ def bench_datamove(dtype: str) -> None:
         lambda: {"OutputTensors[0]": tj[:, :half], "OutputTensors[1]": tj[:, half:]},
         2 * joined.nbytes,
     )
-    # PADDING (CONSTANT, 2 on each side of the last two axes), TILE (2 x 2), DEPTH_TO_SPACE (block 2)
-    x = cp.random.standard_normal((64, 64, 124, 124), dtype=cp.float32).astype(cdt)
-    tx = torch_of(x)
-    padded = cp.empty((64, 64, 128, 128), dtype=cdt)
-    tp = torch_of(padded)
-    body = {
-        "InputTensor": t(x.shape),
-        "OutputTensor": t(padded.shape),
-        "PaddingMode": "CONSTANT",
-        "PaddingValue": 0.0,
-        "StartPadding": [0, 0, 2, 2],
-        "EndPadding": [0, 0, 2, 2],
-    }
-    _dm_case(
-        "PADDING constant 124 -> 128 (64x64 planes)",
-        dtype,
-        "PADDING",
-        body,
-        {"InputTensor": x},
-        {"OutputTensor": padded},
-        lambda i: tp.copy_(torch.nn.functional.pad(tx, (2, 2, 2, 2))),
-        lambda: {"OutputTensor": torch.nn.functional.pad(tx, (2, 2, 2, 2))},
-        x.nbytes + padded.nbytes,
-    )
+    # PADDING and DEPTH_TO_SPACE (the separable gathers; INT8 too in the FLOAT16 pass), TILE (2 x 2)
+    _separable_cases(dtype, cdt, dml)
+    if dtype == "fp16":
+        _separable_cases("i8", cp.int8, "INT8")
     y = cp.random.standard_normal((64, 64, 64, 64), dtype=cp.float32).astype(cdt)
     ty = torch_of(y)
     tiled = cp.empty((64, 64, 128, 128), dtype=cdt)
@@ -1352,22 +1426,6 @@ def bench_datamove(dtype: str) -> None:
         lambda i: tt.copy_(ty.repeat(1, 1, 2, 2)),
         lambda: {"OutputTensor": ty.repeat(1, 1, 2, 2)},
         y.nbytes + tiled.nbytes,
-    )
-    z = cp.random.standard_normal((64, 256, 64, 64), dtype=cp.float32).astype(cdt)
-    tz = torch_of(z)
-    shuffled = cp.empty((64, 64, 128, 128), dtype=cdt)
-    ts = torch_of(shuffled)
-    body = {"InputTensor": t(z.shape), "OutputTensor": t(shuffled.shape), "BlockSize": 2, "Order": "COLUMN_ROW_DEPTH"}
-    _dm_case(
-        "DEPTH_TO_SPACE1 CRD block 2 (pixel_shuffle)",
-        dtype,
-        "DEPTH_TO_SPACE1",
-        body,
-        {"InputTensor": z},
-        {"OutputTensor": shuffled},
-        lambda i: ts.copy_(torch.nn.functional.pixel_shuffle(tz, 2)),
-        lambda: {"OutputTensor": torch.nn.functional.pixel_shuffle(tz, 2)},
-        z.nbytes + shuffled.nbytes,
     )
     # CAST into the other float type and into INT8 (torch: copy_ converts; into INT8 it wraps, so
     # the check uses values inside INT8's range)

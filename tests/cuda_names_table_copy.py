@@ -1,10 +1,17 @@
 """The specialisations of kernels/table_copy.cu that cuda/_table_copy.py requests: every
-storage width, 1 to 8 axes, 32- and 64-bit tables (tests/test_cuda_kernels_compile.py)."""
+storage width at its default E and V (and V = 1, for outputs whose rows are strided), 1 to 8
+axes, 32- and 64-bit tables, with and without padding (tests/test_cuda_kernels_compile.py)."""
+
+from dmlops.cuda._table_copy import elements_per_thread, group_size
+
+_WIDTHS = {"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
 NAMES = [
-    f"table_copy<{t}, {nd}, {i}, {e}>"
-    for t in ("u8", "u16", "u32", "u64")
+    f"table_copy<{t}, {nd}, {i}, {elements_per_thread(n)}, {group_size(n, contiguous)}, {pad}>"
+    for t, n in _WIDTHS.items()
     for nd in range(1, 9)
     for i in ("int", "long long")
-    for e in (4, 8)
-] + [f"table_copy<{t}, {nd}, int, 8, true>" for t in ("u8", "u16", "u32", "u64") for nd in (1, 4)]
+    for contiguous in (True, False)
+    for pad in ("true", "false")
+    if (contiguous and pad == "true") or nd in (1, 4, 8)
+]

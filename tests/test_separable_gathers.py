@@ -176,3 +176,22 @@ def test_cuda_layouts(backend: str, layout: str) -> None:
     written = np.zeros(host.size, dtype=bool)
     np.lib.stride_tricks.as_strided(written, out_sizes, [s for s in (200, 20, 2)])[...] = True
     assert (host[~written] == 12345.0).all()  # nothing else touched
+
+
+def test_division_magic_divides_every_row_index() -> None:
+    """The kernel's 32-bit rows are divided by a multiply-high and a shift (Div<int>): the host's
+    magic numbers must give the exact quotient for every index below 2**31, at any divisor."""
+    from dmlops.cuda._table_copy import division_magic
+
+    rng = rng_for("magic")
+    divisors = [*range(1, 1030), *(int(d) for d in rng.integers(1, 2**31, 500)), 2**31 - 1, 2**30 + 1, 3 << 29]
+    for d in divisors:
+        m, s = division_magic(d)
+        n = np.concatenate(
+            [rng.integers(0, 2**31, 200), [0, 1, d - 1, d, d + 1, 2**31 - 1, (2**31 - 1) // d * d - 1]]
+        ).astype(np.uint64) % np.uint64(2**31)
+        hi = (n * np.uint64(m)) >> np.uint64(32)  # mulhi of two 32-bit unsigned numbers
+        assert (hi + n < 2**32).all()  # the kernel's sum fits 32 bits
+        np.testing.assert_array_equal((hi + n) >> np.uint64(s), n // np.uint64(d), err_msg=f"divisor {d}")
+    with pytest.raises(ValueError):
+        division_magic(0)

@@ -6,7 +6,8 @@ position reads (or that it pads); here those become one table of input element o
 ``kernels/table_copy.cu`` writes every output element once, row by row. The copy program of
 the same operators (``_copy_programs``) wrote PADDING as an interior copy plus a fill or
 copy per border slab, and DEPTH_TO_SPACE with its block column innermost (2 elements); run
-23 measured them at 46 % and 42-84 % of the copy rate.
+23 measured them at 46 % and 42-84 % of the copy rate. The settings below were timed side by
+side by ``bench/gpu.py``'s datamove section (its TABLE_VARIANTS).
 """
 
 from __future__ import annotations
@@ -28,28 +29,69 @@ BLOCKS_PER_SM = 64
 """Grid cap per multiprocessor: more rows loop (grid-stride). Run 32 (H200, PADDING and
 DEPTH_TO_SPACE on 256 MiB): 64 per SM with E = 8 gave 83 / 82 % of copy for FLOAT32,
 against 80 / 81 % with a block per row group and 72 / 73 % with E = 4; 16 per SM was
-slower."""
+slower. Run A2 (H200, the present kernel): 128 per SM was 1-2 % faster in FLOAT32 and
+FLOAT16 and about 20 % slower in INT8; 16 per SM 5-6 % slower in FLOAT32 and FLOAT16, 3-5 %
+faster in INT8."""
 MAX_DIMS = 8
 _INT32 = np.iinfo(np.int32)
+_TABLE_ALIGN = 16
+"""Each axis's table starts at a multiple of this many bytes: the kernel reads a group's
+entries as 16-byte words."""
+
+THREAD_BYTES = 16
+"""Bytes of its row a thread takes per pass (the kernel's E = THREAD_BYTES / element size,
+at least MIN_ELEMENTS): E = 8 for FLOAT16, 16 for INT8. Run A2 (H200): 32 bytes (E = 16 for
+FLOAT16, 48 registers a thread against 32) ran 2-4 % slower in FLOAT16 and 14-19 % in INT8
+(E = 32); 8 bytes (E = 8 for INT8) 7 % slower on PADDING, 7 % faster on DEPTH_TO_SPACE."""
+MIN_ELEMENTS = 8
+"""The least E (run 32: FLOAT32 with 8 against 4 and 16)."""
+VECTOR_BYTES = 16
+"""Bytes of a group of adjacent elements (the kernel's V), stored as one 16-byte word where
+aligned; a thread's groups are a row's width of threads apart, so a warp's groups are
+adjacent. Used where the output's innermost stride is 1; elsewhere V = 1 (scalar stores).
+Run 43 (H200): adjacent elements with vector stores took PADDING / DEPTH_TO_SPACE from 83 /
+82 % of copy to 91 / 95 % in FLOAT32. Run A2: 8-byte groups were 1 % slower in FLOAT16 and
+5-8 % faster in INT8; run A1 (E = 16 for FLOAT16, entries read per row): a thread's 16
+elements as one group were 3-8 % slower than two groups of 8."""
+PAD_FREE = True
+"""Where no table entry pads (DEPTH_TO_SPACE, SPACE_TO_DEPTH, PADDING without padding), run
+the kernel without the comparisons with PAD (its PADDED = false; run A2: within noise)."""
 
 
-ELEMENTS_PER_THREAD = 8
-"""The kernel's E: elements of a row a thread takes per pass (bytes in flight per thread;
-run 32: 8 against 4 and 16, see BLOCKS_PER_SM)."""
+def elements_per_thread(itemsize: int) -> int:
+    """The kernel's E for elements of ``itemsize`` bytes."""
+    return min(32, max(MIN_ELEMENTS, THREAD_BYTES // itemsize))  # the kernel keeps a bit per element
 
 
-CONSECUTIVE_MAX_ITEMSIZE = 8
-"""Element sizes up to this take E adjacent elements a thread, stored as one vector where
-aligned (the kernel's CONSEC); wider ones take E elements a warp's width apart. Run 43
-(H200, 256 MiB): adjacent elements with vector stores took PADDING / DEPTH_TO_SPACE from
-83.3 / 81.5 % of copy to 90.5 / 94.5 % in FLOAT32, from 47.6 / 48.6 % to 61.0 / 64.0 % in
-FLOAT16 and from 26 to 31-32 % in INT8: every element size, so every size takes them."""
+def group_size(itemsize: int, contiguous: bool) -> int:
+    """The kernel's V: adjacent elements per group (1 unless the output's rows are contiguous)."""
+    e = elements_per_thread(itemsize)
+    if not contiguous:
+        return 1
+    v = max(1, min(e, VECTOR_BYTES // itemsize))
+    while e % v:  # whole groups per thread
+        v //= 2
+    return v
 
 
-def threads_per_row(inner: int) -> int:
-    """A power of two covering the innermost size at E elements a thread, at most the block."""
-    per = -(-inner // ELEMENTS_PER_THREAD)
+def threads_per_row(inner: int, elements: int = MIN_ELEMENTS) -> int:
+    """A power of two covering the innermost size at ``elements`` a thread, at most the block."""
+    per = -(-inner // elements)
     return min(BLOCK, 1 << max(0, per - 1).bit_length())
+
+
+def division_magic(d: int) -> tuple[int, int]:
+    """``(m, s)`` with ``n // d == (mulhi32(n, m) + n) >> s`` for ``0 <= n < 2**31`` (the kernel's Div<int>).
+
+    ``s = ceil(log2 d)`` and ``m = floor(2**32 (2**s - d) / d) + 1`` (division by invariant
+    integers, the variant that adds n back; the sum stays below 2**32 because
+    ``mulhi32(n, m) <= n``).
+    """
+    if not 1 <= d < 2**31:
+        raise ValueError(f"divisor {d} out of range")
+    s = (d - 1).bit_length()
+    m = ((1 << 32) * ((1 << s) - d)) // d + 1
+    return m, s
 
 
 class TablePlan:
@@ -64,16 +106,27 @@ class TablePlan:
         wide = max(reach, span, y.size) > _INT32.max  # offsets, rows and elements as I
         itype, dtype = ("long long", np.int64) if wide else ("int", np.int32)
         pad = np.iinfo(dtype).min
-        host = np.concatenate([np.where(p, pad, o).astype(dtype) for o, p in zip(offsets, gather.padding)])
-        starts = np.cumsum([0, *(len(o) for o in offsets[:-1])])
+        align = _TABLE_ALIGN // np.dtype(dtype).itemsize
+        parts, starts, at = [], [], 0
+        for o, marks in zip(offsets, gather.padding):
+            part = np.where(marks, pad, o).astype(dtype)
+            tail = -len(part) % align
+            parts.append(np.concatenate([part, np.zeros(tail, dtype=dtype)]) if tail else part)
+            starts.append(at)
+            at += len(part) + tail
+        host = np.concatenate(parts)
         sizes = tuple(int(s) for s in y.shape)
         fill = 0
         if gather.fill is not None:
             bits = np.asarray(gather.fill, dtype=y.dtype).reshape(1).view(f"u{y.dtype.itemsize}")[0]
             fill = int(np.int64(np.uint64(bits)))  # the low bytes carry the value
-        tpr = threads_per_row(sizes[-1])
+        itemsize = y.dtype.itemsize
+        e = elements_per_thread(itemsize)
+        v = group_size(itemsize, element_strides(y)[-1] == 1)
+        tpr = threads_per_row(sizes[-1], e)
         rows = math.prod(sizes[:-1])
         groups = BLOCK // tpr
+        magic = [division_magic(s) if not wide and s > 0 else (0, 0) for s in sizes[:-1]]
         self.table = cupy_module().asarray(host)
         p = params(
             ("rows", "i8", rows),
@@ -81,13 +134,14 @@ class TablePlan:
             ("size", "i8", padded(sizes, MAX_DIMS, 1)),
             ("ostride", "i8", padded(element_strides(y), MAX_DIMS)),
             ("toff", "i8", padded(starts, MAX_DIMS)),
+            ("magic", "i8", padded([m for m, _ in magic], MAX_DIMS)),
+            ("mshift", "i8", padded([s for _, s in magic], MAX_DIMS)),
             ("fill", "i8", fill),
             ("tpr_shift", "i8", tpr.bit_length() - 1),
         )
-        e = ELEMENTS_PER_THREAD
-        consec = y.dtype.itemsize <= CONSECUTIVE_MAX_ITEMSIZE and element_strides(y)[-1] == 1
-        head = f"table_copy<{STORAGE[y.dtype.itemsize]}, {len(sizes)}, {itype}, {e}"
-        fn = get_kernel("table_copy.cu", f"{head}, {'true' if consec else 'false'}>")
+        pads = not PAD_FREE or any(bool(m.any()) for m in gather.padding)
+        head = f"table_copy<{STORAGE[itemsize]}, {len(sizes)}, {itype}, {e}, {v}"
+        fn = get_kernel("table_copy.cu", f"{head}, {'true' if pads else 'false'}>")
         grid = 0 if 0 in sizes else max(1, min(BLOCKS_PER_SM * sm_count(), -(-rows // groups)))
         self.launch = PackedLaunch(fn, grid, BLOCK, 2, p, fixed=[self.table])
 
@@ -114,4 +168,4 @@ def run_separable_gather(
     plan.launch(x.data.ptr, y.data.ptr)
 
 
-__all__ = ["run_separable_gather", "threads_per_row"]
+__all__ = ["division_magic", "elements_per_thread", "group_size", "run_separable_gather", "threads_per_row"]
