@@ -51,6 +51,7 @@ from ..descs import elementwise as rules
 from ..descs._elementwise_formulas import FUSED, RULES, scale_bias, unsupported
 from ..descs.elementwise import LOG_SOFTMAX_MIN_SUM
 from ..enums import FeatureLevel, TensorDataType
+from . import _stream
 from ._copy import _executor, copy_into, thread_count
 
 Array = NDArray[Any]
@@ -775,6 +776,61 @@ def _run_row_broadcast(kernel: Kernel, o: Array, ins: list[Any]) -> bool:
     return True
 
 
+# -- streaming stores for large results ------------------------------------------------------------
+
+_STREAM_OPS: dict[str, tuple[int, str]] = {
+    "ELEMENT_WISE_IDENTITY": (_stream.IDENTITY, ""),
+    "ACTIVATION_IDENTITY": (_stream.IDENTITY, ""),
+    "ELEMENT_WISE_ABS": (_stream.ABS, "fd"),
+    "ELEMENT_WISE_NEGATE": (_stream.NEGATE, "fd"),
+    "ACTIVATION_RELU": (_stream.RELU, "fd"),
+    "ELEMENT_WISE_ADD": (_stream.ADD, "fd"),
+    "ELEMENT_WISE_ADD1": (_stream.ADD, "fd"),
+    "ELEMENT_WISE_SUBTRACT": (_stream.SUBTRACT, "fd"),
+    "ELEMENT_WISE_MULTIPLY": (_stream.MULTIPLY, "fd"),
+    "ELEMENT_WISE_DIVIDE": (_stream.DIVIDE, "fd"),
+    "ELEMENT_WISE_MAX": (_stream.MAX, "fd"),
+    "ELEMENT_WISE_MIN": (_stream.MIN, "fd"),
+}
+"""Operator -> (its :mod:`._stream` operation, the output types it serves; "" for every type: a copy of
+the bits). Each is its fast path's computation: the same IEEE operation, or the same select."""
+STREAM_ROW_MIN = 256
+"""A broadcast row shorter than this keeps the tiled path (the kernel's segments end at each row's end)."""
+
+
+def _run_stream(desc: Any, name: str, o: Array, ins: list[Any]) -> bool:
+    """A large result with :mod:`._stream`'s non-temporal stores; False (nothing done) where it does not apply.
+
+    ``o`` and ``ins`` are the merged views; each input must be C-contiguous with ``o``'s shape, or
+    (``o`` 2-D) one row read through 0-strides.
+    """
+    entry = _STREAM_OPS.get(name)
+    if entry is None or not _stream.worth_it(o) or _scale_bias_of(desc) is not None:
+        return False
+    op, chars = entry
+    fused = getattr(desc, "fused_activation", None)
+    if fused is not None:
+        if name != "ELEMENT_WISE_ADD1" or fused.spec.name != "ACTIVATION_RELU":
+            return False
+        op = _stream.ADD_RELU
+    if any(x is None or x.dtype != o.dtype for x in ins) or (chars and o.dtype.char not in chars):
+        return False
+    operands = []
+    for x in ins:
+        if x.shape == o.shape and x.flags.c_contiguous:
+            operands.append(x)
+        elif o.ndim == 2 and o.shape[1] >= STREAM_ROW_MIN and x.strides == (0, x.itemsize):
+            operands.append(x[0])
+        else:
+            return False
+    if not chars:  # IDENTITY moves bits: floats as unsigned integers of their size (NaN payloads kept)
+        bits = np.dtype(f"u{o.dtype.itemsize}")
+        o, operands = o.view(bits), [x.view(bits) for x in operands]
+    with np.errstate(all="ignore"):
+        _stream.run(op, o, *operands)
+    return True
+
+
 # -- entry point ---------------------------------------------------------------------------------
 
 
@@ -814,6 +870,8 @@ def run_elementwise(
     o, *collapsed = _collapse([out, *present])
     it = iter(collapsed)
     ins: list[Any] = [None if x is None else next(it) for x in xs]
+    if _run_stream(desc, name, o, ins):
+        return
     if single and _run_row_broadcast(kernel, o, ins):
         return
 
