@@ -1252,7 +1252,12 @@ TABLE_VARIANTS: dict[str, dict[str, Any]] = {
     "128 blocks per SM": {"BLOCKS_PER_SM": 128},
 }
 """Other settings of the separable gathers' kernel (attributes of dmlops.cuda._table_copy),
-timed beside the default on PADDING and DEPTH_TO_SPACE (a setting the module lacks is skipped)."""
+timed beside the default on PADDING, DEPTH_TO_SPACE and TILE (a setting the module lacks is skipped)."""
+TILE_VARIANTS: dict[str, dict[str, Any]] = {
+    **TABLE_VARIANTS,
+    "the copy program (TILE_AS_GATHER = False)": {"TILE_AS_GATHER": False},
+}
+"""TILE's: the table kernel's settings, and the copy program it ran as before."""
 
 
 def _dm_case(
@@ -1407,7 +1412,8 @@ def bench_datamove(dtype: str) -> None:
         lambda: {"OutputTensors[0]": tj[:, :half], "OutputTensors[1]": tj[:, half:]},
         2 * joined.nbytes,
     )
-    # PADDING and DEPTH_TO_SPACE (the separable gathers; INT8 too in the FLOAT16 pass), TILE (2 x 2)
+    # PADDING and DEPTH_TO_SPACE (the separable gathers; INT8 too in the FLOAT16 pass), TILE (2 x 2,
+    # a separable gather too, its copy program as a variant)
     _separable_cases(dtype, cdt, dml)
     if dtype == "fp16":
         _separable_cases("i8", cp.int8, "INT8")
@@ -1426,6 +1432,7 @@ def bench_datamove(dtype: str) -> None:
         lambda i: tt.copy_(ty.repeat(1, 1, 2, 2)),
         lambda: {"OutputTensor": ty.repeat(1, 1, 2, 2)},
         y.nbytes + tiled.nbytes,
+        TILE_VARIANTS,
     )
     # CAST into the other float type and into INT8 (torch: copy_ converts; into INT8 it wraps, so
     # the check uses values inside INT8's range)

@@ -1,10 +1,11 @@
-"""PADDING(1), DEPTH_TO_SPACE(1) and SPACE_TO_DEPTH(1) as separable gathers (descs/_separable_gathers.py).
+"""PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and TILE as separable gathers (descs/_separable_gathers.py).
 
 The tables are checked against the NumPy reference's own formulas on every mode, order,
 block size and data type (through ``gather_with_numpy``, which states what a table
-means); then the cuda backend, which runs these operators from the tables
-(cuda/_table_copy.py), against the reference, bit for bit, on strided, reversed and
-broadcast inputs, strided outputs, FLOAT16 NaN payloads and 64-bit types.
+means; TILE's also through the element offsets of strided inputs); then the cuda backend,
+which runs these operators from the tables (cuda/_table_copy.py), against the reference,
+bit for bit, on strided, reversed and broadcast inputs, strided outputs, FLOAT16 NaN
+payloads and 64-bit types.
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ def test_every_operator_has_a_gather() -> None:
         "DEPTH_TO_SPACE1",
         "SPACE_TO_DEPTH",
         "SPACE_TO_DEPTH1",
+        "TILE",
     }
 
 
@@ -195,3 +197,191 @@ def test_division_magic_divides_every_row_index() -> None:
         np.testing.assert_array_equal((hi + n) >> np.uint64(s), n // np.uint64(d), err_msg=f"divisor {d}")
     with pytest.raises(ValueError):
         division_magic(0)
+
+
+# -- TILE ----------------------------------------------------------------------------------
+
+TILE_TYPES = ("FLOAT32", "FLOAT16", "FLOAT64", "INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "UINT64")
+TILE_SEEDS = range(6)
+
+
+def gapped(sizes: list[int]) -> list[int]:
+    """Strides with a gap after every element and row (nothing contiguous)."""
+    strides, step = [0] * len(sizes), 2
+    for i in range(len(sizes) - 1, -1, -1):
+        strides[i], step = step, step * sizes[i] + 1
+    return strides
+
+
+def transposed(sizes: list[int]) -> list[int]:
+    """Dense strides with the axes in reverse order (the first axis innermost)."""
+    strides, step = [0] * len(sizes), 1
+    for i, n in enumerate(sizes):
+        strides[i], step = step, step * n
+    return strides
+
+
+def span(sizes: list[int], strides: list[int]) -> int:
+    return 1 + sum((n - 1) * s for n, s in zip(sizes, strides))
+
+
+def tile_case(dtype: str, seed: int, layout: str = "dense") -> tuple[Any, list[int]]:
+    """A TILE desc of 1 to 8 axes (``layout``: the input's desc strides: dense, gapped or transposed)."""
+    rng = rng_for("tile", dtype, seed)
+    rank = int(rng.integers(1, 9))
+    sizes = [int(v) for v in rng.integers(1, 7 if rank <= 3 else 4, rank)]
+    repeats = [int(v) for v in rng.integers(1, 4, rank)]
+    x: dict[str, Any] = {"DataType": dtype, "Sizes": sizes}
+    if layout != "dense":
+        x["Strides"] = gapped(sizes) if layout == "gapped" else transposed(sizes)
+    out = {"DataType": dtype, "Sizes": [n * r for n, r in zip(sizes, repeats)]}
+    desc = desc_from_json("TILE", {"InputTensor": x, "OutputTensor": out, "Repeats": repeats})
+    desc.validate()
+    return desc, sizes
+
+
+TILE_CASES = [
+    pytest.param(dtype, seed, layout, id=f"TILE-{dtype}-{seed}-{layout}")
+    for dtype in TILE_TYPES
+    for seed in TILE_SEEDS
+    for layout in ("dense", "gapped", "transposed")
+]
+
+
+def test_tile_tables_read_each_input_coordinate_once_per_repeat() -> None:
+    """Axis d reads only input axis d, every coordinate of it Repeats[d] times, in order."""
+    desc = desc_from_json(
+        "TILE",
+        {
+            "InputTensor": {"DataType": "INT8", "Sizes": [3, 1, 4]},
+            "OutputTensor": {"DataType": "INT8", "Sizes": [6, 5, 4]},
+            "Repeats": [2, 5, 1],
+        },
+    )
+    desc.validate()
+    gather = separable_gather(desc)
+    assert [t.tolist() for t in gather.coordinates] == [
+        [[0, 0, 0], [1, 0, 0], [2, 0, 0], [0, 0, 0], [1, 0, 0], [2, 0, 0]],
+        [[0, 0, 0]] * 5,
+        [[0, 0, 0], [0, 0, 1], [0, 0, 2], [0, 0, 3]],
+    ]
+    assert not any(p.any() for p in gather.padding) and gather.fill is None
+
+
+@pytest.mark.parametrize(("dtype", "seed", "layout"), TILE_CASES)
+def test_tile_tables_read_what_the_reference_reads(dtype: str, seed: int, layout: str) -> None:
+    """The tables' logical gather, and their element offsets into a buffer laid out by the desc's
+    strides, against the reference's ``np.tile`` (which reads that buffer through the same strides)."""
+    desc, sizes = tile_case(dtype, seed, layout)
+    rng = rng_for("tile-values", dtype, seed, layout)
+    strides = list(desc.input_tensor.strides or transposed(sizes[::-1])[::-1])
+    flat = values(np.dtype(desc.input_tensor.dtype), (span(sizes, strides),), rng)
+    want = dmlops.execute(desc, {"InputTensor": flat})["OutputTensor"]
+    gather = separable_gather(desc)
+    logical = np.lib.stride_tricks.as_strided(flat, sizes, [s * flat.itemsize for s in strides])
+    np.testing.assert_array_equal(bits(gather_with_numpy(gather, logical, want.dtype)), bits(want))
+    offsets = gather.element_offsets(tuple(strides))
+    index = sum(np.ix_(*offsets)) if offsets else np.zeros((), dtype=np.int64)
+    np.testing.assert_array_equal(bits(flat[index]), bits(want))
+
+
+def _tile_on_cuda(backend: str, desc: Any, x: Any, outputs: Any = None) -> np.ndarray:
+    return to_numpy(dmlops.execute(desc, {"InputTensor": x}, backend=backend, outputs=outputs)["OutputTensor"])
+
+
+@pytest.mark.parametrize("backend", backend_params("cuda"), indirect=True)
+@pytest.mark.parametrize("as_gather", [True, False], ids=["gather", "copy_program"])
+@pytest.mark.parametrize(("dtype", "seed", "layout"), TILE_CASES)
+def test_cuda_tile_matches_the_reference(
+    backend: str, dtype: str, seed: int, layout: str, as_gather: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table path, and the copy program it replaced (still the path of Repeats all 1: its
+    steps of up to 16 iteration axes split where they do not collapse)."""
+    from dmlops.cuda import _table_copy
+
+    monkeypatch.setattr(_table_copy, "TILE_AS_GATHER", as_gather)
+    desc, sizes = tile_case(dtype, seed, layout)
+    x = values(np.dtype(desc.input_tensor.dtype), tuple(sizes), rng_for("tile-values", dtype, seed, layout))
+    want = dmlops.execute(desc, {"InputTensor": x})["OutputTensor"]
+    np.testing.assert_array_equal(bits(_tile_on_cuda(backend, desc, x)), bits(want))
+
+
+@pytest.mark.parametrize("backend", backend_params("cuda"), indirect=True)
+@pytest.mark.parametrize(
+    "layout", ["reversed", "transposed", "broadcast", "flat_strided", "strided_output", "wide_rows", "rows_of_one"]
+)
+def test_cuda_tile_layouts(backend: str, layout: str) -> None:
+    """Device input views of any strides, desc strides over a flat buffer, an output written only where addressed."""
+    import cupy as cp
+
+    rng = rng_for("tile-layout", layout)
+    sizes, repeats = {"wide_rows": ([2, 700], [2, 3]), "rows_of_one": ([5, 3, 1], [2, 1, 1])}.get(
+        layout, ([4, 3, 5], [2, 3, 2])
+    )
+    base = cp.asarray(values(np.dtype(np.float16), (6, 7, 8), rng))
+    x = {
+        "reversed": lambda: base[::-1, ::-2, ::-1][:4, :3, :5],
+        "transposed": lambda: base.transpose(2, 0, 1)[:4, :3, :5],
+        "broadcast": lambda: cp.broadcast_to(base[:1, :3, :5], (4, 3, 5)),
+        "flat_strided": lambda: base.ravel()[: span(sizes, [1, 4, 12])],
+        "strided_output": lambda: base[:4, :3, :5],
+    }.get(layout, lambda: cp.asarray(values(np.dtype(np.float16), tuple(sizes), rng)))()
+    out_sizes = [n * r for n, r in zip(sizes, repeats)]
+    body: dict[str, Any] = {
+        "InputTensor": {"DataType": "FLOAT16", "Sizes": sizes},
+        "OutputTensor": {"DataType": "FLOAT16", "Sizes": out_sizes},
+        "Repeats": repeats,
+    }
+    if layout == "flat_strided":
+        body["InputTensor"]["Strides"] = [1, 4, 12]
+    outputs = None
+    out_strides = [200, 20, 2]
+    room = span(out_sizes, out_strides) + 7
+    if layout == "strided_output":
+        body["OutputTensor"]["Strides"] = out_strides
+        body["OutputTensor"]["TotalTensorSizeInBytes"] = 2 * room
+        flat = cp.full(room, 1234.0, dtype=cp.float16)
+        outputs = {"OutputTensor": flat}
+    desc = desc_from_json("TILE", body)
+    desc.validate()
+    want = dmlops.execute(desc, {"InputTensor": cp.asnumpy(x)})["OutputTensor"]
+    got = _tile_on_cuda(backend, desc, x, outputs)
+    if outputs is None:
+        np.testing.assert_array_equal(bits(got), bits(want))
+        return
+    host = cp.asnumpy(flat)
+    np.testing.assert_array_equal(
+        bits(np.lib.stride_tricks.as_strided(host, out_sizes, [2 * s for s in out_strides]).copy()), bits(want)
+    )
+    written = np.zeros(host.size, dtype=bool)
+    np.lib.stride_tricks.as_strided(written, out_sizes, out_strides)[...] = True
+    assert (host[~written] == 1234.0).all()  # nothing else touched
+
+
+@pytest.mark.parametrize("backend", backend_params("cuda"), indirect=True)
+@pytest.mark.parametrize("route", ["gather", "all_ones", "switched_off"])
+def test_cuda_tile_routes(backend: str, route: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TILE runs from its tables; a TILE of Repeats 1 (a copy), or TILE_AS_GATHER off, runs its copy program."""
+    from dmlops.cuda import _table_copy
+    from dmlops.cuda import data_movement as dm
+
+    taken: list[str] = []
+    for name in ("run_separable_gather", "run_copy_program"):
+        real = getattr(dm, name)
+        monkeypatch.setattr(dm, name, lambda *a, _real=real, _name=name, **k: (taken.append(_name), _real(*a, **k))[1])
+    if route == "switched_off":
+        monkeypatch.setattr(_table_copy, "TILE_AS_GATHER", False)
+    sizes, repeats = [3, 4, 5], ([1, 1, 1] if route == "all_ones" else [2, 1, 3])
+    desc = desc_from_json(
+        "TILE",
+        {
+            "InputTensor": {"DataType": "INT32", "Sizes": sizes},
+            "OutputTensor": {"DataType": "INT32", "Sizes": [n * r for n, r in zip(sizes, repeats)]},
+            "Repeats": repeats,
+        },
+    )
+    desc.validate()
+    x = values(np.dtype(np.int32), tuple(sizes), rng_for("tile-route", route))
+    want = dmlops.execute(desc, {"InputTensor": x})["OutputTensor"]
+    np.testing.assert_array_equal(_tile_on_cuda(backend, desc, x), want)
+    assert taken == ["run_separable_gather" if route == "gather" else "run_copy_program"]

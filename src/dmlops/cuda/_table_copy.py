@@ -1,4 +1,4 @@
-"""Separable gathers on the GPU: PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) in one pass.
+"""Separable gathers on the GPU: PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1), TILE in one pass.
 
 :mod:`dmlops.descs._separable_gathers` says, per output axis, which input coordinates each
 position reads (or that it pads); here those become one table of input element offsets
@@ -56,6 +56,10 @@ elements as one group were 3-8 % slower than two groups of 8."""
 PAD_FREE = True
 """Where no table entry pads (DEPTH_TO_SPACE, SPACE_TO_DEPTH, PADDING without padding), run
 the kernel without the comparisons with PAD (its PADDED = false; run A2: within noise)."""
+TILE_AS_GATHER = True
+"""Run TILE from its tables (``cuda/data_movement.py``'s ``run_tile``; False: its copy program,
+which bench/gpu.py times as a variant). Run A3 (H200): the copy program ran at 75.8 / 70.8 %
+of copy in FLOAT32 / FLOAT16."""
 
 
 def elements_per_thread(itemsize: int) -> int:

@@ -75,13 +75,14 @@ conversions do not promise it either).
 
 The copy programs and the separable gathers
 -------------------------------------------
-SLICE, SLICE_GRAD, JOIN, SPLIT, TILE and FILL_VALUE_CONSTANT run their copy programs
+SLICE, SLICE_GRAD, JOIN, SPLIT and FILL_VALUE_CONSTANT run their copy programs
 (:mod:`dmlops.descs._copy_programs`): one strided copy launch per step, in order on the
 stream, with SLICE1's kernel; a fill is a copy from a one-element device array through
 zero strides. A step whose iteration does not collapse to the kernel's dimensions is split
-along its first axis. PADDING(1), DEPTH_TO_SPACE(1) and SPACE_TO_DEPTH(1) run as separable
-gathers (:mod:`dmlops.cuda._table_copy`): one pass writing each output element once.
-Bit-exact.
+along its first axis. PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and TILE run as
+separable gathers (:mod:`dmlops.cuda._table_copy`): one pass writing each output element
+once. TILE whose Repeats are all 1 is a plain copy and keeps its copy program (which
+collapses it to the fewest axes; the table kernel walks the output's own rows). Bit-exact.
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ from ..descs.data_movement import (
 from ..descs.data_movement import wraps_negative as signed_indices_wrap
 from ..enums import FeatureLevel
 from ..errors import DataIndexError
+from . import _table_copy
 from ._copy import INDEX_TYPES, STORAGE, CopyPlan, PlanCache, grid_for, index_type
 from ._plan import MAX_OUTER_DIMS, collapse, copy_layout, gather_dimensions, max_abs_offset
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
@@ -1034,6 +1036,24 @@ def run_copy_program(
         copy.launch(arrays[source] if isinstance(source, str) else source, arrays[member])
 
 
+def run_tile(
+    desc: Any,
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    feature_level: FeatureLevel,
+    strict: bool,
+) -> None:
+    """TILE: the separable gather, or its copy program where every Repeats is 1 (a copy).
+
+    The gather is one output-ordered pass; ``_table_copy.TILE_AS_GATHER`` off runs the copy
+    program always (a benchmark variant).
+    """
+    gather = _table_copy.TILE_AS_GATHER and any(int(r) != 1 for r in desc.repeats)
+    run = run_separable_gather if gather else run_copy_program
+    run(desc, inputs, outputs, feature_level=feature_level, strict=strict)
+
+
 OPERATORS: dict[str, Callable[..., Any]] = {
     "GATHER": run_gather,
     "SLICE1": run_slice1,
@@ -1051,5 +1071,6 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "FILL_VALUE_SEQUENCE": run_fill_value_sequence,
     **{name: run_copy_program for name in PROGRAMS},
     **{name: run_separable_gather for name in GATHERS},  # these run as gathers, not their copy programs
+    "TILE": run_tile,  # a gather, but a copy where nothing repeats
 }
 """Operator (short DML_OPERATOR_TYPE name) -> this family's implementation in this backend."""

@@ -1,13 +1,14 @@
 """Data movement as separable gathers: each output axis names the input coordinates it reads.
 
-PADDING(1), DEPTH_TO_SPACE(1) and SPACE_TO_DEPTH(1) read, for an output element at
+PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and TILE read, for an output element at
 coordinates ``o``, the input element at ``sum_d table_d[o_d]``: every output axis ``d``
 contributes a vector of input coordinates that depends on ``o_d`` alone. PADDING's axis
 ``d`` contributes :func:`~dmlops.descs.data_movement.padding_indices` along input axis
 ``d`` (or marks the row as padding: the element is the fill value); DEPTH_TO_SPACE's
 output row ``H = h b + i`` contributes input row ``h`` and channel ``i b C`` (DCR) or
 ``i b`` (CRD), and its column likewise; SPACE_TO_DEPTH's output channel contributes the
-input channel and the position in the block.
+input channel and the position in the block; TILE's axis ``d`` contributes
+``o_d mod InputTensor.Sizes[d]`` along input axis ``d``.
 
 A backend turns the tables into element offsets (``table_d @ input strides``) and runs
 one output-ordered pass: each output element is written once and each input element read
@@ -106,6 +107,17 @@ def _depth_space(desc: Any, to_space: bool) -> SeparableGather:
     return SeparableGather(tuple(tables), tuple(np.zeros(len(t), dtype=bool) for t in tables))
 
 
+def _tile(desc: Any) -> SeparableGather:
+    """``Output[o] = Input[o mod InputTensor.Sizes]``: axis ``d`` reads ``o_d mod n_d``, Repeats[d] times over."""
+    sizes = tuple(int(n) for n in desc.input_tensor.sizes)
+    rank = len(sizes)
+    tables = tuple(
+        _unit(n * int(r), rank, d, np.arange(n * int(r), dtype=np.int64) % n)
+        for d, (n, r) in enumerate(zip(sizes, desc.repeats))
+    )
+    return SeparableGather(tables, tuple(np.zeros(len(t), dtype=bool) for t in tables))
+
+
 GATHERS: dict[str, Callable[[Any], SeparableGather]] = {
     "PADDING": _padding,
     "PADDING1": _padding,
@@ -113,6 +125,7 @@ GATHERS: dict[str, Callable[[Any], SeparableGather]] = {
     "DEPTH_TO_SPACE1": lambda desc: _depth_space(desc, True),
     "SPACE_TO_DEPTH": lambda desc: _depth_space(desc, False),
     "SPACE_TO_DEPTH1": lambda desc: _depth_space(desc, False),
+    "TILE": _tile,
 }
 """Operator -> its separable gather (a backend may run these operators this way)."""
 
