@@ -334,6 +334,24 @@ def _finish(total, count, mode, inv_p, full):  # type: ignore[no-untyped-def]  #
     return np.float32(np.inf) if count > 1 else np.float32(count)
 
 
+@njit(cache=True, inline="always")
+def _deinterleave(row, phases, stride_w, half, mode, p):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """``phases[ph, i]`` = the term of ``row[ph + i * stride_w]``: every window's elements along W contiguous."""
+    size_w = row.size
+    if stride_w == 2 and mode == _AVERAGE:  # constants (stride, term), so the loop vectorises
+        even, odd = phases[0], phases[1]
+        for i in range(size_w // 2):
+            even[i] = load(row[2 * i], half)
+            odd[i] = load(row[2 * i + 1], half)
+        if size_w % 2:
+            even[size_w // 2] = load(row[size_w - 1], half)
+        return
+    for ph in range(stride_w):
+        php = phases[ph]
+        for i in range((size_w - ph + stride_w - 1) // stride_w):
+            php[i] = _term(load(row[ph + i * stride_w], half), mode, p)
+
+
 @njit(cache=True, parallel=True)
 def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window_w):  # type: ignore[no-untyped-def]  # pragma: no cover
     n_, c_, _, _, size_w = x.shape
@@ -377,26 +395,41 @@ def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window
                 # The interior columns of the output row together: each window element in row-major
                 # order (kd, kh, kw) is added to every column's sum at once, so each sum sees the
                 # same additions in the same order as the scalar loop above. The row's terms are
-                # de-interleaved by the stride first: every kw then reads a contiguous run, and the
-                # addition loop vectorises.
+                # de-interleaved by the stride first (:func:`_deinterleave`): every kw then reads a
+                # contiguous run, and the addition loop vectorises. Up to three kw are added in one
+                # pass over acc, still in kw order (a 3-wide window: one pass over acc, not three).
                 acc[:] = 0
                 base_w = spans[2, 0, ow_a]
                 for kd in range(d0, d1):
                     for kh in range(h0, h1):
-                        row = xp[fd + kd * dl[0], fh + kh * dl[1]]
-                        for ph in range(stride_w):
-                            php = phases[ph]
-                            for i in range((size_w - ph + stride_w - 1) // stride_w):
-                                php[i] = _term(load(row[ph + i * stride_w], half), mode, p)
-                        for kw in range(window_w):
+                        _deinterleave(xp[fd + kd * dl[0], fh + kh * dl[1]], phases, stride_w, half, mode, p)
+                        kw = 0
+                        while kw < window_w:  # up to three kw a pass over acc, added in kw order
                             off = base_w + kw * dl[2]
                             first = off // stride_w
-                            run = phases[off - first * stride_w, first : first + n_int]
-                            for j in range(n_int):
-                                acc[j] += run[j]
+                            ra = phases[off - first * stride_w, first : first + n_int]
+                            if kw + 3 <= window_w:
+                                off += dl[2]
+                                first = off // stride_w
+                                rb = phases[off - first * stride_w, first : first + n_int]
+                                off += dl[2]
+                                first = off // stride_w
+                                rc = phases[off - first * stride_w, first : first + n_int]
+                                for j in range(n_int):
+                                    acc[j] = ((acc[j] + ra[j]) + rb[j]) + rc[j]
+                                kw += 3
+                            else:
+                                for j in range(n_int):
+                                    acc[j] += ra[j]
+                                kw += 1
                 count = rows * window_w
-                for j in range(n_int):
-                    orow[ow_a + j] = store(_finish(acc[j], count, mode, inv_p, full), orow[ow_a + j], half)
+                if mode == _AVERAGE:  # the mode's branches out of the loop: the divisions vectorise
+                    divisor = np.float32(full if full >= 0 else count)
+                    for j in range(n_int):
+                        orow[ow_a + j] = store(acc[j] / divisor, orow[ow_a + j], half)
+                else:
+                    for j in range(n_int):
+                        orow[ow_a + j] = store(_finish(acc[j], count, mode, inv_p, full), orow[ow_a + j], half)
 
 
 def _summed_window(desc: Any) -> PoolingWindow:
