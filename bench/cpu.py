@@ -13,8 +13,10 @@ Method
 * Threads: dmlops's numba kernels and copy threads use ``NUMBA_NUM_THREADS`` (set
   here from ``--threads``), onnxruntime ``intra_op_num_threads``, torch
   ``torch.set_num_threads``. The NumPy reference is single-threaded.
-* Time: one warm-up call (it also compiles numba kernels or loads them from the
-  cache), then the median of ``--repeats`` calls (min and max kept in the JSON line).
+* Time: one warm-up call of each implementation (it also compiles numba kernels or
+  loads them from the cache), then ``--repeats`` rounds in which every implementation
+  is called once, in turn (A, B, C, A, B, C...: the shared machine's slow moments fall
+  on all of them alike); the median per implementation (min and max kept in the JSON line).
   dmlops writes into preallocated outputs (``outputs=``), as do torch where it can
   (``out=``); the NumPy reference, onnxruntime and most torch ops allocate.
 * Memory: before each timed call the process's peak RSS is reset (``5`` written to
@@ -25,8 +27,8 @@ Method
   output is resident before the call. "mem ratio" = (inputs + outputs + extra) /
   (inputs + outputs); the target is <= 1.2.
 * Spin-waits: numba's and torch's OpenMP threads and onnxruntime's pool keep spinning
-  for a while after a call; each implementation is preceded by a short pause
-  (``SETTLE_S``) so that it does not share the cores with the previous one's spinners.
+  for a while after a call; each call is preceded by a short pause (``SETTLE_S``) so
+  that it does not share the cores with the previous one's spinners.
 * Noise: the machine is shared; trust ratios within one run over absolute times.
 """
 
@@ -118,31 +120,49 @@ class Result:
         return statistics.median(self.times)
 
 
-SETTLE_S = 0.5
-"""Pause before each implementation: OpenMP (numba, torch) and onnxruntime worker threads
-spin-wait for a while after a call and would take the cores from the next implementation."""
+SETTLE_S = 0.3
+"""Pause before each call: OpenMP (numba, torch; KMP_BLOCKTIME is 200 ms) and onnxruntime worker
+threads spin-wait for a while after a call and would take the cores from the next call."""
 
 
 def measure(impl: str, fn: Callable[[], Any], repeats: int, allocates_bytes: int, note: str = "") -> Result:
     """Settle, warm up, then time ``repeats`` calls; peak extra RSS of the worst call."""
-    time.sleep(SETTLE_S)
-    out = fn()
-    del out
+    return measure_interleaved([(impl, fn, allocates_bytes, note)], repeats)[0]
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, int]:
+    """(seconds, peak extra resident bytes) of one call."""
     gc.collect()
-    res = Result(impl, note=note)
-    worst = 0
+    ok = _reset_peak()
+    before = _status_kb("VmRSS")
+    t0 = time.perf_counter()
+    out = fn()
+    elapsed = time.perf_counter() - t0
+    peak = _status_kb("VmHWM") if ok else before
+    del out
+    return elapsed, (peak - before) * 1024
+
+
+def measure_interleaved(impls: list[tuple[str, Callable[[], Any], int, str]], repeats: int) -> list[Result]:
+    """Each implementation warmed up, then timed in ``repeats`` rounds of one call each, A, B, C, A, B, C...
+
+    Interleaving spreads the shared machine's slow moments over every implementation instead of
+    one implementation's block of calls. Each call is preceded by ``SETTLE_S`` of sleep.
+    """
+    results = [Result(name, note=note) for name, _, _, note in impls]
+    worst = [0] * len(impls)
+    for _, fn, _, _ in impls:
+        time.sleep(SETTLE_S)
+        fn()
     for _ in range(repeats):
-        gc.collect()
-        ok = _reset_peak()
-        before = _status_kb("VmRSS")
-        t0 = time.perf_counter()
-        out = fn()
-        res.times.append(time.perf_counter() - t0)
-        peak = _status_kb("VmHWM") if ok else before
-        del out
-        worst = max(worst, (peak - before) * 1024)
-    res.extra_bytes = max(0, worst - allocates_bytes)
-    return res
+        for k, (_, fn, _, _) in enumerate(impls):
+            time.sleep(SETTLE_S)
+            elapsed, extra = _timed(fn)
+            results[k].times.append(elapsed)
+            worst[k] = max(worst[k], extra)
+    for r, (_, _, allocates_bytes, _), w in zip(results, impls, worst):
+        r.extra_bytes = max(0, w - allocates_bytes)
+    return results
 
 
 # -- onnx helpers ----------------------------------------------------------------------------------
@@ -970,7 +990,10 @@ def main() -> None:
         + (f", torch {torch.__version__}" if torch is not None else "")
         + (f", onnxruntime {ort.__version__}, onnx {onnx.__version__}" if ort is not None else "")
     )
-    print(f"# median of {ARGS.repeats} after one warm-up; ratio = impl time / dmlops time (>1: dmlops faster)")
+    print(
+        f"# median of {ARGS.repeats} interleaved rounds after one warm-up; "
+        "ratio = impl time / dmlops time (>1: dmlops faster)"
+    )
     builders = {
         "roi": roi_workloads,
         "gather": gather_workloads,
@@ -994,12 +1017,8 @@ def main() -> None:
             continue
         for wl in build():
             base = wl.in_bytes + wl.out_bytes
-            rows: list[Result] = []
-            for name, fn, alloc, note in wl.impls:
-                if name in skip:
-                    continue
-                rows.append(measure(name, fn, ARGS.repeats, alloc, note))
-                gc.collect()
+            rows = measure_interleaved([i for i in wl.impls if i[0] not in skip], ARGS.repeats)
+            gc.collect()
             ref = rows[0].median
             peers = [r for r in rows[1:]]
             for r in rows:
