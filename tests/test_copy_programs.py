@@ -189,7 +189,9 @@ def test_slice_grad_positions_before_the_axis_are_left_to_numpy_and_directml() -
 
 @pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
 def test_tile_of_eight_dimensions(backend: str) -> None:
-    """Sixteen iteration axes that do not collapse (repeat and element per axis): cuda splits the step."""
+    """Sixteen iteration axes that do not collapse (repeat and element per axis): the cpu copy
+    program and cuda's tables (TILE runs from them on cuda; its copy program's step splitting
+    is tested through the Repeats-all-1 route and the copy-program tests)."""
     body = {
         "InputTensor": {"DataType": "INT16", "Sizes": [2, 1, 2, 2, 1, 2, 2, 3]},
         "OutputTensor": {"DataType": "INT16", "Sizes": [4, 2, 2, 4, 3, 2, 4, 3]},
