@@ -378,9 +378,9 @@ def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window
                 fh, h0, h1 = spans[1, 0, oh], spans[1, 1, oh], spans[1, 2, oh]
                 rows = max(d1 - d0, 0) * max(h1 - h0, 0)
                 orow = op[od, oh]
-                for ow in range(out_w):
-                    if ow_a <= ow < ow_b and n_int > 0:
-                        continue
+                skip = ow_b - ow_a if n_int > 0 else 0  # the interior columns, summed together below
+                for k in range(out_w - skip):
+                    ow = k if k < ow_a else k + skip
                     fw, w0, w1 = spans[2, 0, ow], spans[2, 1, ow], spans[2, 2, ow]
                     total = np.float32(0.0)
                     if mode != _LP0:
@@ -398,8 +398,8 @@ def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window
                 # de-interleaved by the stride first (:func:`_deinterleave`): every kw then reads a
                 # contiguous run, and the addition loop vectorises. Up to three kw are added in one
                 # pass over acc, still in kw order (a 3-wide window: one pass over acc, not three).
-                acc[:] = 0
                 base_w = spans[2, 0, ow_a]
+                fresh = True  # the first pass writes acc from +0, as the scalar sums start (no memset call a row)
                 for kd in range(d0, d1):
                     for kh in range(h0, h1):
                         _deinterleave(xp[fd + kd * dl[0], fh + kh * dl[1]], phases, stride_w, half, mode, p)
@@ -415,21 +415,35 @@ def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window
                                 off += dl[2]
                                 first = off // stride_w
                                 rc = phases[off - first * stride_w, first : first + n_int]
-                                for j in range(n_int):
-                                    acc[j] = ((acc[j] + ra[j]) + rb[j]) + rc[j]
+                                if fresh:
+                                    for j in range(n_int):
+                                        acc[j] = ((np.float32(0.0) + ra[j]) + rb[j]) + rc[j]
+                                else:
+                                    for j in range(n_int):
+                                        acc[j] = ((acc[j] + ra[j]) + rb[j]) + rc[j]
                                 kw += 3
+                            elif fresh:
+                                for j in range(n_int):
+                                    acc[j] = np.float32(0.0) + ra[j]
+                                kw += 1
                             else:
                                 for j in range(n_int):
                                     acc[j] += ra[j]
                                 kw += 1
+                            fresh = False
+                if fresh:  # no in-bounds row: every sum is +0
+                    acc[:] = 0
                 count = rows * window_w
+                # through a slice indexed from 0: orow[ow_a + j] could be negative to numba, whose
+                # wraparound select made LLVM store with scatters
+                dst = orow[ow_a : ow_a + n_int]
                 if mode == _AVERAGE:  # the mode's branches out of the loop: the divisions vectorise
                     divisor = np.float32(full if full >= 0 else count)
                     for j in range(n_int):
-                        orow[ow_a + j] = store(acc[j] / divisor, orow[ow_a + j], half)
+                        dst[j] = store(acc[j] / divisor, dst[j], half)
                 else:
                     for j in range(n_int):
-                        orow[ow_a + j] = store(_finish(acc[j], count, mode, inv_p, full), orow[ow_a + j], half)
+                        dst[j] = store(_finish(acc[j], count, mode, inv_p, full), dst[j], half)
 
 
 def _summed_window(desc: Any) -> PoolingWindow:
