@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -92,6 +93,7 @@ from ..descs.data_movement import (
     wraps_negative,
 )
 from ..enums import FeatureLevel
+from . import _stream
 from ._common import call_parallel
 from ._copy import _executor, copy_into, run_chunks, thread_count
 
@@ -544,6 +546,42 @@ def _gather_elements_rows(x, xo, xs, idx, io, is_, out, oo, os_, sizes, n, wrap,
     return bad
 
 
+_PUT: Any = None
+_SFENCE: Any = None
+
+
+@cache
+def _gather_elements_stream() -> Any:
+    """:func:`_gather_elements_rows` storing each element non-temporally (large outputs of 4 and 8 bytes)."""
+    global _PUT, _SFENCE
+    _PUT, _SFENCE = _stream.scalar_store()
+
+    @njit(cache=True, nogil=True, boundscheck=False)
+    def rows(x, xo, xs, idx, io, is_, out, oo, os_, sizes, n, wrap, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+        d = sizes.size
+        m = sizes[d - 1]
+        bad = 0
+        c = np.zeros(d, np.int64)
+        for r in range(lo, hi):
+            _row_coordinates(r, sizes, c)
+            px, pi, po = _row_offset(xo, c, xs), _row_offset(io, c, is_), _row_offset(oo, c, os_)
+            xr = x[px : px + n]
+            ir = idx[pi : pi + m]
+            orow = out[po : po + m]
+            for j in range(m):
+                v = np.int64(ir[j])  # a UINT64 >= 2^63 reads as negative (index_values)
+                if wrap and v < 0:
+                    v += n
+                if U(v) >= U(n):
+                    bad += 1
+                    continue
+                _PUT(orow, U(j), xr[U(v)])
+        _SFENCE()
+        return bad
+
+    return rows
+
+
 @njit(cache=True, nogil=True)
 def _scatter_elements(x, xo, xs, xa, fuse, upd, uo, us, idx, io, is_, out, oo, os_, oa, sizes, n, wrap, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     # out[u with u[Axis] = wrap(idx[u])] = upd[u], row-major: the last duplicate wins (E163).
@@ -612,6 +650,8 @@ def run_gather_elements(
     kernel: Callable[..., Any] = _gather_elements
     if axis == target.ndim - 1 and xa == 1 and is_[-1] == 1 and os_[-1] == 1:
         kernel, args = _gather_elements_rows, (xm, xo, xs, im, io, is_, om, oo, os_, sizes, n, wrap)
+        if target.nbytes >= _stream.STREAM_MIN_BYTES and target.itemsize in (4, 8) and _stream.available():
+            kernel = _gather_elements_stream()
     if target.size and _parallel(kernel, rows, target.size, *args):
         _elements_error(desc, inputs["IndicesTensor"], feature_level, desc.input_tensor.sizes, scatter=False)
     out.done()
