@@ -628,9 +628,10 @@ def _row_kernels() -> Any:
     bits, so that it vectorises: float ``>`` selects do not without fast-math flags that
     would change NaN results), then one pass computing ``exp(x - m)`` with a vectorised
     float32 exp and its sum (LOG_SOFTMAX: the general exp; SOFTMAX: ``softmax_exp``, for
-    arguments <= 0 only, about a sixth cheaper: the pass is the kernel's cost), then one pass scaling (SOFTMAX: ``e * (1 / sum)``,
-    one more float32 rounding than a division, as PyTorch's and onnxruntime's kernels;
-    LOG_SOFTMAX: ``(x - m) - log(max(sum, 1e-20))`` in float64, rounded once). Only the sum may be reassociated
+    arguments <= 0 only, about a sixth cheaper: the pass is the kernel's cost), then one
+    pass scaling (SOFTMAX: ``e * (1 / sum)``, one more float32 rounding than a division,
+    as PyTorch's and onnxruntime's kernels; LOG_SOFTMAX: ``(x - m) - log(max(sum,
+    1e-20))`` in float64, rounded once). Only the sum may be reassociated
     (``reassoc``: LLVM keeps 16 partial sums, more accurate than one running sum);
     exp is a call of its own so its range reduction is never reassociated.
     """
