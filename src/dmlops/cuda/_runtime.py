@@ -397,20 +397,25 @@ def logical_view(desc: OperatorDesc, member: str, arr: Any) -> Any:
     )
 
 
-_ELEMENT_STRIDES: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+_ELEMENT_STRIDES: dict[int, dict[tuple[int, ...], tuple[int, ...]]] = {}
+"""Item size -> byte strides -> element strides (two lookups: no key tuple built per call)."""
 
 
 def element_strides(view: Any) -> tuple[int, ...]:
-    """A CuPy view's strides in elements (remembered per byte strides and item size)."""
-    item = view.itemsize
+    """A CuPy view's strides in elements (remembered per item size and byte strides)."""
     strides = view.strides
-    out = _ELEMENT_STRIDES.get((strides, item))
-    if out is None:
-        if item > 1 and any(s % item for s in strides):
-            raise TensorMismatchError(f"array strides {strides} are not multiples of the element size {item}")
-        out = tuple(s // item for s in strides)
-        if len(_ELEMENT_STRIDES) < 4096:
-            _ELEMENT_STRIDES[(strides, item)] = out
+    known = _ELEMENT_STRIDES.get(view.itemsize)
+    if known is not None:
+        out = known.get(strides)
+        if out is not None:
+            return out
+    item = view.itemsize
+    if item > 1 and any(s % item for s in strides):
+        raise TensorMismatchError(f"array strides {strides} are not multiples of the element size {item}")
+    out = tuple(s // item for s in strides)
+    known = _ELEMENT_STRIDES.setdefault(item, {})
+    if len(known) < 4096:
+        known[strides] = out
     return out
 
 
