@@ -1248,8 +1248,9 @@ TABLE_VARIANTS: dict[str, dict[str, Any]] = {
     "32 bytes a thread (E = 16 for FLOAT16)": {"THREAD_BYTES": 32},
     "8 bytes a thread (E = 8 for INT8)": {"THREAD_BYTES": 8},
     "8-byte groups": {"VECTOR_BYTES": 8},
-    "16 blocks per SM": {"BLOCKS_PER_SM": 16},
-    "128 blocks per SM": {"BLOCKS_PER_SM": 128},
+    "16 blocks per SM": {"BLOCKS_PER_SM": 16, "NARROW_BLOCKS_PER_SM": 16},
+    "64 blocks per SM": {"BLOCKS_PER_SM": 64, "NARROW_BLOCKS_PER_SM": 64},
+    "128 blocks per SM": {"BLOCKS_PER_SM": 128, "NARROW_BLOCKS_PER_SM": 128},
 }
 """Other settings of the separable gathers' kernel (attributes of dmlops.cuda._table_copy),
 timed beside the default on PADDING, DEPTH_TO_SPACE and TILE (a setting the module lacks is skipped)."""

@@ -25,13 +25,16 @@ from ._plan import max_abs_offset
 from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params, sm_count
 
 BLOCK = 256
-BLOCKS_PER_SM = 64
-"""Grid cap per multiprocessor: more rows loop (grid-stride). Run 32 (H200, PADDING and
-DEPTH_TO_SPACE on 256 MiB): 64 per SM with E = 8 gave 83 / 82 % of copy for FLOAT32,
-against 80 / 81 % with a block per row group and 72 / 73 % with E = 4; 16 per SM was
-slower. Run A2 (H200, the present kernel): 128 per SM was 1-2 % faster in FLOAT32 and
-FLOAT16 and about 20 % slower in INT8; 16 per SM 5-6 % slower in FLOAT32 and FLOAT16, 3-5 %
-faster in INT8."""
+BLOCKS_PER_SM = 128
+"""Grid cap per multiprocessor for elements of 2 bytes or more: more rows loop (grid-stride).
+Run 32 (H200, PADDING and DEPTH_TO_SPACE on 256 MiB): 64 per SM with E = 8 gave 83 / 82 % of
+copy for FLOAT32, against 80 / 81 % with a block per row group and 72 / 73 % with E = 4; 16
+per SM was slower. Run A2 (H200, the present kernel): 128 per SM 1-2 % faster than 64 in
+FLOAT32 and FLOAT16, 16 per SM 5-6 % slower. Run 52 (H100): 128 against 64 per SM, FLOAT16
+PADDING 90.4 / 89.8 %, DEPTH_TO_SPACE 93.2 / 92.4 %, TILE 85.8 / 84.4 %."""
+NARROW_BLOCKS_PER_SM = 64
+"""The same for 1-byte elements: 128 per SM was about 20 % slower in INT8 (runs A2 and 52),
+16 per SM 3-5 % faster on the H200 and 3-4 % slower on the H100."""
 MAX_DIMS = 8
 _INT32 = np.iinfo(np.int32)
 _TABLE_ALIGN = 16
@@ -146,7 +149,8 @@ class TablePlan:
         pads = not PAD_FREE or any(bool(m.any()) for m in gather.padding)
         head = f"table_copy<{STORAGE[itemsize]}, {len(sizes)}, {itype}, {e}, {v}"
         fn = get_kernel("table_copy.cu", f"{head}, {'true' if pads else 'false'}>")
-        grid = 0 if 0 in sizes else max(1, min(BLOCKS_PER_SM * sm_count(), -(-rows // groups)))
+        per_sm = NARROW_BLOCKS_PER_SM if itemsize == 1 else BLOCKS_PER_SM
+        grid = 0 if 0 in sizes else max(1, min(per_sm * sm_count(), -(-rows // groups)))
         self.launch = PackedLaunch(fn, grid, BLOCK, 2, p, fixed=[self.table])
 
 
