@@ -959,6 +959,234 @@ def indexing_workloads() -> list[Workload]:
     return result
 
 
+def _datamove_case(
+    name: str,
+    op: str,
+    body: dict[str, Any],
+    ins: dict[str, np.ndarray],
+    outs: dict[str, np.ndarray],
+    torch_call: Callable[[], Any] | None,
+    torch_note: str,
+    torch_allocates: int,
+    onnx_node: Any | None,
+    onnx_types: dict[str, int],
+    onnx_constants: list[Any] | None = None,
+) -> Workload:
+    """One issue 21 data-movement workload: dmlops into preallocated outputs, torch, onnxruntime
+    (``onnx_node`` reads the feeds in ``ins``' order, named X0, X1..., and ``onnx_constants`` as
+    initializers; it writes Y0, Y1...), the result checked bit for bit against the NumPy reference."""
+    from dmlops.descs import desc_from_json
+
+    desc = desc_from_json(op, body)
+    desc.validate()
+    impls: list[tuple[str, Callable[[], Any], int, str]] = [
+        ("dmlops cpu", lambda: _dmlops_cpu(desc, ins, outs), 0, "out=")
+    ]
+    if torch is not None and torch_call is not None:
+        impls.append(("torch", torch_call, torch_allocates, torch_note))
+    if ort is not None and onnx_node is not None:
+        names = [f"X{i}" for i in range(len(ins))]
+        arrays = list(ins.values())
+        inputs = [_vi(n, onnx_types[n], a.shape) for n, a in zip(names, arrays)]
+        outputs = [_vi(f"Y{i}", onnx_types[f"Y{i}"], None) for i in range(len(outs))]
+        sess = _session([onnx_node], inputs, outputs, onnx_constants)
+        feeds = dict(zip(names, arrays))
+        impls.append(("onnxruntime", lambda: sess.run(None, feeds), sum(o.nbytes for o in outs.values()), "allocates"))
+
+    def check() -> str:
+        _dmlops_cpu(desc, ins, outs)
+        ref = dmlops.execute(desc, ins, backend="numpy")
+        same = all(np.array_equal(outs[m].view(np.uint8), r.view(np.uint8)) for m, r in ref.items())
+        return f"bit-exact vs reference: {same}"
+
+    in_bytes = sum(a.nbytes for a in ins.values())
+    out_bytes = sum(a.nbytes for a in outs.values())
+    return Workload(name, in_bytes, out_bytes, impls, check)
+
+
+def datamove_workloads() -> list[Workload]:
+    """Issue 21's data movement on the CPU, FLOAT32 at the GPU benchmark's 256 MiB: JOIN, SPLIT, PADDING,
+    DEPTH_TO_SPACE, TILE, CAST (to FLOAT16 and INT8), MAX_POOLING1 with indices and RANDOM_GENERATOR,
+    against torch (into preallocated outputs where it has ``out=``) and onnxruntime (allocating)."""
+    rng = np.random.default_rng(21)
+    f32 = f16 = i8 = i64 = 0  # ONNX's element types, where onnxruntime is installed
+    if ort is not None:
+        f32, f16, i8, i64 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT8, TensorProto.INT64
+    t = lambda shape, dt="FLOAT32": {"DataType": dt, "Sizes": list(shape)}  # noqa: E731
+    tt = torch.from_numpy if torch is not None else (lambda a: a)
+    result = []
+
+    a = rng.standard_normal((64, 256, 2048), dtype=np.float32)
+    b = rng.standard_normal((64, 256, 2048), dtype=np.float32)
+    joined = np.empty((64, 512, 2048), np.float32)
+    ta, tb, tj = tt(a), tt(b), tt(joined)
+    result.append(
+        _datamove_case(
+            "9 JOIN two halves along axis 1",
+            "JOIN",
+            {"InputTensors": [t(a.shape), t(b.shape)], "OutputTensor": t(joined.shape), "Axis": 1},
+            {"InputTensors[0]": a, "InputTensors[1]": b},
+            {"OutputTensor": joined},
+            lambda: torch.cat((ta, tb), 1, out=tj),
+            "cat(out=)",
+            0,
+            helper.make_node("Concat", ["X0", "X1"], ["Y0"], axis=1) if ort is not None else None,
+            {"X0": f32, "X1": f32, "Y0": f32},
+        )
+    )
+    joined[...] = rng.standard_normal(joined.shape, dtype=np.float32)
+    pa, pb = np.empty_like(a), np.empty_like(b)
+    tpa, tpb = tt(pa), tt(pb)
+
+    def torch_split() -> None:
+        tpa.copy_(tj[:, :256])
+        tpb.copy_(tj[:, 256:])
+
+    result.append(
+        _datamove_case(
+            "9b SPLIT into two halves along axis 1",
+            "SPLIT",
+            {"InputTensor": t(joined.shape), "OutputTensors": [t(a.shape), t(b.shape)], "Axis": 1},
+            {"InputTensor": joined},
+            {"OutputTensors[0]": pa, "OutputTensors[1]": pb},
+            torch_split,
+            "copy_ of the two slices",
+            0,
+            helper.make_node("Split", ["X0"], ["Y0", "Y1"], axis=1) if ort is not None else None,
+            {"X0": f32, "Y0": f32, "Y1": f32},
+        )
+    )
+    x = rng.standard_normal((64, 64, 124, 124), dtype=np.float32)
+    padded = np.empty((64, 64, 128, 128), np.float32)
+    tx = tt(x)
+    result.append(
+        _datamove_case(
+            "9c PADDING constant 124 -> 128",
+            "PADDING",
+            {
+                "InputTensor": t(x.shape),
+                "OutputTensor": t(padded.shape),
+                "PaddingMode": "CONSTANT",
+                "PaddingValue": 0.0,
+                "StartPadding": [0, 0, 2, 2],
+                "EndPadding": [0, 0, 2, 2],
+            },
+            {"InputTensor": x},
+            {"OutputTensor": padded},
+            lambda: torch.nn.functional.pad(tx, (2, 2, 2, 2)),
+            "F.pad, allocates",
+            padded.nbytes,
+            helper.make_node("Pad", ["X0", "P"], ["Y0"], mode="constant") if ort is not None else None,
+            {"X0": f32, "Y0": f32},
+            [helper.make_tensor("P", i64, [8], [0, 0, 2, 2, 0, 0, 2, 2])] if ort is not None else None,
+        )
+    )
+    z = rng.standard_normal((64, 256, 64, 64), dtype=np.float32)
+    tz = tt(z)
+    result.append(
+        _datamove_case(
+            "9d DEPTH_TO_SPACE1 CRD block 2",
+            "DEPTH_TO_SPACE1",
+            {"InputTensor": t(z.shape), "OutputTensor": t(padded.shape), "BlockSize": 2, "Order": "COLUMN_ROW_DEPTH"},
+            {"InputTensor": z},
+            {"OutputTensor": padded},
+            lambda: torch.pixel_shuffle(tz, 2),
+            "pixel_shuffle, allocates",
+            padded.nbytes,
+            helper.make_node("DepthToSpace", ["X0"], ["Y0"], blocksize=2, mode="CRD") if ort is not None else None,
+            {"X0": f32, "Y0": f32},
+        )
+    )
+    y = rng.standard_normal((64, 64, 64, 64), dtype=np.float32)
+    ty = tt(y)
+    result.append(
+        _datamove_case(
+            "9e TILE 1x1x2x2 (64^4)",
+            "TILE",
+            {"InputTensor": t(y.shape), "OutputTensor": t(padded.shape), "Repeats": [1, 1, 2, 2]},
+            {"InputTensor": y},
+            {"OutputTensor": padded},
+            lambda: ty.repeat(1, 1, 2, 2),
+            "repeat, allocates",
+            padded.nbytes,
+            helper.make_node("Tile", ["X0", "R"], ["Y0"]) if ort is not None else None,
+            {"X0": f32, "Y0": f32},
+            [helper.make_tensor("R", i64, [4], [1, 1, 2, 2])] if ort is not None else None,
+        )
+    )
+    n = (256 << 20) // 4
+    src = np.clip(rng.standard_normal(n, dtype=np.float32) * 50, -120, 120)
+    tsrc = tt(src)
+    for target, np_dt, proto in (("FLOAT16", np.float16, f16), ("INT8", np.int8, i8)):
+        dst = np.empty(n, np_dt)
+        tdst = tt(dst)
+        result.append(
+            _datamove_case(
+                f"9f CAST FLOAT32 to {target}",
+                "CAST",
+                {"InputTensor": t((n,)), "OutputTensor": t((n,), target)},
+                {"InputTensor": src},
+                {"OutputTensor": dst},
+                lambda d=tdst: d.copy_(tsrc),
+                "copy_ (converts)",
+                0,
+                helper.make_node("Cast", ["X0"], ["Y0"], to=proto) if ort is not None else None,
+                {"X0": f32, "Y0": proto},
+            )
+        )
+    px = rng.standard_normal((32, 64, 112, 112), dtype=np.float32)
+    pooled = np.empty((32, 64, 56, 56), np.float32)
+    indices = np.empty((32, 64, 56, 56), np.uint32)
+    tpx = tt(px)
+    result.append(
+        _datamove_case(
+            "9g MAX_POOLING1 3x3/s2/p1 with indices",
+            "MAX_POOLING1",
+            {
+                "InputTensor": t(px.shape),
+                "OutputTensor": t(pooled.shape),
+                "OutputIndicesTensor": t(indices.shape, "UINT32"),
+                "Strides": [2, 2],
+                "WindowSize": [3, 3],
+                "StartPadding": [1, 1],
+                "EndPadding": [1, 1],
+            },
+            {"InputTensor": px},
+            {"OutputTensor": pooled, "OutputIndicesTensor": indices},
+            lambda: torch.nn.functional.max_pool2d(tpx, 3, 2, 1, return_indices=True),
+            "max_pool2d with int64 indices, allocates",
+            pooled.nbytes * 3,
+            helper.make_node("MaxPool", ["X0"], ["Y0", "Y1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+            if ort is not None
+            else None,
+            {"X0": f32, "Y0": f32, "Y1": i64},
+        )
+    )
+    state = np.array([1, 2, 3, 4, 0xDEADBEEF, 0xCAFEF00D], np.uint32)
+    bits, next_state = np.empty(n, np.uint32), np.empty(6, np.uint32)
+    tbits = tt(bits.view(np.int32))
+    result.append(
+        _datamove_case(
+            "9h RANDOM_GENERATOR 256 MiB",
+            "RANDOM_GENERATOR",
+            {
+                "InputStateTensor": t((6,), "UINT32"),
+                "OutputTensor": t((n,), "UINT32"),
+                "OutputStateTensor": t((6,), "UINT32"),
+                "Type": "PHILOX_4X32_10",
+            },
+            {"InputStateTensor": state},
+            {"OutputTensor": bits, "OutputStateTensor": next_state},
+            lambda: tbits.random_(),
+            "random_ (mt19937)",
+            0,
+            None,
+            {},
+        )
+    )
+    return result
+
+
 # -- main ------------------------------------------------------------------------------------------
 
 
@@ -1004,6 +1232,7 @@ def main() -> None:
         "elementwise": elementwise_workloads,
         "reduction": reduction_workloads,
         "indexing": indexing_workloads,
+        "datamove": datamove_workloads,
     }
     only = [s for s in ARGS.only.split(",") if s]
     skip = {s for s in ARGS.skip_impl.split(",") if s}
