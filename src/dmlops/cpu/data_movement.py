@@ -27,7 +27,9 @@ threads for large strided copies; bit-exact for every type.
 CAST
 ----
 CAST on the CPU: into float types ``np.copyto(..., casting="unsafe")`` (NumPy's
-``astype``: rounding to nearest even, as the reference); into integer types one numba
+``astype``: rounding to nearest even, as the reference), FLOAT32 to FLOAT16 between
+contiguous arrays in one numba pass on the bits (NumPy's conversion rule, NaN payloads
+included, in integer operations that vectorise); into integer types one numba
 pass per element with the reference's rules (:func:`~dmlops.descs.data_movement.cast_array`:
 floats truncated with NaN -> 0 and saturated; integers through a 32- or 64-bit register,
 saturated with the target's signedness), over threads. FLOAT16 sources and views that
@@ -269,6 +271,36 @@ def _int_to_unsigned(x, out, hi, width32):  # type: ignore[no-untyped-def]  # pr
         out[i] = min(v, hi)
 
 
+@njit(cache=True, parallel=True)
+def _float32_to_float16_bits(src, dst):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # FLOAT32 bits -> FLOAT16 bits, rounding to nearest even, exactly as NumPy's astype (the
+    # reference): in integers, so that the loop vectorises (NumPy's own conversion is scalar here).
+    for i in prange(src.size):
+        u = np.int64(src[i])
+        a = u & 0x7FFFFFFF
+        if a >= 0x7F800000:  # inf, NaN: the mantissa's top ten bits kept, a NaN kept a NaN (NumPy's rule)
+            h = 0x7C00 + ((a & 0x7FFFFF) >> 13)
+            if a > 0x7F800000 and h == 0x7C00:
+                h = 0x7C01
+        elif a >= 0x47800000:  # 2^16 and above: inf (65520 up to 2^16 reach it by rounding, below)
+            h = 0x7C00
+        elif a >= 0x38800000:  # a normal FLOAT16: exponent rebiased by -112, 13 bits rounded off
+            h = (a - 0x38000000 + 0x0FFF + ((a >> 13) & 1)) >> 13
+        else:  # a subnormal FLOAT16 or zero: round(|x| 2^24), nearest even
+            e = a >> 23
+            m = (a & 0x7FFFFF) | (0x800000 if e > 0 else 0)
+            shift = 126 - e if e > 0 else 125
+            if shift > 24:
+                h = 0
+            else:
+                h = m >> shift
+                rest = m & ((1 << shift) - 1)
+                half = 1 << (shift - 1)
+                if rest > half or (rest == half and (h & 1) == 1):
+                    h += 1
+        dst[i] = ((u >> 16) & 0x8000) | h
+
+
 def _cast_blocks(x: NDArray[Any], out: NDArray[Any]) -> None:
     """``cast_array`` on blocks of ``CAST_BLOCK`` elements (any layout), one thread."""
     with np.nditer(
@@ -291,6 +323,9 @@ def run_cast(
 ) -> None:
     """``Output = cast(Input)`` into the output view (see the module docstring)."""
     x, out = inputs["InputTensor"], outputs["OutputTensor"]
+    if x.dtype == np.float32 and out.dtype == np.float16 and x.flags.c_contiguous and out.flags.c_contiguous:
+        call_parallel(_float32_to_float16_bits, x.reshape(-1).view(np.uint32), out.reshape(-1).view(np.uint16))
+        return
     if out.dtype.kind == "f":
 
         def work(index: tuple[slice, ...]) -> None:
