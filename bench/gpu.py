@@ -1245,15 +1245,14 @@ def bench_softmax() -> None:
 
 
 TABLE_VARIANTS: dict[str, dict[str, Any]] = {
-    "32 bytes a thread (E = 16 for FLOAT16)": {"THREAD_BYTES": 32},
-    "8 bytes a thread (E = 8 for INT8)": {"THREAD_BYTES": 8},
-    "8-byte groups": {"VECTOR_BYTES": 8},
-    "16 blocks per SM": {"BLOCKS_PER_SM": 16, "NARROW_BLOCKS_PER_SM": 16},
+    "not widened (WIDEN_BYTES = 0, before run G)": {"WIDEN_BYTES": 0},
+    "widened up to 8 bytes": {"WIDEN_BYTES": 8},
     "64 blocks per SM": {"BLOCKS_PER_SM": 64, "NARROW_BLOCKS_PER_SM": 64},
-    "128 blocks per SM": {"BLOCKS_PER_SM": 128, "NARROW_BLOCKS_PER_SM": 128},
 }
 """Other settings of the separable gathers' kernel (attributes of dmlops.cuda._table_copy),
-timed beside the default on PADDING, DEPTH_TO_SPACE and TILE (a setting the module lacks is skipped)."""
+timed beside the default on PADDING, DEPTH_TO_SPACE and TILE (a setting the module lacks is skipped).
+Dropped after they were timed (docs/performance.md, runs A2, 52 and 55): 32 and 8 bytes a thread,
+8-byte groups, 16 and 128 blocks per SM (128 is the default)."""
 TILE_VARIANTS: dict[str, dict[str, Any]] = {
     **TABLE_VARIANTS,
     "the copy program (TILE_AS_GATHER = False)": {"TILE_AS_GATHER": False},
