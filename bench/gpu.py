@@ -1246,7 +1246,9 @@ def bench_softmax() -> None:
 
 TABLE_VARIANTS: dict[str, dict[str, Any]] = {
     "not widened (WIDEN_BYTES = 0, before run G)": {"WIDEN_BYTES": 0},
-    "widened up to 8 bytes": {"WIDEN_BYTES": 8},
+    "widened up to 4 bytes": {"WIDEN_BYTES": 4},
+    "FLOAT32 widened too": {"WIDEN_ITEMS_BELOW": 8},
+    "E = 4 for 8-byte elements (MIN_ELEMENTS = 4)": {"MIN_ELEMENTS": 4},
     "64 blocks per SM": {"BLOCKS_PER_SM": 64, "NARROW_BLOCKS_PER_SM": 64},
 }
 """Other settings of the separable gathers' kernel (attributes of dmlops.cuda._table_copy),
