@@ -1246,15 +1246,13 @@ def bench_softmax() -> None:
 
 TABLE_VARIANTS: dict[str, dict[str, Any]] = {
     "not widened (WIDEN_BYTES = 0, before run G)": {"WIDEN_BYTES": 0},
-    "widened up to 4 bytes": {"WIDEN_BYTES": 4},
-    "FLOAT32 widened too": {"WIDEN_ITEMS_BELOW": 8},
-    "E = 4 for 8-byte elements (MIN_ELEMENTS = 4)": {"MIN_ELEMENTS": 4},
     "64 blocks per SM": {"BLOCKS_PER_SM": 64, "NARROW_BLOCKS_PER_SM": 64},
 }
 """Other settings of the separable gathers' kernel (attributes of dmlops.cuda._table_copy),
 timed beside the default on PADDING, DEPTH_TO_SPACE and TILE (a setting the module lacks is skipped).
-Dropped after they were timed (docs/performance.md, runs A2, 52 and 55): 32 and 8 bytes a thread,
-8-byte groups, 16 and 128 blocks per SM (128 is the default)."""
+Dropped after they were timed (docs/performance.md, runs A2, 52, 55 and G): 32 and 8 bytes a
+thread, 8-byte groups, 16 and 128 blocks per SM (128 is the default); widening to 4 bytes at
+most (WIDEN_BYTES = 4), FLOAT32 widened too (WIDEN_ITEMS_BELOW = 8), E = 4 for 8-byte elements."""
 TILE_VARIANTS: dict[str, dict[str, Any]] = {
     **TABLE_VARIANTS,
     "the copy program (TILE_AS_GATHER = False)": {"TILE_AS_GATHER": False},

@@ -81,7 +81,8 @@ stream, with SLICE1's kernel; a fill is a copy from a one-element device array t
 zero strides. A step whose iteration does not collapse to the kernel's dimensions is split
 along its first axis. PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and TILE run as
 separable gathers (:mod:`dmlops.cuda._table_copy`): one pass writing each output element
-once. TILE whose Repeats are all 1 is a plain copy and keeps its copy program (which
+once (elements of 1 or 2 bytes as up to 8-byte words where groups of adjacent outputs read
+adjacent inputs and the addresses align). TILE whose Repeats are all 1 is a plain copy and keeps its copy program (which
 collapses it to the fewest axes; the table kernel walks the output's own rows). Bit-exact.
 """
 
