@@ -200,8 +200,16 @@ def execute(
     dict
         Output member name (``"OutputTensor"``...) -> array.
     """
+    replay = _REPLAY
+    if replay is not None:  # a repeat call a backend's compiled path recorded: checked and launched there
+        done = replay(desc, inputs, outputs, backend, feature_level, strict)
+        if done is not None:
+            return done
     checked = _repeat_call(desc, inputs, backend, feature_level, outputs, strict)
     if checked is not None:
+        record = _RECORDERS.get(checked.module.__name__)
+        if record is not None:
+            return record(checked.module, desc, inputs, outputs, backend, feature_level, strict, checked.level)
         return checked.module.execute(desc, inputs, outputs, feature_level=checked.level, strict=strict)
     level = _check_arguments(desc, inputs, backend, feature_level, outputs, strict)
     check_implemented(desc, backend)
@@ -226,6 +234,28 @@ def execute(
     _remember_call(desc, backend, feature_level, module, level)
     result: dict[str, Any] = module.execute(desc, inputs, outputs, feature_level=level, strict=strict)
     return result
+
+
+_REPLAY: Any = None
+"""A backend's compiled repeat-call path (``replay(desc, inputs, outputs, backend, feature_level,
+strict)`` -> the result, or None to take the full path), see :func:`register_fast_path`."""
+_RECORDERS: dict[str, Any] = {}
+"""Backend module name -> ``record(module, desc, inputs, outputs, backend, feature_level, strict,
+level)``: runs a repeat call (already checked by :func:`_repeat_call`) and may remember it for
+the replay."""
+
+
+def register_fast_path(module_name: str, replay: Any, record: Any) -> None:
+    """Install a backend's compiled repeat-call path (the cuda backend's ``_fastlaunch``).
+
+    ``replay`` is asked first on every call and must return None unless the call is one
+    that ``record`` remembered, with everything :func:`execute` checks unchanged (the same
+    desc, backend, feature level, strict flag, members and array types); ``record`` runs
+    the calls that passed :func:`_repeat_call` (so every check ran on an earlier call).
+    """
+    global _REPLAY
+    _RECORDERS[module_name] = record
+    _REPLAY = replay
 
 
 class _CheckedCall:

@@ -164,13 +164,23 @@ class PackedLaunch:
     The arguments are ``n_pointers`` device pointers given per call, then the pointers of
     the ``fixed`` device arrays (a plan's tables, kept alive here), then the by-value
     parameter structs, as cuLaunchKernel's ``void**`` array; ``shared``: dynamic shared
-    memory per block, in bytes. A call stores its pointers
-    and launches on CuPy's current stream through the driver, skipping CuPy's
-    per-argument conversion (about 4 µs of the 9 µs a small copy took on the H100's
-    host). ``grid`` is a block count or a tuple of up to three. The pointer slots are
-    shared by the calls of one plan, so a lock keeps a store and its launch together
-    across threads (the driver copies the arguments at launch).
+    memory per block, in bytes. A call stores its pointers and launches on CuPy's current
+    stream (or ``stream=``, a CUDA stream handle) through the driver, skipping CuPy's
+    per-argument conversion. ``grid`` is a block count or a tuple of up to three.
+
+    Where the compiled launch path loads (:mod:`dmlops.cuda._fastlaunch`), an instance is
+    also its C ``Launch``: the call is C code that calls ``cuLaunchKernel`` with the GIL
+    held, so calls from several threads cannot mix their pointers. Otherwise the call goes
+    through CuPy's ``driver.launchKernel``; the pointer slots are shared by the calls of one
+    plan, so a lock keeps a store and its launch together across threads (the driver copies
+    the arguments at launch). Both launch the same kernel with the same arguments.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> PackedLaunch:
+        fast = _fast_launch_class() if cls is PackedLaunch else None
+        if fast is not None:
+            return cast(PackedLaunch, fast.__new__(fast))
+        return object.__new__(cls)
 
     def __init__(
         self,
@@ -182,12 +192,7 @@ class PackedLaunch:
         fixed: Sequence[Any] = (),
         shared: int = 0,
     ) -> None:
-        from cupy_backends.cuda.api import driver
-
         cp = cupy_module()
-        self._launch_kernel = driver.launchKernel
-        self._stream = cp.cuda.get_current_stream
-        self._runtime = cp.cuda.runtime
         self.fn = fn  # keeps the module loaded
         self._fn = int(fn.ptr)
         dims = tuple(int(g) for g in grid) if isinstance(grid, tuple) else (int(grid),)
@@ -198,6 +203,17 @@ class PackedLaunch:
         self.shared = shared  # bytes of dynamic shared memory per block
         self._empty = 0 in self.grid
         self._fixed = tuple(fixed)
+        arm = getattr(self, "_arm", None)
+        if arm is not None:  # the compiled path: the C object packs the arguments
+            pointers = tuple(int(a.data.ptr) for a in self._fixed)
+            packed = tuple(s.tobytes() for s in structs)
+            arm(self._fn, self.grid, (int(block), 1, 1), int(shared), n_pointers, pointers, packed)
+            return
+        from cupy_backends.cuda.api import driver
+
+        self._launch_kernel = driver.launchKernel
+        self._stream = cp.cuda.get_current_stream
+        self._runtime = cp.cuda.runtime
         self._pointers = (ctypes.c_uint64 * max(1, n_pointers + len(self._fixed)))()
         for i, array in enumerate(self._fixed):
             self._pointers[n_pointers + i] = array.data.ptr
@@ -224,6 +240,21 @@ class PackedLaunch:
             # ctypes takes any sequence here (its stub says list): no list made per call
             self._pointers[: len(pointers)] = pointers  # type: ignore[call-overload]
             self._launch_kernel(self._fn, gx, gy, gz, self.block, 1, 1, self.shared, handle, self._argv_ptr, 0)
+
+
+_FAST_CLASS: list[Any] = []
+
+
+def _fast_launch_class() -> Any:
+    """PackedLaunch's subclass that is also the extension's C ``Launch``, or None without the extension."""
+    if _FAST_CLASS:
+        return _FAST_CLASS[0]
+    from . import _fastlaunch
+
+    ext = _fastlaunch.extension()
+    fast = None if ext is None else type("CompiledPackedLaunch", (ext.Launch, PackedLaunch), {"__module__": __name__})
+    _FAST_CLASS[:] = [fast]
+    return fast
 
 
 # -- parameter structs ---------------------------------------------------------------
