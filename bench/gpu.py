@@ -1015,8 +1015,16 @@ def bench_latency() -> None:
     from dmlops.enums import FeatureLevel
 
     level = FeatureLevel.latest()
+    # the compiled launch path (dmlops.cuda._fastlaunch): whether it runs here, else why not
+    try:
+        from dmlops.cuda import _fastlaunch
+
+        fast = _fastlaunch.status()
+    except ImportError:  # a tree from before it
+        fast = {"active": False, "reason": "not in this tree"}
+    print(f"\ncompiled launch path: {fast}")
     print(
-        "\nper call on tiny inputs, µs (host: queued back to back; idle: one call, the GPU idle before it; "
+        "per call on tiny inputs, µs (host: queued back to back; idle: one call, the GPU idle before it; "
         "GPU: CUDA graph replay; wall: back to back):"
     )
     print(

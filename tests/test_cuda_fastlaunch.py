@@ -603,9 +603,16 @@ def cuda_launch_path(gpu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
         fl.clear()
         gc.collect()
 
+    from dmlops import backends
+
+    replay, recorders = backends._REPLAY, dict(backends._RECORDERS)
+
     def use(compiled: bool) -> None:
         clear_plans()
         monkeypatch.setattr(_runtime, "_FAST_CLASS", [_runtime._fast_launch_class()] if compiled else [None])
+        # CuPy's launch, as without the extension: no replay either
+        monkeypatch.setattr(backends, "_REPLAY", replay if compiled else None)
+        monkeypatch.setattr(backends, "_RECORDERS", recorders if compiled else {})
 
     yield use
     clear_plans()
@@ -728,3 +735,22 @@ def test_replays_from_several_threads_keep_their_own_arrays(gpu: Any) -> None:
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_a_call_whose_launches_went_unrecorded_is_never_replayed(
+    gpu: Any, cuda_launch_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Launches through CuPy (not the extension) leave no record: such a call must not become an
+    entry, which would replay as nothing."""
+    from dmlops.cuda import _runtime
+
+    cp = gpu
+    cuda_launch_path(True)
+    monkeypatch.setattr(_runtime, "_FAST_CLASS", [None])
+    name, desc, make = _cases(cp)[5]  # ADD
+    desc.validate()
+    for seed in range(4):
+        inputs = make(seed)
+        out = dmlops.execute(desc, inputs, backend="cuda")["OutputTensor"]
+        cp.testing.assert_array_equal(out, inputs["ATensor"] + inputs["BTensor"])
+    assert id(desc) not in fl._ENTRIES, name

@@ -365,8 +365,8 @@ def _entry(
         if s is None:
             return None
         out_specs.append(s)
-    if len(operands) > MAX_OPERANDS or len(log) > MAX_STEPS:
-        return None
+    if not log or len(operands) > MAX_OPERANDS or len(log) > MAX_STEPS:
+        return None  # no launch recorded: the work went some other way, which a replay would skip
     steps = []
     for launch, pointers, stream_given in log:
         if stream_given or not isinstance(launch, ext.Launch) or len(pointers) > MAX_POINTERS:
