@@ -222,3 +222,90 @@ def test_gather_elements_rows_streamed(
     with pytest.raises(Exception) as ref_error:
         dmlops.execute(desc, ins, backend="numpy")
     assert type(cpu_error.value) is type(ref_error.value) and str(cpu_error.value) == str(ref_error.value)
+
+
+# -- streamed copies (``_stream.copy``: JOIN, SPLIT, SLICE1 and the copy programs) -----
+
+
+@pytest.fixture
+def copies(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """Streamed copies for every size and row of 8 elements or more; the shapes :func:`_stream.copy` copied."""
+    monkeypatch.setattr(_stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(_stream, "COPY_MIN_ROW", 8)
+    seen: list[tuple[int, ...]] = []
+    real = _stream.copy
+
+    def spy(out: np.ndarray, source: np.ndarray) -> None:
+        seen.append(out.shape)
+        real(out, source)
+
+    monkeypatch.setattr(_stream, "copy", spy)
+    return seen
+
+
+def _bits_equal(got: np.ndarray, want: np.ndarray) -> bool:
+    bits = f"u{want.dtype.itemsize}"
+    return bool(np.array_equal(np.asarray(got).view(bits), want.view(bits)))
+
+
+@pytest.mark.parametrize("dtype_name", ["UINT8", "FLOAT16", "FLOAT32", "FLOAT64"])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_join_and_split_stream_their_rows(copies: list[tuple[int, ...]], dtype_name: str, axis: int) -> None:
+    dtype = np.dtype(dtype_name.lower())
+    rng = np.random.default_rng(axis)
+    parts = [_values_bits(dtype, (3, 5, 77), rng), _values_bits(dtype, (3, 5, 77), rng)]
+    joined = [3, 5, 77]
+    joined[axis] *= 2
+    tensor = lambda sizes: {"DataType": dtype_name, "Sizes": list(sizes)}  # noqa: E731
+    join = desc_from_json(
+        "JOIN", {"InputTensors": [tensor(p.shape) for p in parts], "OutputTensor": tensor(joined), "Axis": axis}
+    )
+    inputs = {f"InputTensors[{i}]": p for i, p in enumerate(parts)}
+    want = dmlops.execute(join, inputs, backend="numpy")["OutputTensor"]
+    for offset in (0, 3):  # an output aligned to 64 bytes, and one a few elements after
+        out = _misaligned(tuple(joined), dtype, offset)
+        dmlops.execute(join, inputs, backend="cpu", outputs={"OutputTensor": out})
+        assert _bits_equal(out, want)
+    assert copies, "JOIN did not take the streamed copy"
+    split = desc_from_json(
+        "SPLIT", {"InputTensor": tensor(joined), "OutputTensors": [tensor(p.shape) for p in parts], "Axis": axis}
+    )
+    copies.clear()
+    got = dmlops.execute(split, {"InputTensor": want}, backend="cpu")
+    for i, p in enumerate(parts):
+        assert _bits_equal(got[f"OutputTensors[{i}]"], p)
+    assert copies, "SPLIT did not take the streamed copy"
+
+
+def test_slice_streams_rows_of_reversed_and_strided_views(copies: list[tuple[int, ...]]) -> None:
+    # SLICE1 of whole rows with the outer axes reversed and stepped: rows contiguous in both views
+    x = _values_bits(np.dtype(np.float32), (9, 6, 100), np.random.default_rng(5))
+    desc = desc_from_json(
+        "SLICE1",
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [9, 6, 100]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [3, 6, 97]},
+            "InputWindowOffsets": [1, 0, 2],
+            "InputWindowSizes": [8, 6, 97],
+            "InputWindowStrides": [-3, -1, 1],
+        },
+    )
+    want = dmlops.execute(desc, {"InputTensor": x}, backend="numpy")["OutputTensor"]
+    got = dmlops.execute(desc, {"InputTensor": x}, backend="cpu")["OutputTensor"]
+    assert _bits_equal(got, want)
+    assert copies == [(3, 6, 97)]
+
+
+def test_copies_leave_overlaps_short_rows_and_small_copies_to_numpy() -> None:
+    big = np.empty(_stream.STREAM_MIN_BYTES // 4 + 1024, np.float32)
+    assert _stream.copies(big[1024:], big[:-1024].copy())
+    assert not _stream.copies(big[1024:], big[:-1024])  # overlapping memory: NumPy buffers it
+    assert not _stream.copies(big[: _stream.STREAM_MIN_BYTES // 8], big[-(_stream.STREAM_MIN_BYTES // 8) :])
+    rows = big[: (_stream.STREAM_MIN_BYTES // 4)].reshape(-1, 16)
+    assert not _stream.copies(rows[:, :8], np.zeros_like(rows[:, :8]))  # rows of 8: below COPY_MIN_ROW
+    assert not _stream.copies(rows[:, ::2], np.zeros_like(rows[:, ::2]))  # a strided last axis
+
+
+def _values_bits(dtype: np.dtype, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Random bits of ``dtype`` (every pattern, NaN payloads included, must be copied unchanged)."""
+    return rng.integers(0, 256, int(np.prod(shape)) * dtype.itemsize, dtype=np.uint8).view(dtype).reshape(shape)

@@ -3,9 +3,10 @@
 The tables are checked against the NumPy reference's own formulas on every mode, order,
 block size and data type (through ``gather_with_numpy``, which states what a table
 means; TILE's also through the element offsets of strided inputs); then the cuda backend,
-which runs these operators from the tables (cuda/_table_copy.py), against the reference,
-bit for bit, on strided, reversed and broadcast inputs, strided outputs, FLOAT16 NaN
-payloads and 64-bit types.
+which runs these operators from the tables (cuda/_table_copy.py), and the cpu backend,
+which runs PADDING(1) and TILE from them (cpu/data_movement.py's ``_separable_rows``),
+against the reference, bit for bit, on strided, reversed and broadcast inputs, strided
+outputs, FLOAT16 NaN payloads and 64-bit types.
 """
 
 from __future__ import annotations
@@ -121,9 +122,9 @@ def test_tables_read_what_the_reference_reads(kind: str, op: str, variant: str, 
     np.testing.assert_array_equal(bits(got), bits(want))
 
 
-@pytest.mark.parametrize("backend", backend_params("cuda"), indirect=True)
+@pytest.mark.parametrize("backend", backend_params("cpu", "cuda"), indirect=True)
 @pytest.mark.parametrize(("kind", "op", "variant", "dtype", "n"), cases())
-def test_cuda_matches_the_reference(backend: str, kind: str, op: str, variant: str, dtype: str, n: int) -> None:
+def test_backend_matches_the_reference(backend: str, kind: str, op: str, variant: str, dtype: str, n: int) -> None:
     desc, x = build(kind, op, variant, dtype, n)
     desc.validate()
     want = dmlops.execute(desc, {"InputTensor": x})["OutputTensor"]
@@ -385,3 +386,69 @@ def test_cuda_tile_routes(backend: str, route: str, monkeypatch: pytest.MonkeyPa
     want = dmlops.execute(desc, {"InputTensor": x})["OutputTensor"]
     np.testing.assert_array_equal(_tile_on_cuda(backend, desc, x), want)
     assert taken == ["run_separable_gather" if route == "gather" else "run_copy_program"]
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu"), indirect=True)
+@pytest.mark.parametrize(("dtype", "seed", "layout"), TILE_CASES)
+def test_cpu_tile_matches_the_reference(backend: str, dtype: str, seed: int, layout: str) -> None:
+    desc, sizes = tile_case(dtype, seed, layout)
+    x = values(np.dtype(desc.input_tensor.dtype), tuple(sizes), rng_for("cpu-tile-values", dtype, seed, layout))
+    want = dmlops.execute(desc, {"InputTensor": x})["OutputTensor"]
+    got = dmlops.execute(desc, {"InputTensor": x}, backend=backend)["OutputTensor"]
+    np.testing.assert_array_equal(bits(got), bits(want))
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu"), indirect=True)
+@pytest.mark.parametrize("op", ["PADDING", "TILE"])
+@pytest.mark.parametrize(
+    "layout", ["reversed", "transposed", "broadcast", "strided_rows", "gapped_rows", "columns", "aliased"]
+)
+def test_cpu_layouts(backend: str, op: str, layout: str) -> None:
+    """Input views of any strides; outputs whose rows are contiguous but not adjacent (the row
+    kernel), outputs whose last axis is strided and outputs that overlap the input (the copy
+    program): the elements outside the output view are left alone."""
+    rng = rng_for("cpu-layout", op, layout)
+    base = values(np.dtype(np.float32), (6, 7, 40), rng)
+    x = {
+        "reversed": lambda: base[::-1, ::-2, ::-1][:4, :3, :33],
+        "transposed": lambda: base.transpose(1, 0, 2)[:4, :3, :33],
+        "broadcast": lambda: np.broadcast_to(base[:1, :3, :33], (4, 3, 33)),
+    }.get(layout, lambda: base[:4, :3, :33].copy())()
+    if op == "PADDING":
+        body: dict[str, Any] = {"PaddingMode": "REFLECTION", "PaddingValue": 0.0}
+        body |= {"StartPadding": [1, 2, 5], "EndPadding": [0, 1, 7]}
+        out_sizes = [5, 6, 45]
+    else:
+        body = {"Repeats": [2, 1, 3]}
+        out_sizes = [8, 3, 99]
+    desc = desc_from_json(
+        op,
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [4, 3, 33]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": out_sizes},
+            **body,
+        },
+    )
+    desc.validate()
+    want = dmlops.execute(desc, {"InputTensor": np.ascontiguousarray(x)})["OutputTensor"]
+    room = np.full((16, 14, 2 * out_sizes[2] + 3), -5.5, np.float32)
+    out = {
+        "strided_rows": lambda: room[: out_sizes[0], 1 : 1 + out_sizes[1], 3 : 3 + out_sizes[2]],
+        "gapped_rows": lambda: room[::2, ::2][: out_sizes[0], : out_sizes[1], : out_sizes[2]],
+        "columns": lambda: room[: out_sizes[0], : out_sizes[1], ::2][..., : out_sizes[2]],
+    }.get(layout, lambda: np.empty(out_sizes, np.float32))()
+    if layout == "aliased":  # the output overlaps the input's memory: the copy program's buffered copies
+        x = room[: out_sizes[0], : out_sizes[1], : out_sizes[2]][:4, :3, :33]
+        x[...] = values(np.dtype(np.float32), (4, 3, 33), rng)
+        want = dmlops.execute(desc, {"InputTensor": x.copy()})["OutputTensor"]
+        out = room[: out_sizes[0], : out_sizes[1], : out_sizes[2]]
+    before = room.copy()
+    dmlops.execute(desc, {"InputTensor": x}, backend=backend, outputs={"OutputTensor": out})
+    np.testing.assert_array_equal(bits(out), bits(want))
+    if np.shares_memory(out, room):  # nothing outside the output view touched
+        written = np.zeros(room.size, bool)
+        first = (out.__array_interface__["data"][0] - room.__array_interface__["data"][0]) // 4
+        element_strides = [s // 4 for s in out.strides]
+        np.lib.stride_tricks.as_strided(written[first:], out.shape, element_strides)[...] = True
+        untouched = ~written.reshape(room.shape)
+        assert np.array_equal(bits(room[untouched]), bits(before[untouched]))

@@ -165,3 +165,22 @@ def _key(value, half):  # type: ignore[no-untyped-def]
     if not isinstance(half, types.NoneType):
         return lambda value, half: half_bits_to_float(value)
     return lambda value, half: value
+
+
+def flat_memory(a: NDArray[Any], *, writeable: bool = False) -> tuple[NDArray[Any], int, NDArray[Any]]:
+    """(1-D view of ``a``'s memory from its lowest element, ``a[0, ...]``'s offset there, element strides).
+
+    Inputs are viewed read-only whatever their flags, so each kernel compiles once per type.
+    ``a``'s strides must be multiples of its itemsize.
+    """
+    item = a.itemsize
+    strides = [s // item for s in a.strides]
+    if a.size == 0:
+        return np.zeros(1, a.dtype), 0, np.zeros(max(a.ndim, 1), np.int64)
+    origin = sum((n - 1) * -s for n, s in zip(a.shape, strides) if s < 0)
+    # (the Ellipsis keeps a 0-d array a view, not a scalar)
+    flips = (*(slice(None, None, -1) if s < 0 else slice(None) for s in strides), Ellipsis)
+    low = a[flips]
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(a.shape, strides))
+    base = np.lib.stride_tricks.as_strided(low, (span,), (item,), writeable=writeable)
+    return base, origin, np.array(strides if strides else [0], np.int64)

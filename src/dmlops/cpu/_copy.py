@@ -76,6 +76,11 @@ def copy_into(out: NDArray[Any], source: NDArray[Any]) -> None:
     if out.dtype.kind == "f":
         uint = np.dtype(f"u{out.dtype.itemsize}")
         out, source = out.view(uint), source.view(uint)
+    from . import _stream  # (it imports this module)
+
+    if _stream.copies(out, source):  # large, rows contiguous: whole vectors, streamed
+        _stream.copy(out, source)
+        return
     contiguous = out.flags.c_contiguous and source.flags.c_contiguous
     if contiguous or out.size == 0:
         np.copyto(out, source)

@@ -44,6 +44,9 @@ Array = NDArray[Any]
 STREAM_MIN_BYTES = 1 << 24
 """Outputs below this size (half this machine's 32 MiB L3) keep ordinary stores."""
 
+PARALLEL_MIN_ELEMENTS = 1 << 16
+"""Below this many output elements a kernel runs on the calling thread alone."""
+
 # operation codes of :func:`_kernel`
 IDENTITY, ABS, NEGATE, RELU, ADD, SUBTRACT, MULTIPLY, DIVIDE, MAX, MIN, ADD_RELU = range(11)
 UNARY = frozenset({IDENTITY, ABS, NEGATE, RELU})
@@ -306,15 +309,21 @@ def run(op: int, out: Array, x: Array, y: Array | None = None) -> None:
     """
     flat = out.reshape(-1)
     xs, ys = (_read_only(v) for v in (x, x if y is None else y))
-    n = flat.size
     kernel = _kernel()
-    threads = thread_count()
-    bounds = [n * t // threads for t in range(threads + 1)]
-    jobs = [(bounds[t], bounds[t + 1]) for t in range(threads) if bounds[t + 1] > bounds[t]]
 
     def work(lo: int, hi: int) -> None:
         kernel(op, flat, xs, xs.size, ys, ys.size, lo, hi, np.empty(3 * 64 // out.itemsize, out.dtype))
 
+    _on_threads(work, flat.size)
+
+
+def _on_threads(work: Any, n: int) -> None:
+    """``work(lo, hi)`` on one contiguous range of ``[0, n)`` per thread (the first on this one)."""
+    threads = thread_count() if n >= PARALLEL_MIN_ELEMENTS else 1
+    bounds = [n * t // threads for t in range(threads + 1)]
+    jobs = [(bounds[t], bounds[t + 1]) for t in range(threads) if bounds[t + 1] > bounds[t]]
+    if not jobs:
+        return
     futures = [_executor().submit(work, lo, hi) for lo, hi in jobs[1:]]
     try:
         work(*jobs[0])
@@ -323,3 +332,289 @@ def run(op: int, out: Array, x: Array, y: Array | None = None) -> None:
             f.exception()
     for f in futures:
         f.result()
+
+
+# -- conversions (CAST) ----------------------------------------------------------------
+#
+# The same 64-byte vectors for CAST between contiguous arrays: each vector operation
+# converts ``64 // out.itemsize`` source elements. Two conversions, each exactly the
+# reference's rule (``tests/test_cpu_cast_stream.py`` checks them):
+# * FLOAT32 -> FLOAT16 (the bits as UINT16): LLVM's ``fptrunc`` (``vcvtps2ph`` with F16C),
+#   IEEE rounding to nearest even, overflow to inf, subnormal results kept: NumPy's
+#   ``astype`` for every number. For a NaN the hardware sets the quiet bit; NumPy keeps the
+#   mantissa's top ten bits as they are (0x7C01 where they are all zero), so NaN lanes take
+#   NumPy's bits instead.
+# * a float -> an integer of 8 or 16 bits: DirectML's truncation with NaN -> 0 and
+#   saturation (:func:`~dmlops.descs.data_movement.cast_array`), as clamps in the source
+#   type (both bounds are exact there), a select for NaN, and ``fptosi`` to 32 bits, then
+#   the low bits. Wider integer targets keep the scalar kernels: 2^31 - 1 and the 64-bit
+#   bounds are not floats, and the clamp would round past them.
+
+
+TO_HALF, TO_INTEGER = range(2)
+"""The conversion rules of :func:`_convert_intrinsic`."""
+
+
+def converts(x: Array, out: Array) -> bool:
+    """Whether :func:`convert` casts ``x`` into ``out`` (contiguous, aligned, a supported pair)."""
+    if not (available() and x.flags.c_contiguous and out.flags.c_contiguous and x.flags.aligned):
+        return False
+    if not out.flags.aligned or x.shape != out.shape:
+        return False
+    if x.dtype == np.float32 and out.dtype == np.float16:
+        return _has_f16c()
+    return x.dtype in (np.float32, np.float64) and out.dtype in (np.int8, np.uint8, np.int16, np.uint16)
+
+
+@cache
+def _has_f16c() -> bool:
+    """Whether numba compiles for a CPU with F16C (else ``fptrunc`` to half would be a library call)."""
+    import numba
+    from llvmlite import binding
+
+    if getattr(numba.config, "CPU_NAME", None) not in (None, "host"):  # NUMBA_CPU_NAME=generic: no F16C
+        return False
+    return bool(binding.get_host_cpu_features().get("f16c", False))
+
+
+def _integer_vector(builder: Any, vx: Any, target: Any) -> Any:
+    """``vx`` (floats) truncated toward zero, NaN -> 0, saturated to the integer type ``target``."""
+    from llvmlite import ir
+
+    lanes = vx.type.count
+    floats = lambda v: ir.Constant(vx.type, [ir.Constant(vx.type.element, float(v))] * lanes)  # noqa: E731
+    lo, hi = (
+        (-(1 << (target.bitwidth - 1)), (1 << (target.bitwidth - 1)) - 1)
+        if target.signed
+        else (0, (1 << target.bitwidth) - 1)
+    )
+    v = builder.select(builder.fcmp_ordered(">", vx, floats(hi)), floats(hi), vx)
+    v = builder.select(builder.fcmp_ordered("<", v, floats(lo)), floats(lo), v)
+    v = builder.select(builder.fcmp_unordered("uno", vx, vx), floats(0), v)
+    wide = builder.fptosi(v, ir.VectorType(ir.IntType(32), lanes))
+    return builder.trunc(wide, ir.VectorType(ir.IntType(target.bitwidth), lanes))
+
+
+def _half_vector(builder: Any, vx: Any) -> Any:
+    """FLOAT32 lanes -> FLOAT16 bits, NumPy's rule (see the section comment)."""
+    from llvmlite import ir
+
+    lanes = vx.type.count
+    i32, i16 = ir.VectorType(ir.IntType(32), lanes), ir.VectorType(ir.IntType(16), lanes)
+    word = lambda v: ir.Constant(i32, [ir.Constant(ir.IntType(32), v)] * lanes)  # noqa: E731
+    rounded = builder.bitcast(builder.fptrunc(vx, ir.VectorType(ir.HalfType(), lanes)), i16)
+    bits = builder.bitcast(vx, i32)
+    sign = builder.and_(builder.lshr(bits, word(16)), word(0x8000))
+    top = builder.lshr(builder.and_(bits, word(0x7FFFFF)), word(13))
+    nan = builder.select(builder.icmp_unsigned("==", top, word(0)), word(0x7C01), builder.or_(top, word(0x7C00)))
+    nan = builder.trunc(builder.or_(sign, nan), i16)
+    return builder.select(builder.fcmp_unordered("uno", vx, vx), nan, rounded)
+
+
+@cache
+def _convert_intrinsic() -> Any:
+    """``vconvert(rule, stream, dst, d, x, i)``: one vector of ``x`` converted into ``dst``.
+
+    ``64 // dst.itemsize`` elements of ``x`` from ``i``, converted by ``rule`` (:data:`TO_HALF`:
+    ``dst`` holds FLOAT16 bits as UINT16; :data:`TO_INTEGER`: ``dst`` is the integer target),
+    stored at ``dst``'s element ``d`` (non-temporally, ``d`` 64-byte aligned, when ``stream``).
+    Both flags are compile-time constants.
+    """
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def vconvert(typingctx, rule, stream, dst, d, x, i):  # type: ignore[no-untyped-def]
+        if not isinstance(rule, types.IntegerLiteral) or not isinstance(stream, types.BooleanLiteral):
+            return None
+        sig = types.void(rule, stream, dst, d, x, i)
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            target, source = signature.args[2].dtype, signature.args[4].dtype
+            lanes = 64 // (target.bitwidth // 8)
+
+            def address(k: int, element: Any) -> Any:
+                data = context.make_array(signature.args[k])(context, builder, args[k]).data
+                return builder.bitcast(builder.gep(data, [args[k + 1]]), ir.VectorType(element, lanes).as_pointer())
+
+            vx = builder.load(address(4, context.get_data_type(source)), align=source.bitwidth // 8)
+            # the kernel's TO_HALF branch is compiled for every pair of types too, and never taken
+            # but for FLOAT32 -> UINT16 bits: elsewhere it compiles as the integer conversion
+            half = rule.literal_value == TO_HALF and target == types.uint16 and source == types.float32
+            value = _half_vector(builder, vx) if half else _integer_vector(builder, vx, target)
+            nt = stream.literal_value
+            store = builder.store(
+                value, address(2, ir.IntType(target.bitwidth)), align=64 if nt else target.bitwidth // 8
+            )
+            if nt:
+                store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return vconvert
+
+
+_VCONVERT: Any = None
+
+
+@cache
+def _convert_kernel() -> Any:
+    """``convert(rule, out, x, lo, hi, stream, tx, to)``: ``out[lo:hi] = convert(x[lo:hi])``."""
+    global _VCONVERT, _SFENCE
+    from numba import njit
+
+    _VCONVERT, _SFENCE = _convert_intrinsic(), _intrinsics()[1]
+
+    @njit(nogil=True, cache=True, inline="always")
+    def part(rule, out, x, a, b, tx, to):  # type: ignore[no-untyped-def]  # pragma: no cover
+        # out[a:b] (less than a vector) through the scratch vectors: the same conversion, stored plainly
+        tx[:] = 0
+        tx[: b - a] = x[a:b]
+        if rule == TO_HALF:
+            _VCONVERT(TO_HALF, False, to, 0, tx, 0)
+        else:
+            _VCONVERT(TO_INTEGER, False, to, 0, tx, 0)
+        out[a:b] = to[: b - a]
+
+    @njit(nogil=True, cache=True)
+    def convert(rule, out, x, lo, hi, stream, tx, to):  # type: ignore[no-untyped-def]  # pragma: no cover
+        # whole vectors from out's first 64-byte boundary (streamed, or plain when not stream);
+        # the head before it and the partial vector at the end through tx / to
+        lanes = 64 // out.itemsize
+        first = min(hi, lo + ((-(out.ctypes.data + lo * out.itemsize)) % 64) // out.itemsize)
+        end = first + (hi - first) // lanes * lanes
+        part(rule, out, x, lo, first, tx, to)
+        if rule == TO_HALF:
+            if stream:
+                for k in range(first, end, lanes):
+                    _VCONVERT(TO_HALF, True, out, k, x, k)
+            else:
+                for k in range(first, end, lanes):
+                    _VCONVERT(TO_HALF, False, out, k, x, k)
+        elif stream:
+            for k in range(first, end, lanes):
+                _VCONVERT(TO_INTEGER, True, out, k, x, k)
+        else:
+            for k in range(first, end, lanes):
+                _VCONVERT(TO_INTEGER, False, out, k, x, k)
+        part(rule, out, x, end, hi, tx, to)
+        _SFENCE()
+
+    return convert
+
+
+def convert(out: Array, x: Array) -> None:
+    """``out = cast(x)`` for a pair :func:`converts` accepts, over the threads; streamed when large."""
+    rule = TO_HALF if out.dtype == np.float16 else TO_INTEGER
+    flat = out.reshape(-1).view(np.uint16) if rule == TO_HALF else out.reshape(-1)
+    xs = _read_only(x)
+    kernel = _convert_kernel()
+    stream = out.nbytes >= STREAM_MIN_BYTES
+    lanes = 64 // out.itemsize
+
+    def work(lo: int, hi: int) -> None:
+        kernel(rule, flat, xs, lo, hi, stream, np.empty(lanes, x.dtype), np.empty(lanes, flat.dtype))
+
+    _on_threads(work, flat.size)
+
+
+# -- copies ----------------------------------------------------------------------------
+#
+# A large copy between views whose innermost axis (after merging the axes both views lay out
+# alike) is contiguous in both: JOIN's and SPLIT's halves, PADDING's interior, a SLICE of whole
+# rows. Each row is copied as whole 64-byte vectors from the destination's first 64-byte
+# boundary, streamed, with the elements before it and after the last whole vector copied
+# plainly. Bits are copied (the arrays are viewed as unsigned integers), so every type and NaN
+# payload survives.
+
+COPY_MIN_ROW = 64
+"""Rows shorter than this many elements keep NumPy's copy (their plain head and tail would dominate)."""
+
+
+def _merged(shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple[list[int], list[list[int]]]:
+    """``shape`` with adjacent axes merged where every strides list steps over them alike; size-1 axes dropped."""
+    axes = [i for i, n in enumerate(shape) if n != 1]
+    sizes: list[int] = []
+    merged: list[list[int]] = [[] for _ in strides]
+    for i in axes:
+        if sizes and all(m[-1] == s[i] * shape[i] for m, s in zip(merged, strides)):
+            sizes[-1] *= shape[i]
+            for m, s in zip(merged, strides):
+                m[-1] = s[i]
+            continue
+        sizes.append(shape[i])
+        for m, s in zip(merged, strides):
+            m.append(s[i])
+    return sizes or [1], [m or [1] for m in merged]
+
+
+def copies(out: Array, source: Array) -> bool:
+    """Whether :func:`copy` takes this copy: large, same type, no overlap, rows contiguous in both."""
+    if not (available() and out.nbytes >= STREAM_MIN_BYTES and out.dtype == source.dtype):
+        return False
+    if out.itemsize not in (1, 2, 4, 8) or out.shape != source.shape or np.may_share_memory(out, source):
+        return False
+    if not (out.flags.aligned and source.flags.aligned):
+        return False
+    sizes, (so, ss) = _merged(out.shape, out.strides, source.strides)
+    return so[-1] == ss[-1] == out.itemsize and sizes[-1] >= COPY_MIN_ROW
+
+
+@cache
+def _copy_kernel() -> Any:
+    """``rows(dst, do, ds, src, so, ss, sizes, lo, hi)``: elements ``[lo, hi)`` (row-major) of a grid."""
+    global _VOP, _SFENCE
+    from numba import njit
+
+    _VOP, _SFENCE = _intrinsics()
+
+    @njit(nogil=True, cache=True, boundscheck=False)
+    def rows(dst, do, ds, src, so, ss, sizes, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+        # dst, src: 1-D memory; do, so: the element offsets of the grid's first element; ds, ss:
+        # element strides of the outer axes (the last axis is contiguous in both)
+        n = sizes[-1]
+        item = dst.itemsize
+        lanes = 64 // item
+        r = lo // n
+        while r * n < hi:
+            a, b = max(lo - r * n, 0), min(hi - r * n, n)
+            pd, ps, q = do, so, r
+            for i in range(sizes.size - 2, -1, -1):
+                c = q % sizes[i]
+                q //= sizes[i]
+                pd += c * ds[i]
+                ps += c * ss[i]
+            first = min(b, a + ((-(dst.ctypes.data + (pd + a) * item)) % 64) // item)
+            end = first + (b - first) // lanes * lanes
+            for k in range(a, first):
+                dst[pd + k] = src[ps + k]
+            for k in range(first, end, lanes):
+                _VOP(IDENTITY, True, dst, pd + k, src, ps + k, src, ps + k)
+            for k in range(end, b):
+                dst[pd + k] = src[ps + k]
+            r += 1
+        _SFENCE()
+
+    return rows
+
+
+def copy(out: Array, source: Array) -> None:
+    """``out[...] = source`` bit for bit, for a copy :func:`copies` takes, over the threads."""
+    from ._common import flat_memory
+
+    sizes, (so, ss) = _merged(out.shape, out.strides, source.strides)
+    bits = np.dtype(f"u{out.itemsize}")
+    # the merged grid's strides, in elements, for views of the same memory laid out as the grid
+    dst, d0, _ = flat_memory(out.view(bits), writeable=True)
+    src, s0, _ = flat_memory(source.view(bits))
+    ds = np.array([s // out.itemsize for s in so], np.int64)
+    ss_ = np.array([s // out.itemsize for s in ss], np.int64)
+    grid = np.array(sizes, np.int64)
+    kernel = _copy_kernel()
+
+    def work(lo: int, hi: int) -> None:
+        kernel(dst, d0, ds, src, s0, ss_, grid, lo, hi)
+
+    _on_threads(work, out.size)
