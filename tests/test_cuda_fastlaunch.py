@@ -606,10 +606,11 @@ def cuda_launch_path(gpu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     from dmlops import backends
 
     replay, recorders = backends._REPLAY, dict(backends._RECORDERS)
+    compiled_class = _runtime._fast_launch_class()  # before any patch below hides it
 
     def use(compiled: bool) -> None:
         clear_plans()
-        monkeypatch.setattr(_runtime, "_FAST_CLASS", [_runtime._fast_launch_class()] if compiled else [None])
+        monkeypatch.setattr(_runtime, "_FAST_CLASS", [compiled_class if compiled else None])
         # CuPy's launch, as without the extension: no replay either
         monkeypatch.setattr(backends, "_REPLAY", replay if compiled else None)
         monkeypatch.setattr(backends, "_RECORDERS", recorders if compiled else {})
