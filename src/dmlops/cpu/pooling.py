@@ -89,28 +89,100 @@ def _argmax(xp, od, oh, ow, spans, dl, half, low):  # type: ignore[no-untyped-de
     return bd, bh, bw, best
 
 
+@njit(cache=True, inline="always")
+def _interior_columns(spans, out_w, window_w):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """[ow_a, ow_b): the output columns whose windows lie wholly inside the input row (no padding column)."""
+    ow_a = 0
+    while ow_a < out_w and not (spans[2, 1, ow_a] == 0 and spans[2, 2, ow_a] == window_w):
+        ow_a += 1
+    ow_b = ow_a
+    while ow_b < out_w and spans[2, 1, ow_b] == 0 and spans[2, 2, ow_b] == window_w:
+        ow_b += 1
+    return ow_a, ow_b
+
+
+@njit(cache=True, inline="always")
+def _interior_row(xp, oh, ow_a, n_int, spans, dl, half, low, stride_w, window_w, phases, best, arg):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """The argmax of the interior windows of output row ``oh`` of a 2-D pooling, together.
+
+    ``best[j]``, ``arg[j]``: the running maximum (compare space) and the plane-linear index of
+    column ``ow_a + j``'s window. Returns False when the window's rows are all padding. The
+    windows are scanned one window element at a time in row-major order: per column the same
+    sequence of compares as ``_argmax``, so ties and NaN select the same element.
+    """
+    size_w = xp.shape[2]
+    fh, h0, h1 = spans[1, 0, oh], spans[1, 1, oh], spans[1, 2, oh]
+    if h0 >= h1:
+        return False
+    base_w = spans[2, 0, ow_a]
+    h = fh + h0 * dl[1]
+    for j in range(n_int):
+        best[j] = low
+        arg[j] = h * size_w + base_w + j * stride_w
+    for kh in range(h0, h1):
+        h = fh + kh * dl[1]
+        row = xp[0, h]
+        # de-interleave the row by the stride: every window element then reads a contiguous
+        # run, and the compare-and-select loop vectorises
+        for p in range(stride_w):
+            php = phases[p]
+            for i in range((size_w - p + stride_w - 1) // stride_w):
+                php[i] = key(row[p + i * stride_w], half)
+        for kw in range(window_w):
+            off = base_w + kw * dl[2]
+            start = off // stride_w
+            run = phases[off - start * stride_w, start : start + n_int]
+            lin = h * size_w + off
+            for j in range(n_int):
+                v = run[j]
+                b = best[j]
+                take = v > b  # NaN never wins
+                best[j] = v if take else b
+                arg[j] = lin + j * stride_w if take else arg[j]
+    return True
+
+
 @njit(cache=True, parallel=True)
-def _forward(x, out, indices, has_indices, spans, dl, half, low, low_element):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _forward(x, out, indices, has_indices, spans, dl, half, low, low_element, compare, stride_w, window_w):  # type: ignore[no-untyped-def]  # pragma: no cover
     n_, c_, size_d, size_h, size_w = x.shape
     _, _, out_d, out_h, out_w = out.shape
     image = size_d * size_h * size_w
+    # 2-D pooling (one depth slice, in bounds): interior columns through the row-vectorised scan
+    # (a window stride of 0, which every column shares, and an empty window take the scalar path)
+    flat = size_d == 1 and out_d == 1 and spans[0, 1, 0] < spans[0, 2, 0] and stride_w > 0 and window_w > 0
+    ow_a, ow_b = _interior_columns(spans, out_w, window_w)
+    n_int = ow_b - ow_a if flat else 0
+    n_phase = (size_w + stride_w - 1) // stride_w if flat else 1
     for plane in prange(n_ * c_):
         n = plane // c_
         c = plane - n * c_
         xp = x[n, c]
         op = out[n, c]
         ip = indices[n, c] if has_indices else indices[0, 0]
+        best = np.empty(max(n_int, 1), compare.dtype)  # (compare: an empty array of the compare type)
+        arg = np.empty(max(n_int, 1), np.int64)
+        phases = np.empty((stride_w, n_phase), compare.dtype)
         for od in range(out_d):
             for oh in range(out_h):
+                scanned = n_int > 0 and _interior_row(
+                    xp, oh, ow_a, n_int, spans, dl, half, low, stride_w, window_w, phases, best, arg
+                )
                 for ow in range(out_w):
-                    d, h, w, best = _argmax(xp, od, oh, ow, spans, dl, half, low)
+                    if scanned and ow_a <= ow < ow_b:
+                        j = ow - ow_a
+                        h, w = arg[j] // size_w, arg[j] - arg[j] // size_w * size_w
+                        op[od, oh, ow] = xp[0, h, w] if best[j] > low else low_element
+                        if has_indices:
+                            ip[od, oh, ow] = plane * image + arg[j]
+                        continue
+                    d, h, w, best_ = _argmax(xp, od, oh, ow, spans, dl, half, low)
                     if d < 0:  # only padding: the lowest value at index 0, as DirectML
                         op[od, oh, ow] = low_element
                         if has_indices:
                             ip[od, oh, ow] = 0
                         continue
                     # the element itself (bit-exact), unless nothing beat the lowest value
-                    op[od, oh, ow] = xp[d, h, w] if best > low else low_element
+                    op[od, oh, ow] = xp[d, h, w] if best_ > low else low_element
                     if has_indices:
                         ip[od, oh, ow] = plane * image + (d * size_h + h) * size_w + w
 
@@ -119,17 +191,12 @@ def _forward(x, out, indices, has_indices, spans, dl, half, low, low_element):  
 def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w, low):  # type: ignore[no-untyped-def]  # pragma: no cover
     n_, c_, size_d, size_h, size_w = x.shape
     _, _, out_d, out_h, out_w = dy.shape
-    # 2-D pooling (one depth slice, in bounds): the row-vectorised scan below
-    flat = size_d == 1 and out_d == 1 and spans[0, 1, 0] < spans[0, 2, 0]
-    # Interior output columns: windows entirely inside the row (no padding column).
-    ow_a = 0
-    while ow_a < out_w and not (spans[2, 1, ow_a] == 0 and spans[2, 2, ow_a] == window_w):
-        ow_a += 1
-    ow_b = ow_a
-    while ow_b < out_w and spans[2, 1, ow_b] == 0 and spans[2, 2, ow_b] == window_w:
-        ow_b += 1
+    # 2-D pooling (one depth slice, in bounds): the row-vectorised scan (_interior_row)
+    # (a window stride of 0, which every column shares, and an empty window take the scalar path)
+    flat = size_d == 1 and out_d == 1 and spans[0, 1, 0] < spans[0, 2, 0] and stride_w > 0 and window_w > 0
+    ow_a, ow_b = _interior_columns(spans, out_w, window_w)
     n_int = ow_b - ow_a if flat else 0
-    n_phase = (size_w + stride_w - 1) // stride_w
+    n_phase = (size_w + stride_w - 1) // stride_w if flat else 1
     for plane in prange(n_ * c_):
         n = plane // c_
         c = plane - n * c_
@@ -148,39 +215,11 @@ def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w, low):  # type: i
                     d, h, w, _ = _argmax(xp, od, oh, ow, spans, dl, half, low)
                     if d >= 0:  # a window of only padding sends its gradient nowhere
                         acc[(d * size_h + h) * size_w + w] += load(grow[ow], half)
-                fh, h0, h1 = spans[1, 0, oh], spans[1, 1, oh], spans[1, 2, oh]
-                if n_int == 0 or h0 >= h1:
-                    continue
-                # Interior columns of one output row together, one window element at a time in
-                # row-major order: per column the same sequence of compares as _argmax, so ties
-                # and NaN select the same element.
-                base_w = spans[2, 0, ow_a]
-                h = fh + h0 * dl[1]
-                for j in range(n_int):
-                    best[j] = low
-                    arg[j] = h * size_w + base_w + j * stride_w
-                for kh in range(h0, h1):
-                    h = fh + kh * dl[1]
-                    row = xp[0, h]
-                    # de-interleave the row by the stride: every window element then reads a
-                    # contiguous run, and the compare-and-select loop vectorises
-                    for p in range(stride_w):
-                        php = phases[p]
-                        for i in range((size_w - p + stride_w - 1) // stride_w):
-                            php[i] = key(row[p + i * stride_w], half)
-                    for kw in range(window_w):
-                        off = base_w + kw * dl[2]
-                        start = off // stride_w
-                        run = phases[off - start * stride_w, start : start + n_int]
-                        lin = h * size_w + off
-                        for j in range(n_int):
-                            v = run[j]
-                            b = best[j]
-                            take = v > b  # NaN never wins
-                            best[j] = v if take else b
-                            arg[j] = lin + j * stride_w if take else arg[j]
-                for j in range(n_int):
-                    acc[arg[j]] += load(grow[ow_a + j], half)
+                if n_int > 0 and _interior_row(
+                    xp, oh, ow_a, n_int, spans, dl, half, low, stride_w, window_w, phases, best, arg
+                ):
+                    for j in range(n_int):
+                        acc[arg[j]] += load(grow[ow_a + j], half)
         op = dx[n, c]
         for d in range(size_d):
             for h in range(size_h):
@@ -237,7 +276,9 @@ def forward(window: PoolingWindow, x: NDArray[Any], out: NDArray[Any], indices: 
     has = indices is not None
     ik = _as5d(indices) if indices is not None else np.zeros((1, 1, 1, 1, 1), np.uint64)
     low, low_element = _lowest(x.dtype, xk.dtype)
-    call_parallel(_forward, xk, ok, ik, has, *_params(window, x.shape[2:], out.shape[2:]), half, low, low_element)
+    compare = np.zeros(0, np.asarray(low).dtype)
+    params = _params(window, x.shape[2:], out.shape[2:])
+    call_parallel(_forward, xk, ok, ik, has, *params, half, low, low_element, compare, *_row_geometry(window))
 
 
 def gradient(window: PoolingWindow, x: NDArray[Any], dy: NDArray[Any], dx: NDArray[Any]) -> None:
@@ -246,10 +287,15 @@ def gradient(window: PoolingWindow, x: NDArray[Any], dy: NDArray[Any], dx: NDArr
     dyk, _ = kernel_view(_as5d(dy))
     dxk, _ = kernel_view(_as5d(dx))
     zero = np.zeros(0, np.float64 if x.dtype == np.float64 else np.float32)
-    spatial = window.spatial_dimension_count
-    geometry = (int(window.strides[spatial - 1]), int(window.window_size[spatial - 1]))
     low, _ = _lowest(x.dtype, xk.dtype)
-    call_parallel(_grad, xk, dyk, dxk, *_params(window, x.shape[2:], dy.shape[2:]), half, zero, *geometry, low)
+    params = _params(window, x.shape[2:], dy.shape[2:])
+    call_parallel(_grad, xk, dyk, dxk, *params, half, zero, *_row_geometry(window), low)
+
+
+def _row_geometry(window: PoolingWindow) -> tuple[int, int]:
+    """(stride, window size) along the last spatial axis: the row-vectorised scan's."""
+    spatial = window.spatial_dimension_count
+    return int(window.strides[spatial - 1]), int(window.window_size[spatial - 1])
 
 
 # -- MAX_POOLING2 --------------------------------------------------------------
