@@ -13,8 +13,10 @@ the replay, the compiled launch and CuPy's launch, on fresh inputs per call.
 from __future__ import annotations
 
 import ctypes
+import shutil
 import subprocess
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import Any
@@ -30,17 +32,28 @@ from dmlops.errors import BackendUnavailableError
 
 FAKE_CUDA = r"""
 #include <string.h>
+#include <time.h>
 static int queue[8], queued = 0, sizes[16], n_sizes = 0;
 unsigned char args_seen[16][256];
 int calls = 0;
 void *fn_seen, *stream_seen;
 unsigned dims_seen[7];
+volatile int block_next = 0, in_launch = 0, released = 0, saw_release = -1;
 void fake_sizes(int n, const int *s) { n_sizes = n; memcpy(sizes, s, (unsigned)n * sizeof(int)); }
 void fake_fail_next(int status) { queue[queued++] = status; }
+void fake_block_next(void) { block_next = 1; in_launch = 0; released = 0; saw_release = -1; }
+void fake_release(void) { released = 1; }
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shared, void *stream, void **params, void **extra) {
     (void)extra;
     calls++;
+    if (block_next) {  /* wait (at most 5 s) for another thread to call fake_release */
+        struct timespec ms = {0, 1000000};
+        block_next = 0;
+        in_launch = 1;
+        for (int i = 0; i < 5000 && !released; i++) nanosleep(&ms, NULL);
+        saw_release = released;
+    }
     if (queued) {
         int s = queue[0];
         memmove(queue, queue + 1, (unsigned)--queued * sizeof(int));
@@ -186,6 +199,79 @@ def test_subclasses_get_attributes_and_weak_references(ext: Any) -> None:
     assert ref() is launch
     del launch
     assert ref() is None
+
+
+def test_a_launch_before_init_raises(built: tuple[Any, Any, str], tmp_path: Path) -> None:
+    module, _, _ = built
+    copy = tmp_path / Path(module.__file__).name
+    shutil.copy(module.__file__, copy)  # another file: a fresh module state, never initialised
+    fresh = fl.load(copy)
+    launch = fresh.Launch()
+    launch._arm(1, (1, 1, 1), (32, 1, 1), 0, 1, (), ())
+    with pytest.raises(RuntimeError, match="not initialised"):
+        launch(5)
+    with pytest.raises(RuntimeError, match="not initialised"):
+        launch(5, stream=3)
+
+
+def _launch_in_thread(launch: Any, *pointers: int) -> tuple[threading.Thread, list[BaseException]]:
+    errors: list[BaseException] = []
+
+    def go() -> None:
+        try:
+            launch(*pointers)
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    thread = threading.Thread(target=go)
+    thread.start()
+    return thread, errors
+
+
+def _wait_in_launch(fake: Any) -> None:
+    in_launch = ctypes.c_int.in_dll(fake, "in_launch")
+    for _ in range(5000):
+        if in_launch.value:
+            return
+        time.sleep(0.001)
+    raise AssertionError("the launch never reached the driver")
+
+
+def test_the_gil_is_released_around_the_driver_call(ext: Any, built: tuple[Any, Any, str]) -> None:
+    """The stand-in driver blocks until another thread calls it back; that thread runs Python
+    to do so, which it can only while the launching thread has released the GIL."""
+    _, fake, _ = built
+    launch = ext.Launch()
+    launch._arm(1, (1, 1, 1), (32, 1, 1), 0, 1, (), ())
+    fake.fake_block_next()
+    thread, errors = _launch_in_thread(launch, 5)
+    _wait_in_launch(fake)
+    fake.fake_release()
+    thread.join()
+    assert errors == []
+    assert ctypes.c_int.in_dll(fake, "saw_release").value == 1
+
+
+def test_a_rearm_during_a_launch_keeps_the_packing_in_use(ext: Any, built: tuple[Any, Any, str]) -> None:
+    _, fake, _ = built
+    first, second = bytes(range(1, 33)), bytes(range(101, 133))
+    launch = ext.Launch()
+    launch._arm(7, (1, 1, 1), (32, 1, 1), 0, 1, (0xAB00,), (first,))
+    sizes = [8, 8, 32]
+    seen(fake, sizes)
+    fake.fake_block_next()
+    thread, errors = _launch_in_thread(launch, 0x1000)
+    _wait_in_launch(fake)
+    launch._arm(9, (1, 1, 1), (32, 1, 1), 0, 1, (0xCD00,), (second,))  # while the first call is in the driver
+    junk = [bytes(32) * 4 for _ in range(1000)]  # reuse freed memory, if any was freed
+    fake.fake_release()
+    thread.join()
+    assert errors == [] and junk
+    assert args_seen(fake, sizes) == [*u64(0x1000, 0xAB00), first]  # the packing the call started with
+    assert ctypes.c_void_p.in_dll(fake, "fn_seen").value == 7
+    launch(0x2000)
+    assert args_seen(fake, sizes) == [*u64(0x2000, 0xCD00), second]
+    assert ctypes.c_void_p.in_dll(fake, "fn_seen").value == 9
 
 
 # -- the replay, with stand-in arrays -----------------------------------------------------------
@@ -340,6 +426,46 @@ def test_a_replay_of_an_unknown_desc_is_none(ext: Any, built: tuple[Any, Any, st
     r = Replay(ext, fake)
     assert ext.replay(object(), {}, None, "cuda", None, False) is None
     assert r({"ATensor": r.a, "BTensor": r.b}, {"OutputTensor": r.y}) is not None
+
+
+def _with_steps(r: Replay, steps: tuple[Any, ...]) -> None:
+    entry = r.entries[id(r.desc)]
+    r.entries[id(r.desc)] = (*entry[:7], steps, entry[8])
+
+
+@pytest.mark.parametrize(
+    "bad", ["operand past the end", "negative operand", "too many pointers", "not an int", "plan dropped"]
+)
+def test_a_replay_launches_every_step_or_none(ext: Any, built: tuple[Any, Any, str], bad: str) -> None:
+    """Three steps, the third one unusable: nothing launches (the caller then runs the call
+    once through the full path; an in-place call launched in part and then again would not
+    be the same call)."""
+    _, fake, _ = built
+    r = Replay(ext, fake)
+    ref = weakref.ref(r.launch)
+    good = ((0, 0), (1, 4), (2, 0))
+    third: Any = {
+        "operand past the end": ((0, 0), (3, 0), (2, 0)),
+        "negative operand": ((0, 0), (-1, 0), (2, 0)),
+        "too many pointers": ((0, 0), (1, 0), (2, 0), (2, 8)),
+        "not an int": ((0, 0), (1, 0.5), (2, 0)),
+        "plan dropped": good,
+    }[bad]
+    calls = ctypes.c_int.in_dll(fake, "calls")
+    inputs, outputs = {"ATensor": r.a, "BTensor": r.b}, {"OutputTensor": r.y}
+    _with_steps(r, ((ref, good), (ref, good), (ref, good)))
+    before = calls.value
+    assert r(inputs, outputs) is not None
+    assert calls.value == before + 3
+    third_ref: Any = ref
+    if bad == "plan dropped":
+        gone = type(r.launch)()
+        third_ref = weakref.ref(gone)
+        del gone
+    _with_steps(r, ((ref, good), (ref, good), (third_ref, third)))
+    before = calls.value
+    assert r(inputs, outputs) is None
+    assert calls.value == before  # not even the first two
 
 
 def test_recording_keeps_the_launches_of_one_thread(ext: Any) -> None:

@@ -2,19 +2,20 @@
  *
  * Two things, both optional: dmlops runs the same without them, through CuPy's launch.
  *
- * Launch: a kernel launch whose arguments are packed once. Each call stores the pointers it
- * is given into their slots and calls the driver's cuLaunchKernel (resolved once from the
- * libcuda that CuPy loaded) on CuPy's current stream. The GIL is held from the stores to
- * the launch (the driver copies the arguments during the call), so calls from several
- * threads never mix their pointers, with no lock.
+ * Launch: a kernel launch whose arguments are packed once. Each call copies the packed
+ * pointers into an argument array of its own, stores the pointers it is given there and calls
+ * the driver's cuLaunchKernel (resolved once from the libcuda that CuPy loaded) on CuPy's
+ * current stream, with the GIL released around the driver call only. Calls from several
+ * threads never share a buffer, and one blocked in the driver (a full launch queue) does not
+ * stop the others.
  *
  * replay(): a repeat call of dmlops.execute whose earlier call was recorded (the launches it
  * made, each pointer as an operand and a byte offset). It checks everything the full path
  * would (the same desc, backend, feature level and strict flag; dict arguments with exactly
  * the members; CuPy arrays of the recorded type, shape, dtype, strides, device and pointer
  * alignment; the launches still alive in their plan caches; the tuning globals unchanged)
- * before it launches anything, and returns None at the first difference: the caller then
- * takes the full path.
+ * and resolves every launch's pointers before it launches anything, and returns None at
+ * the first difference: the caller then takes the full path, which so runs the call once.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -48,32 +49,38 @@ static PyObject *s_shape, *s_strides, *s_dtype, *s_data, *s_ptr, *s_device_id, *
 
 /* -- Launch ------------------------------------------------------------------------------- */
 
+/* What _arm packed. A call takes a reference (with the GIL held), copies the pointers into
+ * buffers of its own and launches with the GIL released; a re-arm meanwhile swaps in a new
+ * block and the old one is freed when its last call drops it. The counts change only with
+ * the GIL held, so a plain integer does. */
 typedef struct {
-    PyObject_HEAD
+    Py_ssize_t refs;
     void *fn;
     unsigned grid[3];
     unsigned block[3];
     unsigned shared;
-    int armed;
     int empty;
     Py_ssize_t n_pointers; /* pointers given per call */
     Py_ssize_t n_slots;    /* pointer slots: per-call, then fixed */
     Py_ssize_t n_args;     /* every kernel argument */
-    void **argv;
-    uint64_t *slots; /* n_pointers per-call slots, then the fixed pointers */
-    char *blob;      /* the by-value structs, each 16-byte aligned */
+    uint64_t *last;        /* the per-call pointers last stored (a call may give fewer), then the fixed ones */
+    void **structs;        /* n_args - n_slots addresses into blob */
+    char *blob;            /* the by-value structs, each 16-byte aligned */
+} Packed;
+
+typedef struct {
+    PyObject_HEAD
+    Packed *packed; /* NULL until armed */
 } LaunchObject;
 
 static PyTypeObject LaunchType;
 
-static void launch_free_buffers(LaunchObject *self) {
-    PyMem_Free(self->argv);
-    PyMem_Free(self->slots);
-    PyMem_Free(self->blob);
-    self->argv = NULL;
-    self->slots = NULL;
-    self->blob = NULL;
-    self->armed = 0;
+static void packed_release(Packed *p) {
+    if (p == NULL || --p->refs > 0) return;
+    PyMem_Free(p->last);
+    PyMem_Free(p->structs);
+    PyMem_Free(p->blob);
+    PyMem_Free(p);
 }
 
 static PyObject *launch_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
@@ -86,7 +93,8 @@ static PyObject *launch_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
 static void launch_dealloc(LaunchObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     if (tp->tp_flags & Py_TPFLAGS_HAVE_GC) PyObject_GC_UnTrack(self);
-    launch_free_buffers(self);
+    packed_release(self->packed);
+    self->packed = NULL;
     tp->tp_free((PyObject *)self); /* a subclass's own dealloc drops its type reference */
 }
 
@@ -135,53 +143,49 @@ static PyObject *launch_arm(LaunchObject *self, PyObject *args) {
         }
         blob_size += (PyBytes_GET_SIZE(s) + 15) & ~(Py_ssize_t)15;
     }
-    void **argv = PyMem_Calloc((size_t)(n_slots + n_structs + 1), sizeof(void *));
-    uint64_t *slots = PyMem_Calloc((size_t)(n_slots + 1), sizeof(uint64_t));
-    char *blob = PyMem_Calloc((size_t)(blob_size + 16), 1);
-    if (!argv || !slots || !blob) {
-        PyMem_Free(argv);
-        PyMem_Free(slots);
-        PyMem_Free(blob);
+    Packed *p = PyMem_Calloc(1, sizeof(Packed));
+    if (p == NULL) return PyErr_NoMemory();
+    p->refs = 1;
+    p->last = PyMem_Calloc((size_t)(n_slots + 1), sizeof(uint64_t));
+    p->structs = PyMem_Calloc((size_t)(n_structs + 1), sizeof(void *));
+    p->blob = PyMem_Calloc((size_t)(blob_size + 16), 1);
+    if (!p->last || !p->structs || !p->blob) {
+        packed_release(p);
         return PyErr_NoMemory();
     }
     for (Py_ssize_t i = 0; i < n_fixed; i++) {
         unsigned long long v = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(fixed, i));
         if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyMem_Free(argv);
-            PyMem_Free(slots);
-            PyMem_Free(blob);
+            packed_release(p);
             return NULL;
         }
-        slots[n_pointers + i] = v;
+        p->last[n_pointers + i] = v;
     }
-    for (Py_ssize_t i = 0; i < n_slots; i++) argv[i] = &slots[i];
     Py_ssize_t at = 0;
     for (Py_ssize_t i = 0; i < n_structs; i++) {
         PyObject *s = PyTuple_GET_ITEM(structs, i);
-        memcpy(blob + at, PyBytes_AS_STRING(s), (size_t)PyBytes_GET_SIZE(s));
-        argv[n_slots + i] = blob + at;
+        memcpy(p->blob + at, PyBytes_AS_STRING(s), (size_t)PyBytes_GET_SIZE(s));
+        p->structs[i] = p->blob + at;
         at += (PyBytes_GET_SIZE(s) + 15) & ~(Py_ssize_t)15;
     }
-    launch_free_buffers(self);
-    self->fn = handle;
-    memcpy(self->grid, g, sizeof g);
-    memcpy(self->block, b, sizeof b);
-    self->shared = shared;
-    self->empty = g[0] == 0 || g[1] == 0 || g[2] == 0;
-    self->n_pointers = n_pointers;
-    self->n_slots = n_slots;
-    self->n_args = n_slots + n_structs;
-    self->argv = argv;
-    self->slots = slots;
-    self->blob = blob;
-    self->armed = 1;
+    p->fn = handle;
+    memcpy(p->grid, g, sizeof g);
+    memcpy(p->block, b, sizeof b);
+    p->shared = shared;
+    p->empty = g[0] == 0 || g[1] == 0 || g[2] == 0;
+    p->n_pointers = n_pointers;
+    p->n_slots = n_slots;
+    p->n_args = n_slots + n_structs;
+    Packed *old = self->packed;
+    self->packed = p;
+    packed_release(old); /* a call still launching with it keeps it until it returns */
     Py_RETURN_NONE;
 }
 
 static int current_stream(void **out) {
     if (current_stream_c != NULL) {
         *out = (void *)current_stream_c();
-        return 0;
+        return PyErr_Occurred() ? -1 : 0; /* CuPy's function may have raised (no device, say) */
     }
     if (current_stream_py == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "dmlops fast launch: not initialised");
@@ -207,24 +211,63 @@ static int raise_status(int status) {
     return -1;
 }
 
-/* The launch itself, with the pointer slots already stored; stream NULL: CuPy's current one. */
-static int launch_go(LaunchObject *self, void *stream, int stream_given, const uint64_t *pointers, Py_ssize_t n) {
-    if (self->empty) return 0;
+static int not_initialised(void) {
+    PyErr_SetString(PyExc_RuntimeError, "dmlops fast launch: not initialised (init() was not called)");
+    return -1;
+}
+
+#define LOCAL_SLOTS 32
+#define LOCAL_ARGS 48
+
+/* Launch p with these n per-call pointers on the stream (stream_given 0: CuPy's current one).
+ * The slots and the argument array are this call's own (on the stack, or PyMem above a small
+ * size), so the GIL is released around cuLaunchKernel: a full launch queue then blocks only
+ * this thread, and a host callback on the stream can take the GIL. The driver has copied the
+ * arguments when the call returns. The caller holds the GIL and a reference to p. */
+static int launch_go(Packed *p, void *stream, int stream_given, const uint64_t *pointers, Py_ssize_t n) {
+    if (p->empty) return 0;
+    if (cu_launch == NULL) return not_initialised();
     if (!stream_given && current_stream(&stream) < 0) return -1;
+    /* the slots a call does not give keep the last stored pointers, as PackedLaunch's do */
+    memcpy(p->last, pointers, (size_t)n * sizeof(uint64_t));
+    uint64_t slot_buf[LOCAL_SLOTS];
+    void *argv_buf[LOCAL_ARGS];
+    uint64_t *slots = slot_buf;
+    void **argv = argv_buf;
+    if (p->n_slots > LOCAL_SLOTS) slots = PyMem_Malloc((size_t)p->n_slots * sizeof(uint64_t));
+    if (p->n_args > LOCAL_ARGS) argv = PyMem_Malloc((size_t)p->n_args * sizeof(void *));
+    int rc = -1;
+    if (slots == NULL || argv == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(slots, p->last, (size_t)p->n_slots * sizeof(uint64_t));
+    for (Py_ssize_t i = 0; i < p->n_slots; i++) argv[i] = &slots[i];
+    memcpy(argv + p->n_slots, p->structs, (size_t)(p->n_args - p->n_slots) * sizeof(void *));
     for (int attempt = 0;; attempt++) {
-        memcpy(self->slots, pointers, (size_t)n * sizeof(uint64_t));
-        int status = cu_launch(self->fn, self->grid[0], self->grid[1], self->grid[2], self->block[0], self->block[1],
-                               self->block[2], self->shared, stream, self->argv, NULL);
-        if (status == 0) return 0;
+        int status;
+        Py_BEGIN_ALLOW_THREADS
+        status = cu_launch(p->fn, p->grid[0], p->grid[1], p->grid[2], p->block[0], p->block[1], p->block[2],
+                           p->shared, stream, argv, NULL);
+        Py_END_ALLOW_THREADS
+        if (status == 0) {
+            rc = 0;
+            break;
+        }
         if (status == CUDA_ERROR_INVALID_CONTEXT && attempt == 0 && ensure_context != NULL) {
             /* a thread that never made a runtime call has no current context yet */
             PyObject *r = PyObject_CallNoArgs(ensure_context);
-            if (r == NULL) return -1;
+            if (r == NULL) break;
             Py_DECREF(r);
             continue;
         }
-        return raise_status(status);
+        raise_status(status);
+        break;
     }
+done:
+    if (slots != slot_buf) PyMem_Free(slots);
+    if (argv != argv_buf) PyMem_Free(argv);
+    return rc;
 }
 
 static int record(PyObject *self, PyObject *const *args, Py_ssize_t nargs, int stream_given) {
@@ -242,12 +285,17 @@ static int record(PyObject *self, PyObject *const *args, Py_ssize_t nargs, int s
 }
 
 static PyObject *launch_call_impl(LaunchObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *stream_obj) {
-    if (!self->armed) {
+    if (self->packed == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "this launch was never armed");
         return NULL;
     }
-    if (nargs > self->n_pointers) {
-        PyErr_Format(PyExc_TypeError, "this launch takes at most %zd pointers; got %zd", self->n_pointers, nargs);
+    if (cu_launch == NULL) {
+        not_initialised();
+        return NULL;
+    }
+    if (nargs > self->packed->n_pointers) {
+        PyErr_Format(PyExc_TypeError, "this launch takes at most %zd pointers; got %zd", self->packed->n_pointers,
+                     nargs);
         return NULL;
     }
     uint64_t pointers[MAX_POINTERS];
@@ -268,7 +316,12 @@ static PyObject *launch_call_impl(LaunchObject *self, PyObject *const *args, Py_
     if (record_list != NULL && PyThread_get_thread_ident() == record_thread) {
         if (record((PyObject *)self, args, nargs, stream_given) < 0) return NULL;
     }
-    if (launch_go(self, stream, stream_given, pointers, nargs) < 0) return NULL;
+    /* Python code may run before the launch (the stream query): hold this packing meanwhile */
+    Packed *p = self->packed;
+    p->refs++;
+    int rc = launch_go(p, stream, stream_given, pointers, nargs);
+    packed_release(p);
+    if (rc < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -287,21 +340,21 @@ static PyObject *launch_call(PyObject *self, PyObject *args, PyObject *kwargs) {
 
 static PyObject *launch_get_n_pointers(LaunchObject *self, void *closure) {
     (void)closure;
-    return PyLong_FromSsize_t(self->n_pointers);
+    return PyLong_FromSsize_t(self->packed ? self->packed->n_pointers : 0);
 }
 
 static PyObject *launch_get_armed(LaunchObject *self, void *closure) {
     (void)closure;
-    return PyBool_FromLong(self->armed);
+    return PyBool_FromLong(self->packed != NULL);
 }
 
 static PyObject *launch_get_pointers(LaunchObject *self, void *closure) {
     (void)closure;
-    Py_ssize_t n = self->armed ? self->n_slots : 0;
+    Py_ssize_t n = self->packed ? self->packed->n_slots : 0;
     PyObject *out = PyTuple_New(n);
     if (out == NULL) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *v = PyLong_FromUnsignedLongLong(self->slots[i]);
+        PyObject *v = PyLong_FromUnsignedLongLong(self->packed->last[i]);
         if (v == NULL) {
             Py_DECREF(out);
             return NULL;
@@ -320,7 +373,7 @@ static PyMethodDef launch_methods[] = {
 static PyGetSetDef launch_getset[] = {
     {"n_pointers", (getter)launch_get_n_pointers, NULL, "pointers given per call", NULL},
     {"armed", (getter)launch_get_armed, NULL, "whether _arm packed the arguments", NULL},
-    {"_pointers", (getter)launch_get_pointers, NULL, "the pointer slots (per-call, then fixed), as stored", NULL},
+    {"_pointers", (getter)launch_get_pointers, NULL, "the pointer slots (the last call's, then the fixed ones)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -414,9 +467,12 @@ static PyObject *replay(PyObject *module, PyObject *const *args, Py_ssize_t narg
         Py_RETURN_NONE;
     }
     Py_INCREF(entry); /* the dict may change while Python code runs below */
-    PyObject *result = NULL, *allocated[MAX_OPERANDS] = {NULL};
-    PyObject *launches[MAX_STEPS] = {NULL};
-    int n_alloc = 0;
+    /* held: every operand (a reference of our own: the caller's dicts may change while Python
+     * code runs below, from an attribute read, an allocation or another thread); launches and
+     * packs: each step's Launch and the packing it is launched with, held until the end */
+    PyObject *result = NULL, *held[MAX_OPERANDS] = {NULL}, *launches[MAX_STEPS] = {NULL};
+    Packed *packs[MAX_STEPS] = {NULL};
+    Py_ssize_t n_held = 0;
     if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 9) goto miss;
     if (PyTuple_GET_ITEM(entry, 0) != desc || PyTuple_GET_ITEM(entry, 3) != strict) goto miss;
     PyObject *want_backend = PyTuple_GET_ITEM(entry, 1);
@@ -436,6 +492,7 @@ static PyObject *replay(PyObject *module, PyObject *const *args, Py_ssize_t narg
     PyObject *guards = PyTuple_GET_ITEM(entry, 8);
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(guards); i++) {
         PyObject *g = PyTuple_GET_ITEM(guards, i);
+        if (!PyTuple_CheckExact(g) || PyTuple_GET_SIZE(g) != 3 || !PyDict_Check(PyTuple_GET_ITEM(g, 0))) goto miss;
         PyObject *now = PyDict_GetItemWithError(PyTuple_GET_ITEM(g, 0), PyTuple_GET_ITEM(g, 1));
         if (now == NULL && PyErr_Occurred()) goto error;
         if (now != PyTuple_GET_ITEM(g, 2)) goto miss;
@@ -454,7 +511,6 @@ static PyObject *replay(PyObject *module, PyObject *const *args, Py_ssize_t narg
     Py_ssize_t n_in = PyTuple_GET_SIZE(in_specs), n_out = PyTuple_GET_SIZE(out_specs);
     if (n_in + n_out > MAX_OPERANDS || PyDict_GET_SIZE(inputs) != n_in) goto miss;
     uint64_t ptrs[MAX_OPERANDS];
-    PyObject *arrays[MAX_OPERANDS]; /* borrowed, or in allocated[] */
     for (Py_ssize_t i = 0; i < n_in; i++) {
         PyObject *spec = PyTuple_GET_ITEM(in_specs, i);
         PyObject *obj = PyDict_GetItemWithError(inputs, PyTuple_GET_ITEM(spec, 0));
@@ -462,10 +518,10 @@ static PyObject *replay(PyObject *module, PyObject *const *args, Py_ssize_t narg
             if (PyErr_Occurred()) goto error;
             goto miss;
         }
+        held[n_held++] = Py_NewRef(obj);
         int m = operand_matches(obj, spec, device, &ptrs[i]);
         if (m < 0) goto error;
         if (m == 0) goto miss;
-        arrays[i] = obj;
     }
     Py_ssize_t given = 0;
     for (Py_ssize_t j = 0; j < n_out; j++) {
@@ -480,23 +536,34 @@ static PyObject *replay(PyObject *module, PyObject *const *args, Py_ssize_t narg
             /* a missing output is allocated, as the full path does, then checked like a given one */
             obj = PyObject_CallFunctionObjArgs(ndarray_type, PyTuple_GET_ITEM(spec, 1), PyTuple_GET_ITEM(spec, 2), NULL);
             if (obj == NULL) goto error;
-            allocated[n_alloc++] = obj;
+            held[n_held++] = obj;
+        } else {
+            held[n_held++] = Py_NewRef(obj);
         }
         int m = operand_matches(obj, spec, device, &ptrs[n_in + j]);
         if (m < 0) goto error;
         if (m == 0) goto miss;
-        arrays[n_in + j] = obj;
     }
     if (outputs != Py_None && PyDict_GET_SIZE(outputs) != given) goto miss; /* unknown members */
+    /* Resolve every step before launching any: a step that cannot launch (its plan dropped, a
+     * mapping that does not fit its launch) returns None with nothing launched, so the full
+     * path that the caller then takes runs the call once (an in-place call run twice would not
+     * be the same call). */
     PyObject *steps = PyTuple_GET_ITEM(entry, 7);
+    if (!PyTuple_CheckExact(steps)) goto miss;
     Py_ssize_t n_steps = PyTuple_GET_SIZE(steps);
     if (n_steps > MAX_STEPS) goto miss;
+    uint64_t pointers[MAX_STEPS][MAX_POINTERS];
+    Py_ssize_t counts[MAX_STEPS];
     for (Py_ssize_t s = 0; s < n_steps; s++) {
-        PyObject *ref = PyTuple_GET_ITEM(PyTuple_GET_ITEM(steps, s), 0);
+        PyObject *step = PyTuple_GET_ITEM(steps, s);
+        if (!PyTuple_CheckExact(step) || PyTuple_GET_SIZE(step) != 2) goto miss;
+        PyObject *ref = PyTuple_GET_ITEM(step, 0), *map = PyTuple_GET_ITEM(step, 1);
+        if (!PyWeakref_CheckRef(ref) || !PyTuple_CheckExact(map)) goto miss;
 #if PY_VERSION_HEX >= 0x030D0000
         PyObject *launch = NULL;
         if (PyWeakref_GetRef(ref, &launch) < 0) goto error;
-        if (launch == NULL) goto miss;
+        if (launch == NULL) goto miss; /* its plan was dropped from the cache */
 #else
         PyObject *launch = PyWeakref_GetObject(ref);
         if (launch == NULL) goto error;
@@ -504,28 +571,41 @@ static PyObject *replay(PyObject *module, PyObject *const *args, Py_ssize_t narg
         Py_INCREF(launch);
 #endif
         launches[s] = launch;
-        if (!PyObject_TypeCheck(launch, &LaunchType) || !((LaunchObject *)launch)->armed) goto miss;
-    }
-    /* every check passed: launch, in the recorded order */
-    for (Py_ssize_t s = 0; s < n_steps; s++) {
-        LaunchObject *launch = (LaunchObject *)launches[s];
-        PyObject *map = PyTuple_GET_ITEM(PyTuple_GET_ITEM(steps, s), 1);
+        if (!PyObject_TypeCheck(launch, &LaunchType) || ((LaunchObject *)launch)->packed == NULL) goto miss;
+        Packed *p = ((LaunchObject *)launch)->packed;
+        p->refs++;
+        packs[s] = p;
         Py_ssize_t n = PyTuple_GET_SIZE(map);
-        uint64_t pointers[MAX_POINTERS];
-        if (n > launch->n_pointers) goto miss; /* cannot happen: recorded from this launch */
+        if (n > p->n_pointers) goto miss; /* recorded from another packing of this launch */
+        counts[s] = n;
         for (Py_ssize_t k = 0; k < n; k++) {
             PyObject *pair = PyTuple_GET_ITEM(map, k);
+            if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) goto miss;
             Py_ssize_t operand = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0));
             long long offset = PyLong_AsLongLong(PyTuple_GET_ITEM(pair, 1));
-            if (PyErr_Occurred()) goto error;
-            pointers[k] = ptrs[operand] + (uint64_t)offset;
+            if (PyErr_Occurred()) {
+                PyErr_Clear(); /* not an entry _fastlaunch.py made: no replay */
+                goto miss;
+            }
+            if (operand < 0 || operand >= n_in + n_out) goto miss;
+            pointers[s][k] = ptrs[operand] + (uint64_t)offset;
         }
-        if (launch_go(launch, NULL, 0, pointers, n) < 0) goto error;
+    }
+    /* every check passed: launch, in the recorded order, on the stream read once. A driver
+     * error from here on raises (a later step may then not have run); it never returns None,
+     * which would run the call again. */
+    void *stream = NULL;
+    if (n_steps > 0) {
+        if (cu_launch == NULL) goto miss;
+        if (current_stream(&stream) < 0) goto error;
+    }
+    for (Py_ssize_t s = 0; s < n_steps; s++) {
+        if (launch_go(packs[s], stream, 1, pointers[s], counts[s]) < 0) goto error;
     }
     result = PyDict_New();
     if (result == NULL) goto error;
     for (Py_ssize_t j = 0; j < n_out; j++) {
-        if (PyDict_SetItem(result, PyTuple_GET_ITEM(PyTuple_GET_ITEM(out_specs, j), 0), arrays[n_in + j]) < 0) {
+        if (PyDict_SetItem(result, PyTuple_GET_ITEM(PyTuple_GET_ITEM(out_specs, j), 0), held[n_in + j]) < 0) {
             Py_CLEAR(result);
             goto error;
         }
@@ -538,8 +618,11 @@ miss:
 error:
     result = NULL;
 finish:
-    for (int i = 0; i < n_alloc; i++) Py_DECREF(allocated[i]);
-    for (int s = 0; s < MAX_STEPS; s++) Py_XDECREF(launches[s]);
+    for (Py_ssize_t i = 0; i < n_held; i++) Py_DECREF(held[i]);
+    for (int s = 0; s < MAX_STEPS; s++) {
+        packed_release(packs[s]);
+        Py_XDECREF(launches[s]);
+    }
     Py_DECREF(entry);
     return result;
 }
