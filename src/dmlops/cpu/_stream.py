@@ -1,4 +1,4 @@
-"""Large element-wise results written with non-temporal (streaming) stores.
+"""Large element-wise results, copies and casts written with non-temporal (streaming) stores.
 
 A plain store to a line that is not in the cache first reads the line from memory
 (read-for-ownership), so a copy of N bytes moves 3N bytes and a binary operation 4N.
@@ -26,6 +26,10 @@ cache is better left there for its consumer. x86-64 only (the fence is an x86
 instruction); elsewhere :func:`available` is False and callers keep their NumPy path.
 In-place calls (the output is an input with the same layout) are safe: each vector is
 loaded before it is stored.
+
+The same vectors serve two more kernels (sections below): copies whose rows are contiguous
+in both views (:func:`copy`), and CAST's vector conversions (:func:`convert`), which also
+run with plain stores for outputs below the threshold.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._common import flat_memory
 from ._copy import _executor, thread_count
 
 Array = NDArray[Any]
@@ -523,8 +528,8 @@ def convert(out: Array, x: Array) -> None:
 # -- copies ----------------------------------------------------------------------------
 #
 # A large copy between views whose innermost axis (after merging the axes both views lay out
-# alike) is contiguous in both: JOIN's and SPLIT's halves, PADDING's interior, a SLICE of whole
-# rows. Each row is copied as whole 64-byte vectors from the destination's first 64-byte
+# alike) is contiguous in both: JOIN's and SPLIT's halves, a SLICE of whole rows, any copy
+# program's step of long rows. Each row is copied as whole 64-byte vectors from the destination's first 64-byte
 # boundary, streamed, with the elements before it and after the last whole vector copied
 # plainly. Bits are copied (the arrays are viewed as unsigned integers), so every type and NaN
 # payload survives.
@@ -577,6 +582,7 @@ def _copy_kernel() -> Any:
         n = sizes[-1]
         item = dst.itemsize
         lanes = 64 // item
+        address = dst.ctypes.data
         r = lo // n
         while r * n < hi:
             a, b = max(lo - r * n, 0), min(hi - r * n, n)
@@ -586,7 +592,7 @@ def _copy_kernel() -> Any:
                 q //= sizes[i]
                 pd += c * ds[i]
                 ps += c * ss[i]
-            first = min(b, a + ((-(dst.ctypes.data + (pd + a) * item)) % 64) // item)
+            first = min(b, a + ((-(address + (pd + a) * item)) % 64) // item)
             end = first + (b - first) // lanes * lanes
             for k in range(a, first):
                 dst[pd + k] = src[ps + k]
@@ -602,8 +608,6 @@ def _copy_kernel() -> Any:
 
 def copy(out: Array, source: Array) -> None:
     """``out[...] = source`` bit for bit, for a copy :func:`copies` takes, over the threads."""
-    from ._common import flat_memory
-
     sizes, (so, ss) = _merged(out.shape, out.strides, source.strides)
     bits = np.dtype(f"u{out.itemsize}")
     # the merged grid's strides, in elements, for views of the same memory laid out as the grid
