@@ -297,6 +297,8 @@ class FakeArray:
             ptr = FakeArray.next_ptr
             FakeArray.next_ptr += 1 << 16
         self.data = Memory(ptr)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.itemsize = self.dtype.itemsize
 
 
 class Replay:
@@ -493,6 +495,193 @@ def test_extents_cover_negative_and_zero_strides() -> None:
     assert fl._extent((4, 8), (0, 4), 4) == (0, 32)
 
 
+class Recorder:
+    """``_entry`` and ``execute_recorded`` over FakeArray: ADD of (4, 8) FLOAT32 as the desc, an
+    implementation (listed in REPLAYABLE for the test) that makes the launches it is given."""
+
+    def __init__(self, ext: Any, fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        from dmlops.cuda import _runtime
+        from dmlops.descs import desc_from_json
+
+        self.ext, self.fake = ext, fake
+        self.desc = desc_from_json(
+            "ELEMENT_WISE_ADD",
+            {m: {"DataType": "FLOAT32", "Sizes": [4, 8]} for m in ("ATensor", "BTensor", "OutputTensor")},
+        )
+        self.entries: dict[int, Any] = {}
+        monkeypatch.setattr(_runtime, "_bind_hot_names", lambda: (FakeArray, lambda: 0))
+        monkeypatch.setattr(fl, "_STATE", [ext, None, False])
+        monkeypatch.setattr(fl, "_ENTRIES", self.entries)
+        monkeypatch.setattr(fl, "_REFUSED", {})
+        ext.configure_replay(self.entries, FakeArray, lambda: 0)
+
+        class Sub(ext.Launch):  # type: ignore[name-defined,misc]
+            pass
+
+        self.launch = Sub()
+        self.launch._arm(1, (1, 1, 1), (32, 1, 1), 0, 3, (), ())
+        self.pointers: Any = None  # a function of (inputs, outputs) -> the launch's pointers
+        self.executed = 0
+
+        def impl() -> None:
+            pass
+
+        _runtime.desc_info(self.desc).impl = impl
+        monkeypatch.setitem(fl.REPLAYABLE, fl._qualified(impl), ())
+        self.module = self
+
+    def execute(self, desc: Any, inputs: Any, outputs: Any, *, feature_level: Any, strict: bool) -> dict[str, Any]:
+        self.executed += 1
+        out = dict(outputs or {})
+        out.setdefault("OutputTensor", FakeArray((4, 8)))
+        self.launch(*self.pointers(inputs, out))
+        return out
+
+    def record(self, inputs: Any, outputs: Any = None, strict: bool = False) -> dict[str, Any]:
+        result: dict[str, Any] = fl.execute_recorded(self, self.desc, inputs, outputs, "cuda", None, strict, None)
+        return result
+
+    def replay(self, inputs: Any, outputs: Any = None) -> Any:
+        return self.ext.replay(self.desc, inputs, outputs, "cuda", None, False)
+
+
+def _ptr(a: FakeArray) -> int:
+    return int(a.data.ptr)
+
+
+def test_a_recorded_call_maps_each_pointer_to_its_operand_and_offset(
+    ext: Any, built: tuple[Any, Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Negative strides (a view whose element 0 is not its lowest address) and pointers inside
+    an operand: the replay finds the same offsets from the new arrays."""
+    _, fake, _ = built
+    rec = Recorder(ext, fake, monkeypatch)
+    rev = (32, -4)  # each row reversed: element (i, 0) is the row's last address
+
+    def arrays() -> tuple[FakeArray, FakeArray, FakeArray]:
+        base = FakeArray.next_ptr
+        FakeArray.next_ptr += 1 << 16
+        return FakeArray((4, 8), ptr=base + 28, strides=rev), FakeArray((4, 8)), FakeArray((4, 8))
+
+    # the launch reads A from its lowest address (28 bytes below element 0), B one row in
+    rec.pointers = lambda i, o: (_ptr(i["ATensor"]) - 28, _ptr(i["BTensor"]) + 32, _ptr(o["OutputTensor"]) + 124)
+    a, b, y = arrays()
+    rec.record({"ATensor": a, "BTensor": b}, {"OutputTensor": y})
+    steps = rec.entries[id(rec.desc)][7]
+    assert [m for _, m in steps] == [((0, -28), (1, 32), (2, 124))]
+    a2, b2, y2 = arrays()
+    seen(fake, [8, 8, 8])
+    calls = ctypes.c_int.in_dll(fake, "calls").value
+    assert rec.replay({"ATensor": a2, "BTensor": b2}, {"OutputTensor": y2}) == {"OutputTensor": y2}
+    assert ctypes.c_int.in_dll(fake, "calls").value == calls + 1
+    assert args_seen(fake, [8, 8, 8]) == u64(_ptr(a2) - 28, _ptr(b2) + 32, _ptr(y2) + 124)
+
+
+@pytest.mark.parametrize("case", ["temporary", "past the end", "in place", "plain Launch", "stream given"])
+def test_a_recorded_call_that_cannot_be_mapped_is_no_entry(
+    ext: Any, built: tuple[Any, Any, str], monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    _, fake, _ = built
+    rec = Recorder(ext, fake, monkeypatch)
+    a, b, y = FakeArray((4, 8)), FakeArray((4, 8)), FakeArray((4, 8))
+    outputs = {"OutputTensor": y}
+    temp = FakeArray((4, 8))
+    if case == "temporary":
+        rec.pointers = lambda i, o: (_ptr(i["ATensor"]), _ptr(temp), _ptr(o["OutputTensor"]))
+    elif case == "past the end":
+        rec.pointers = lambda i, o: (_ptr(i["ATensor"]), _ptr(i["BTensor"]) + 128, _ptr(o["OutputTensor"]))
+    elif case == "in place":
+        outputs = {"OutputTensor": a}
+        rec.pointers = lambda i, o: (_ptr(i["ATensor"]), _ptr(i["BTensor"]), _ptr(o["OutputTensor"]))
+    elif case == "plain Launch":  # no weak reference possible: the entry is refused, the call not failed
+        plain = ext.Launch()
+        plain._arm(1, (1, 1, 1), (32, 1, 1), 0, 3, (), ())
+        rec.launch = plain
+        rec.pointers = lambda i, o: (_ptr(i["ATensor"]), _ptr(i["BTensor"]), _ptr(o["OutputTensor"]))
+    else:
+        launch = rec.launch
+        rec.pointers = lambda i, o: (_ptr(i["ATensor"]), _ptr(i["BTensor"]), _ptr(o["OutputTensor"]))
+        rec.launch = lambda *p: launch(*p, stream=5)
+    result = rec.record({"ATensor": a, "BTensor": b}, outputs)
+    assert result["OutputTensor"] is outputs["OutputTensor"] and rec.executed == 1
+    assert rec.entries == {}
+
+
+def test_a_failure_while_building_the_entry_never_fails_the_call(
+    ext: Any, built: tuple[Any, Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, fake, _ = built
+    rec = Recorder(ext, fake, monkeypatch)
+    from dmlops.cuda import _runtime
+
+    name = fl._qualified(_runtime.desc_info(rec.desc).impl)
+    monkeypatch.setitem(fl.REPLAYABLE, name, (("dmlops.no_such_module", ("SWITCH",)),))  # a renamed guard
+    rec.pointers = lambda i, o: (_ptr(i["ATensor"]), _ptr(i["BTensor"]), _ptr(o["OutputTensor"]))
+    y = FakeArray((4, 8))
+    assert rec.record({"ATensor": FakeArray((4, 8)), "BTensor": FakeArray((4, 8))}, {"OutputTensor": y}) == {
+        "OutputTensor": y
+    }
+    assert rec.entries == {} and rec.executed == 1
+
+
+def test_strict_calls_of_operators_with_data_checks_are_not_recorded(
+    ext: Any, built: tuple[Any, Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, fake, _ = built
+    rec = Recorder(ext, fake, monkeypatch)
+    rec.pointers = lambda i, o: (_ptr(i["ATensor"]), _ptr(i["BTensor"]), _ptr(o["OutputTensor"]))
+    inputs = {"ATensor": FakeArray((4, 8)), "BTensor": FakeArray((4, 8))}
+    rec.record(inputs, strict=True)  # ADD has no data checks: strict changes nothing
+    assert id(rec.desc) in rec.entries and rec.entries[id(rec.desc)][3] is True
+    rec.entries.clear()
+    monkeypatch.setattr(type(rec.desc), "check_data", lambda self, inputs, level: None)
+    rec.record(inputs, strict=True)
+    assert rec.entries == {} and rec.executed == 2
+    rec.record(inputs, strict=False)  # without strict the checks do not run anyway
+    assert id(rec.desc) in rec.entries
+
+
+def test_a_call_with_a_launch_through_cupy_is_not_recorded(
+    ext: Any, built: tuple[Any, Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One launch recorded, another through PackedLaunch's CuPy path (counted per thread): a
+    replay would make only the first, so no entry."""
+    from dmlops.cuda import _runtime
+
+    _, fake, _ = built
+    rec = Recorder(ext, fake, monkeypatch)
+
+    def pointers(i: Any, o: Any) -> tuple[int, ...]:
+        _runtime._THREAD.unrecorded = _runtime.unrecorded_launches() + 1  # what PackedLaunch.__call__ counts
+        return (_ptr(i["ATensor"]), _ptr(i["BTensor"]), _ptr(o["OutputTensor"]))
+
+    rec.pointers = pointers
+    rec.record({"ATensor": FakeArray((4, 8)), "BTensor": FakeArray((4, 8))})
+    assert rec.entries == {} and rec.executed == 1
+
+
+def test_repeated_refusals_pause_the_recording(
+    ext: Any, built: tuple[Any, Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, fake, _ = built
+    rec = Recorder(ext, fake, monkeypatch)
+    tried: list[int] = []
+    real_entry = fl._entry
+
+    def counting(*args: Any) -> Any:
+        tried.append(1)
+        return real_entry(*args)
+
+    monkeypatch.setattr(fl, "_entry", counting)
+    a, b = FakeArray((4, 8)), FakeArray((4, 8))
+    rec.pointers = lambda i, o: (_ptr(i["ATensor"]), _ptr(i["BTensor"]), _ptr(o["OutputTensor"]))
+    for _ in range(fl.REFUSALS + fl.BACKOFF):  # in place: refused each time it is tried
+        rec.record({"ATensor": a, "BTensor": b}, {"OutputTensor": a})
+    assert len(tried) == fl.REFUSALS and rec.executed == fl.REFUSALS + fl.BACKOFF
+    rec.record({"ATensor": a, "BTensor": b})  # the pause is over: tried, and it qualifies
+    assert len(tried) == fl.REFUSALS + 1 and id(rec.desc) in rec.entries
+
+
 # -- the fallback ----------------------------------------------------------------------------
 
 
@@ -521,21 +710,96 @@ def test_a_failing_compile_says_why(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     assert not [p for p in tmp_path.iterdir() if p.suffix == ".so"]  # no half-built file left
 
 
-@pytest.mark.parametrize("reason", ["off", "no compiler"])
+@pytest.mark.parametrize("reason", ["off", "no compiler", "no CuPy", "no driver"])
 def test_the_fallback_reports_why_and_builds_nothing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, reason: str
 ) -> None:
     monkeypatch.setattr(fl, "_STATE", [])
     monkeypatch.setenv("DMLOPS_CACHE_DIR", str(tmp_path))
+    compiled: list[int] = []
+
+    def no_compiler() -> None:
+        compiled.append(1)
+        return None
+
+    monkeypatch.setattr(fl, "compiler", no_compiler)
+    expected = {"off": "DMLOPS_FASTLAUNCH=0", "no compiler": "no C compiler", "no CuPy": "CuPy", "no driver": "driver"}
     if reason == "off":
         monkeypatch.setenv("DMLOPS_FASTLAUNCH", "0")
+    elif reason == "no compiler":
+        monkeypatch.setattr(fl, "_missing_prerequisite", lambda: None)
+    elif reason == "no CuPy":
+        real = fl.importlib.util.find_spec
+        monkeypatch.setattr(fl.importlib.util, "find_spec", lambda name: None if name == "cupy" else real(name))
     else:
-        monkeypatch.setattr(fl, "compiler", lambda: None)
+        monkeypatch.setattr(fl, "LIBCUDA", "libdmlops-no-such-driver.so.1")
     assert fl.extension() is None
     state = fl.status()
     assert state["active"] is False
-    assert ("DMLOPS_FASTLAUNCH=0" if reason == "off" else "no C compiler") in state["reason"]
+    assert expected[reason] in state["reason"]
+    assert compiled == ([1] if reason == "no compiler" else [])  # the cheap checks come before any build
     assert not (tmp_path / "fastlaunch").exists() or not list((tmp_path / "fastlaunch").glob("*.so"))
+
+
+# -- the build cache ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def can_build() -> None:
+    if fl.compiler() is None or fl.python_include() is None:
+        pytest.skip("no C compiler or Python headers here")
+
+
+def test_the_cache_folder_is_private_and_a_cached_file_is_reused(can_build: None, tmp_path: Path) -> None:
+    folder = tmp_path / "a" / "fastlaunch"
+    path = fl.build(folder)
+    assert path.parent == folder and (folder.stat().st_mode & 0o777) == 0o700
+    stamp = path.stat().st_mtime_ns
+    assert fl.build(folder) == path and path.stat().st_mtime_ns == stamp  # loaded as is, not rebuilt
+
+
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_a_cache_others_may_write_is_never_loaded(
+    can_build: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str
+) -> None:
+    monkeypatch.setattr(fl, "_PRIVATE", [])
+    folder = tmp_path / "fastlaunch"
+    path = fl.build(folder)
+    (path if what == "file" else folder).chmod(0o666 if what == "file" else 0o777)
+    other = fl.build(folder)
+    assert other.parent != folder and other.name == path.name
+    assert (other.parent.stat().st_mode & 0o777) == 0o700
+    assert fl.load(other).Launch  # built there, and loads
+
+
+def test_the_cache_key_names_the_machine_and_c_library(
+    can_build: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = fl.build(tmp_path)
+    monkeypatch.setattr(fl.platform, "machine", lambda: "other-machine")
+    second = fl.build(tmp_path)
+    monkeypatch.setattr(fl.platform, "libc_ver", lambda: ("otherlibc", "9.9"))
+    third = fl.build(tmp_path)
+    assert len({first.name, second.name, third.name}) == 3
+
+
+def test_a_cached_file_that_fails_to_import_is_built_again(
+    can_build: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DMLOPS_CACHE_DIR", str(tmp_path))
+    path = fl.build()
+    assert path.parent == tmp_path / "fastlaunch"
+    path.write_bytes(b"not a shared object")
+    module = fl._load_or_rebuild()
+    assert module.Launch and path.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_cc_is_split_like_a_shell_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        pytest.skip("no C compiler here")
+    monkeypatch.setenv("CC", f"'{gcc}' -DNAME='a b'")
+    assert fl.compiler() == [gcc, "-DNAME=a b"]
 
 
 # -- on the GPU: the same bits through every path ---------------------------------------------
@@ -734,15 +998,26 @@ def cuda_launch_path(gpu: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     replay, recorders = backends._REPLAY, dict(backends._RECORDERS)
     compiled_class = _runtime._fast_launch_class()  # before any patch below hides it
 
+    def counted(*args: Any) -> Any:
+        done = replay(*args)
+        if done is not None:
+            REPLAYED.append(args[0])
+        return done
+
     def use(compiled: bool) -> None:
         clear_plans()
         monkeypatch.setattr(_runtime, "_FAST_CLASS", [compiled_class if compiled else None])
         # CuPy's launch, as without the extension: no replay either
-        monkeypatch.setattr(backends, "_REPLAY", replay if compiled else None)
+        monkeypatch.setattr(backends, "_REPLAY", counted if compiled else None)
         monkeypatch.setattr(backends, "_RECORDERS", recorders if compiled else {})
 
+    REPLAYED.clear()
     yield use
     clear_plans()
+
+
+REPLAYED: list[Any] = []
+"""The descs of the calls the replay ran (it returned a result), under ``cuda_launch_path``."""
 
 
 def test_every_replayed_operator_gives_the_bits_of_cupys_launch(gpu: Any, cuda_launch_path: Any) -> None:
@@ -753,12 +1028,15 @@ def test_every_replayed_operator_gives_the_bits_of_cupys_launch(gpu: Any, cuda_l
         for compiled in (False, True):
             cuda_launch_path(compiled)
             got = []
+            REPLAYED.clear()
             for seed in range(4):  # call 1: full path; 2: recorded; 3-4: replayed (compiled)
                 out = _fresh_outputs(cp, desc)
                 dmlops.execute(desc, make(seed), outputs=out, backend="cuda")
                 got.append(_bits(out))
             replayed = id(desc) in fl._ENTRIES
             assert replayed is compiled, f"{name}: replay entry {replayed}"
+            # the replay itself gave calls 3 and 4 (not a full path behind a declined replay)
+            assert len(REPLAYED) == (2 if compiled else 0), f"{name}: {len(REPLAYED)} replayed calls"
             results[compiled] = got
         assert results[True] == results[False], name
         # and each call's own inputs: call 4 against the numpy reference's bits where exact
@@ -790,7 +1068,8 @@ def test_a_replay_follows_new_arrays_views_and_missing_outputs(gpu: Any) -> None
     for _ in range(3):
         y = dmlops.execute(desc, {"ATensor": at, "BTensor": b}, backend="cuda")["OutputTensor"]
         cp.testing.assert_array_equal(y, at + b)
-    # in place (the output is A): never recorded, since pointers would map to two operands
+    # in place (the output is A): such a call is never recorded (its pointers map to two
+    # operands), and it misses this desc's entry (made for the transposed A's strides)
     for _ in range(3):
         a2 = cp.random.standard_normal((7, 9), dtype=cp.float32)
         want = a2 + b
@@ -802,6 +1081,40 @@ def test_a_replay_follows_new_arrays_views_and_missing_outputs(gpu: Any) -> None
             y = dmlops.execute(desc, {"ATensor": a, "BTensor": b}, backend="cuda")["OutputTensor"]
         side.synchronize()
         cp.testing.assert_array_equal(y, a + b)
+
+
+def test_an_in_place_call_after_an_entry_is_replayed_once(
+    gpu: Any, cuda_launch_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry recorded on separate arrays replays an in-place call (the output is the first
+    input): the same bits as the full path, each element written once (ADD gives a + b, not a + 2b)."""
+    from dmlops import backends
+
+    cp = gpu
+    cuda_launch_path(True)
+    # the element-wise ones: each element read and written by the same thread, so in place
+    # is well defined (a pooling or softmax kernel in place would race with itself)
+    same_shape = [c for c in _cases(cp) if c[0].startswith(("ELEMENT_WISE", "ACTIVATION", "broadcast"))]
+    assert len(same_shape) == 10
+    for name, desc, make in same_shape:
+        desc.validate()
+        for seed in range(3):  # full path, recorded, replayed: an entry exists
+            dmlops.execute(desc, make(seed), backend="cuda")
+        assert id(desc) in fl._ENTRIES, name
+        inputs = make(10)
+        member = next(iter(desc.tensors("input")))
+        start = inputs[member].copy()
+        REPLAYED.clear()
+        dmlops.execute(desc, inputs, outputs={"OutputTensor": inputs[member]}, backend="cuda")
+        assert REPLAYED == [desc], name
+        # the full path on the same values, the replay off
+        again = {m: (start.copy() if m == member else v) for m, v in inputs.items()}
+        with monkeypatch.context() as m:
+            m.setattr(backends, "_REPLAY", None)
+            dmlops.execute(desc, again, outputs={"OutputTensor": again[member]}, backend="cuda")
+        assert inputs[member].get().tobytes() == again[member].get().tobytes(), name
+        if name == "ELEMENT_WISE_ADD":
+            cp.testing.assert_array_equal(inputs[member], start + inputs["BTensor"])
 
 
 def test_strict_gather_is_never_replayed_and_still_raises(gpu: Any) -> None:

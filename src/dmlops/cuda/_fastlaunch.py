@@ -15,32 +15,50 @@ Why: a tiny call's host time is what issue 20 compares with PyTorch's, and CuPy'
 Building: the C source ships in the package; the first process that needs it compiles it
 with the system C compiler and Python's headers into the per-user cache
 (``$DMLOPS_CACHE_DIR/fastlaunch`` or ``~/.cache/dmlops/fastlaunch``, beside the kernel
-cache), keyed by the source, the Python build and the compiler; later processes load the
-cached file. Without a compiler, headers, ``libcuda`` or its ``cuLaunchKernel``, or with
-``DMLOPS_FASTLAUNCH=0``, nothing is built and dmlops launches through CuPy as before:
-:func:`status` says which and why. Nothing else changes: results are bit-identical
-(the same kernels, arguments and stream).
+cache, made with mode 0o700), keyed by the source, the Python build, the machine, the C
+library and the compiler; later processes load the cached file. A cached file is loaded
+only when it and its folder belong to this user and nobody else may write them (else the
+process builds into a private temporary folder of its own); one that fails to import is
+deleted and built again, once. Without CuPy or ``libcuda`` nothing is compiled. Without
+a compiler, headers, ``libcuda`` or its ``cuLaunchKernel``, or with
+``DMLOPS_FASTLAUNCH=0``, dmlops launches through CuPy as before: :func:`status` says
+which and why. Nothing else changes: results are bit-identical (the same kernels,
+arguments and stream).
 
 Recording: the second call of a desc (the first one that took ``backends._repeat_call``'s
 path, so the full validation ran before) runs with the launches of its thread recorded.
 It becomes a replay entry only when (a) its operator's implementation is one of
-:data:`REPLAYABLE`, whose only device work is ``PackedLaunch`` launches, (b) every array
-is a CuPy array of its tensor's shape and dtype on the current device (the backend's
-all-CuPy path), (c) every launch used CuPy's current stream, and (d) every pointer it
-launched with lies inside exactly one operand's memory: a per-call temporary (a flag, a
-staging buffer, an argmax array) or operands that overlap (in place) leave the call
-unrecorded. A replay re-launches the same launch objects (weak references: a plan
-dropped from its cache drops the entry) with each pointer at the same byte offset from
-its operand, after checking the tuning globals the implementation reads (the guards).
+:data:`REPLAYABLE`, whose only device work is ``PackedLaunch`` launches, (b) the call is
+not ``strict`` for an operator with data checks (``check_data``: a replay would skip
+them), (c) every array is a CuPy array of its tensor's shape and dtype on the current
+device (the backend's all-CuPy path), (d) every launch went through the extension (a
+``PackedLaunch`` launched through CuPy leaves no record, and is counted per thread) and
+used CuPy's current stream, and (e) every pointer it launched with lies inside exactly
+one operand's memory: a per-call temporary (a flag, a staging buffer, an argmax array)
+or operands that overlap (in place) leave the call unrecorded. A failure while building
+the entry only leaves the call unrecorded. A desc whose recorded calls were refused
+:data:`REFUSALS` times in a row is not recorded for its next :data:`BACKOFF` calls.
+
+A replay re-launches the same launch objects (weak references: a plan dropped from its
+cache drops the entry) with each pointer at the same byte offset from its operand, after
+checking the tuning globals the implementation reads (the guards). It checks each operand
+on its own, not whether two overlap: an in-place call (an output that is an input) of a
+desc with an entry is replayed, with the launches the full path would make for it, since
+no REPLAYABLE implementation chooses its launches by overlap.
 """
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import platform
+import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -69,18 +87,24 @@ REPLAYABLE: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 }
 """Implementations (module.function) whose only device work is PackedLaunch launches, each
 with the module globals (tuning switches) it reads per call or in its plan choice: a
-replay checks them by identity. Per-call temporaries (GATHER's strict flag, a rebuilt flat
-input, MAX_POOLING_GRAD's two-pass argmax array, a copied row) fail the pointer mapping, so
-those calls are never replayed. An implementation that also runs CuPy operations on its
+replay checks them by identity. Per-call temporaries (a rebuilt flat input,
+MAX_POOLING_GRAD's two-pass argmax array, a copied row) fail the pointer mapping, so those
+calls are never recorded; strict calls of an operator with data checks (GATHER) are not
+recorded either (module notes). An implementation that also runs CuPy operations on its
 operands (a fill, a copy) must not be listed."""
 
 MAX_OPERANDS, MAX_STEPS, MAX_POINTERS = 16, 8, 64
 """The C side's limits (``_fastlaunch.c``); larger calls are not recorded."""
 MAX_ENTRIES = 1024
+REFUSALS, BACKOFF = 3, 64
+"""A desc whose recorded calls gave no entry REFUSALS times in a row skips the recording
+(its cost, about as much as the call) for its next BACKOFF calls, then tries again."""
 
 _LOCK = threading.Lock()
 _STATE: list[Any] = []  # [module or None, reason or None, stream through C]
 _ENTRIES: dict[int, tuple[Any, ...]] = {}
+_REFUSED: dict[int, list[Any]] = {}  # id(desc) -> [desc, refusals in a row, calls left to skip]
+_PRIVATE: list[Path] = []  # this process's own build folder, when the cache is not safe to use
 
 
 def enabled() -> bool:
@@ -100,7 +124,10 @@ def compiler() -> list[str] | None:
     for candidate in (os.environ.get("CC"), sysconfig.get_config_var("CC"), "cc", "gcc"):
         if not candidate:
             continue
-        words = str(candidate).split()
+        try:
+            words = shlex.split(str(candidate))
+        except ValueError:  # unbalanced quotes
+            continue
         if words and shutil.which(words[0]):
             return words
     return None
@@ -119,11 +146,32 @@ class BuildError(RuntimeError):
     """The extension could not be built here (the message says why)."""
 
 
+def _private(path: Path, kind: int) -> bool:
+    """Whether ``path`` is a ``kind`` (``stat.S_IFDIR``/``S_IFREG``) of this user that no one else may write."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_IFMT(st.st_mode) == kind and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _private_folder() -> Path:
+    """A temporary folder of this process's own (mode 0o700), removed at exit."""
+    if not _PRIVATE:
+        folder = Path(tempfile.mkdtemp(prefix="dmlops-fastlaunch-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _PRIVATE.append(folder)
+    return _PRIVATE[0]
+
+
 def build(directory: Path | None = None) -> Path:
-    """Compile ``_fastlaunch.c`` (once per source, Python build and compiler) and return the file.
+    """Compile ``_fastlaunch.c`` (once per source, Python build, machine, C library and compiler); return the file.
 
     Raises :class:`BuildError` when there is no compiler, no Python headers, or the
     compile fails. A concurrent build in another process is harmless (atomic rename).
+    The folder (default :func:`cache_dir`) is made with mode 0o700; where it or a cached
+    file there belongs to another user or others may write it, the file is built into a
+    private temporary folder instead (module notes).
     """
     cc = compiler()
     if cc is None:
@@ -133,15 +181,25 @@ def build(directory: Path | None = None) -> Path:
         raise BuildError("Python's headers (Python.h) are not installed")
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     text = SOURCE.read_bytes()
-    key = hashlib.sha256(
-        b"\0".join([text, sys.version.encode(), suffix.encode(), " ".join(cc + list(CFLAGS)).encode()])
-    ).hexdigest()[:20]
+    facts = [text, sys.version, suffix, platform.machine(), "-".join(platform.libc_ver()), " ".join(cc + list(CFLAGS))]
+    key = hashlib.sha256(b"\0".join(f if isinstance(f, bytes) else f.encode() for f in facts)).hexdigest()[:20]
+    name = f"{MODULE}-{key}{suffix}"
     folder = directory if directory is not None else cache_dir()
-    target = folder / f"{MODULE}-{key}{suffix}"
-    if target.is_file():
-        return target
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        folder = _private_folder()
+    if not _private(folder, stat.S_IFDIR):
+        folder = _private_folder()
+    target = folder / name
+    if target.exists():
+        if _private(target, stat.S_IFREG):
+            return target
+        folder = _private_folder()  # someone else's file, or writable by others: never loaded
+        target = folder / name
+        if target.is_file():
+            return target
+    try:
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=suffix)
         os.close(fd)
     except OSError as exc:
@@ -218,6 +276,30 @@ def _stream_source(ext: Any) -> bool:
     return False
 
 
+def _missing_prerequisite() -> str | None:
+    """Why the extension could not be used here, from checks cheaper than a compile, or None."""
+    if importlib.util.find_spec("cupy") is None:
+        return "CuPy is not installed"
+    try:
+        ctypes.CDLL(LIBCUDA)
+    except OSError as exc:
+        return f"no CUDA driver ({exc})"
+    return None
+
+
+def _load_or_rebuild() -> Any:
+    """Load the built extension; a cached file that fails to import is deleted and built again, once."""
+    path = build()
+    try:
+        return load(path)
+    except ImportError:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return load(build())
+
+
 def extension() -> Any | None:
     """The loaded, initialised extension, or None (then :func:`status` says why)."""
     state = _STATE
@@ -230,11 +312,13 @@ def extension() -> Any | None:
         if not enabled():
             reason = "turned off (DMLOPS_FASTLAUNCH=0)"
         else:
+            reason = _missing_prerequisite()  # before any compile
+        if reason is None:
             try:
-                module = load(build())
+                module = _load_or_rebuild()
                 c_stream = _stream_source(module)
                 _enable_replay(module)
-            except Exception as exc:  # no compiler, headers, driver, symbol...: CuPy's launch instead
+            except Exception as exc:  # no compiler, headers, symbol...: CuPy's launch instead
                 module, reason = None, f"{type(exc).__name__}: {exc}"
         _STATE[:] = [module, reason, c_stream]
         return module
@@ -260,8 +344,9 @@ def _enable_replay(ext: Any) -> None:
 
 
 def clear() -> None:
-    """Forget every replay entry (the next call of each desc takes the full path)."""
+    """Forget every replay entry and refusal (the next call of each desc takes the full path)."""
     _ENTRIES.clear()
+    _REFUSED.clear()
 
 
 def _qualified(impl: Any) -> str:
@@ -279,27 +364,62 @@ def execute_recorded(
     level: Any,
 ) -> dict[str, Any]:
     """``module.execute`` with this thread's launches recorded, remembered for replay when it qualifies."""
-    from ._runtime import desc_info
+    from ._runtime import desc_info, unrecorded_launches
 
     ext = _STATE[0] if _STATE else None
     guards = REPLAYABLE.get(_qualified(desc_info(desc).impl)) if ext is not None else None
+    refused = _REFUSED.get(id(desc))
+    if refused is not None and refused[0] is desc and refused[2] > 0:
+        refused[2] -= 1
+        guards = None
+    if guards is not None and strict and _has_data_checks(desc):
+        guards = None  # a replay would skip the data checks strict mode asks for
     if ext is None or guards is None:
         result: dict[str, Any] = module.execute(desc, inputs, outputs, feature_level=level, strict=strict)
         return result
     log: list[Any] = []
     recording = ext.start_recording(log)
+    unrecorded = unrecorded_launches()
     try:
         result = module.execute(desc, inputs, outputs, feature_level=level, strict=strict)
     finally:
         if recording:
             ext.stop_recording(log)
     if recording:
-        entry = _entry(desc, inputs, outputs, result, backend, feature_level, strict, log, guards)
-        if entry is not None:
-            if len(_ENTRIES) >= MAX_ENTRIES:
-                _ENTRIES.clear()
-            _ENTRIES[id(desc)] = entry
+        entry = None
+        if unrecorded_launches() == unrecorded:  # else some launch went through CuPy, unseen by the log
+            try:
+                entry = _entry(desc, inputs, outputs, result, backend, feature_level, strict, log, guards)
+            except Exception:  # a failure to build the entry must not fail a call whose work is done
+                entry = None
+        _remember(desc, entry)
     return result
+
+
+def _has_data_checks(desc: Any) -> bool:
+    """Whether the desc's operator has strict-mode data checks (its own ``check_data``)."""
+    from ..descs._base import OperatorDesc
+
+    return type(desc).check_data is not OperatorDesc.check_data
+
+
+def _remember(desc: Any, entry: tuple[Any, ...] | None) -> None:
+    """Keep a recorded call's entry, or count its refusal (:data:`REFUSALS`, :data:`BACKOFF`)."""
+    key = id(desc)
+    if entry is not None:
+        _REFUSED.pop(key, None)
+        if len(_ENTRIES) >= MAX_ENTRIES:
+            _ENTRIES.clear()
+        _ENTRIES[key] = entry
+        return
+    refused = _REFUSED.get(key)
+    if refused is None or refused[0] is not desc:
+        if len(_REFUSED) >= MAX_ENTRIES:
+            _REFUSED.clear()
+        refused = _REFUSED[key] = [desc, 0, 0]  # holds the desc: its id is not reused meanwhile
+    refused[1] += 1
+    if refused[1] >= REFUSALS:
+        refused[1], refused[2] = 0, BACKOFF
 
 
 def _extent(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> tuple[int, int]:
@@ -370,6 +490,8 @@ def _entry(
     steps = []
     for launch, pointers, stream_given in log:
         if stream_given or not isinstance(launch, ext.Launch) or len(pointers) > MAX_POINTERS:
+            return None
+        if type(launch).__weakrefoffset__ == 0:  # a plain Launch: no weak reference to keep
             return None
         mapping = []
         for p in pointers:

@@ -169,8 +169,9 @@ class PackedLaunch:
     per-argument conversion. ``grid`` is a block count or a tuple of up to three.
 
     Where the compiled launch path loads (:mod:`dmlops.cuda._fastlaunch`), an instance is
-    also its C ``Launch``: the call is C code that calls ``cuLaunchKernel`` with the GIL
-    held, so calls from several threads cannot mix their pointers. Otherwise the call goes
+    also its C ``Launch``: the call is C code that fills an argument array of its own and
+    calls ``cuLaunchKernel`` with the GIL released, so calls from several threads cannot
+    mix their pointers and a blocked launch does not stop other threads. Otherwise the call goes
     through CuPy's ``driver.launchKernel``; the pointer slots are shared by the calls of one
     plan, so a lock keeps a store and its launch together across threads (the driver copies
     the arguments at launch). Both launch the same kernel with the same arguments.
@@ -229,6 +230,8 @@ class PackedLaunch:
         """Launch with these pointers on ``stream`` (a CUDA stream handle; CuPy's current stream if None)."""
         if self._empty:
             return
+        # counted, so that the compiled path's recording knows a launch went past it
+        _THREAD.unrecorded = getattr(_THREAD, "unrecorded", 0) + 1
         if not getattr(_THREAD, "context", False):
             # The driver API needs a current context; a new thread has none until a
             # runtime call makes the current device's primary context current.
@@ -240,6 +243,12 @@ class PackedLaunch:
             # ctypes takes any sequence here (its stub says list): no list made per call
             self._pointers[: len(pointers)] = pointers  # type: ignore[call-overload]
             self._launch_kernel(self._fn, gx, gy, gz, self.block, 1, 1, self.shared, handle, self._argv_ptr, 0)
+
+
+def unrecorded_launches() -> int:
+    """How many launches this thread made through CuPy's launch (not the compiled ``Launch``)."""
+    count: int = getattr(_THREAD, "unrecorded", 0)
+    return count
 
 
 _FAST_CLASS: list[Any] = []
