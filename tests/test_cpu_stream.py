@@ -301,9 +301,13 @@ def test_copies_leave_overlaps_short_rows_and_small_copies_to_numpy() -> None:
     assert _stream.copies(big[1024:], big[:-1024].copy())
     assert not _stream.copies(big[1024:], big[:-1024])  # overlapping memory: NumPy buffers it
     assert not _stream.copies(big[: _stream.STREAM_MIN_BYTES // 8], big[-(_stream.STREAM_MIN_BYTES // 8) :])
-    rows = big[: (_stream.STREAM_MIN_BYTES // 4)].reshape(-1, 16)
+    rows = np.empty((_stream.STREAM_MIN_BYTES // 16, 16), np.float32)  # 4x the threshold, rows of 16
+    long_rows = np.empty((_stream.STREAM_MIN_BYTES // 256, 128), np.float32)  # 2x, rows of 128
+    assert _stream.copies(long_rows, np.zeros_like(long_rows))
     assert not _stream.copies(rows[:, :8], np.zeros_like(rows[:, :8]))  # rows of 8: below COPY_MIN_ROW
-    assert not _stream.copies(rows[:, ::2], np.zeros_like(rows[:, ::2]))  # a strided last axis
+    assert not _stream.copies(long_rows[:, ::2], np.zeros_like(long_rows[:, ::2]))  # a strided last axis
+    repeated = np.lib.stride_tricks.as_strided(long_rows, (2, *long_rows.shape), (0, *long_rows.strides))
+    assert not _stream.copies(repeated, np.zeros(repeated.shape, np.float32))  # an output repeating elements
 
 
 def _values_bits(dtype: np.dtype, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:

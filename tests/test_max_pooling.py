@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import dmlops
-from conftest import assert_close
+from conftest import assert_close, backend_params
 from dmlops import DescParseError, InvalidDescError, TensorDesc
 from dmlops.descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc
 from helpers import ALL_DTYPES, random_array
@@ -516,6 +516,53 @@ def test_scanned_window() -> None:
     w = PoolingWindow((1, 2, 1), (2, 0, 3), (1, 0, 0), (0, 0, 0), (2, 0, 1))
     # axis 1 (Dilation 0) reads one coordinate; axis 0, before it, only its first element; axis 2 unchanged
     assert w.scanned() == PoolingWindow((1, 2, 1), (1, 1, 3), (1, 0, 0), (0, 0, 0), (2, 1, 1))
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu"), indirect=True)
+@pytest.mark.parametrize(
+    ("stride", "window", "dilation", "pad"), [(2, 3, 1, 1), (1, 2, 1, 0), (3, 3, 2, 2), (2, 1, 1, 0)]
+)
+def test_cpu_interior_row_scan_matches_the_reference(
+    backend: str, stride: int, window: int, dilation: int, pad: int
+) -> None:
+    """The cpu forward's row-vectorised scan of interior windows (many interior columns a row):
+    ties, NaN, -inf and the lowest value everywhere, values and indices exactly as the reference."""
+    from dmlops.cpu import pooling
+
+    rng = np.random.default_rng(stride * 100 + window * 10 + dilation)
+    for dtype in ("FLOAT32", "FLOAT16", "INT8"):
+        np_type = np.dtype(dtype.lower())
+        x = rng.integers(-3, 4, (2, 3, 9, 40)).astype(np_type)  # small integers: many ties
+        if np_type.kind == "f":
+            flat = x.reshape(-1)
+            flat[rng.integers(0, flat.size, 60)] = np.nan
+            flat[rng.integers(0, flat.size, 20)] = -np.inf
+        x[0, 0, 2] = np.finfo(np_type).min if np_type.kind == "f" else np.iinfo(np_type).min  # a lowest row
+        out_w = (40 + 2 * pad - dilation * (window - 1) - 1) // stride + 1
+        out_h = (9 + 2 * pad - dilation * (window - 1) - 1) // stride + 1
+        desc = make_forward(
+            in_sizes=x.shape, out_sizes=(2, 3, out_h, out_w), in_type=dtype, out_type=dtype,
+            strides=(stride, stride), window=(window, window), dilations=(dilation, dilation),
+            start=(pad, pad), end=(pad, pad),
+        )  # fmt: skip
+        spans, _ = pooling._params(desc.window.scanned(), x.shape[2:], (out_h, out_w))
+        ow_a, ow_b = pooling._interior_columns.py_func(spans, out_w, window)
+        assert ow_b - ow_a >= 8, "the case must give the row scan several interior columns"
+        want = dmlops.execute(desc, {"InputTensor": x})
+        got = dmlops.execute(desc, {"InputTensor": x}, backend=backend)
+        for member in want:
+            assert_close(got[member], want[member], exact=True)
+
+
+@pytest.mark.parametrize("backend", backend_params("cpu"), indirect=True)
+def test_a_stride_wider_than_the_row(backend: str) -> None:
+    # the row scan is left out (its phases would be stride-sized: 2^32 - 1 here), the scalar path serves
+    x = np.arange(8, dtype=np.float32).reshape(1, 1, 1, 8)
+    desc = make_forward(in_sizes=x.shape, out_sizes=(1, 1, 1, 3), strides=(1, 2**32 - 1), window=(1, 2))
+    want = dmlops.execute(desc, {"InputTensor": x})
+    got = dmlops.execute(desc, {"InputTensor": x}, backend=backend)
+    for member in want:
+        assert_close(got[member], want[member], exact=True)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -3,8 +3,10 @@
 ``np.copyto`` releases the GIL, and one core does not saturate memory bandwidth on
 a strided or reversed copy (measured on 2 cores: a full reverse of 256 MiB took
 27 ms on one thread, 20 ms on two; ``[:, :, ::2, ::2]`` 32 vs 18-24 ms). A plain
-contiguous-to-contiguous copy is already at memcpy speed on one thread and got
-slower when split, so it is left whole.
+contiguous-to-contiguous copy is at NumPy's speed on one thread and got slower when
+split, so NumPy's copy leaves it whole. Large copies whose rows are contiguous in both
+views (contiguous ones included) go to ``_stream.copy`` instead: whole vectors with
+streaming stores, over the threads.
 """
 
 from __future__ import annotations

@@ -379,6 +379,8 @@ def _has_f16c() -> bool:
 
     if getattr(numba.config, "CPU_NAME", None) not in (None, "host"):  # NUMBA_CPU_NAME=generic: no F16C
         return False
+    if "-f16c" in (getattr(numba.config, "CPU_FEATURES", None) or ""):  # F16C turned off explicitly
+        return False
     return bool(binding.get_host_cpu_features().get("f16c", False))
 
 
@@ -564,7 +566,8 @@ def copies(out: Array, source: Array) -> bool:
     if not (out.flags.aligned and source.flags.aligned):
         return False
     sizes, (so, ss) = _merged(out.shape, out.strides, source.strides)
-    return so[-1] == ss[-1] == out.itemsize and sizes[-1] >= COPY_MIN_ROW
+    repeats = any(s == 0 for s in so)  # an output that repeats elements: NumPy writes them in order
+    return so[-1] == ss[-1] == out.itemsize and sizes[-1] >= COPY_MIN_ROW and not repeats
 
 
 @cache

@@ -21,8 +21,10 @@ SLICE1
 ------
 SLICE1 on the CPU: one strided view of the input, copied into the output view.
 
-The copy is NumPy's (``np.copyto`` of a negative/positive-stride view), split over
-threads for large strided copies; bit-exact for every type.
+The copy is :func:`._copy.copy_into`'s: large copies whose rows are contiguous in both
+views stream whole vectors (``_stream.copy``), others are NumPy's ``np.copyto`` of the
+(negative- or positive-stride) view, split over threads when large and strided;
+bit-exact for every type.
 
 CAST
 ----
@@ -41,10 +43,12 @@ stay small. Bit-exact for every pair of types.
 
 The copy programs
 -----------------
-SLICE, JOIN, SPLIT, TILE, PADDING(1), DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and
-FILL_VALUE_CONSTANT run their copy programs (:mod:`dmlops.descs._copy_programs`): each
-step is a strided view of its source and destination arrays (``as_strided`` from the
-step's start element), copied as SLICE1's are, or filled. Bit-exact for every type.
+SLICE, JOIN, SPLIT, DEPTH_TO_SPACE(1), SPACE_TO_DEPTH(1) and FILL_VALUE_CONSTANT run their
+copy programs (:mod:`dmlops.descs._copy_programs`): each step is a strided view of its
+source and destination arrays (``as_strided`` from the step's start element), copied as
+SLICE1's are, or filled. PADDING(1) and TILE run one pass over the output's rows from
+their separable-gather tables (``_separable_rows``; outputs whose last axis is strided,
+that repeat elements or overlap the input keep the copy program). Bit-exact for every type.
 
 The indexing operators
 ----------------------
@@ -328,6 +332,8 @@ def run_cast(
 ) -> None:
     """``Output = cast(Input)`` into the output view (see the module docstring)."""
     x, out = inputs["InputTensor"], outputs["OutputTensor"]
+    if np.may_share_memory(x, out):  # threads write parts of the output another has not read yet
+        x = x.copy()
     if _stream.converts(x, out):  # FLOAT32 -> FLOAT16, floats -> 8- and 16-bit integers: vectors
         _stream.convert(out, x)
         return
@@ -427,23 +433,28 @@ def run_copy_program(
 # element (``movnti``, 24.4 against 19.2 ms). Bits are moved: bit-exact for every type.
 
 
-def _segments(offsets: Array, pads: Array) -> Array:
-    """The innermost table as rows of (first column, length, input offset, input step, is fill)."""
-    segments = []
-    j, n = 0, offsets.size
+@njit(cache=True)
+def _segments(offsets, pads):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    # the innermost table as rows of (first column, length, input offset, input step, is fill):
+    # maximal runs of fills, or of inputs at a constant step (greedy, left to right)
+    n = offsets.size
+    out = np.empty((n, 5), np.int64)
+    count = 0
+    j = 0
     while j < n:
         k = j + 1
         if pads[j]:
             while k < n and pads[k]:
                 k += 1
-            segments.append((j, k - j, 0, 0, 1))
+            out[count, 0], out[count, 1], out[count, 2], out[count, 3], out[count, 4] = j, k - j, 0, 0, 1
         else:
-            step = int(offsets[k] - offsets[j]) if k < n and not pads[k] else 1
+            step = offsets[k] - offsets[j] if k < n and not pads[k] else 1
             while k < n and not pads[k] and offsets[k] - offsets[k - 1] == step:
                 k += 1
-            segments.append((j, k - j, int(offsets[j]), step, 0))
+            out[count, 0], out[count, 1], out[count, 2], out[count, 3], out[count, 4] = j, k - j, offsets[j], step, 0
+        count += 1
         j = k
-    return np.array(segments, np.int64).reshape(-1, 5)
+    return out[:count].copy()
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
@@ -480,10 +491,14 @@ def _separable_rows(x, x0, out, o0, os_, sizes, offsets, pads, starts, segments,
 
 
 def _separable_takes(x: Array, out: Array) -> bool:
-    """Whether :func:`run_separable_gather` serves these arrays: an output with contiguous rows, no overlap."""
+    """Whether :func:`run_separable_gather` serves these arrays: an output with contiguous rows, no overlap.
+
+    (An output that repeats elements, a 0 stride, keeps the copy program, which writes them in order.)
+    """
     return bool(
         out.ndim >= 1
         and out.strides[-1] == out.itemsize
+        and all(s != 0 for s, n in zip(out.strides, out.shape) if n > 1)
         and _aligned(out)
         and _aligned(x)
         and out.itemsize in (1, 2, 4, 8)
@@ -512,7 +527,7 @@ def run_separable_gather(
     starts = np.cumsum([0] + [len(t) for t in outer], dtype=np.int64)
     offsets = np.concatenate([*outer, np.zeros(1, np.int64)])
     pads = np.concatenate([*gather.padding[:-1], np.zeros(1, bool)])
-    segments = _segments(tables[-1], gather.padding[-1])
+    segments = _segments(np.ascontiguousarray(tables[-1], np.int64), np.ascontiguousarray(gather.padding[-1]))
     fill = np.asarray(0 if gather.fill is None else gather.fill, out.dtype).reshape(1).view(om.dtype)[0]
     sizes, rows = _grid(out.shape)
     _parallel(_separable_rows, rows, out.size, xm, x0, om, o0, os_, sizes, offsets, pads, starts, segments, fill)

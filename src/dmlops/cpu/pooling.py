@@ -22,9 +22,10 @@ float32, integers natively).
 The gradient is a plane-private scatter: each task zeroes a float32 (float64 for
 FLOAT64) scratch plane, adds every InputGradient element of the plane at its
 window's argmax and stores the plane once, rounded. No atomics, deterministic. For
-2-D pooling the windows of an output row that lie wholly inside the input row are
-scanned together (stride-de-interleaved rows, a branch-free compare-and-select that
-vectorises), with the same compares per window in the same order as ``_argmax``.
+2-D pooling, in the forward pass and the gradient alike (``_interior_row``), the windows
+of an output row that lie wholly inside the input row are scanned together
+(stride-de-interleaved rows, a branch-free compare-and-select that vectorises), with the
+same compares per window in the same order as ``_argmax``.
 
 MAX_POOLING2
 ------------
@@ -148,8 +149,10 @@ def _forward(x, out, indices, has_indices, spans, dl, half, low, low_element, co
     _, _, out_d, out_h, out_w = out.shape
     image = size_d * size_h * size_w
     # 2-D pooling (one depth slice, in bounds): interior columns through the row-vectorised scan
-    # (a window stride of 0, which every column shares, and an empty window take the scalar path)
-    flat = size_d == 1 and out_d == 1 and spans[0, 1, 0] < spans[0, 2, 0] and stride_w > 0 and window_w > 0
+    # (a window stride of 0, which every column shares, an empty window, and a stride wider than
+    # the row, where at most one window is interior and the phases would be stride-sized, take
+    # the scalar path)
+    flat = size_d == 1 and out_d == 1 and spans[0, 1, 0] < spans[0, 2, 0] and 0 < stride_w <= size_w and window_w > 0
     ow_a, ow_b = _interior_columns(spans, out_w, window_w)
     n_int = ow_b - ow_a if flat else 0
     n_phase = (size_w + stride_w - 1) // stride_w if flat else 1
@@ -161,7 +164,7 @@ def _forward(x, out, indices, has_indices, spans, dl, half, low, low_element, co
         ip = indices[n, c] if has_indices else indices[0, 0]
         best = np.empty(max(n_int, 1), compare.dtype)  # (compare: an empty array of the compare type)
         arg = np.empty(max(n_int, 1), np.int64)
-        phases = np.empty((stride_w, n_phase), compare.dtype)
+        phases = np.empty((stride_w if n_int > 0 else 0, n_phase), compare.dtype)
         for od in range(out_d):
             for oh in range(out_h):
                 scanned = n_int > 0 and _interior_row(
@@ -192,8 +195,10 @@ def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w, low):  # type: i
     n_, c_, size_d, size_h, size_w = x.shape
     _, _, out_d, out_h, out_w = dy.shape
     # 2-D pooling (one depth slice, in bounds): the row-vectorised scan (_interior_row)
-    # (a window stride of 0, which every column shares, and an empty window take the scalar path)
-    flat = size_d == 1 and out_d == 1 and spans[0, 1, 0] < spans[0, 2, 0] and stride_w > 0 and window_w > 0
+    # (a window stride of 0, which every column shares, an empty window, and a stride wider than
+    # the row, where at most one window is interior and the phases would be stride-sized, take
+    # the scalar path)
+    flat = size_d == 1 and out_d == 1 and spans[0, 1, 0] < spans[0, 2, 0] and 0 < stride_w <= size_w and window_w > 0
     ow_a, ow_b = _interior_columns(spans, out_w, window_w)
     n_int = ow_b - ow_a if flat else 0
     n_phase = (size_w + stride_w - 1) // stride_w if flat else 1
@@ -205,7 +210,7 @@ def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w, low):  # type: i
         acc = np.zeros(size_d * size_h * size_w, zero.dtype)
         best = np.empty(max(n_int, 1), zero.dtype)
         arg = np.empty(max(n_int, 1), np.int64)
-        phases = np.empty((stride_w, n_phase), zero.dtype)
+        phases = np.empty((stride_w if n_int > 0 else 0, n_phase), zero.dtype)
         for od in range(out_d):
             for oh in range(out_h):
                 grow = gp[od, oh]
@@ -402,14 +407,10 @@ def _deinterleave(row, phases, stride_w, half, mode, p):  # type: ignore[no-unty
 def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window_w):  # type: ignore[no-untyped-def]  # pragma: no cover
     n_, c_, _, _, size_w = x.shape
     _, _, out_d, out_h, out_w = out.shape
-    # Interior output columns: windows wholly inside the row (every kw in bounds), a contiguous run.
-    ow_a = 0
-    while ow_a < out_w and not (spans[2, 1, ow_a] == 0 and spans[2, 2, ow_a] == window_w):
-        ow_a += 1
-    ow_b = ow_a
-    while ow_b < out_w and spans[2, 1, ow_b] == 0 and spans[2, 2, ow_b] == window_w:
-        ow_b += 1
-    n_int = ow_b - ow_a if stride_w >= 1 and mode != _LP0 else 0
+    # Interior output columns: windows wholly inside the row (every kw in bounds), a contiguous run
+    # (summed together unless the stride is 0 or wider than the row: see _forward)
+    ow_a, ow_b = _interior_columns(spans, out_w, window_w)
+    n_int = ow_b - ow_a if 1 <= stride_w <= size_w and mode != _LP0 else 0
     n_phase = (size_w + stride_w - 1) // stride_w if n_int > 0 else 1
     for plane in prange(n_ * c_):
         n = plane // c_
@@ -417,7 +418,7 @@ def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window
         xp = x[n, c]
         op = out[n, c]
         acc = np.empty(max(n_int, 1), np.float32)
-        phases = np.empty((max(stride_w, 1), n_phase), np.float32)
+        phases = np.empty((stride_w if n_int > 0 else 1, n_phase), np.float32)
         for od in range(out_d):
             fd, d0, d1 = spans[0, 0, od], spans[0, 1, od], spans[0, 2, od]
             for oh in range(out_h):
