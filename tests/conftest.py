@@ -69,17 +69,31 @@ def pytest_runtest_call(item: pytest.Item) -> object:
         pytest.skip(f"not runnable on this DirectML stack: {exc}")
 
 
+@pytest.fixture(params=backend_params("cuda"))
+def gpu(request: pytest.FixtureRequest) -> Any:
+    """CuPy, for tests that build device arrays themselves (skips without a usable GPU, or fails where required)."""
+    load_backend_or_skip("cuda")
+    import cupy
+
+    return cupy
+
+
 @pytest.fixture(params=[*backend_params(), pytest.param("directml", marks=[pytest.mark.directml], id="directml")])
 def backend(request: pytest.FixtureRequest) -> str:
     """Each backend name; unavailable ones skip (or fail when required)."""
     name: str = request.param
+    load_backend_or_skip(name)
+    return name
+
+
+def load_backend_or_skip(name: str) -> None:
+    """Load backend ``name``; skip the test where it is unavailable (fail where it is required)."""
     try:
         load_backend(name)
     except BackendUnavailableError as exc:
         if name in _REQUIRED:
             pytest.fail(f"required backend unavailable: {exc}")
         pytest.skip(str(exc))
-    return name
 
 
 def to_numpy(array: object) -> np.ndarray:

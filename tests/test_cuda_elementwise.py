@@ -17,25 +17,13 @@ import numpy as np
 import pytest
 
 import dmlops
-from conftest import backend_params
 from dmlops.backends import load_backend
 from dmlops.cuda import elementwise as cuda_elementwise
 from dmlops.cuda.elementwise import OPERATORS as CUDA_OPERATORS
 from dmlops.descs import desc_from_json
 from dmlops.enums import FeatureLevel, TensorDataType
-from dmlops.errors import BackendUnavailableError, InvalidDescError, UnsupportedError
+from dmlops.errors import InvalidDescError, UnsupportedError
 from oracles.elementwise import CASES, TOLERANCE, Case, case_id, data
-
-
-@pytest.fixture(params=backend_params("cuda"))
-def gpu(request: pytest.FixtureRequest) -> Any:
-    try:
-        load_backend("cuda")
-    except BackendUnavailableError as exc:
-        pytest.skip(str(exc))
-    import cupy
-
-    return cupy
 
 
 def run_cuda(desc: Any, inputs: dict[str, Any], outputs: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -25,10 +25,7 @@ import numpy as np
 import pytest
 
 import dmlops
-from conftest import backend_params
-from dmlops.backends import load_backend
 from dmlops.cuda import _fastlaunch as fl
-from dmlops.errors import BackendUnavailableError
 
 FAKE_CUDA = r"""
 #include <string.h>
@@ -803,17 +800,6 @@ def test_cc_is_split_like_a_shell_would(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 # -- on the GPU: the same bits through every path ---------------------------------------------
-
-
-@pytest.fixture(params=backend_params("cuda"))
-def gpu(request: pytest.FixtureRequest) -> Any:
-    try:
-        load_backend("cuda")
-    except BackendUnavailableError as exc:
-        pytest.skip(str(exc))
-    import cupy
-
-    return cupy
 
 
 def _cases(cp: Any) -> list[tuple[str, Any, Any]]:

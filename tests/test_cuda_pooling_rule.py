@@ -21,12 +21,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import backend_params
 from dmlops import TensorDesc
-from dmlops.backends import load_backend
 from dmlops.descs.pooling import MaxPooling2Desc, MaxPoolingGradDesc
 from dmlops.enums import FeatureLevel
-from dmlops.errors import BackendUnavailableError
 
 NAMES = {
     np.float32: "FLOAT32",
@@ -35,17 +32,6 @@ NAMES = {
     np.uint8: "UINT8",
     np.int32: "INT32",
 }
-
-
-@pytest.fixture(params=backend_params("cuda"))
-def gpu(request: pytest.FixtureRequest) -> Any:
-    try:
-        load_backend("cuda")
-    except BackendUnavailableError as exc:
-        pytest.skip(str(exc))
-    import cupy
-
-    return cupy
 
 
 def lowest(dtype: Any) -> Any:

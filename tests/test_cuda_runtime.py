@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import dmlops
-from conftest import backend_params
 from dmlops import TensorDesc
 from dmlops.backends import load_backend
 from dmlops.cuda import _plan
@@ -303,20 +302,7 @@ def test_an_operator_runs_on_the_one_device_of_its_arrays() -> None:
         operator_device(desc, {"InputTensor": _FakeDeviceArray(1)}, {"OutputTensor": _FakeDeviceArray(0)})
 
 
-# -- interop on the GPU ---------------------------------------------------------------------------
-
-cuda_only = backend_params("cuda")
-
-
-@pytest.fixture(params=cuda_only)
-def gpu(request: pytest.FixtureRequest):
-    try:
-        load_backend("cuda")
-    except BackendUnavailableError as exc:
-        pytest.skip(str(exc))
-    import cupy
-
-    return cupy
+# -- interop on the GPU (the ``gpu`` fixture: conftest.py) ----------------------------------------
 
 
 def _reverse_desc(shape, dtype="FLOAT32") -> Slice1Desc:
