@@ -488,7 +488,10 @@ def _convert_kernel() -> Any:
     @njit(nogil=True, cache=True)
     def convert(rule, out, x, lo, hi, stream, tx, to):  # type: ignore[no-untyped-def]  # pragma: no cover
         # whole vectors from out's first 64-byte boundary (streamed, or plain when not stream);
-        # the head before it and the partial vector at the end through tx / to
+        # the head before it and the partial vector at the end through tx / to. The intrinsic takes
+        # rule and stream as constants, hence one loop per pair; numba.literally(rule, stream) in
+        # one loop instead made each call 4x slower (64M elements: 42 against 11 ms, its literal
+        # dispatch per call)
         lanes = 64 // out.itemsize
         first = min(hi, lo + ((-(out.ctypes.data + lo * out.itemsize)) % 64) // out.itemsize)
         end = first + (hi - first) // lanes * lanes
@@ -559,7 +562,7 @@ def _merged(shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple[list[int
 
 def copies(out: Array, source: Array) -> bool:
     """Whether :func:`copy` takes this copy: large, same type, no overlap, rows contiguous in both."""
-    if not (available() and out.nbytes >= STREAM_MIN_BYTES and out.dtype == source.dtype):
+    if not (out.nbytes >= STREAM_MIN_BYTES and out.dtype == source.dtype and available()):
         return False
     if out.itemsize not in (1, 2, 4, 8) or out.shape != source.shape or np.may_share_memory(out, source):
         return False

@@ -332,8 +332,7 @@ def run_cast(
 ) -> None:
     """``Output = cast(Input)`` into the output view (see the module docstring)."""
     x, out = inputs["InputTensor"], outputs["OutputTensor"]
-    if np.may_share_memory(x, out):  # threads write parts of the output another has not read yet
-        x = x.copy()
+    x = _readable(x, out)  # an overlapping input: threads would write parts another has not read yet
     if _stream.converts(x, out):  # FLOAT32 -> FLOAT16, floats -> 8- and 16-bit integers: vectors
         _stream.convert(out, x)
         return
