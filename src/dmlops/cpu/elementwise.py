@@ -143,6 +143,7 @@ def _same_layout(a: Array, b: Array) -> bool:
 # reach them as module globals, never as closure variables: numba's disk cache keys a function
 # by its closure's pickled contents, and a dispatcher pickles differently in every process (a
 # closure over one recompiled its caller in every new process, 2-3 s).
+_LN2_SPLIT: Any = None
 _EXP_CORE: Any = None
 _EXP32: Any = None
 _EXP32_CALL: Any = None
@@ -154,19 +155,37 @@ _SOFTMAX_EXP_SUM: Any = None
 
 
 @cache
+def _ln2_split() -> Any:
+    """``(n, r)`` with ``y = n ln2 + r``: the range reduction of both float32 exps, inlined into callers."""
+    global _LN2_SPLIT
+    from numba import njit
+
+    f32 = np.float32
+
+    def split(c, y):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        # n = round(c / ln2) (c: y itself, or y clamped), r = y - n ln2 with Cody-Waite's exact
+        # split of ln2 (|r| <= 0.347 for c = y)
+        n = np.floor(c * f32(1.4426950408889634) + f32(0.5))
+        return n, (y - n * f32(0.693359375)) - n * f32(-2.12194440e-4)
+
+    _LN2_SPLIT = njit(inline="always", fastmath={"contract"})(split)
+    return _LN2_SPLIT
+
+
+@cache
 def _exp32_core() -> Any:
     """exp(y) in float32 registers for y in [-104, 89] (no NaN, no overflow test), inlined into callers."""
     global _EXP_CORE
     from numba import njit
 
     f32 = np.float32
+    _ln2_split()
 
     def core(y):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-        # vectorisable (no libm call): y = n ln2 + r with Cody-Waite's exact split of ln2, exp(r)
-        # by its degree-7 Taylor polynomial on |r| <= 0.347, 2^n as two exponent-field factors
-        # (so subnormal results underflow gradually); relative error < 1e-7 on normal results
-        n = np.floor(y * f32(1.4426950408889634) + f32(0.5))
-        r = (y - n * f32(0.693359375)) - n * f32(-2.12194440e-4)
+        # vectorisable (no libm call): y = n ln2 + r (_ln2_split), exp(r) by its degree-7 Taylor
+        # polynomial on |r| <= 0.347, 2^n as two exponent-field factors (so subnormal results
+        # underflow gradually); relative error < 1e-7 on normal results
+        n, r = _LN2_SPLIT(y, y)
         p = f32(1 / 5040.0)
         p = p * r + f32(1 / 720.0)
         p = p * r + f32(1 / 120.0)
@@ -640,6 +659,7 @@ def _row_kernels() -> Any:
 
     f32, i32 = np.float32, np.int32
     _exp32_call()
+    _ln2_split()
     floor = F32(LOG_SOFTMAX_MIN_SUM)
     neg_inf_key = i32(-0x7F800001)  # the key of -inf's bits 0xFF800000
 
@@ -673,15 +693,13 @@ def _row_kernels() -> Any:
 
     def softmax_exp(y):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         # exp(y) for SOFTMAX's y = x - max <= 0 (or NaN): cheaper than _exp32_core (which serves every
-        # float32 argument) with the same range reduction. No overflow side; results below 2^-126
+        # float32 argument) with the same range reduction (_ln2_split). No overflow side; results below 2^-126
         # (y < -87.33654) are +0 where the reference keeps a subnormal (an absolute difference under
         # 2^-126, inside the operator's TOLERANCE; a -inf logit gives exactly 0);
         # a degree-6 Taylor polynomial on |r| <= 0.347 (relative error < 2e-7, against 1e-7 for the
         # degree-7 one; the operator's TOLERANCE is 2e-4); one exponent factor, as 2^n >= 2^-126.
         # NaN: the factor comes from a clamped copy (a number), the NaN propagates through r.
-        c = y if y > f32(-88.0) else f32(-88.0)
-        n = np.floor(c * f32(1.4426950408889634) + f32(0.5))
-        r = (y - n * f32(0.693359375)) - n * f32(-2.12194440e-4)
+        n, r = _LN2_SPLIT(y if y > f32(-88.0) else f32(-88.0), y)
         p = f32(1 / 720.0)
         p = p * r + f32(1 / 120.0)
         p = p * r + f32(1 / 24.0)
