@@ -66,6 +66,8 @@ ARGS = _parse()
 os.environ.setdefault("NUMBA_NUM_THREADS", str(ARGS.threads))
 os.environ.setdefault("OMP_NUM_THREADS", str(ARGS.threads))
 
+from attributes import PADDING_BORDER_2  # noqa: E402
+
 import dmlops  # noqa: E402
 from dmlops import TensorDesc  # noqa: E402
 from dmlops.descs.data_movement import GatherDesc, Slice1Desc  # noqa: E402
@@ -1063,14 +1065,7 @@ def datamove_workloads() -> list[Workload]:
         _datamove_case(
             "9c PADDING constant 124 -> 128",
             "PADDING",
-            {
-                "InputTensor": t(x.shape),
-                "OutputTensor": t(padded.shape),
-                "PaddingMode": "CONSTANT",
-                "PaddingValue": 0.0,
-                "StartPadding": [0, 0, 2, 2],
-                "EndPadding": [0, 0, 2, 2],
-            },
+            {"InputTensor": t(x.shape), "OutputTensor": t(padded.shape), **PADDING_BORDER_2},
             {"InputTensor": x},
             {"OutputTensor": padded},
             lambda: torch.nn.functional.pad(tx, (2, 2, 2, 2)),

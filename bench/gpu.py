@@ -35,7 +35,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import torchvision
-from attributes import BILINEAR_2X
+from attributes import BILINEAR_2X, PADDING_BORDER_2
 from roi_workload import roi_desc, roi_set
 
 import dmlops
@@ -1338,14 +1338,7 @@ def _separable_cases(dtype: str, cdt: Any, dml: str) -> None:
     tx = torch_of(x)
     padded = cp.empty((64, 64, 128, 128), dtype=cdt)
     tp = torch_of(padded)
-    body = {
-        "InputTensor": t(x.shape),
-        "OutputTensor": t(padded.shape),
-        "PaddingMode": "CONSTANT",
-        "PaddingValue": 0.0,
-        "StartPadding": [0, 0, 2, 2],
-        "EndPadding": [0, 0, 2, 2],
-    }
+    body = {"InputTensor": t(x.shape), "OutputTensor": t(padded.shape), **PADDING_BORDER_2}
     _dm_case(
         "PADDING constant 124 -> 128 (64x64 planes)",
         dtype,
