@@ -144,6 +144,7 @@ def _same_layout(a: Array, b: Array) -> bool:
 # by its closure's pickled contents, and a dispatcher pickles differently in every process (a
 # closure over one recompiled its caller in every new process, 2-3 s).
 _LN2_SPLIT: Any = None
+_EXP_TAYLOR: Any = None
 _EXP_CORE: Any = None
 _EXP32: Any = None
 _EXP32_CALL: Any = None
@@ -156,8 +157,11 @@ _SOFTMAX_EXP_SUM: Any = None
 
 @cache
 def _ln2_split() -> Any:
-    """``(n, r)`` with ``y = n ln2 + r``: the range reduction of both float32 exps, inlined into callers."""
-    global _LN2_SPLIT
+    """``(n, r)`` with ``y = n ln2 + r``: the range reduction of both float32 exps, inlined into callers.
+
+    Also binds ``_EXP_TAYLOR``, the two exps' common polynomial tail.
+    """
+    global _LN2_SPLIT, _EXP_TAYLOR
     from numba import njit
 
     f32 = np.float32
@@ -168,7 +172,17 @@ def _ln2_split() -> Any:
         n = np.floor(c * f32(1.4426950408889634) + f32(0.5))
         return n, (y - n * f32(0.693359375)) - n * f32(-2.12194440e-4)
 
+    def taylor(p, r):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        # exp(r)'s Taylor polynomial by Horner's rule from its r^6 coefficient, p, down
+        p = p * r + f32(1 / 120.0)
+        p = p * r + f32(1 / 24.0)
+        p = p * r + f32(1 / 6.0)
+        p = p * r + f32(0.5)
+        p = p * r + f32(1.0)
+        return p * r + f32(1.0)
+
     _LN2_SPLIT = njit(inline="always", fastmath={"contract"})(split)
+    _EXP_TAYLOR = njit(inline="always", fastmath={"contract"})(taylor)
     return _LN2_SPLIT
 
 
@@ -186,14 +200,7 @@ def _exp32_core() -> Any:
         # polynomial on |r| <= 0.347, 2^n as two exponent-field factors (so subnormal results
         # underflow gradually); relative error < 1e-7 on normal results
         n, r = _LN2_SPLIT(y, y)
-        p = f32(1 / 5040.0)
-        p = p * r + f32(1 / 720.0)
-        p = p * r + f32(1 / 120.0)
-        p = p * r + f32(1 / 24.0)
-        p = p * r + f32(1 / 6.0)
-        p = p * r + f32(0.5)
-        p = p * r + f32(1.0)
-        p = p * r + f32(1.0)
+        p = _EXP_TAYLOR(f32(1 / 5040.0) * r + f32(1 / 720.0), r)
         k = np.int32(n)
         h = k >> 1
         return p * np.int32((h + 127) << 23).view(np.float32) * np.int32((k - h + 127) << 23).view(np.float32)
@@ -700,14 +707,7 @@ def _row_kernels() -> Any:
         # degree-7 one; the operator's TOLERANCE is 2e-4); one exponent factor, as 2^n >= 2^-126.
         # NaN: the factor comes from a clamped copy (a number), the NaN propagates through r.
         n, r = _LN2_SPLIT(y if y > f32(-88.0) else f32(-88.0), y)
-        p = f32(1 / 720.0)
-        p = p * r + f32(1 / 120.0)
-        p = p * r + f32(1 / 24.0)
-        p = p * r + f32(1 / 6.0)
-        p = p * r + f32(0.5)
-        p = p * r + f32(1.0)
-        p = p * r + f32(1.0)
-        v = p * np.int32((np.int32(n) + i32(127)) << i32(23)).view(np.float32)
+        v = _EXP_TAYLOR(f32(1 / 720.0), r) * np.int32((np.int32(n) + i32(127)) << i32(23)).view(np.float32)
         return f32(0.0) if y < f32(-87.33654) else v
 
     def softmax_exp_sum(x, m, o):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
