@@ -49,10 +49,11 @@ ROWS: list[dict[str, Any]] = []
 MAXPOOL_VARIANTS: list[str] = []
 """2-D max-pool-grad variants also timed as the default (--maxpool-variant)."""
 ROI_VARIANTS: dict[str, dict[str, Any]] = {
-    "outputs stored directly, not staged": {"STAGE_OUTPUTS": False},
-    "work items not padded (7 per channel)": {"PAD_COLUMNS": False},
+    "general per-sample kernel (no fast path)": {"FAST_PATH": False},
+    "fast kernel, 64 channels per block": {"FAST_CHANNELS": 64},
+    "general kernel, 32 channels per block": {"FAST_PATH": False, "GENERAL_CHANNELS": 32},
 }
-"""Other settings of the ROI_ALIGN AVERAGE kernel (attributes of dmlops.cuda.roi), timed beside the default."""
+"""Other settings of the ROI_ALIGN kernels (attributes of dmlops.cuda.roi), timed beside the default."""
 L2_BYTES = 0
 COPY_BPS = 0.0
 QUICK = False

@@ -200,6 +200,14 @@ NAMES = {
             ("false", "true", "true"),
         )
     ]
+    + [
+        f"roi_align_fast<{t}, {b}, {m}, {lin}, {s}>"
+        for t in ("float", "half_t")
+        for b in ("u32", "u64")
+        for m in ("true", "false")
+        for lin in ("true", "false")
+        for s in (1, 2, 3, 4)
+    ]
     + [f"roi_batch_check<{b}>" for b in ("u32", "u64")]
     + [
         f"{k}<{t}, u32, {m}, {lin}>"  # ROI_ALIGN_GRAD's BatchIndicesTensor is UINT32

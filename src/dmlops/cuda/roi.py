@@ -92,6 +92,18 @@ sampling (500.0 vs 492.6 µs) store directly. Channels-last strides always stage
 direct stores scatter a sector per channel (277 -> 139 µs)."""
 
 
+FAST_PATH = True
+"""Whether a fixed sample count of 1 to 4 may take ``roi_align_fast`` (:func:`fast_samples`)."""
+FAST_CHANNELS = 32
+"""Channels per block of ``roi_align_fast``: its per-ROI setup (float64 sample coordinates into
+shared tables) is paid once per block, and 32 channels still give the tiny call's 100 ROIs
+800 blocks, about six per multiprocessor."""
+FAST_ROWS = 256
+"""Largest OutputHeight x samples of ``roi_align_fast`` (its ROI_FAST_ROWS)."""
+GENERAL_CHANNELS: int | None = None
+"""Channels per block of the general ``roi_align`` (None: as many as 256 threads hold, one output each)."""
+
+
 CHECK_THREADS = 1024
 """Threads of ``roi_batch_check``'s one block (its ROI_CHECK_THREADS)."""
 
@@ -237,6 +249,24 @@ def _chunked_rows(desc: Any, xs: Any, itemsize: int, aligned: bool) -> bool:
     return aligned and xs[3] == 1 and all(s % per_chunk == 0 for s in xs[:3]) and width % per_chunk == 0
 
 
+def fast_samples(desc: Any, xs: Any) -> int:
+    """The sample count S of ``roi_align_fast`` for this desc and input strides, or 0 where it does not apply.
+
+    It needs a fixed count (MinimumSamplesPerOutput == MaximumSamplesPerOutput) of 1 to 4,
+    OutputWidth x S <= 32 (a lane per sample column), OutputHeight x S <= FAST_ROWS, and
+    every element offset inside a plane below 2^31 (32-bit offsets); channels-last strides
+    keep ``roi_align_cl``, whose warps load channels side by side.
+    """
+    s = desc.minimum_samples_per_output
+    if not FAST_PATH or s != desc.maximum_samples_per_output or not 1 <= s <= 4:
+        return 0
+    c, h, w = desc.input_tensor.sizes[1:]
+    oh, ow = desc.output_tensor.sizes[2:]
+    if (xs[1] == 1 and c > 1) or not 1 <= ow * s <= 32 or not 1 <= oh * s <= FAST_ROWS:
+        return 0
+    return s if (h - 1) * abs(xs[2]) + (w - 1) * abs(xs[3]) < 2**31 else 0
+
+
 def _plan(desc: Any, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str, dtype: Any, aligned: bool) -> tuple[Any, ...]:
     """(desc, the kernel's PackedLaunch of pointers x, rois, batch indices and y)."""
     c = desc.input_tensor.sizes[1]
@@ -267,8 +297,18 @@ def _plan(desc: Any, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str, dtype: A
         fn = get_kernel("roi_align.cu", f"roi_align_avg<{t}, {bi_c}, {linear}, {off}, {vec}, {cl}, {stage}>")
         p = _params(desc, per_block, xs, rs, bs, ys, ow if channels_last else item_width(ow))
         return (desc, PackedLaunch(fn, (r, -(-c // per_block)), 256, 4, p))
+    samples = fast_samples(desc, xs)
+    if samples:
+        per_block = max(1, min(c, FAST_CHANNELS))
+        groups = 32 // (ow * samples)  # channels per warp
+        threads = min(256, -(-per_block // groups) * 32)
+        fn = get_kernel("roi_align.cu", f"roi_align_fast<{t}, {bi_c}, {flags}, {samples}>")
+        return (desc, PackedLaunch(fn, (r, -(-c // per_block)), threads, 4, _params(desc, per_block, xs, rs, bs, ys)))
     if not channels_last:
-        per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
+        if GENERAL_CHANNELS is not None:
+            per_block = max(1, min(c, GENERAL_CHANNELS))
+        else:
+            per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
         threads = min(256, -(-per_block * bins // 32) * 32)
         fn = get_kernel("roi_align.cu", f"roi_align<{t}, {bi_c}, {flags}>")
         return (desc, PackedLaunch(fn, (r, -(-c // per_block)), threads, 4, _params(desc, per_block, xs, rs, bs, ys)))

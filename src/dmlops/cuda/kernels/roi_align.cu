@@ -912,6 +912,120 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
 }
 
 // ---------------------------------------------------------------------------------------
+// roi_align_fast: roi_align's per-sample evaluation, bit for bit (DirectML's arithmetic,
+// erratum E38: per sample float32 lerps along y, both tap columns, then along x, each op
+// rounded; AVERAGE a float32 running sum from +0 in sample order, sample rows then the
+// samples of a row, divided by the count at the end; MAX's fold), for a fixed sample count
+// S (MinimumSamplesPerOutput == MaximumSamplesPerOutput, 1 to 4) where OutputWidth x S <= 32,
+// OutputHeight x S <= ROI_FAST_ROWS and every element offset inside a plane fits in 32
+// bits (the host checks all three, and takes roi_align otherwise).
+//
+// A block per (ROI, group of channels). It first writes the ROI's samples of both axes to
+// shared memory (make_tap, as roi_align's tables, with the element offsets already
+// multiplied out: one 16-byte entry per sample). Then a group of OutputWidth x S lanes
+// takes one channel, a lane per sample column jx (its entry held in registers), and walks
+// the output rows; a warp holds 32 / (OutputWidth x S) such groups. Per sample row each
+// lane reads its sample's taps and interpolates; the S lanes of one output then pass their
+// samples round by shuffles, in sample order, so each of them adds its output's samples
+// in DirectML's order into the same running value, and the output's first lane stores it.
+// A warp load then reads one image row of one or two channels (on the workloads' ROIs one
+// or two 128-byte lines), where roi_align's thread per output spreads a warp load over the
+// rows of five output rows. The per-ROI setup is paid once per block of channels.
+#define ROI_FAST_ROWS 256  // largest OutputHeight x S (host-checked)
+
+struct __align__(16) FastTap {
+    i32 first, second;  // element offsets of the two taps in the plane (pixel index x stride)
+    float weight;       // of `second` (`first` has 1 - weight), as roi_align's tables hold it
+    i32 in_bounds;
+};
+
+template <bool LINEAR>
+__device__ __forceinline__ FastTap fast_tap(const AxisSetup& a, i64 j, const RoiParams& p, i64 length, i64 stride) {
+    const Tap t = make_tap<LINEAR>(a, j, p.out_offset, p.in_offset, length);
+    FastTap f;
+    f.first = (i32)((i64)t.first * stride);
+    f.second = (i32)((i64)t.second * stride);
+    f.weight = (float)t.weight;
+    f.in_bounds = t.in_bounds ? 1 : 0;
+    return f;
+}
+
+// AVERAGE's division by the sample count S x S: a product with the exact reciprocal where
+// that is a power of two (the same correctly rounded quotient), else the division.
+template <int S> __device__ __forceinline__ float average_of(float sum) {
+    if (S == 3) return __fdiv_rn(sum, 9.0f);
+    return __fmul_rn(sum, 1.0f / (float)(S * S));
+}
+
+template <typename T, typename BI, bool MAX, bool LINEAR, int S>
+__global__ void __launch_bounds__(256) roi_align_fast(const T* __restrict__ x, const T* __restrict__ rois,
+                                                      const BI* __restrict__ batch, T* __restrict__ y,
+                                                      const RoiParams p) {
+    typedef typename Num<T>::Acc Acc;
+    static_assert(S >= 1 && S <= 4, "one to four samples per output and axis");
+    __shared__ FastTap xtab[32];
+    __shared__ FastTap ytab[ROI_FAST_ROWS];
+    const i64 r = blockIdx.x;
+    const RoiSetup s = roi_setup(rois, batch, r, p);  // its sample counts are S: MinimumSamples == MaximumSamples
+    const int out_h = (int)p.out_h, nx = (int)p.out_w * S, ny = out_h * S;
+    for (int j = threadIdx.x; j < nx + ny; j += blockDim.x) {
+        if (j < nx) {
+            xtab[j] = fast_tap<LINEAR>(s.ax, j, p, p.in_w, p.x_stride[3]);
+        } else {
+            ytab[j - nx] = fast_tap<LINEAR>(s.ay, j - nx, p, p.in_h, p.x_stride[2]);
+        }
+    }
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    const int groups = 32 / nx;  // channels per warp
+    const int g = lane / nx, jx = lane - g * nx;
+    const bool lane_live = g < groups;  // lanes past the last group idle (they still shuffle)
+    const int ow = jx / S;
+    const int first_lane = lane - (jx - ow * S);  // the lane of the output's first sample column
+    const FastTap tx = xtab[lane_live ? jx : 0];
+    const i64 c0 = (i64)blockIdx.y * p.channels_per_block;
+    const int n_ch = (int)(p.channels - c0 < p.channels_per_block ? p.channels - c0 : p.channels_per_block);
+    const int step = (int)(blockDim.x >> 5) * groups;
+    const Acc oob = (Acc)p.oob;
+    const T* base = x + s.batch * p.x_stride[0];
+    for (int cw = (int)(threadIdx.x >> 5) * groups; cw < n_ch; cw += step) {  // warp-uniform: full-mask shuffles
+        const int cl = cw + g;
+        const bool live = lane_live && cl < n_ch;
+        const T* plane = base + (c0 + (live ? cl : 0)) * p.x_stride[1];  // idle lanes read a valid plane
+        T* out = y + r * p.y_stride[0] + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
+        for (int oh = 0; oh < out_h; ++oh) {
+            Acc v[S];
+#pragma unroll
+            for (int ky = 0; ky < S; ++ky) {
+                const FastTap ty = ytab[oh * S + ky];
+                Acc value;
+                if (LINEAR) {
+                    const Acc a = Num<T>::to_acc(load_nc(plane + (ty.first + tx.first)));
+                    const Acc b = Num<T>::to_acc(load_nc(plane + (ty.second + tx.first)));
+                    const Acc c = Num<T>::to_acc(load_nc(plane + (ty.first + tx.second)));
+                    const Acc d = Num<T>::to_acc(load_nc(plane + (ty.second + tx.second)));
+                    value = lerp(lerp(a, b, ty.weight), lerp(c, d, ty.weight), tx.weight);
+                } else {
+                    value = Num<T>::to_acc(load_nc(plane + (ty.first + tx.first)));
+                }
+                v[ky] = (ty.in_bounds & tx.in_bounds) ? value : oob;
+            }
+            Acc acc = MAX ? (Acc)max_start((const T*)nullptr) : Acc(0);
+#pragma unroll
+            for (int ky = 0; ky < S; ++ky) {
+#pragma unroll
+                for (int kx = 0; kx < S; ++kx) {
+                    const Acc w = S == 1 ? v[ky] : __shfl_sync(0xffffffffu, v[ky], first_lane + kx);
+                    acc = MAX ? max_step(acc, w) : add_rn(acc, w);
+                }
+            }
+            if (!MAX) acc = average_of<S>(acc);
+            if (live && lane == first_lane) out[oh * p.y_stride[2]] = Num<T>::from_acc(acc);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // The batch-index check (ruling 3): one block finds the lowest ROI whose BatchIndicesTensor
 // value is outside [0, BatchCount) (all ones when none) and writes it straight into the
 // host's pinned word through its mapped address, so no memset or copy is queued beside it.
