@@ -20,6 +20,7 @@ float64 reference are ``tests/conftest.py``'s ``TOLERANCES``.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Mapping
 from typing import Any
@@ -38,6 +39,12 @@ def availability() -> str | None:
     return None
 
 
+@functools.cache
+def _runner(family: str, operator: str) -> Any:
+    """The family module's runner of ``operator`` (looked up once: a repeat call's path stays short)."""
+    return importlib.import_module(f"{__name__}.{family}").OPERATORS[operator]
+
+
 def execute(
     desc: OperatorDesc,
     inputs: Mapping[str, Any],
@@ -48,7 +55,7 @@ def execute(
 ) -> dict[str, Any]:
     """Bind arrays and run the operator (its family module's ``OPERATORS``), which writes into the output views."""
     ins, outs = bind_all(desc, inputs, outputs)
-    run = importlib.import_module(f"{__name__}.{desc.family}").OPERATORS[desc.operator_type.name]
+    run = _runner(desc.family, desc.operator_type.name)
     views = {member: target for member, (target, _) in outs.items()}
     run(desc, ins, views, feature_level=feature_level, strict=strict)
     return {member: ret for member, (_, ret) in outs.items()}

@@ -62,7 +62,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit, types
+from numba import njit, prange, types
 from numba.extending import overload
 from numpy.typing import NDArray
 
@@ -71,6 +71,7 @@ from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._common import float_to_half_bits, half_bits_to_float, kernel_view
 from ._copy import _executor, thread_count
+from ._threads import chunk_count, claim, numba_threads_ok
 
 Array = NDArray[Any]
 
@@ -546,6 +547,12 @@ def _reduce_rows(xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, fn, op, post, lo
     zero = _wide_empty(xb, half, 1)
     zero[0] = 0
     digits = np.zeros(rsz.size, np.int64)
+    if fn == FN_SUM and rsz.size == 1 and rxs[0] == 1:  # contiguous lines: each summed where it lies
+        for row in range(lo, hi):
+            xoff, ooff = _offsets(row, ksz, kxs, kos)
+            total = _lane_sum(xb[xo + xoff : xo + xoff + n], half, op, zero[0])
+            _put(ob, oo + ooff, _finish(total, post, n), half)
+        return
     for row in range(lo, hi):
         xoff, ooff = _offsets(row, ksz, kxs, kos)
         xoff += xo
@@ -1029,6 +1036,12 @@ def _memory(a: Array, writeable: bool = False) -> tuple[Array, int, list[int]]:
     """
     item = a.itemsize
     strides = [s // item for s in a.strides]
+    if a.flags.c_contiguous:  # the common case, without as_strided's Python
+        base = a.reshape(-1)
+        if base.flags.writeable and not writeable:
+            base = base.view()
+            base.flags.writeable = False
+        return base, 0, strides
     origin = sum((n - 1) * -s for n, s in zip(a.shape, strides) if s < 0)
     low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides)]
     span = 1 + sum((n - 1) * abs(s) for n, s in zip(a.shape, strides))
@@ -1084,11 +1097,139 @@ def _tile_width(csz: int, rows: int) -> int:
     return max(TILE_MIN, min(TILE_MAX, -(-csz // parts)))
 
 
+# -- the same kernels split over numba's threads ---------------------------------------------------------
+#
+# ``kernel(*args, lo, hi)`` over ``[0, items)`` in ``chunks`` ranges that the threads claim as they
+# come free (``_threads``). Numba's OpenMP workers spin a moment between calls, so a call starts
+# without the executor's thread wake-up, and a reduction keeps its share of the cores while
+# another library's spinning workers (torch's, onnxruntime's) still hold one; the claimed chunks
+# keep both threads busy to the end when one starts late (docs/performance.md, REDUCE on the
+# CPU). One wrapper per kernel: numba caches a function only when the kernel it calls is fixed.
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _reduce_rows_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    counter = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        lo, hi = claim(counter, items, chunks)
+        while hi > lo:
+            _reduce_rows(*args, lo, hi)  # type: ignore[call-arg]
+            lo, hi = claim(counter, items, chunks)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _reduce_tiles_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    counter = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        lo, hi = claim(counter, items, chunks)
+        while hi > lo:
+            _reduce_tiles(*args, lo, hi)  # type: ignore[call-arg]
+            lo, hi = claim(counter, items, chunks)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _extreme_rows_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    counter = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        lo, hi = claim(counter, items, chunks)
+        while hi > lo:
+            _extreme_rows(*args, lo, hi)  # type: ignore[call-arg]
+            lo, hi = claim(counter, items, chunks)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _extreme_tiles_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    counter = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        lo, hi = claim(counter, items, chunks)
+        while hi > lo:
+            _extreme_tiles(*args, lo, hi)  # type: ignore[call-arg]
+            lo, hi = claim(counter, items, chunks)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _arg_rows_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    counter = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        lo, hi = claim(counter, items, chunks)
+        while hi > lo:
+            _arg_rows(*args, lo, hi)  # type: ignore[call-arg]
+            lo, hi = claim(counter, items, chunks)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _arg_tiles_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    counter = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        lo, hi = claim(counter, items, chunks)
+        while hi > lo:
+            _arg_tiles(*args, lo, hi)  # type: ignore[call-arg]
+            lo, hi = claim(counter, items, chunks)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _cumulative_rows_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    counter = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        lo, hi = claim(counter, items, chunks)
+        while hi > lo:
+            _cumulative_rows(*args, lo, hi)  # type: ignore[call-arg]
+            lo, hi = claim(counter, items, chunks)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _cumulative_lines_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    counter = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        lo, hi = claim(counter, items, chunks)
+        while hi > lo:
+            _cumulative_lines(*args, lo, hi)  # type: ignore[call-arg]
+            lo, hi = claim(counter, items, chunks)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _cumulative_tiles_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    counter = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        lo, hi = claim(counter, items, chunks)
+        while hi > lo:
+            _cumulative_tiles(*args, lo, hi)  # type: ignore[call-arg]
+            lo, hi = claim(counter, items, chunks)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _top_k_rows_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    counter = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        lo, hi = claim(counter, items, chunks)
+        while hi > lo:
+            _top_k_rows(*args, lo, hi)  # type: ignore[call-arg]
+            lo, hi = claim(counter, items, chunks)
+
+
+_ON_THREADS: dict[Any, Any] = {
+    _reduce_rows: _reduce_rows_on_threads,
+    _reduce_tiles: _reduce_tiles_on_threads,
+    _extreme_rows: _extreme_rows_on_threads,
+    _extreme_tiles: _extreme_tiles_on_threads,
+    _arg_rows: _arg_rows_on_threads,
+    _arg_tiles: _arg_tiles_on_threads,
+    _cumulative_rows: _cumulative_rows_on_threads,
+    _cumulative_lines: _cumulative_lines_on_threads,
+    _cumulative_tiles: _cumulative_tiles_on_threads,
+    _top_k_rows: _top_k_rows_on_threads,
+}
+"""Each kernel's ``prange`` form (``threads, items, *args``)."""
+
+
 def _run(kernel: Callable[..., Any], items: int, elements: int, *args: Any) -> None:
     """``kernel(*args, lo, hi)`` over ``items`` split into contiguous ranges, one per thread when large."""
     threads = min(thread_count(), items) if elements >= PARALLEL_MIN else 1
     if threads <= 1:
         kernel(*args, 0, items)
+        return
+    if numba_threads_ok():
+        _ON_THREADS[kernel](threads, items, chunk_count(items, threads), *args)
         return
     bounds = [items * i // threads for i in range(threads + 1)]
     futures = [_executor().submit(kernel, *args, bounds[i], bounds[i + 1]) for i in range(1, threads)]
@@ -1137,6 +1278,51 @@ def _reduction_dims(x: Array, axes: tuple[int, ...], xs: list[int], os_: list[in
     return reduced, kept
 
 
+class _Plan:
+    """What :func:`_reduction` works out from a call's layout alone: the kernel and its arguments but the arrays."""
+
+    __slots__ = ("args", "items", "kernel", "keys", "oo", "xo")
+
+    def __init__(self, kernel: Any, items: int, xo: int, oo: int, args: tuple[Any, ...], keys: bool) -> None:
+        self.kernel, self.items, self.xo, self.oo, self.args, self.keys = kernel, items, xo, oo, args, keys
+
+
+_PLANS: dict[tuple[Any, ...], _Plan] = {}
+"""Plans by layout (shapes, strides, dtypes, axes, kernels and parameters). A repeat call skips
+the layout work: after a 256 MiB reduction has streamed through the caches, that Python took
+about 0.3 ms of the call's 8 ms, cold (docs/performance.md)."""
+
+
+def _plan(
+    x: Array,
+    target: _Target,
+    axes: tuple[int, ...],
+    kernels: tuple[Any, Any],
+    params: tuple[Any, ...],
+    keyed: tuple[Any, Any, tuple[Any, ...]] | None,
+) -> _Plan:
+    xb, xo, xs = _memory(x)
+    _, half = kernel_view(xb)
+    _, oo, os_, _ = target.memory()
+    reduced, kept = _reduction_dims(x, axes, xs, os_)
+    rsz, rxs = _arrays(reduced, 1)
+    min_reduced = min((abs(s[0]) for _, s in reduced), default=0)
+    if kept and (not reduced or abs(_split_column(kept)[1][1][0]) < min_reduced):
+        others, (csz, (cxs, cos)) = _split_column(kept)
+        ksz, kxs, kos = _arrays(others, 2)
+        width = _tile_width(csz, int(np.prod(ksz)))
+        count = int(np.prod(ksz)) * -(-csz // width)
+        if keyed is not None and cxs == 1:
+            return _Plan(keyed[1], count, xo, oo, (ksz, kxs, kos, csz, cos, width, rsz, rxs, *keyed[2]), True)
+        args = (ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs, half, *params)
+        return _Plan(kernels[1], count, xo, oo, args, False)
+    ksz, kxs, kos = _arrays(kept, 2)
+    rows = int(np.prod(ksz))
+    if keyed is not None and len(reduced) == 1 and rxs[0] == 1:
+        return _Plan(keyed[0], rows, xo, oo, (ksz, kxs, kos, rsz, rxs, *keyed[2]), True)
+    return _Plan(kernels[0], rows, xo, oo, (ksz, kxs, kos, rsz, rxs, half, *params), False)
+
+
 def _reduction(
     x: Array,
     out: Array,
@@ -1157,30 +1343,18 @@ def _reduction(
         return
     x = _readable(x, out)
     target = _Target(out, index_view=index)
-    xb, xo, xs = _memory(x)
-    xb, half = kernel_view(xb)
-    ob, oo, os_, _ = target.memory()
-    reduced, kept = _reduction_dims(x, axes, xs, os_)
-    rsz, rxs = _arrays(reduced, 1)
-    min_reduced = min((abs(s[0]) for _, s in reduced), default=0)
-    if kept and (not reduced or abs(_split_column(kept)[1][1][0]) < min_reduced):
-        others, (csz, (cxs, cos)) = _split_column(kept)
-        ksz, kxs, kos = _arrays(others, 2)
-        width = _tile_width(csz, int(np.prod(ksz)))
-        count = int(np.prod(ksz)) * -(-csz // width)
-        if keyed is not None and cxs == 1:
-            kb, ko = xb.view(np.int32), ob.view(np.int32)
-            _run(keyed[1], count, x.size, kb, xo, ko, oo, ksz, kxs, kos, csz, cos, width, rsz, rxs, *keyed[2])
-        else:
-            args = (ksz, kxs, kos, csz, cxs, cos, width, rsz, rxs, half, *params)
-            _run(kernels[1], count, x.size, xb, xo, ob, oo, *args)
-    else:
-        ksz, kxs, kos = _arrays(kept, 2)
-        if keyed is not None and len(reduced) == 1 and rxs[0] == 1:
-            kb, ko = xb.view(np.int32), ob.view(np.int32)
-            _run(keyed[0], int(np.prod(ksz)), x.size, kb, xo, ko, oo, ksz, kxs, kos, rsz, rxs, *keyed[2])
-        else:
-            _run(kernels[0], int(np.prod(ksz)), x.size, xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, *params)
+    key: tuple[Any, ...] = (x.shape, x.strides, x.dtype, target.array.shape, target.array.strides, target.array.dtype)
+    key += (axes, kernels, params, index, keyed, thread_count())
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        plan = _PLANS[key] = _plan(x, target, axes, kernels, params, keyed)
+    xb = kernel_view(_memory(x)[0])[0]
+    ob = target.memory()[0]
+    if plan.keys:  # float32 MAX / MIN read and write the bits
+        xb, ob = xb.view(np.int32), ob.view(np.int32)
+    _run(plan.kernel, plan.items, x.size, xb, plan.xo, ob, plan.oo, *plan.args)
     target.done()
 
 

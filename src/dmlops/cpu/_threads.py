@@ -1,0 +1,80 @@
+"""Splitting a numba kernel's work over numba's own threads, in chunks claimed as threads come free.
+
+A kernel ``kernel(*args, lo, hi)`` processes items ``lo .. hi - 1`` of ``[0, items)``. Its
+``prange`` form runs one loop per thread; each thread claims the next of ``chunks`` contiguous
+ranges with an atomic counter until none is left. Against one fixed range per thread this
+keeps both cores busy to the end when one thread starts late or runs slower: on the 2-core
+VM the calling thread finished 124-146 of 256 equal chunks of a memory-bound reduction
+(docs/performance.md), so fixed halves would wait up to 14 % for the slower thread.
+
+Every item is still processed by one thread, start to end, so a result never depends on
+the thread count or the chunking.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba import njit, prange, types
+from numba.extending import intrinsic
+
+CHUNKS_PER_THREAD = 32
+"""Chunks a call's items are cut into, per thread (fewer where there are fewer items)."""
+
+
+@intrinsic
+def _fetch_add(typingctx: Any, counter: Any) -> Any:  # pragma: no cover - compiled
+    """``counter[0] += 1`` atomically (sequentially consistent); returns the old value."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.atomic_rmw("add", array.data, ir.Constant(ir.IntType(64), 1), "seq_cst")
+
+    return types.int64(counter), codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def claim(counter, items, chunks):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """The next unclaimed chunk's range ``(lo, hi)`` of ``[0, items)``, or ``(0, 0)`` when none is left."""
+    c = _fetch_add(counter)  # type: ignore[call-arg,var-annotated]
+    if c >= chunks:
+        return 0, 0
+    return items * c // chunks, items * (c + 1) // chunks
+
+
+def chunk_count(items: int, threads: int) -> int:
+    """How many chunks a call of ``items`` items on ``threads`` threads is cut into."""
+    return max(1, min(items, threads * CHUNKS_PER_THREAD))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _count_up(out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """A trivial parallel kernel: running it makes numba choose its threading layer."""
+    for i in prange(out.size):
+        out[i] = i
+
+
+_layer_ok: bool | None = None
+
+
+def numba_threads_ok() -> bool:
+    """Whether numba's own parallel kernels (``prange``) may split this backend's work.
+
+    True where numba's threading layer is OpenMP or TBB: their thread pools may be entered
+    from several threads at once, and their idle workers spin a moment before sleeping, so
+    back-to-back calls start without a thread wake-up (the executor's costs about 70 us on
+    the 2-core VM). Numba's fallback layer (``workqueue``) aborts the process on concurrent
+    entry; with it the kernels run on the executor's threads instead. Decided once, by
+    running a trivial parallel kernel.
+    """
+    global _layer_ok
+    if _layer_ok is None:
+        import numba
+
+        _count_up(np.empty(2, np.int64))
+        _layer_ok = numba.threading_layer() in ("omp", "tbb")
+    return _layer_ok

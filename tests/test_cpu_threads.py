@@ -1,0 +1,105 @@
+"""The cpu backend's split of a kernel's work over numba's threads (``dmlops.cpu._threads``).
+
+Threads claim chunks of a call's items from an atomic counter. Checked here: every chunk is
+claimed exactly once whatever the thread and chunk counts; a reduction's result does not
+depend on the thread count, the chunking or the threading route (numba's threads or the
+executor's); and a reduction's cached plan is per layout, so a repeat call with another
+layout of the same shape is planned anew. The values themselves are checked against the
+NumPy reference in tests/test_cpu_reduction.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.cpu_backend
+numba = pytest.importorskip("numba")
+
+import dmlops  # noqa: E402
+from dmlops.cpu import _threads, reduction  # noqa: E402
+from dmlops.descs import desc_from_json  # noqa: E402
+
+
+@numba.njit(parallel=True)
+def _claims(threads, items, chunks, owner):  # type: ignore[no-untyped-def]
+    """owner[i] += 1 for every item i of every chunk a thread claims; returns the chunks claimed."""
+    counter = np.zeros(1, np.int64)
+    claimed = np.zeros(threads, np.int64)
+    for t in numba.prange(threads):
+        lo, hi = _threads.claim(counter, items, chunks)
+        while hi > lo:
+            claimed[t] += 1
+            for i in range(lo, hi):
+                owner[i] += 1
+            lo, hi = _threads.claim(counter, items, chunks)
+    return claimed.sum()
+
+
+@pytest.mark.parametrize(
+    ("threads", "items", "chunks"), [(1, 10, 10), (2, 1, 1), (2, 7, 3), (2, 1000, 64), (4, 999, 37)]
+)
+def test_every_chunk_is_claimed_once(threads: int, items: int, chunks: int) -> None:
+    owner = np.zeros(items, np.int64)
+    assert _claims(threads, items, chunks, owner) == chunks
+    assert (owner == 1).all()
+
+
+def test_chunk_count_never_exceeds_the_items() -> None:
+    assert _threads.chunk_count(1, 2) == 1
+    assert _threads.chunk_count(5, 2) == 5
+    assert _threads.chunk_count(10**6, 2) == 2 * _threads.CHUNKS_PER_THREAD
+    assert _threads.chunk_count(0, 2) == 1  # an empty call still forms one (empty) chunk
+
+
+def _reduce(function: str, x: np.ndarray, axes: list[int]) -> np.ndarray:
+    sizes = [1 if a in axes else n for a, n in enumerate(x.shape)]
+    body = {"Function": function, "Axes": axes, "InputTensor": {"DataType": "FLOAT32", "Sizes": list(x.shape)}}
+    body["OutputTensor"] = {"DataType": "FLOAT32", "Sizes": sizes}
+    desc = desc_from_json("REDUCE", body)
+    return np.asarray(dmlops.execute(desc, {"InputTensor": x}, backend="cpu")["OutputTensor"])
+
+
+CASES = [("SUM", (300, 1000), [1]), ("SUM", (1000, 300), [0]), ("MAX", (300, 1000), [1]), ("MIN", (64, 9, 257), [0, 2])]
+
+
+@pytest.mark.parametrize(("function", "shape", "axes"), CASES)
+def test_results_do_not_depend_on_threads_or_chunks(
+    function: str, shape: tuple[int, ...], axes: list[int], monkeypatch: Any
+) -> None:
+    rng = np.random.default_rng(5)
+    # spread exponents: a float64 sum of these depends on the order of its additions
+    x = (rng.standard_normal(shape) * np.exp(rng.uniform(-20, 20, shape))).astype(np.float32)
+    x.reshape(-1)[::97] = np.float32(-0.0)
+    want = _reduce(function, x, axes)
+    results = []
+    for per_thread in (1, 3, 1000):
+        monkeypatch.setattr(_threads, "CHUNKS_PER_THREAD", per_thread)
+        results.append(_reduce(function, x, axes))
+    monkeypatch.setattr(_threads, "_layer_ok", False)  # the executor's threads instead of numba's
+    results.append(_reduce(function, x, axes))
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        results.append(_reduce(function, x, axes))
+    finally:
+        numba.set_num_threads(previous)
+    for got in results:
+        assert got.tobytes() == want.tobytes()
+
+
+def test_a_plan_is_per_layout() -> None:
+    """The same shape in two layouts (C order and a transposed view): each call gets its own plan."""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((512, 384)).astype(np.float32)
+    b = np.ascontiguousarray(a.T).T  # a's values, column-major
+    reduction._PLANS.clear()
+    got_a = _reduce("MAX", a, [1])
+    got_b = _reduce("MAX", b, [1])
+    got_a_again = _reduce("MAX", a, [1])
+    assert len(reduction._PLANS) == 2
+    want = a.max(axis=1, keepdims=True)
+    for got in (got_a, got_b, got_a_again):
+        assert np.array_equal(got, want)
