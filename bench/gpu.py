@@ -50,8 +50,8 @@ MAXPOOL_VARIANTS: list[str] = []
 """2-D max-pool-grad variants also timed as the default (--maxpool-variant)."""
 ROI_VARIANTS: dict[str, dict[str, Any]] = {
     "general per-sample kernel (no fast path)": {"FAST_PATH": False},
-    "fast kernel, 64 channels per block": {"FAST_CHANNELS": 64},
-    "general kernel, 32 channels per block": {"FAST_PATH": False, "GENERAL_CHANNELS": 32},
+    "fast kernel, image rows loaded again (FAST_KEEP_ROWS off)": {"FAST_KEEP_ROWS": False},
+    "fast kernel, 16 channels per block": {"FAST_CHANNELS": 16},
 }
 """Other settings of the ROI_ALIGN kernels (attributes of dmlops.cuda.roi), timed beside the default."""
 L2_BYTES = 0

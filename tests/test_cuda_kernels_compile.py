@@ -201,12 +201,13 @@ NAMES = {
         )
     ]
     + [
-        f"roi_align_fast<{t}, {b}, {m}, {lin}, {s}>"
+        f"roi_align_fast<{t}, {b}, {m}, {lin}, {s}, {keep}>"
         for t in ("float", "half_t")
         for b in ("u32", "u64")
         for m in ("true", "false")
         for lin in ("true", "false")
         for s in (1, 2, 3, 4)
+        for keep in ("true", "false")
     ]
     + [f"roi_batch_check<{b}>" for b in ("u32", "u64")]
     + [

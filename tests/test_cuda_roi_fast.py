@@ -58,7 +58,7 @@ def _desc(c: int, out: tuple[int, int], lo: int, hi: int, strides: tuple[int, ..
         (5, (7, 7), 2, 2, (9 * 11 * 5, 1, 11 * 5, 5), 0),  # channels-last: roi_align_cl
         (1, (7, 7), 2, 2, (99, 1, 11, 1), 2),  # one channel: a channel stride of 1 is not channels-last
         (5, (7, 7), 2, 2, (0, 0, 22, 2), 2),  # broadcast and gaps
-        (5, (7, 7), 2, 2, (0, 0, 2**28, 1), 0),  # 8 rows of 2^28: plane offsets reach 2^31
+        (5, (7, 7), 2, 2, (0, 0, 2**26, 1), 0),  # 8 rows of 2^26 FLOAT32 elements: byte offsets reach 2^31
     ],
 )
 def test_fast_path_selection(c: int, out: tuple[int, int], lo: int, hi: int, strides: Any, want: int) -> None:
@@ -132,9 +132,13 @@ def _both(x: np.ndarray, cupy: Any, rois: np.ndarray, batch: np.ndarray, out: tu
 @pytest.mark.parametrize("samples", [1, 2, 3, 4])
 @pytest.mark.parametrize("mode", ["LINEAR", "NEAREST_NEIGHBOR"])
 @pytest.mark.parametrize("reduction", ["AVERAGE", "MAX"])
+@pytest.mark.parametrize("keep", [True, False], ids=["rows-kept", "rows-loaded"])
 def test_fast_kernel_matches_the_reference(
-    gpu: Any, reduction: str, mode: str, samples: int, dtype: Any, seed: int
-) -> None:
+    gpu: Any, monkeypatch: pytest.MonkeyPatch, keep: bool, reduction: str, mode: str, samples: int, dtype: Any,
+    seed: int,
+) -> None:  # fmt: skip
+    """With and without FAST_KEEP_ROWS (taps of the previous output row's last sample row taken again)."""
+    monkeypatch.setattr(cuda_roi, "FAST_KEEP_ROWS", keep)
     x, rois, batch, out, scale = _case(seed + 10 * samples, dtype, samples)
     oob = [0.0, -2.5, float("nan")][seed]
     kw = dict(
@@ -205,7 +209,7 @@ def test_fast_kernel_strided_misaligned_and_broadcast_inputs(gpu: Any, dtype: An
 
 def test_fast_kernel_agrees_with_the_general_kernel_on_many_rois(gpu: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The benchmark's shape of work (many ROIs, 7 x 7, two samples, 96 channels): the fast
-    kernel, the general one and the reference agree bit for bit."""
+    kernel (blocks of 16 and of 32 channels), the general one and the reference agree bit for bit."""
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 96, 30, 40)).astype(F32)
     centres = rng.uniform(0, 160, (200, 2))
@@ -214,6 +218,12 @@ def test_fast_kernel_agrees_with_the_general_kernel_on_many_rois(gpu: Any, monke
     batch = rng.integers(0, 2, 200).astype(np.uint32)
     kw = dict(spatial_scale=0.25, minimum_samples_per_output=2, maximum_samples_per_output=2)
     want = O.roi_align1(x, rois, batch, 7, backend="numpy", **kw)
+    fast = O.roi_align1(gpu.asarray(x), gpu.asarray(rois), gpu.asarray(batch), 7, backend="cuda", **kw)
+    _assert_same_bits(fast, want)
+    monkeypatch.setattr(cuda_roi, "FAST_MANY_BLOCKS", 0)  # FAST_CHANNELS per block, not FAST_CHANNELS_FEW
+    fast = O.roi_align1(gpu.asarray(x), gpu.asarray(rois), gpu.asarray(batch), 7, backend="cuda", **kw)
+    _assert_same_bits(fast, want)
+    monkeypatch.setattr(cuda_roi, "FAST_KEEP_ROWS", not cuda_roi.FAST_KEEP_ROWS)
     fast = O.roi_align1(gpu.asarray(x), gpu.asarray(rois), gpu.asarray(batch), 7, backend="cuda", **kw)
     _assert_same_bits(fast, want)
     monkeypatch.setattr(cuda_roi, "FAST_PATH", False)

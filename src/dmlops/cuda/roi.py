@@ -11,7 +11,7 @@ ROI_ALIGN
 ---------
 ROI_ALIGN on the GPU, see kernels/roi_align.cu.
 
-Three kernels:
+Four kernels:
 
 * ``roi_align_avg`` for AVERAGE (outputs up to 64 x 64), only while ``SEPARABLE_AVERAGE``
   is on (it is off: the separable sums are not DirectML's arithmetic, erratum E38; AVERAGE
@@ -25,6 +25,10 @@ Three kernels:
   (see ``STAGE_OUTPUTS``);
 * ``roi_align_cl`` (channels across the lanes of a warp, coalesced tap loads) for MAX and
   AVERAGE on inputs whose channel stride is 1, per sample;
+* ``roi_align_fast`` (:func:`fast_samples`: a fixed sample count of 1 to 4, OutputWidth x
+  samples <= 32) per sample, bit for bit ``roi_align``: a lane per sample column, so a warp
+  load reads one image row of one or two channels, the samples of an output added in
+  DirectML's order after shuffles, the ROI set up once per block of channels;
 * ``roi_align`` (threads over channel x bin of one ROI, per sample) otherwise.
 
 Per-sample evaluation (MAX, larger outputs, and AVERAGE regions with more samples than the
@@ -95,13 +99,18 @@ direct stores scatter a sector per channel (277 -> 139 µs)."""
 FAST_PATH = True
 """Whether a fixed sample count of 1 to 4 may take ``roi_align_fast`` (:func:`fast_samples`)."""
 FAST_CHANNELS = 32
-"""Channels per block of ``roi_align_fast``: its per-ROI setup (float64 sample coordinates into
-shared tables) is paid once per block, and 32 channels still give the tiny call's 100 ROIs
-800 blocks, about six per multiprocessor."""
+"""Channels per block of ``roi_align_fast`` on grids of at least FAST_MANY_BLOCKS blocks: its
+per-ROI setup (float64 sample coordinates into shared tables) is paid once per block."""
+FAST_CHANNELS_FEW = 16
+"""Channels per block of ``roi_align_fast`` on smaller grids (the tiny call's 100 ROIs x 256
+channels: 1600 blocks, where 32 channels gave 800 blocks and a slower kernel on the H100)."""
+FAST_MANY_BLOCKS = 4096
+"""Blocks of FAST_CHANNELS channels from which ``roi_align_fast`` keeps that many per block."""
+FAST_KEEP_ROWS = True
+"""Whether ``roi_align_fast`` takes the taps of an output row's last sample row again for the
+next output row's first where they read the same image rows (its KEEP), instead of loading them."""
 FAST_ROWS = 256
 """Largest OutputHeight x samples of ``roi_align_fast`` (its ROI_FAST_ROWS)."""
-GENERAL_CHANNELS: int | None = None
-"""Channels per block of the general ``roi_align`` (None: as many as 256 threads hold, one output each)."""
 
 
 CHECK_THREADS = 1024
@@ -254,7 +263,8 @@ def fast_samples(desc: Any, xs: Any) -> int:
 
     It needs a fixed count (MinimumSamplesPerOutput == MaximumSamplesPerOutput) of 1 to 4,
     OutputWidth x S <= 32 (a lane per sample column), OutputHeight x S <= FAST_ROWS, and
-    every element offset inside a plane below 2^31 (32-bit offsets); channels-last strides
+    row and column strides >= 0 with every byte offset inside a plane below 2^31 (32-bit
+    offsets); channels-last strides
     keep ``roi_align_cl``, whose warps load channels side by side.
     """
     s = desc.minimum_samples_per_output
@@ -264,7 +274,8 @@ def fast_samples(desc: Any, xs: Any) -> int:
     oh, ow = desc.output_tensor.sizes[2:]
     if (xs[1] == 1 and c > 1) or not 1 <= ow * s <= 32 or not 1 <= oh * s <= FAST_ROWS:
         return 0
-    return s if (h - 1) * abs(xs[2]) + (w - 1) * abs(xs[3]) < 2**31 else 0
+    itemsize = desc.input_tensor.data_type.size_in_bits // 8
+    return s if min(xs[2], xs[3]) >= 0 and ((h - 1) * xs[2] + (w - 1) * xs[3]) * itemsize < 2**31 else 0
 
 
 def _plan(desc: Any, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str, dtype: Any, aligned: bool) -> tuple[Any, ...]:
@@ -299,16 +310,15 @@ def _plan(desc: Any, xs: Any, rs: Any, bs: Any, ys: Any, bi_dtype: str, dtype: A
         return (desc, PackedLaunch(fn, (r, -(-c // per_block)), 256, 4, p))
     samples = fast_samples(desc, xs)
     if samples:
-        per_block = max(1, min(c, FAST_CHANNELS))
+        many = r * -(-c // FAST_CHANNELS) >= FAST_MANY_BLOCKS
+        per_block = max(1, min(c, FAST_CHANNELS if many else FAST_CHANNELS_FEW))
         groups = 32 // (ow * samples)  # channels per warp
         threads = min(256, -(-per_block // groups) * 32)
-        fn = get_kernel("roi_align.cu", f"roi_align_fast<{t}, {bi_c}, {flags}, {samples}>")
+        kernel = f"roi_align_fast<{t}, {bi_c}, {flags}, {samples}, {'true' if FAST_KEEP_ROWS else 'false'}>"
+        fn = get_kernel("roi_align.cu", kernel)
         return (desc, PackedLaunch(fn, (r, -(-c // per_block)), threads, 4, _params(desc, per_block, xs, rs, bs, ys)))
     if not channels_last:
-        if GENERAL_CHANNELS is not None:
-            per_block = max(1, min(c, GENERAL_CHANNELS))
-        else:
-            per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
+        per_block = max(1, min(c, 256 // bins)) if bins <= 256 else 1
         threads = min(256, -(-per_block * bins // 32) * 32)
         fn = get_kernel("roi_align.cu", f"roi_align<{t}, {bi_c}, {flags}>")
         return (desc, PackedLaunch(fn, (r, -(-c // per_block)), threads, 4, _params(desc, per_block, xs, rs, bs, ys)))

@@ -1,13 +1,16 @@
 // ROI kernels: ROI_ALIGN (and ROI_ALIGN1, the same with RoiParams' offsets and
 // AlignRegionsToCorners), ROI_ALIGN_GRAD (roi_align_grad) and ROI_POOLING (roi_pooling),
-// the last two at the end of the file. ROI_ALIGN in three forms:
+// the last two at the end of the file. ROI_ALIGN in four forms:
 //  * roi_align_avg (AVERAGE, inputs whose channel stride is not 1): the separable
-//    tap-list form, described at its definition below;
+//    tap-list form, described at its definition below (off: its sums are not DirectML's);
 //    With channel stride 1 (NHWC-strided) its threads take channels first, so each tap
 //    load of a warp reads consecutive channels;
-//  * roi_align (MAX, or outputs larger than 64 x 64): threads over (channel, bin) of one
+//  * roi_align_fast (a fixed sample count of 1 to 4, OutputWidth x samples <= 32, not
+//    channels-last): a lane per sample column, the samples of an output passed round by
+//    shuffles in DirectML's order, every sample evaluated; described at its definition;
+//  * roi_align (any other case not channels-last): threads over (channel, bin) of one
 //    ROI and a group of channels, every sample evaluated;
-//  * roi_align_cl (MAX with channel stride 1): channels across the lanes of a warp,
+//  * roi_align_cl (channel stride 1): channels across the lanes of a warp,
 //    every sample evaluated, so each tap load of a warp reads 32 consecutive channels.
 // The ROI is the fastest-varying block index: all ROIs of one channel group run together,
 // so the input planes they share stay in L2 instead of being fetched once per ROI.
@@ -917,30 +920,40 @@ __global__ void __launch_bounds__(256, 4) roi_align_avg(const T* __restrict__ x,
 // rounded; AVERAGE a float32 running sum from +0 in sample order, sample rows then the
 // samples of a row, divided by the count at the end; MAX's fold), for a fixed sample count
 // S (MinimumSamplesPerOutput == MaximumSamplesPerOutput, 1 to 4) where OutputWidth x S <= 32,
-// OutputHeight x S <= ROI_FAST_ROWS and every element offset inside a plane fits in 32
-// bits (the host checks all three, and takes roi_align otherwise).
+// OutputHeight x S <= ROI_FAST_ROWS, row and column strides are >= 0 and every byte offset
+// inside a plane is below 2^31 (the host checks them, and takes roi_align otherwise).
 //
-// A block per (ROI, group of channels). It first writes the ROI's samples of both axes to
-// shared memory (make_tap, as roi_align's tables, with the element offsets already
-// multiplied out: one 16-byte entry per sample). Then a group of OutputWidth x S lanes
-// takes one channel, a lane per sample column jx (its entry held in registers), and walks
-// the output rows; a warp holds 32 / (OutputWidth x S) such groups. Per sample row each
-// lane reads its sample's taps and interpolates; the S lanes of one output then pass their
-// samples round by shuffles, in sample order, so each of them adds its output's samples
-// in DirectML's order into the same running value, and the output's first lane stores it.
-// A warp load then reads one image row of one or two channels (on the workloads' ROIs one
-// or two 128-byte lines), where roi_align's thread per output spreads a warp load over the
-// rows of five output rows. The per-ROI setup is paid once per block of channels.
+// A block per (ROI, group of channels). Its first warp writes the ROI's samples of both
+// axes to shared memory (make_tap, as roi_align's tables, with the byte offsets already
+// multiplied out: one 16-byte entry per sample); the other warps wait at the barrier, so
+// the float64 setup runs once per block. Then a group of OutputWidth x S lanes takes one
+// channel, a lane per sample column jx (its entry held in registers), and walks the output
+// rows; a warp holds 32 / (OutputWidth x S) such groups, all at one output row. Per sample
+// row each lane reads its sample's taps and interpolates; the first lane of each output
+// then takes the samples of the S - 1 lanes after it by shuffles, in sample order, and adds
+// them in DirectML's order, then stores the output. A warp load reads one image row of one
+// or two channels (on the workloads' ROIs one or two 128-byte lines), where roi_align's
+// thread per output spreads a warp load over the rows of five output rows.
+//
+// Measured on the H100 (docs/performance.md, run R): the tiny call's kernel (100 ROIs,
+// 256 channels, 7 x 7, two samples) is bound by L1 wavefronts and latency. Two lanes per
+// sample column (one per tap column: half the row loads, but a shuffle per sample row)
+// and keeping the last two image rows across the sample rows of one output row (loads
+// behind branches and copies of loaded values) were slower; KEEP keeps rows only across
+// output rows.
 #define ROI_FAST_ROWS 256  // largest OutputHeight x S (host-checked)
+#define ROI_FAST_MIN_BLOCKS 6  // at most 40 registers: 6 blocks of 256 threads per multiprocessor, no spills
+#define ROI_FAST_MIN_BLOCKS_KEEP 5  // at most 48: the kept taps need registers besides
 
 struct __align__(16) FastTap {
-    i32 first, second;  // element offsets of the two taps in the plane (pixel index x stride)
+    i32 first, second;  // byte offsets of the two taps in the plane (pixel index x stride x element size)
     float weight;       // of `second` (`first` has 1 - weight), as roi_align's tables hold it
     i32 in_bounds;
 };
 
 template <bool LINEAR>
 __device__ __forceinline__ FastTap fast_tap(const AxisSetup& a, i64 j, const RoiParams& p, i64 length, i64 stride) {
+    // stride: in bytes
     const Tap t = make_tap<LINEAR>(a, j, p.out_offset, p.in_offset, length);
     FastTap f;
     f.first = (i32)((i64)t.first * stride);
@@ -957,23 +970,72 @@ template <int S> __device__ __forceinline__ float average_of(float sum) {
     return __fmul_rn(sum, 1.0f / (float)(S * S));
 }
 
-template <typename T, typename BI, bool MAX, bool LINEAR, int S>
-__global__ void __launch_bounds__(256) roi_align_fast(const T* __restrict__ x, const T* __restrict__ rois,
+// q + off bytes (off < 2^31): a 32-bit add and its carry, where an element offset costs a
+// 64-bit shift besides.
+template <typename T> __device__ __forceinline__ const T* byte_at(const T* q, i32 off) {
+    return reinterpret_cast<const T*>(reinterpret_cast<const char*>(q) + (u32)off);
+}
+
+// A sample row's taps at a lane's two tap columns: the first tap row's (a at the first
+// column, c at the second) and the second tap row's (b, d).
+template <typename Acc> struct SampleRowTaps {
+    Acc a, b, c, d;
+};
+
+// KEEP: the first sample row of an output row takes the taps of the previous output row's
+// last sample row again where it reads the same image rows (rows below a pixel apart, on
+// small ROIs), instead of loading them; the kept values are the same bits. Only across
+// output rows, so no load waits for another of its own output row. The tap rows come from
+// the shared table, the same for every lane of a warp (its groups are at one output row),
+// so the branches never diverge.
+template <typename T, bool LINEAR>
+__device__ __forceinline__ SampleRowTaps<typename Num<T>::Acc> sample_row_taps(
+    const T* pa, const T* pb, const FastTap& ty, bool keep, const SampleRowTaps<typename Num<T>::Acc>& kept,
+    i32 kept_first, i32 kept_second) {
+    typedef typename Num<T>::Acc Acc;
+    SampleRowTaps<Acc> t;
+    if (keep && ty.first == kept_second) {
+        t.a = kept.b, t.c = kept.d;
+    } else if (keep && ty.first == kept_first) {
+        t.a = kept.a, t.c = kept.c;
+    } else {
+        t.a = Num<T>::to_acc(load_nc(byte_at(pa, ty.first)));
+        t.c = LINEAR ? Num<T>::to_acc(load_nc(byte_at(pb, ty.first))) : t.a;
+    }
+    if (!LINEAR) {
+        t.b = t.d = t.a;
+    } else if (keep && ty.second == kept_second) {
+        t.b = kept.b, t.d = kept.d;
+    } else if (keep && ty.second == kept_first) {
+        t.b = kept.a, t.d = kept.c;
+    } else {
+        t.b = Num<T>::to_acc(load_nc(byte_at(pa, ty.second)));
+        t.d = Num<T>::to_acc(load_nc(byte_at(pb, ty.second)));
+    }
+    return t;
+}
+
+template <typename T, typename BI, bool MAX, bool LINEAR, int S, bool KEEP>
+__global__ void __launch_bounds__(256, KEEP ? ROI_FAST_MIN_BLOCKS_KEEP : ROI_FAST_MIN_BLOCKS) roi_align_fast(const T* __restrict__ x, const T* __restrict__ rois,
                                                       const BI* __restrict__ batch, T* __restrict__ y,
                                                       const RoiParams p) {
     typedef typename Num<T>::Acc Acc;
     static_assert(S >= 1 && S <= 4, "one to four samples per output and axis");
     __shared__ FastTap xtab[32];
     __shared__ FastTap ytab[ROI_FAST_ROWS];
+    __shared__ i64 roi_batch;
     const i64 r = blockIdx.x;
-    const RoiSetup s = roi_setup(rois, batch, r, p);  // its sample counts are S: MinimumSamples == MaximumSamples
     const int out_h = (int)p.out_h, nx = (int)p.out_w * S, ny = out_h * S;
-    for (int j = threadIdx.x; j < nx + ny; j += blockDim.x) {
-        if (j < nx) {
-            xtab[j] = fast_tap<LINEAR>(s.ax, j, p, p.in_w, p.x_stride[3]);
-        } else {
-            ytab[j - nx] = fast_tap<LINEAR>(s.ay, j - nx, p, p.in_h, p.x_stride[2]);
+    if (threadIdx.x < 32) {  // one warp sets the ROI up; the block's other warps wait at the barrier
+        const RoiSetup s = roi_setup(rois, batch, r, p);  // its sample counts are S: MinimumSamples == MaximumSamples
+        for (int j = threadIdx.x; j < nx + ny; j += 32) {
+            if (j < nx) {
+                xtab[j] = fast_tap<LINEAR>(s.ax, j, p, p.in_w, p.x_stride[3] * (i64)sizeof(T));
+            } else {
+                ytab[j - nx] = fast_tap<LINEAR>(s.ay, j - nx, p, p.in_h, p.x_stride[2] * (i64)sizeof(T));
+            }
         }
+        if (threadIdx.x == 0) roi_batch = s.batch;
     }
     __syncthreads();
     const int lane = threadIdx.x & 31;
@@ -987,40 +1049,46 @@ __global__ void __launch_bounds__(256) roi_align_fast(const T* __restrict__ x, c
     const int n_ch = (int)(p.channels - c0 < p.channels_per_block ? p.channels - c0 : p.channels_per_block);
     const int step = (int)(blockDim.x >> 5) * groups;
     const Acc oob = (Acc)p.oob;
-    const T* base = x + s.batch * p.x_stride[0];
+    const bool x_in = tx.in_bounds != 0;
+    const T* base = x + roi_batch * p.x_stride[0];
+    const i64 out_row = p.y_stride[2];
     for (int cw = (int)(threadIdx.x >> 5) * groups; cw < n_ch; cw += step) {  // warp-uniform: full-mask shuffles
         const int cl = cw + g;
         const bool live = lane_live && cl < n_ch;
         const T* plane = base + (c0 + (live ? cl : 0)) * p.x_stride[1];  // idle lanes read a valid plane
+        const T* pa = byte_at(plane, tx.first);
+        const T* pb = byte_at(plane, tx.second);
+        // Opaque to the compiler, so it keeps the two pointers in registers instead of forming
+        // them again from the parameters before each load (as it did, on each path of KEEP).
+        asm("" : "+l"(pa), "+l"(pb));
         T* out = y + r * p.y_stride[0] + (c0 + cl) * p.y_stride[1] + ow * p.y_stride[3];
-        for (int oh = 0; oh < out_h; ++oh) {
+        SampleRowTaps<Acc> kept = {Acc(0), Acc(0), Acc(0), Acc(0)};
+        i32 kept_first = -1, kept_second = -1;  // none yet (offsets are >= 0)
+        for (int oh = 0; oh < out_h; ++oh, out += out_row) {
             Acc v[S];
+            SampleRowTaps<Acc> last;
+            i32 last_first = -1, last_second = -1;
 #pragma unroll
             for (int ky = 0; ky < S; ++ky) {
                 const FastTap ty = ytab[oh * S + ky];
-                Acc value;
-                if (LINEAR) {
-                    const Acc a = Num<T>::to_acc(load_nc(plane + (ty.first + tx.first)));
-                    const Acc b = Num<T>::to_acc(load_nc(plane + (ty.second + tx.first)));
-                    const Acc c = Num<T>::to_acc(load_nc(plane + (ty.first + tx.second)));
-                    const Acc d = Num<T>::to_acc(load_nc(plane + (ty.second + tx.second)));
-                    value = lerp(lerp(a, b, ty.weight), lerp(c, d, ty.weight), tx.weight);
-                } else {
-                    value = Num<T>::to_acc(load_nc(plane + (ty.first + tx.first)));
-                }
-                v[ky] = (ty.in_bounds & tx.in_bounds) ? value : oob;
+                const SampleRowTaps<Acc> t =
+                    sample_row_taps<T, LINEAR>(pa, pb, ty, KEEP && ky == 0, kept, kept_first, kept_second);
+                const Acc value = LINEAR ? lerp(lerp(t.a, t.b, ty.weight), lerp(t.c, t.d, ty.weight), tx.weight) : t.a;
+                v[ky] = (ty.in_bounds != 0 && x_in) ? value : oob;
+                if (ky == S - 1) last = t, last_first = ty.first, last_second = ty.second;
             }
+            if (KEEP) kept = last, kept_first = last_first, kept_second = last_second;
             Acc acc = MAX ? (Acc)max_start((const T*)nullptr) : Acc(0);
 #pragma unroll
             for (int ky = 0; ky < S; ++ky) {
 #pragma unroll
-                for (int kx = 0; kx < S; ++kx) {
-                    const Acc w = S == 1 ? v[ky] : __shfl_sync(0xffffffffu, v[ky], first_lane + kx);
+                for (int kx = 0; kx < S; ++kx) {  // the output's first lane: its own sample, then its neighbours'
+                    const Acc w = kx == 0 ? v[ky] : __shfl_down_sync(0xffffffffu, v[ky], kx);
                     acc = MAX ? max_step(acc, w) : add_rn(acc, w);
                 }
             }
             if (!MAX) acc = average_of<S>(acc);
-            if (live && lane == first_lane) out[oh * p.y_stride[2]] = Num<T>::from_acc(acc);
+            if (live && lane == first_lane) *out = Num<T>::from_acc(acc);
         }
     }
 }
