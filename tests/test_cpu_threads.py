@@ -103,3 +103,35 @@ def test_a_plan_is_per_layout() -> None:
     want = a.max(axis=1, keepdims=True)
     for got in (got_a, got_b, got_a_again):
         assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    ("threads", "items", "chunks"), [(1, 10, None), (2, 10, None), (2, 3, 3), (3, 1000, 17), (2, 5, 1)]
+)
+def test_on_threads_covers_every_item_once(threads: int, items: int, chunks: int | None) -> None:
+    seen = np.zeros(items, np.int64)
+    ranges: list[tuple[int, int]] = []
+
+    def work(lo: int, hi: int) -> None:
+        ranges.append((lo, hi))  # list.append is atomic under the GIL
+        seen[lo:hi] += 1
+
+    _threads.on_threads(work, items, threads, chunks)
+    assert (seen == 1).all()
+    want = chunks if chunks is not None else min(items, threads * _threads.PYTHON_CHUNKS_PER_THREAD)
+    assert len(ranges) == (1 if threads == 1 else want)
+
+
+def test_on_threads_raises_the_work_s_error_after_every_thread_stopped() -> None:
+    running = []
+
+    def work(lo: int, hi: int) -> None:
+        running.append(lo)
+        if lo == 0:
+            raise ValueError("chunk 0 failed")
+
+    with pytest.raises(ValueError, match="chunk 0 failed"):
+        _threads.on_threads(work, 100, 2, 10)
+    count = len(running)
+    assert 1 <= count <= 10  # later chunks may be skipped once a failure is seen, never run after return
+    assert len(running) == count

@@ -42,7 +42,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._common import flat_memory
-from ._copy import _executor, thread_count
+from ._copy import thread_count
+from ._threads import on_threads
 
 Array = NDArray[Any]
 
@@ -323,20 +324,8 @@ def run(op: int, out: Array, x: Array, y: Array | None = None) -> None:
 
 
 def _on_threads(work: Any, n: int) -> None:
-    """``work(lo, hi)`` on one contiguous range of ``[0, n)`` per thread (the first on this one)."""
-    threads = thread_count() if n >= PARALLEL_MIN_ELEMENTS else 1
-    bounds = [n * t // threads for t in range(threads + 1)]
-    jobs = [(bounds[t], bounds[t + 1]) for t in range(threads) if bounds[t + 1] > bounds[t]]
-    if not jobs:
-        return
-    futures = [_executor().submit(work, lo, hi) for lo, hi in jobs[1:]]
-    try:
-        work(*jobs[0])
-    finally:
-        for f in futures:
-            f.exception()
-    for f in futures:
-        f.result()
+    """``work(lo, hi)`` over ranges of ``[0, n)`` that the threads claim as they come free (one thread when small)."""
+    on_threads(work, n, thread_count() if n >= PARALLEL_MIN_ELEMENTS else 1)
 
 
 # -- conversions (CAST) ----------------------------------------------------------------

@@ -52,7 +52,8 @@ from ..descs._elementwise_formulas import FUSED, RULES, scale_bias, unsupported
 from ..descs.elementwise import LOG_SOFTMAX_MIN_SUM
 from ..enums import FeatureLevel, TensorDataType
 from . import _stream
-from ._copy import _executor, copy_into, thread_count
+from ._copy import copy_into, thread_count
+from ._threads import PYTHON_CHUNKS_PER_THREAD, on_threads
 
 Array = NDArray[Any]
 Kernel = Callable[[Array, list[Any]], None]
@@ -104,29 +105,20 @@ def _tiles(shape: tuple[int, ...], block: int) -> list[tuple[slice, ...]]:
 
 
 def _run(shape: tuple[int, ...], work: Callable[[tuple[slice, ...]], None], block: int | None) -> None:
-    """``work`` over tiles of ``shape`` (``block`` elements, or one chunk per thread when None), threaded."""
+    """``work`` over tiles of ``shape`` (``block`` elements, or a few per thread when None), threaded.
+
+    The threads claim runs of tiles as they come free (:func:`._threads.on_threads`).
+    """
     size = math.prod(shape)
     threads = thread_count() if size >= PARALLEL_MIN else 1
-    tiles = _tiles(shape, block if block is not None else -(-size // threads))
-    if threads == 1 or len(tiles) == 1:
-        for t in tiles:
-            work(t)
-        return
-    bounds = [len(tiles) * i // threads for i in range(threads + 1)]
+    per_tile = block if block is not None else -(-size // (threads * PYTHON_CHUNKS_PER_THREAD))
+    tiles = _tiles(shape, per_tile)
 
-    def each(group: list[tuple[slice, ...]]) -> None:
-        for t in group:
+    def each(lo: int, hi: int) -> None:
+        for t in tiles[lo:hi]:
             work(t)
 
-    groups = [tiles[bounds[i] : bounds[i + 1]] for i in range(threads) if bounds[i + 1] > bounds[i]]
-    futures = [_executor().submit(each, g) for g in groups[1:]]
-    try:
-        each(groups[0])
-    finally:  # every chunk has finished (or failed) before the call returns or raises
-        for f in futures:
-            f.exception()
-    for f in futures:
-        f.result()
+    on_threads(each, len(tiles), threads)
 
 
 def _same_layout(a: Array, b: Array) -> bool:
