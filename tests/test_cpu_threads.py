@@ -2,8 +2,7 @@
 
 Threads claim chunks of a call's items from an atomic counter. Checked here: every chunk is
 claimed exactly once whatever the thread and chunk counts; a reduction's result does not
-depend on the thread count, the chunking or the threading route (numba's threads or the
-executor's); and a reduction's cached plan is per layout, so a repeat call with another
+depend on the thread count or the chunking; and a reduction's cached plan is per layout, so a repeat call with another
 layout of the same shape is planned anew. The values themselves are checked against the
 NumPy reference in tests/test_cpu_reduction.py.
 """
@@ -78,8 +77,6 @@ def test_results_do_not_depend_on_threads_or_chunks(
     for per_thread in (1, 3, 1000):
         monkeypatch.setattr(_threads, "CHUNKS_PER_THREAD", per_thread)
         results.append(_reduce(function, x, axes))
-    monkeypatch.setattr(_threads, "_layer_ok", False)  # the executor's threads instead of numba's
-    results.append(_reduce(function, x, axes))
     previous = numba.get_num_threads()
     numba.set_num_threads(1)
     try:

@@ -11,37 +11,16 @@ streaming stores, over the threads.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ._threads import on_threads, thread_count
+
 PARALLEL_MIN_BYTES = 1 << 21
 """Below this many output bytes a copy runs on the calling thread."""
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def thread_count() -> int:
-    """Worker count: numba's thread count, so ``NUMBA_NUM_THREADS`` governs every CPU kernel."""
-    try:
-        import numba
-
-        return max(1, int(numba.get_num_threads()))
-    except Exception:  # pragma: no cover - numba is this backend's requirement
-        return 1
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=thread_count(), thread_name_prefix="dmlops-cpu")
-        return _pool
 
 
 def split_axis(shape: tuple[int, ...], parts: int) -> int | None:
@@ -62,12 +41,8 @@ def run_chunks(shape: tuple[int, ...], nbytes: int, work: Callable[[tuple[slice,
     if axis is None:
         work(tuple(slice(None) for _ in shape))
         return
-    n = shape[axis]
-    bounds = [n * i // parts for i in range(parts + 1)]
     lead = (slice(None),) * axis
-    chunks = [(*lead, slice(bounds[i], bounds[i + 1])) for i in range(parts) if bounds[i + 1] > bounds[i]]
-    for future in [_executor().submit(work, c) for c in chunks]:
-        future.result()
+    on_threads(lambda lo, hi: work((*lead, slice(lo, hi))), shape[axis], parts)
 
 
 def copy_into(out: NDArray[Any], source: NDArray[Any]) -> None:

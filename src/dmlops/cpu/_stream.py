@@ -42,8 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._common import flat_memory
-from ._copy import thread_count
-from ._threads import on_threads
+from ._threads import on_threads, thread_count
 
 Array = NDArray[Any]
 

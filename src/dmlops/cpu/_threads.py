@@ -19,15 +19,36 @@ the thread count or the chunking.
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import intrinsic
 
-from ._copy import _executor
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def thread_count() -> int:
+    """Worker count: numba's thread count, so ``NUMBA_NUM_THREADS`` governs every CPU kernel."""
+    try:
+        import numba
+
+        return max(1, int(numba.get_num_threads()))
+    except Exception:  # pragma: no cover - numba is this backend's requirement
+        return 1
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=thread_count(), thread_name_prefix="dmlops-cpu")
+        return _pool
+
 
 CHUNKS_PER_THREAD = 32
 """Chunks a compiled call's items are cut into, per thread (fewer where there are fewer items)."""
@@ -60,35 +81,6 @@ def claim(counter, items, chunks):  # type: ignore[no-untyped-def]  # pragma: no
 def chunk_count(items: int, threads: int) -> int:
     """How many chunks a call of ``items`` items on ``threads`` threads is cut into."""
     return max(1, min(items, threads * CHUNKS_PER_THREAD))
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _count_up(out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """A trivial parallel kernel: running it makes numba choose its threading layer."""
-    for i in prange(out.size):
-        out[i] = i
-
-
-_layer_ok: bool | None = None
-
-
-def numba_threads_ok() -> bool:
-    """Whether numba's own parallel kernels (``prange``) may split this backend's work.
-
-    True where numba's threading layer is OpenMP or TBB: their thread pools may be entered
-    from several threads at once, and their idle workers spin a moment before sleeping, so
-    back-to-back calls start without a thread wake-up (the executor's costs about 70 us on
-    the 2-core VM). Numba's fallback layer (``workqueue``) aborts the process on concurrent
-    entry; with it the kernels run on the executor's threads instead. Decided once, by
-    running a trivial parallel kernel.
-    """
-    global _layer_ok
-    if _layer_ok is None:
-        import numba
-
-        _count_up(np.empty(2, np.int64))
-        _layer_ok = numba.threading_layer() in ("omp", "tbb")
-    return _layer_ok
 
 
 def on_threads(work: Callable[[int, int], Any], items: int, threads: int, chunks: int | None = None) -> None:

@@ -106,7 +106,8 @@ from ..enums import FeatureLevel
 from . import _stream
 from ._common import call_parallel
 from ._common import flat_memory as _memory
-from ._copy import _executor, copy_into, run_chunks, thread_count
+from ._copy import copy_into, run_chunks
+from ._threads import _executor, on_threads, thread_count
 
 # -- GATHER --------------------------------------------------------------------
 
@@ -602,7 +603,7 @@ def _grid(shape: tuple[int, ...]) -> tuple[Array, int]:
 
 
 def _parallel(kernel: Callable[..., Any], rows: int, elements: int, *args: Any, unit: int = 1) -> int:
-    """``kernel(*args, lo, hi)`` over ``rows`` in ranges of whole ``unit``s, one per thread when large.
+    """``kernel(*args, lo, hi)`` over ``rows`` in ranges of whole ``unit``s, claimed by the threads when large.
 
     Returns the sum of the kernels' results (their counts of indices out of range).
     """
@@ -610,14 +611,9 @@ def _parallel(kernel: Callable[..., Any], rows: int, elements: int, *args: Any, 
     threads = min(thread_count(), items) if elements >= PARALLEL_MIN else 1
     if threads <= 1:
         return int(kernel(*args, 0, rows))
-    bounds = [items * i // threads * unit for i in range(threads + 1)]
-    futures = [_executor().submit(kernel, *args, bounds[i], bounds[i + 1]) for i in range(1, threads)]
-    try:
-        total = int(kernel(*args, bounds[0], bounds[1]))
-    finally:  # every range has finished (or failed) before the call returns or raises
-        for f in futures:
-            f.exception()
-    return total + sum(int(f.result()) for f in futures)
+    counts: list[int] = []  # list.append is atomic under the GIL
+    on_threads(lambda lo, hi: counts.append(int(kernel(*args, lo * unit, hi * unit))), items, threads)
+    return sum(counts)
 
 
 def _index_wraps(indices: Array, data_type: Any, feature_level: FeatureLevel) -> bool:

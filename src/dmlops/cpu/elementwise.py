@@ -52,8 +52,8 @@ from ..descs._elementwise_formulas import FUSED, RULES, scale_bias, unsupported
 from ..descs.elementwise import LOG_SOFTMAX_MIN_SUM
 from ..enums import FeatureLevel, TensorDataType
 from . import _stream
-from ._copy import copy_into, thread_count
-from ._threads import PYTHON_CHUNKS_PER_THREAD, on_threads
+from ._copy import copy_into
+from ._threads import PYTHON_CHUNKS_PER_THREAD, on_threads, thread_count
 
 Array = NDArray[Any]
 Kernel = Callable[[Array, list[Any]], None]

@@ -69,9 +69,8 @@ from numpy.typing import NDArray
 from ..descs import reduction as rules
 from ..enums import FeatureLevel
 from ..errors import UnsupportedError
-from ._common import float_to_half_bits, half_bits_to_float, kernel_view
-from ._copy import _executor, thread_count
-from ._threads import chunk_count, claim, numba_threads_ok
+from ._common import call_parallel, float_to_half_bits, half_bits_to_float, kernel_view
+from ._threads import chunk_count, claim, thread_count
 
 Array = NDArray[Any]
 
@@ -1228,18 +1227,8 @@ def _run(kernel: Callable[..., Any], items: int, elements: int, *args: Any) -> N
     if threads <= 1:
         kernel(*args, 0, items)
         return
-    if numba_threads_ok():
-        _ON_THREADS[kernel](threads, items, chunk_count(items, threads), *args)
-        return
-    bounds = [items * i // threads for i in range(threads + 1)]
-    futures = [_executor().submit(kernel, *args, bounds[i], bounds[i + 1]) for i in range(1, threads)]
-    try:
-        kernel(*args, bounds[0], bounds[1])
-    finally:  # every range has finished (or failed) before the call returns or raises
-        for f in futures:
-            f.exception()
-    for f in futures:
-        f.result()
+    # numba's threads (call_parallel serialises the call where numba's layer is not thread-safe)
+    call_parallel(_ON_THREADS[kernel], threads, items, chunk_count(items, threads), *args)
 
 
 def _readable(x: Array, *outs: Array) -> Array:
