@@ -1122,26 +1122,50 @@ def _ew_check(name: str, got: Any, want: torch.Tensor, dtype: str) -> None:
         raise AssertionError(f"{name}: dmlops and torch differ by up to {bad}")
 
 
-EW_VARIANT_CASES = {
-    ("ELEMENT_WISE_IDENTITY", "fp32"),
-    ("ELEMENT_WISE_ADD", "fp32"),
-    ("ACTIVATION_SIGMOID", "fp16"),
-    ("ACTIVATION_GELU", "fp16"),
+_SHAPES = {f"contiguous kernel block {b}, {v} vectors": {"CONTIG_SHAPE": (b, v)} for b, v in ((128, 1), (256, 2))}
+_PAIRS_OFF = {"FLOAT16 element by element (HALF_PAIRS off)": {"HALF_PAIRS": False}}
+EW_VARIANT_CASES: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
+    ("ELEMENT_WISE_IDENTITY", "fp32"): _SHAPES,
+    ("ELEMENT_WISE_ADD", "fp32"): _SHAPES,
+    ("ACTIVATION_SIGMOID", "fp16"): _SHAPES,
+    ("ELEMENT_WISE_ADD", "fp16"): _PAIRS_OFF,
+    ("ELEMENT_WISE_MULTIPLY", "fp16"): _PAIRS_OFF,
 }
-"""Workloads also timed with other (threads per block, vectors per thread) of the contiguous kernel."""
+"""Workloads also timed with other settings (attributes of dmlops.cuda.elementwise)."""
+
+BROADCAST_VARIANTS: dict[str, dict[str, Any]] = {
+    "ew_strided (ROWS_2D = 0, before run V)": {"ROWS_2D": 0, "HALF_PAIRS": False},
+    "ew_strided, FLOAT16 pairs": {"ROWS_2D": 0},
+    "ew_rows2d, 2 vectors a thread": {"ROWS_2D": 2},
+    "ew_rows2d, 4 vectors a thread": {"ROWS_2D": 4},
+    "ew_rows2d, FLOAT16 element by element": {"HALF_PAIRS": False},
+}
+"""The broadcast ADD's other settings, timed beside the default."""
 
 
-def _ew_variants(w: str, dtype: str, desc: Any, inputs: dict[str, Any], out: Any, floor: float, peer: float) -> None:
+def _ew_variants(
+    w: str, dtype: str, desc: Any, inputs: dict[str, Any], out: Any, floor: float, peer: float, want: Any = None
+) -> None:
+    """``w`` again under each setting of EW_VARIANT_CASES / BROADCAST_VARIANTS (checked against ``want``)."""
     from dmlops.cuda import elementwise as ew
 
-    saved = ew.CONTIG_SHAPE
-    for shape in ((128, 1), (256, 1), (128, 2), (256, 2), (256, 4)):
-        ew.CONTIG_SHAPE = shape
+    variants = BROADCAST_VARIANTS if want is not None else EW_VARIANT_CASES[(desc.operator_type.name, dtype)]
+    for label, settings in variants.items():
+        if dtype == "fp32" and list(settings) == ["HALF_PAIRS"]:
+            continue  # the same kernel as the default
+        saved = {k: getattr(ew, k) for k in settings}
+        for k, v in settings.items():
+            setattr(ew, k, v)
         ew._PLANS.plans.clear()
-        us = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": out}))
-        record(w, dtype, f"variant block {shape[0]}, {shape[1]} vectors", us, floor, peer)
-    ew.CONTIG_SHAPE = saved
-    ew._PLANS.plans.clear()
+        try:
+            if want is not None:
+                _ew_check(f"{w} ({label})", run_cuda(desc, inputs, {"OutputTensor": out})["OutputTensor"], want, dtype)
+            us = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": out}))
+        finally:
+            for k, v in saved.items():
+                setattr(ew, k, v)
+            ew._PLANS.plans.clear()
+        record(w, dtype, f"variant: {label}", us, floor, peer)
 
 
 def bench_elementwise(dtype: str) -> None:
@@ -1217,16 +1241,7 @@ def bench_elementwise(dtype: str) -> None:
     w = "ADD broadcast (8192, 8192) + (1, 8192)"
     record(w, dtype, "torch", peer, floor)
     record(w, dtype, "dmlops cuda", mine, floor, peer)
-    from dmlops.cuda import elementwise as ew
-
-    saved, ew.STRIDED_VECTORS = ew.STRIDED_VECTORS, not ew.STRIDED_VECTORS
-    ew._PLANS.plans.clear()
-    got = run_cuda(desc, inputs, {"OutputTensor": o2})["OutputTensor"]
-    _ew_check("broadcast ADD (the other strided kernel)", got, torch_of(a2) + torch_of(row), dtype)
-    other = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": o2}))
-    ew.STRIDED_VECTORS = saved
-    ew._PLANS.plans.clear()
-    record(w, dtype, f"variant: {'element by element' if saved else 'vectors along rows'}", other, floor, peer)
+    _ew_variants(w, dtype, desc, inputs, o2, floor, peer, want=torch_of(a2) + torch_of(row))
 
 
 def bench_softmax() -> None:

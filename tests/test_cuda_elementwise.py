@@ -225,6 +225,132 @@ def test_vectorised_rows_of_strided_layouts(
     compare("ELEMENT_WISE_MULTIPLY", expected, run_cuda(desc, {"ATensor": a, "BTensor": b})["OutputTensor"])
 
 
+@pytest.fixture(params=[0, 1, 4], ids=["strided", "rows2d_1", "rows2d_4"])
+def rows_2d(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Two-dimensional layouts on ew_strided (0) or on ew_rows2d with 1 or 4 vectors a thread."""
+    monkeypatch.setattr(cuda_elementwise, "ROWS_2D", int(request.param))
+    return int(request.param)
+
+
+@pytest.fixture(params=[True, False], ids=["pairs", "elements"])
+def half_pairs(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """FLOAT16 ADD / SUBTRACT / MULTIPLY two halves per instruction, or element by element."""
+    monkeypatch.setattr(cuda_elementwise, "HALF_PAIRS", bool(request.param))
+    return bool(request.param)
+
+
+# (sizes, A strides, A elements, B strides, B elements): a broadcast row, padded A rows, rows of odd length (one element a vector),
+# a broadcast column, B transposed (no vectors), one row, one column
+TWO_D_LAYOUTS = [
+    ([13, 40], [48, 1], 13 * 48, [0, 1], 40),
+    ([9, 37], [37, 1], 9 * 37, [0, 1], 37),
+    ([11, 64], [64, 1], 11 * 64, [1, 0], 11),
+    ([10, 24], [24, 1], 240, [1, 10], 240),
+    ([1, 72], [72, 1], 72, [0, 1], 72),
+    ([70, 1], [1, 1], 70, [0, 1], 1),
+]
+
+
+@pytest.mark.parametrize("dtype", ["FLOAT16", "FLOAT32", "INT8"])
+@pytest.mark.parametrize("op", ["ELEMENT_WISE_ADD", "ELEMENT_WISE_SUBTRACT", "ELEMENT_WISE_MULTIPLY"])
+@pytest.mark.parametrize(
+    "layout", TWO_D_LAYOUTS, ids=lambda v: "x".join(map(str, v[0])) + "_b" + "_".join(map(str, v[3]))
+)
+def test_two_dimensional_layouts_bit_for_bit(
+    gpu, rows_2d: int, half_pairs: bool, dtype: str, op: str, layout: tuple[Any, ...]
+) -> None:
+    """ew_rows2d and its fallbacks against the reference, bit for bit, on flat buffers."""
+    sizes, a_strides, a_n, b_strides, b_n = layout
+    desc = _desc(
+        op,
+        {
+            "ATensor": (dtype, sizes, a_strides),
+            "BTensor": (dtype, sizes, b_strides),
+            "OutputTensor": (dtype, sizes, None),
+        },
+    )
+    desc.validate()
+    rng = np.random.default_rng(a_n + b_n)
+    np_dtype = np.dtype(TensorDataType.from_any(dtype).numpy_dtype)
+    a, b = data(np_dtype, rng, shape=(a_n,)), data(np_dtype, rng, shape=(b_n,))
+    expected = dmlops.execute(desc, {"ATensor": a, "BTensor": b}, backend="numpy")["OutputTensor"]
+    compare(op, expected, run_cuda(desc, {"ATensor": a, "BTensor": b})["OutputTensor"])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("view", ["misaligned", "reversed_rows", "in_place"])
+def test_two_dimensional_device_views(gpu, rows_2d: int, half_pairs: bool, dtype: Any, view: str) -> None:
+    """Row broadcasts on device views: rows starting off a vector boundary (narrower vectors),
+    rows in reverse order (a negative row stride), and the output written over A."""
+    cp = gpu
+    rng = np.random.default_rng(11)
+    base = cp.asarray(data(np.dtype(dtype), rng, shape=(17 * 65,)).reshape(17, 65))
+    a = base[::-1, :64] if view == "reversed_rows" else base[:, 1:]
+    row = cp.asarray(data(np.dtype(dtype), rng, shape=(65,)))[1:]
+    rows, cols = a.shape
+    name = "FLOAT16" if dtype == np.float16 else "FLOAT32"
+    desc = _desc("ELEMENT_WISE_ADD", {m: (name, [rows, cols], None) for m in ("ATensor", "BTensor", "OutputTensor")})
+    b = cp.broadcast_to(row, (rows, cols))
+    expected = dmlops.execute(desc, {"ATensor": a.get(), "BTensor": b.get()}, backend="numpy")["OutputTensor"]
+    if view == "in_place":
+        first = base[:, 0].get()
+        run_cuda(desc, {"ATensor": a, "BTensor": b}, {"OutputTensor": a})
+        got = a.get()
+        np.testing.assert_array_equal(base[:, 0].get().view(np.uint8), first.view(np.uint8))  # untouched
+    else:
+        got = run_cuda(desc, {"ATensor": a, "BTensor": b})["OutputTensor"].get()
+    compare("ELEMENT_WISE_ADD", expected, got)
+
+
+@pytest.mark.parametrize("op", ["ELEMENT_WISE_ADD", "ELEMENT_WISE_SUBTRACT", "ELEMENT_WISE_MULTIPLY"])
+@pytest.mark.parametrize("layout", ["contiguous", "column_broadcast"])
+def test_float16_pairs_on_every_float16_value(gpu, rows_2d: int, op: str, layout: str) -> None:
+    """All 65536 FLOAT16 bit patterns against 40 others (zeros, subnormals, the largest
+    values, infinities, NaN, random ones) through the pair instructions: the reference's bits."""
+    cp = gpu
+    x = np.arange(65536, dtype=np.uint16).view(np.float16)
+    rng = np.random.default_rng(2)
+    special = np.array([0, 0x8000, 1, 0x8001, 0x03FF, 0x0400, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x3C00, 0x3BFF])
+    others = np.concatenate([special, rng.integers(0, 65536, 40 - special.size)]).astype(np.uint16).view(np.float16)
+    a = np.tile(x, (others.size, 1))
+    if layout == "contiguous":
+        b = np.repeat(others, x.size).reshape(a.shape)
+        b_desc: list[int] | None = None
+    else:
+        b = others
+        b_desc = [1, 0]
+    sizes = list(a.shape)
+    desc = _desc(
+        op,
+        {
+            "ATensor": ("FLOAT16", sizes, None),
+            "BTensor": ("FLOAT16", sizes, b_desc),
+            "OutputTensor": ("FLOAT16", sizes, None),
+        },
+    )
+    desc.validate()
+    expected = dmlops.execute(desc, {"ATensor": a, "BTensor": b}, backend="numpy")["OutputTensor"]
+    got = run_cuda(desc, {"ATensor": cp.asarray(a), "BTensor": cp.asarray(b)})["OutputTensor"]
+    compare(op, expected, got.get())
+
+
+def test_pair_functors_only_where_every_operand_is_float16() -> None:
+    """The *H2 names: FLOAT16 in and out, no fused activation (ADD, SUBTRACT, MULTIPLY take no ScaleBias)."""
+    h = {m: ("FLOAT16", [4, 8], None) for m in ("ATensor", "BTensor", "OutputTensor")}
+    f16 = [np.dtype(np.float16)] * 2
+    lay = cuda_elementwise.layout((32,), [(1,), (1,), (1,)])
+    assert cuda_elementwise.Plan(_desc("ELEMENT_WISE_ADD", h), f16, f16[0], lay).head.startswith("OpAddH2,")
+    assert cuda_elementwise.Plan(_desc("ELEMENT_WISE_MULTIPLY", h), f16, f16[0], lay).head.startswith("OpMultiplyH2,")
+    plain1 = _desc("ELEMENT_WISE_ADD1", h)
+    assert cuda_elementwise.Plan(plain1, f16, f16[0], lay).head.startswith("OpAddH2,")
+    fused = _desc("ELEMENT_WISE_ADD1", h, FusedActivation={"Type": "ACTIVATION_RELU"})
+    assert cuda_elementwise.Plan(fused, f16, f16[0], lay).head.startswith("OpAdd,")
+    f32 = {m: ("FLOAT32", [4, 8], None) for m in ("ATensor", "BTensor", "OutputTensor")}
+    assert cuda_elementwise.Plan(
+        _desc("ELEMENT_WISE_SUBTRACT", f32), [np.dtype(np.float32)] * 2, np.dtype(np.float32), lay
+    ).head.startswith("OpSubtract,")
+
+
 def test_negative_stride_and_broadcast_device_views(gpu) -> None:
     cp = gpu
     rng = np.random.default_rng(3)

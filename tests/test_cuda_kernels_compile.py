@@ -78,6 +78,24 @@ def _elementwise_names() -> list[str]:
     ):
         names.append(f"ew_contig<{functor}, NoFused, false, {ins}, {out}, 1, 256, 1>")
         names.append(f"ew_strided<{functor}, NoFused, false, {ins}, {out}, 3, int, 1>")
+    # the two-dimensional kernel (index types, vector widths, vectors a thread, one to three
+    # inputs) and the FLOAT16 pair functors in each kernel
+    for i, (head, vec) in enumerate(
+        (
+            ("OpAdd, NoFused, false, float, float, float, float", 4),
+            ("OpAddH2, NoFused, false, half_t, half_t, half_t, half_t", 8),
+            ("OpSubtractH2, NoFused, false, half_t, half_t, half_t, half_t", 1),
+            ("OpMultiply, FusedRelu, true, half_t, half_t, half_t, half_t", 2),
+            ("OpIf, NoFused, false, u8, double, double, double", 2),
+            ("ActSigmoid, NoFused, false, float, float, float, float", 1),
+            ("OpEquals, NoFused, false, i8, i8, i8, u8", 16),
+        )
+    ):
+        names.append(f"ew_rows2d<{head}, {'int' if i % 2 == 0 else 'long long'}, {vec}, {(1, 2, 4)[i % 3]}>")
+    for functor in ("OpAddH2", "OpSubtractH2", "OpMultiplyH2"):
+        head = f"{functor}, NoFused, false, half_t, half_t, half_t, half_t"
+        names += [f"ew_contig<{head}, 8, 256, 1>", f"ew_contig<{head}, 2, 128, 2>", f"ew_contig<{head}, 1, 256, 1>"]
+        names += [f"ew_strided<{head}, 3, int, 8>", f"ew_strided<{head}, 2, long long, 1>"]
     for fused in ["FusedRelu", *sorted({functor for functor, _ in ACTIVATIONS.values()})]:
         names.append(f"ew_contig<OpAdd, {fused}, false, half_t, half_t, half_t, half_t, 8, 128, 2>")
     names += [f"ew_rows<{t}, {k}, {p}>" for t in ("float", "half_t", "double") for k in range(3) for p in (0, 1, 4, 16)]

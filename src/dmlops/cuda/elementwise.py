@@ -10,6 +10,10 @@ types and layout:
 * ``ew_strided``: any strides (0 for broadcasting, negative), the dimensions collapsed
   first (up to 8), 32-bit offsets where they fit, 16-byte vectors along the innermost
   dimension where every operand's rows allow it (STRIDED_VECTORS).
+* ``ew_rows2d``: the layouts that collapse to two dimensions (row and column broadcasts,
+  padded rows, transposes), ROWS_2D vectors a thread, one unsigned division per vector.
+
+FLOAT16 ADD, SUBTRACT and MULTIPLY compute two halves per instruction (HALF_PAIRS).
 
 SOFTMAX / SOFTMAX1 / LOG_SOFTMAX(1) / HARDMAX(1) use a row kernel (``ew_rows``): the
 reduced axes are moved last and collapsed into rows of contiguous elements (a copy
@@ -59,6 +63,18 @@ STRIDED_VECTORS = True
 """Vectors along the innermost dimension of strided layouts (row and column broadcasts,
 padded rows). Run 21: a FLOAT16 ADD of (8192, 8192) + (1, 8192) took 105 us with them
 against 152 us element by element (FLOAT32 185 against 184 us)."""
+ROWS_2D = 1
+"""Vectors per thread of the two-dimensional kernel (ew_rows2d), which runs every layout
+that collapses to two dimensions; 0 sends those to ew_strided. Run V on an H100
+(docs/performance.md): a FLOAT16 (8192, 8192) + (1, 8192) ADD took 94.4 us at 1 vector a
+thread, 95.8 at 2, 103.3 at 4, against 105.3 in ew_strided (FLOAT32 183.2 against 184.2);
+a column broadcast 96.0 against 103.7, a transposed operand 546 against 578 (FLOAT16)."""
+HALF_PAIRS = True
+"""FLOAT16 ADD / SUBTRACT / MULTIPLY (no fused activation) two halves per instruction (the
+*H2 functors); the same bits as the float32 path. Run V: no difference beyond noise in the
+contiguous kernel (ADD 135.8 against 137.7 us, MULTIPLY 135.6 against 135.4) or in
+ew_rows2d (94.4 against 94.5); ew_strided 103.2 against 105.3."""
+PAIRED = {"OpAdd": "OpAddH2", "OpSubtract": "OpSubtractH2", "OpMultiply": "OpMultiplyH2"}
 MAX_DIMS = 8
 FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
@@ -382,6 +398,14 @@ class Plan:
             functor += "NoZeroPoint"
         elif name == "CAST":
             functor += "ToFloat" if out_dtype in FLOATS else "ToInt"
+        elif (
+            HALF_PAIRS
+            and functor in PAIRED
+            and not has_sb
+            and fused == "NoFused"
+            and all(d == np.float16 for d in (*dtypes, out_dtype))
+        ):
+            functor = PAIRED[functor]
         self.head = f"{functor}, {fused}, {'true' if has_sb else 'false'}, {', '.join(types)}, {C_TYPES[out_dtype]}"
         self.itemsizes = [d.itemsize for d in dtypes] + [out_dtype.itemsize]
         self.struct = ew_params(lay, q, k, f, sb)
@@ -412,8 +436,12 @@ class Plan:
                 ):
                     vec //= 2
             itype = "int" if lay.fits_int32() else "long long"
-            fn = get_kernel(SOURCE, f"ew_strided<{self.head}, {len(lay.sizes)}, {itype}, {vec}>")
-            blocks = grid_for(lay.count // vec, BLOCK, UNROLL, 1 << 20)
+            if ROWS_2D and len(lay.sizes) == 2:
+                fn = get_kernel(SOURCE, f"ew_rows2d<{self.head}, {itype}, {vec}, {ROWS_2D}>")
+                blocks = grid_for(lay.count // vec, BLOCK, ROWS_2D, 1 << 20)
+            else:
+                fn = get_kernel(SOURCE, f"ew_strided<{self.head}, {len(lay.sizes)}, {itype}, {vec}>")
+                blocks = grid_for(lay.count // vec, BLOCK, UNROLL, 1 << 20)
         found = self._launches[key] = PackedLaunch(fn, blocks, block, 4, self.struct)
         return found
 

@@ -3,6 +3,7 @@
 // Contract (dmlops.cuda.elementwise builds the name expressions and the parameters):
 //   ew_contig<Op, Fused, SB, T0, T1, T2, TO, VEC, B, U>    every operand 1-D, stride 1 or 0
 //   ew_strided<Op, Fused, SB, T0, T1, T2, TO, NDIM, I, VEC> any strides (0 = broadcast, negative)
+//   ew_rows2d<Op, Fused, SB, T0, T1, T2, TO, I, VEC, U>      two dimensions, U vectors a thread
 // Op is an operator functor below (Op::arity inputs read, in the desc's member order);
 // Fused a unary activation applied to the rounded result (ELEMENT_WISE_ADD1's
 // FusedActivation) or NoFused; SB applies DML_SCALE_BIAS to every input. T0..T2
@@ -48,6 +49,10 @@ struct EwParams {
 template <class X> struct IsF { static constexpr bool v = false; };
 template <> struct IsF<float> { static constexpr bool v = true; };
 template <> struct IsF<double> { static constexpr bool v = true; };
+
+template <class I> struct UnsignedOf;
+template <> struct UnsignedOf<int> { typedef unsigned int type; };
+template <> struct UnsignedOf<long long> { typedef unsigned long long type; };
 
 template <class T> struct Sgn { static constexpr bool v = false; };
 template <> struct Sgn<i8> { static constexpr bool v = true; };
@@ -199,16 +204,19 @@ EW_MATH2(div_rn, __fdiv_rn, __ddiv_rn)
 // saturating ABS/NEGATE); the inputs are loaded values (ldv, or ldr when raw).
 
 struct Unary {
+    static constexpr int pair = 0;  // > 0: the FLOAT16 pair instruction of the *H2 functors
     static constexpr int arity = 1;
     static constexpr bool raw = false;
     static constexpr bool raw_out = false;
 };
 struct Binary {
+    static constexpr int pair = 0;  // > 0: the FLOAT16 pair instruction of the *H2 functors
     static constexpr int arity = 2;
     static constexpr bool raw = false;
     static constexpr bool raw_out = false;
 };
 struct Ternary {
+    static constexpr int pair = 0;  // > 0: the FLOAT16 pair instruction of the *H2 functors
     static constexpr int arity = 3;
     static constexpr bool raw = false;
     static constexpr bool raw_out = false;
@@ -378,6 +386,31 @@ struct OpMultiply : Binary {
         else return (X)((unsigned long long)a * (unsigned long long)b);
     }
 };
+// ADD, SUBTRACT, MULTIPLY of FLOAT16 operands into FLOAT16 (no ScaleBias, no fused
+// activation; the host picks these names): two halves per instruction, add / sub / mul
+// .rn.f16x2, subnormals kept. One FLOAT16 rounding of the exact result is what the float32
+// path gives too: float32 carries more than twice FLOAT16's precision plus two bits, so its
+// first rounding never changes the second (a product of two halves is exact in float32).
+// NaN results are NaN either way (payloads aside, as the tests compare them). Vectors of one
+// element and tails take the inherited scalar f.
+struct OpAddH2 : OpAdd {
+    static constexpr int pair = 1;
+};
+struct OpSubtractH2 : OpSubtract {
+    static constexpr int pair = 2;
+};
+struct OpMultiplyH2 : OpMultiply {
+    static constexpr int pair = 3;
+};
+
+template <int PAIR> __device__ __forceinline__ u32 pair_op(u32 x, u32 y) {
+    u32 r;
+    if constexpr (PAIR == 1) asm("add.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(y));
+    else if constexpr (PAIR == 2) asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(y));
+    else asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(y));
+    return r;
+}
+
 // DIFFERENCE_SQUARE: the difference rounded to float32, squared in float64
 struct OpDifferenceSquare : Binary {
     template <class T0, class X, class Y> static __device__ __forceinline__ auto f(const double*, const long long*, X a, Y b) {
@@ -726,6 +759,28 @@ template <typename T, int N> struct alignas(sizeof(T) * N) Vec {
     T v[N];
 };
 
+// VEC results from VEC elements of each operand: element by element, or two halves per
+// instruction for the *H2 functors (Op::pair; the host checked every type is FLOAT16).
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC>
+__device__ __forceinline__ Vec<TO, VEC> compute(
+    const EwParams& p, const Vec<T0, VEC>& a, const Vec<T1, VEC>& b, const Vec<T2, VEC>& c) {
+    Vec<TO, VEC> o;
+    if constexpr (Op::pair != 0 && VEC % 2 == 0) {
+#pragma unroll
+        for (int j = 0; j < VEC; j += 2) {
+            const u32 x = (u32)a.v[j].bits | ((u32)a.v[j + 1].bits << 16);
+            const u32 y = (u32)b.v[j].bits | ((u32)b.v[j + 1].bits << 16);
+            const u32 r = pair_op<Op::pair>(x, y);
+            o.v[j].bits = (u16)(r & 0xffffu);
+            o.v[j + 1].bits = (u16)(r >> 16);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) o.v[j] = element<Op, Fz, SB, T0, T1, T2, TO>(p, a.v[j], b.v[j], c.v[j]);
+    }
+    return o;
+}
+
 // Every operand 1-D with element stride 1 (s*[0] != 0) or 0 (one broadcast value); VEC
 // elements per vector access (the host checked the alignment of each stride-1 operand);
 // B threads per block, U vectors per thread.
@@ -770,10 +825,7 @@ __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T
     for (int u = 0; u < U; ++u) {
         const long long v = first + u * B;
         if (v < nv) {
-            Vec<TO, VEC> o;
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) o.v[j] = element<Op, Fz, SB, T0, T1, T2, TO>(p, ra[u].v[j], rb[u].v[j], rc[u].v[j]);
-            reinterpret_cast<Vec<TO, VEC>*>(y)[v] = o;
+            reinterpret_cast<Vec<TO, VEC>*>(y)[v] = compute<Op, Fz, SB, T0, T1, T2, TO, VEC>(p, ra[u], rb[u], rc[u]);
         }
     }
     if (VEC > 1) {  // the tail of fewer than VEC elements
@@ -847,9 +899,51 @@ __global__ void __launch_bounds__(EW_BLOCK)
         for (int u = 0; u < EW_UNROLL; ++u) {
             const I t = first + (I)(u * EW_BLOCK);
             if (t < n) {
-                Vec<TO, VEC> o;
+                const Vec<TO, VEC> o = compute<Op, Fz, SB, T0, T1, T2, TO, VEC>(p, ra[u], rb[u], rc[u]);
+                if constexpr (VEC == 1) {
+                    y[oy[u]] = o.v[0];
+                } else {
+                    *reinterpret_cast<Vec<TO, VEC>*>(y + oy[u]) = o;
+                }
+            }
+        }
+    }
+}
+
+// Two collapsed dimensions (rows of C = size[1] / VEC vectors; VEC as ew_strided's), walked
+// as ew_strided walks them (consecutive threads, consecutive vectors: the memory order),
+// U vectors a thread B threads apart, grid-stride. A vector's row and column come from
+// one unsigned division by C, its offsets from two multiply-adds per operand.
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, typename I, int VEC, int U>
+__global__ void __launch_bounds__(EW_BLOCK)
+    ew_rows2d(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
+    typedef typename UnsignedOf<I>::type UI;
+    const UI cols = (UI)(p.size[1] / VEC);
+    const UI n = (UI)(p.count / VEC);
+    const I ra0 = (I)p.s0[0], rb0 = (I)p.s1[0], rc0 = (I)p.s2[0], ro = (I)p.ostride[0];
+    const I ka = (I)(VEC * p.s0[1]), kb = (I)(VEC * p.s1[1]), kc = (I)(VEC * p.s2[1]), ko = (I)(VEC * p.ostride[1]);
+    const UI step = (UI)gridDim.x * (EW_BLOCK * U);
+    for (UI first = (UI)blockIdx.x * (EW_BLOCK * U) + threadIdx.x; first < n; first += step) {
+        Vec<T0, VEC> va[U];
+        Vec<T1, VEC> vb[U];
+        Vec<T2, VEC> vc[U];
+        I oy[U];
 #pragma unroll
-                for (int j = 0; j < VEC; ++j) o.v[j] = element<Op, Fz, SB, T0, T1, T2, TO>(p, ra[u].v[j], rb[u].v[j], rc[u].v[j]);
+        for (int u = 0; u < U; ++u) {
+            const UI t = first + (UI)(u * EW_BLOCK);
+            if (t < n) {
+                const UI row = t / cols;
+                const I r = (I)row, k = (I)(t - row * cols);
+                va[u] = load_vec<T0, VEC>(a, r * ra0 + k * ka, p.s0[1]);
+                if constexpr (Op::arity >= 2) vb[u] = load_vec<T1, VEC>(b, r * rb0 + k * kb, p.s1[1]);
+                if constexpr (Op::arity >= 3) vc[u] = load_vec<T2, VEC>(c, r * rc0 + k * kc, p.s2[1]);
+                oy[u] = r * ro + k * ko;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (first + (UI)(u * EW_BLOCK) < n) {
+                const Vec<TO, VEC> o = compute<Op, Fz, SB, T0, T1, T2, TO, VEC>(p, va[u], vb[u], vc[u]);
                 if constexpr (VEC == 1) {
                     y[oy[u]] = o.v[0];
                 } else {
