@@ -1,10 +1,11 @@
-"""The cpu backend's split of a kernel's work over numba's threads (``dmlops.cpu._threads``).
+"""The cpu backend's split of a call's work over threads (``dmlops.cpu._threads``).
 
-Threads claim chunks of a call's items from an atomic counter. Checked here: every chunk is
-claimed exactly once whatever the thread and chunk counts; a reduction's result does not
-depend on the thread count or the chunking; and a reduction's cached plan is per layout, so a repeat call with another
-layout of the same shape is planned anew. The values themselves are checked against the
-NumPy reference in tests/test_cpu_reduction.py.
+Threads claim chunks of a call's items, compiled kernels from an atomic counter, Python work
+from a shared counter. Checked here: every item is processed exactly once whatever the
+thread and chunk counts; a reduction's result does not depend on the thread count or the
+chunking; and a reduction's cached plan is per layout, so a repeat call with another layout
+of the same shape is planned anew. The values themselves are checked against the NumPy
+reference in tests/test_cpu_reduction.py.
 """
 
 from __future__ import annotations
@@ -22,28 +23,43 @@ from dmlops.cpu import _threads, reduction  # noqa: E402
 from dmlops.descs import desc_from_json  # noqa: E402
 
 
-@numba.njit(parallel=True)
-def _claims(threads, items, chunks, owner):  # type: ignore[no-untyped-def]
-    """owner[i] += 1 for every item i of every chunk a thread claims; returns the chunks claimed."""
-    counter = np.zeros(1, np.int64)
-    claimed = np.zeros(threads, np.int64)
-    for t in numba.prange(threads):
+@numba.njit(nogil=True)
+def _mark_claims(counter, items, chunks, owner):  # type: ignore[no-untyped-def]
+    """owner[i] += 1 for every item i of every chunk this thread claims."""
+    lo, hi = _threads.claim(counter, items, chunks)
+    while hi > lo:
+        for i in range(lo, hi):
+            owner[i] += 1
         lo, hi = _threads.claim(counter, items, chunks)
-        while hi > lo:
-            claimed[t] += 1
-            for i in range(lo, hi):
-                owner[i] += 1
-            lo, hi = _threads.claim(counter, items, chunks)
-    return claimed.sum()
 
 
-@pytest.mark.parametrize(
-    ("threads", "items", "chunks"), [(1, 10, 10), (2, 1, 1), (2, 7, 3), (2, 1000, 64), (4, 999, 37)]
-)
-def test_every_chunk_is_claimed_once(threads: int, items: int, chunks: int) -> None:
+@pytest.mark.parametrize(("threads", "items"), [(1, 10), (2, 1), (2, 7), (2, 1000), (4, 999), (2, 10**6)])
+def test_every_item_is_claimed_once(threads: int, items: int) -> None:
+    """run_claimed's threads share one atomic counter: the chunks partition the items."""
     owner = np.zeros(items, np.int64)
-    assert _claims(threads, items, chunks, owner) == chunks
+    _threads.run_claimed(_mark_claims, items, threads, owner)
     assert (owner == 1).all()
+
+
+@numba.njit(nogil=True)
+def _claim_all(counter, items, chunks, claims):  # type: ignore[no-untyped-def]
+    """Claim every chunk on this thread, recording each (lo, hi); returns how many."""
+    k = 0
+    lo, hi = _threads.claim(counter, items, chunks)
+    while hi > lo:
+        claims[k, 0], claims[k, 1] = lo, hi
+        k += 1
+        lo, hi = _threads.claim(counter, items, chunks)
+    return k
+
+
+@pytest.mark.parametrize(("items", "chunks"), [(10, 10), (7, 3), (1000, 64), (999, 37)])
+def test_claims_are_contiguous_ranges_in_order(items: int, chunks: int) -> None:
+    claims = np.zeros((chunks + 1, 2), np.int64)
+    assert _claim_all(np.zeros(1, np.int64), items, chunks, claims) == chunks
+    bounds = claims[:chunks]
+    assert bounds[0, 0] == 0 and bounds[-1, 1] == items
+    assert (bounds[1:, 0] == bounds[:-1, 1]).all() and (bounds[:, 1] > bounds[:, 0]).all()
 
 
 def test_chunk_count_never_exceeds_the_items() -> None:

@@ -1,19 +1,19 @@
 """Splitting a call's work over threads, in chunks claimed as threads come free.
 
-Two routes. Python work (:func:`on_threads`: NumPy calls, or numba kernels called per chunk)
-runs on the executor's threads, which claim chunk numbers from a shared counter. A numba
-kernel with a ``prange`` form runs on numba's own threads (OpenMP), which claim chunks with
-an atomic counter inside the compiled code:
+The work is cut into chunks; the calling thread and the executor's threads each take the
+next unclaimed chunk until none is left. Against one fixed range per thread this keeps
+every thread busy to the end when one starts late (a wake-up costs about 70 us on the
+2-core VM, far more when another process holds the core) or runs slower (another
+library's workers still spinning on a core): on a memory-bound reduction the calling
+thread finished 124-146 of 256 equal chunks (docs/performance.md). Two forms:
 
-A kernel ``kernel(*args, lo, hi)`` processes items ``lo .. hi - 1`` of ``[0, items)``. Its
-``prange`` form runs one loop per thread; each thread claims the next of ``chunks`` contiguous
-ranges with an atomic counter until none is left. Against one fixed range per thread this
-keeps both cores busy to the end when one thread starts late or runs slower: on the 2-core
-VM the calling thread finished 124-146 of 256 equal chunks of a memory-bound reduction
-(docs/performance.md), so fixed halves would wait up to 14 % for the slower thread.
+* :func:`on_threads`: Python work, ``work(lo, hi)`` per chunk (NumPy calls, or numba
+  kernels called per chunk); the chunk numbers come from a shared Python counter.
+* :func:`run_claimed`: a compiled kernel that claims its chunks itself (:func:`claim`, an
+  atomic counter), called once per thread, so there is no Python call per chunk.
 
-Every item is still processed by one thread, start to end, so a result never depends on
-the thread count or the chunking.
+Every item is processed by one thread, start to end, so a result never depends on the
+thread count or the chunking.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
 from numba import njit, types
 from numba.extending import intrinsic
@@ -51,7 +52,7 @@ def _executor() -> ThreadPoolExecutor:
 
 
 CHUNKS_PER_THREAD = 32
-"""Chunks a compiled call's items are cut into, per thread (fewer where there are fewer items)."""
+"""Chunks per thread of :func:`run_claimed` (fewer where there are fewer items)."""
 PYTHON_CHUNKS_PER_THREAD = 8
 """Chunks per thread of :func:`on_threads`: each costs a Python call (about 10-20 us), so fewer."""
 
@@ -115,3 +116,22 @@ def on_threads(work: Callable[[int, int], Any], items: int, threads: int, chunks
         f.result()
     if failed:
         raise failed[0]
+
+
+def run_claimed(claiming: Callable[..., Any], items: int, threads: int, *args: Any) -> None:
+    """``claiming(counter, items, chunks, *args)`` on ``threads`` threads sharing one counter.
+
+    ``claiming`` is a compiled kernel that processes the chunks it claims (:func:`claim`) until
+    none is left, so the chunks go to whichever thread is free, with no Python call per
+    chunk. The calling thread runs it too; the call returns once every thread has stopped.
+    """
+    chunks = chunk_count(items, threads)
+    counter = np.zeros(1, np.int64)
+    futures = [_executor().submit(claiming, counter, items, chunks, *args) for _ in range(threads - 1)]
+    try:
+        claiming(counter, items, chunks, *args)
+    finally:  # every thread has stopped (or failed) before the call returns or raises
+        for f in futures:
+            f.exception()
+    for f in futures:
+        f.result()

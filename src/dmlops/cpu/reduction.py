@@ -62,15 +62,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import overload
 from numpy.typing import NDArray
 
 from ..descs import reduction as rules
 from ..enums import FeatureLevel
 from ..errors import UnsupportedError
-from ._common import call_parallel, float_to_half_bits, half_bits_to_float, kernel_view
-from ._threads import chunk_count, claim, thread_count
+from ._common import float_to_half_bits, half_bits_to_float, kernel_view
+from ._threads import claim, run_claimed, thread_count
 
 Array = NDArray[Any]
 
@@ -1096,129 +1096,108 @@ def _tile_width(csz: int, rows: int) -> int:
     return max(TILE_MIN, min(TILE_MAX, -(-csz // parts)))
 
 
-# -- the same kernels split over numba's threads ---------------------------------------------------------
+# -- the same kernels over chunks claimed by the threads -------------------------------------------------
 #
-# ``kernel(*args, lo, hi)`` over ``[0, items)`` in ``chunks`` ranges that the threads claim as they
-# come free (``_threads``). Numba's OpenMP workers spin a moment between calls, so a call starts
-# without the executor's thread wake-up, and a reduction keeps its share of the cores while
-# another library's spinning workers (torch's, onnxruntime's) still hold one; the claimed chunks
-# keep both threads busy to the end when one starts late (docs/performance.md, REDUCE on the
-# CPU). One wrapper per kernel: numba caches a function only when the kernel it calls is fixed.
+# ``kernel(*args, lo, hi)`` over the chunks of ``[0, items)`` that one thread claims from the shared
+# counter until none is left (``_threads.run_claimed`` runs one on each thread). The claiming is
+# compiled, so a thread that starts late or runs slower simply takes fewer chunks, without a
+# Python call per chunk. One wrapper per kernel: numba caches a function only when the kernel it
+# calls is fixed.
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _reduce_rows_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    counter = np.zeros(1, np.int64)
-    for _ in prange(threads):
+@njit(cache=True, nogil=True)
+def _reduce_rows_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi = claim(counter, items, chunks)
+    while hi > lo:
+        _reduce_rows(*args, lo, hi)  # type: ignore[call-arg]
         lo, hi = claim(counter, items, chunks)
-        while hi > lo:
-            _reduce_rows(*args, lo, hi)  # type: ignore[call-arg]
-            lo, hi = claim(counter, items, chunks)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _reduce_tiles_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    counter = np.zeros(1, np.int64)
-    for _ in prange(threads):
+@njit(cache=True, nogil=True)
+def _reduce_tiles_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi = claim(counter, items, chunks)
+    while hi > lo:
+        _reduce_tiles(*args, lo, hi)  # type: ignore[call-arg]
         lo, hi = claim(counter, items, chunks)
-        while hi > lo:
-            _reduce_tiles(*args, lo, hi)  # type: ignore[call-arg]
-            lo, hi = claim(counter, items, chunks)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _extreme_rows_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    counter = np.zeros(1, np.int64)
-    for _ in prange(threads):
+@njit(cache=True, nogil=True)
+def _extreme_rows_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi = claim(counter, items, chunks)
+    while hi > lo:
+        _extreme_rows(*args, lo, hi)  # type: ignore[call-arg]
         lo, hi = claim(counter, items, chunks)
-        while hi > lo:
-            _extreme_rows(*args, lo, hi)  # type: ignore[call-arg]
-            lo, hi = claim(counter, items, chunks)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _extreme_tiles_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    counter = np.zeros(1, np.int64)
-    for _ in prange(threads):
+@njit(cache=True, nogil=True)
+def _extreme_tiles_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi = claim(counter, items, chunks)
+    while hi > lo:
+        _extreme_tiles(*args, lo, hi)  # type: ignore[call-arg]
         lo, hi = claim(counter, items, chunks)
-        while hi > lo:
-            _extreme_tiles(*args, lo, hi)  # type: ignore[call-arg]
-            lo, hi = claim(counter, items, chunks)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _arg_rows_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    counter = np.zeros(1, np.int64)
-    for _ in prange(threads):
+@njit(cache=True, nogil=True)
+def _arg_rows_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi = claim(counter, items, chunks)
+    while hi > lo:
+        _arg_rows(*args, lo, hi)  # type: ignore[call-arg]
         lo, hi = claim(counter, items, chunks)
-        while hi > lo:
-            _arg_rows(*args, lo, hi)  # type: ignore[call-arg]
-            lo, hi = claim(counter, items, chunks)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _arg_tiles_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    counter = np.zeros(1, np.int64)
-    for _ in prange(threads):
+@njit(cache=True, nogil=True)
+def _arg_tiles_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi = claim(counter, items, chunks)
+    while hi > lo:
+        _arg_tiles(*args, lo, hi)  # type: ignore[call-arg]
         lo, hi = claim(counter, items, chunks)
-        while hi > lo:
-            _arg_tiles(*args, lo, hi)  # type: ignore[call-arg]
-            lo, hi = claim(counter, items, chunks)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _cumulative_rows_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    counter = np.zeros(1, np.int64)
-    for _ in prange(threads):
+@njit(cache=True, nogil=True)
+def _cumulative_rows_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi = claim(counter, items, chunks)
+    while hi > lo:
+        _cumulative_rows(*args, lo, hi)  # type: ignore[call-arg]
         lo, hi = claim(counter, items, chunks)
-        while hi > lo:
-            _cumulative_rows(*args, lo, hi)  # type: ignore[call-arg]
-            lo, hi = claim(counter, items, chunks)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _cumulative_lines_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    counter = np.zeros(1, np.int64)
-    for _ in prange(threads):
+@njit(cache=True, nogil=True)
+def _cumulative_lines_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi = claim(counter, items, chunks)
+    while hi > lo:
+        _cumulative_lines(*args, lo, hi)  # type: ignore[call-arg]
         lo, hi = claim(counter, items, chunks)
-        while hi > lo:
-            _cumulative_lines(*args, lo, hi)  # type: ignore[call-arg]
-            lo, hi = claim(counter, items, chunks)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _cumulative_tiles_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    counter = np.zeros(1, np.int64)
-    for _ in prange(threads):
+@njit(cache=True, nogil=True)
+def _cumulative_tiles_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi = claim(counter, items, chunks)
+    while hi > lo:
+        _cumulative_tiles(*args, lo, hi)  # type: ignore[call-arg]
         lo, hi = claim(counter, items, chunks)
-        while hi > lo:
-            _cumulative_tiles(*args, lo, hi)  # type: ignore[call-arg]
-            lo, hi = claim(counter, items, chunks)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _top_k_rows_on_threads(threads, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    counter = np.zeros(1, np.int64)
-    for _ in prange(threads):
+@njit(cache=True, nogil=True)
+def _top_k_rows_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    lo, hi = claim(counter, items, chunks)
+    while hi > lo:
+        _top_k_rows(*args, lo, hi)  # type: ignore[call-arg]
         lo, hi = claim(counter, items, chunks)
-        while hi > lo:
-            _top_k_rows(*args, lo, hi)  # type: ignore[call-arg]
-            lo, hi = claim(counter, items, chunks)
 
 
-_ON_THREADS: dict[Any, Any] = {
-    _reduce_rows: _reduce_rows_on_threads,
-    _reduce_tiles: _reduce_tiles_on_threads,
-    _extreme_rows: _extreme_rows_on_threads,
-    _extreme_tiles: _extreme_tiles_on_threads,
-    _arg_rows: _arg_rows_on_threads,
-    _arg_tiles: _arg_tiles_on_threads,
-    _cumulative_rows: _cumulative_rows_on_threads,
-    _cumulative_lines: _cumulative_lines_on_threads,
-    _cumulative_tiles: _cumulative_tiles_on_threads,
-    _top_k_rows: _top_k_rows_on_threads,
+_CLAIMED: dict[Any, Any] = {
+    _reduce_rows: _reduce_rows_claimed,
+    _reduce_tiles: _reduce_tiles_claimed,
+    _extreme_rows: _extreme_rows_claimed,
+    _extreme_tiles: _extreme_tiles_claimed,
+    _arg_rows: _arg_rows_claimed,
+    _arg_tiles: _arg_tiles_claimed,
+    _cumulative_rows: _cumulative_rows_claimed,
+    _cumulative_lines: _cumulative_lines_claimed,
+    _cumulative_tiles: _cumulative_tiles_claimed,
+    _top_k_rows: _top_k_rows_claimed,
 }
-"""Each kernel's ``prange`` form (``threads, items, *args``)."""
+"""Each kernel's claiming form (``counter, items, chunks, *args``)."""
 
 
 def _run(kernel: Callable[..., Any], items: int, elements: int, *args: Any) -> None:
@@ -1227,8 +1206,7 @@ def _run(kernel: Callable[..., Any], items: int, elements: int, *args: Any) -> N
     if threads <= 1:
         kernel(*args, 0, items)
         return
-    # numba's threads (call_parallel serialises the call where numba's layer is not thread-safe)
-    call_parallel(_ON_THREADS[kernel], threads, items, chunk_count(items, threads), *args)
+    run_claimed(_CLAIMED[kernel], items, threads, *args)
 
 
 def _readable(x: Array, *outs: Array) -> Array:
