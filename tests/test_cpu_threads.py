@@ -1,8 +1,8 @@
 """The cpu backend's split of a call's work over threads (``dmlops.cpu._threads``).
 
-Threads claim chunks of a call's items, compiled kernels from an atomic counter, Python work
-from a shared counter. Checked here: every item is processed exactly once whatever the
-thread and chunk counts; a reduction's result does not depend on the thread count or the
+Threads claim chunks of a call's items from a shared counter. Checked here: every item is
+processed exactly once whatever the thread and chunk counts, in at most one chunk per item;
+a reduction's result does not depend on the thread count or the
 chunking; and a reduction's cached plan is per layout, so a repeat call with another layout
 of the same shape is planned anew. The values themselves are checked against the NumPy
 reference in tests/test_cpu_reduction.py.
@@ -24,49 +24,28 @@ from dmlops.descs import desc_from_json  # noqa: E402
 
 
 @numba.njit(nogil=True)
-def _mark_claims(counter, items, chunks, owner):  # type: ignore[no-untyped-def]
-    """owner[i] += 1 for every item i of every chunk this thread claims."""
-    lo, hi = _threads.claim(counter, items, chunks)
-    while hi > lo:
-        for i in range(lo, hi):
-            owner[i] += 1
-        lo, hi = _threads.claim(counter, items, chunks)
+def _mark(owner, lo, hi):  # type: ignore[no-untyped-def]
+    """owner[i] += 1 for every item of the range: a GIL-free kernel, as the reductions' are."""
+    for i in range(lo, hi):
+        owner[i] += 1
 
 
 @pytest.mark.parametrize(("threads", "items"), [(1, 10), (2, 1), (2, 7), (2, 1000), (4, 999), (2, 10**6)])
 def test_every_item_is_claimed_once(threads: int, items: int) -> None:
-    """run_claimed's threads share one atomic counter: the chunks partition the items."""
+    """The threads' claimed ranges partition the items, also with compiled work running on both at once."""
     owner = np.zeros(items, np.int64)
-    _threads.run_claimed(_mark_claims, items, threads, owner)
+    _threads.on_threads(lambda lo, hi: _mark(owner, lo, hi), items, threads, threads * 16)
     assert (owner == 1).all()
 
 
-@numba.njit(nogil=True)
-def _claim_all(counter, items, chunks, claims):  # type: ignore[no-untyped-def]
-    """Claim every chunk on this thread, recording each (lo, hi); returns how many."""
-    k = 0
-    lo, hi = _threads.claim(counter, items, chunks)
-    while hi > lo:
-        claims[k, 0], claims[k, 1] = lo, hi
-        k += 1
-        lo, hi = _threads.claim(counter, items, chunks)
-    return k
-
-
-@pytest.mark.parametrize(("items", "chunks"), [(10, 10), (7, 3), (1000, 64), (999, 37)])
+@pytest.mark.parametrize(("items", "chunks"), [(10, 10), (7, 3), (1000, 64), (999, 37), (5, 20), (1, 2)])
 def test_claims_are_contiguous_ranges_in_order(items: int, chunks: int) -> None:
-    claims = np.zeros((chunks + 1, 2), np.int64)
-    assert _claim_all(np.zeros(1, np.int64), items, chunks, claims) == chunks
-    bounds = claims[:chunks]
+    ranges: list[tuple[int, int]] = []
+    _threads.on_threads(lambda lo, hi: ranges.append((lo, hi)), items, 2, chunks)
+    bounds = np.array(sorted(ranges), np.int64)
+    assert len(bounds) == min(chunks, items)  # never an empty chunk
     assert bounds[0, 0] == 0 and bounds[-1, 1] == items
     assert (bounds[1:, 0] == bounds[:-1, 1]).all() and (bounds[:, 1] > bounds[:, 0]).all()
-
-
-def test_chunk_count_never_exceeds_the_items() -> None:
-    assert _threads.chunk_count(1, 2) == 1
-    assert _threads.chunk_count(5, 2) == 5
-    assert _threads.chunk_count(10**6, 2) == 2 * _threads.CHUNKS_PER_THREAD
-    assert _threads.chunk_count(0, 2) == 1  # an empty call still forms one (empty) chunk
 
 
 def _reduce(function: str, x: np.ndarray, axes: list[int]) -> np.ndarray:
@@ -91,7 +70,7 @@ def test_results_do_not_depend_on_threads_or_chunks(
     want = _reduce(function, x, axes)
     results = []
     for per_thread in (1, 3, 1000):
-        monkeypatch.setattr(_threads, "CHUNKS_PER_THREAD", per_thread)
+        monkeypatch.setattr(reduction, "CHUNKS_PER_THREAD", per_thread)
         results.append(_reduce(function, x, axes))
     previous = numba.get_num_threads()
     numba.set_num_threads(1)

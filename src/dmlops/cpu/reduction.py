@@ -70,7 +70,7 @@ from ..descs import reduction as rules
 from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._common import float_to_half_bits, half_bits_to_float, kernel_view
-from ._threads import claim, run_claimed, thread_count
+from ._threads import on_threads, thread_count
 
 Array = NDArray[Any]
 
@@ -86,6 +86,10 @@ TOP_K_BLOCK = 64
 """TOP_K tests a line's keys against the K-th best's this many at a time."""
 PARALLEL_MIN = 1 << 16
 """Below this many input elements a call runs on the calling thread."""
+CHUNKS_PER_THREAD = 16
+"""Ranges per thread of a threaded call. The last-axis SUM of 256 MiB (2 threads) took the same
+with 16 per thread claimed through Python as with 32 claimed inside compiled code (8.9 / 9.2
+against 9.0 / 9.2 ms, settled rounds; docs/performance.md)."""
 
 # function codes of the value kernels
 FN_SUM, FN_PROD, FN_MAX, FN_MIN = range(4)
@@ -1096,117 +1100,17 @@ def _tile_width(csz: int, rows: int) -> int:
     return max(TILE_MIN, min(TILE_MAX, -(-csz // parts)))
 
 
-# -- the same kernels over chunks claimed by the threads -------------------------------------------------
-#
-# ``kernel(*args, lo, hi)`` over the chunks of ``[0, items)`` that one thread claims from the shared
-# counter until none is left (``_threads.run_claimed`` runs one on each thread). The claiming is
-# compiled, so a thread that starts late or runs slower simply takes fewer chunks, without a
-# Python call per chunk. One wrapper per kernel: numba caches a function only when the kernel it
-# calls is fixed.
-
-
-@njit(cache=True, nogil=True)
-def _reduce_rows_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi = claim(counter, items, chunks)
-    while hi > lo:
-        _reduce_rows(*args, lo, hi)  # type: ignore[call-arg]
-        lo, hi = claim(counter, items, chunks)
-
-
-@njit(cache=True, nogil=True)
-def _reduce_tiles_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi = claim(counter, items, chunks)
-    while hi > lo:
-        _reduce_tiles(*args, lo, hi)  # type: ignore[call-arg]
-        lo, hi = claim(counter, items, chunks)
-
-
-@njit(cache=True, nogil=True)
-def _extreme_rows_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi = claim(counter, items, chunks)
-    while hi > lo:
-        _extreme_rows(*args, lo, hi)  # type: ignore[call-arg]
-        lo, hi = claim(counter, items, chunks)
-
-
-@njit(cache=True, nogil=True)
-def _extreme_tiles_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi = claim(counter, items, chunks)
-    while hi > lo:
-        _extreme_tiles(*args, lo, hi)  # type: ignore[call-arg]
-        lo, hi = claim(counter, items, chunks)
-
-
-@njit(cache=True, nogil=True)
-def _arg_rows_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi = claim(counter, items, chunks)
-    while hi > lo:
-        _arg_rows(*args, lo, hi)  # type: ignore[call-arg]
-        lo, hi = claim(counter, items, chunks)
-
-
-@njit(cache=True, nogil=True)
-def _arg_tiles_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi = claim(counter, items, chunks)
-    while hi > lo:
-        _arg_tiles(*args, lo, hi)  # type: ignore[call-arg]
-        lo, hi = claim(counter, items, chunks)
-
-
-@njit(cache=True, nogil=True)
-def _cumulative_rows_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi = claim(counter, items, chunks)
-    while hi > lo:
-        _cumulative_rows(*args, lo, hi)  # type: ignore[call-arg]
-        lo, hi = claim(counter, items, chunks)
-
-
-@njit(cache=True, nogil=True)
-def _cumulative_lines_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi = claim(counter, items, chunks)
-    while hi > lo:
-        _cumulative_lines(*args, lo, hi)  # type: ignore[call-arg]
-        lo, hi = claim(counter, items, chunks)
-
-
-@njit(cache=True, nogil=True)
-def _cumulative_tiles_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi = claim(counter, items, chunks)
-    while hi > lo:
-        _cumulative_tiles(*args, lo, hi)  # type: ignore[call-arg]
-        lo, hi = claim(counter, items, chunks)
-
-
-@njit(cache=True, nogil=True)
-def _top_k_rows_claimed(counter, items, chunks, *args):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    lo, hi = claim(counter, items, chunks)
-    while hi > lo:
-        _top_k_rows(*args, lo, hi)  # type: ignore[call-arg]
-        lo, hi = claim(counter, items, chunks)
-
-
-_CLAIMED: dict[Any, Any] = {
-    _reduce_rows: _reduce_rows_claimed,
-    _reduce_tiles: _reduce_tiles_claimed,
-    _extreme_rows: _extreme_rows_claimed,
-    _extreme_tiles: _extreme_tiles_claimed,
-    _arg_rows: _arg_rows_claimed,
-    _arg_tiles: _arg_tiles_claimed,
-    _cumulative_rows: _cumulative_rows_claimed,
-    _cumulative_lines: _cumulative_lines_claimed,
-    _cumulative_tiles: _cumulative_tiles_claimed,
-    _top_k_rows: _top_k_rows_claimed,
-}
-"""Each kernel's claiming form (``counter, items, chunks, *args``)."""
-
-
 def _run(kernel: Callable[..., Any], items: int, elements: int, *args: Any) -> None:
-    """``kernel(*args, lo, hi)`` over ``items`` split into contiguous ranges, one per thread when large."""
+    """``kernel(*args, lo, hi)`` over ``items`` in contiguous ranges that the threads claim when large.
+
+    CHUNKS_PER_THREAD ranges per thread: each is one numba call (about 2 us), and a thread
+    that starts late or runs slower takes fewer of them.
+    """
     threads = min(thread_count(), items) if elements >= PARALLEL_MIN else 1
     if threads <= 1:
         kernel(*args, 0, items)
         return
-    run_claimed(_CLAIMED[kernel], items, threads, *args)
+    on_threads(lambda lo, hi: kernel(*args, lo, hi), items, threads, threads * CHUNKS_PER_THREAD)
 
 
 def _readable(x: Array, *outs: Array) -> Array:

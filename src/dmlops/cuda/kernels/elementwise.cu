@@ -856,6 +856,16 @@ __device__ __forceinline__ Vec<T, VEC> load_vec(const T* base, long long o, long
     return r;
 }
 
+// VEC results at output offset o (VEC > 1: a whole vector; the host checked the alignment).
+template <typename T, int VEC>
+__device__ __forceinline__ void store_vec(T* base, long long o, const Vec<T, VEC>& r) {
+    if constexpr (VEC == 1) {
+        base[o] = r.v[0];
+    } else {
+        *reinterpret_cast<Vec<T, VEC>*>(base + o) = r;
+    }
+}
+
 // Any layout: NDIM collapsed dimensions (outermost first), element strides per operand.
 // VEC > 1: work items of VEC consecutive elements along the innermost dimension, whose
 // size is a multiple of VEC and whose strides are 1 (output) or 0 / 1 (inputs).
@@ -898,14 +908,7 @@ __global__ void __launch_bounds__(EW_BLOCK)
 #pragma unroll
         for (int u = 0; u < EW_UNROLL; ++u) {
             const I t = first + (I)(u * EW_BLOCK);
-            if (t < n) {
-                const Vec<TO, VEC> o = compute<Op, Fz, SB, T0, T1, T2, TO, VEC>(p, ra[u], rb[u], rc[u]);
-                if constexpr (VEC == 1) {
-                    y[oy[u]] = o.v[0];
-                } else {
-                    *reinterpret_cast<Vec<TO, VEC>*>(y + oy[u]) = o;
-                }
-            }
+            if (t < n) store_vec<TO, VEC>(y, oy[u], compute<Op, Fz, SB, T0, T1, T2, TO, VEC>(p, ra[u], rb[u], rc[u]));
         }
     }
 }
@@ -943,12 +946,7 @@ __global__ void __launch_bounds__(EW_BLOCK)
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             if (first + (UI)(u * EW_BLOCK) < n) {
-                const Vec<TO, VEC> o = compute<Op, Fz, SB, T0, T1, T2, TO, VEC>(p, va[u], vb[u], vc[u]);
-                if constexpr (VEC == 1) {
-                    y[oy[u]] = o.v[0];
-                } else {
-                    *reinterpret_cast<Vec<TO, VEC>*>(y + oy[u]) = o;
-                }
+                store_vec<TO, VEC>(y, oy[u], compute<Op, Fz, SB, T0, T1, T2, TO, VEC>(p, va[u], vb[u], vc[u]));
             }
         }
     }
