@@ -19,6 +19,7 @@ Every workload's result is first checked through the public ``dmlops.execute``.
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import importlib
 import json
@@ -82,20 +83,93 @@ def timed(fn: Callable[[int], Any], *, calls: int = 10, batches: int = 15) -> fl
     return statistics.median(per_call)
 
 
+def timed_group(fns: dict[str, Callable[[int], Any]], *, calls: int = 10, batches: int = 31) -> dict[str, list[float]]:
+    """Interleaved batches: microseconds per call of every batch, per label of ``fns``.
+
+    Each round runs one batch of ``calls`` calls of every function, back to back on the
+    stream (no host wait between batches, so no batch starts on an idle GPU), CUDA events
+    around each batch; the order rotates by one each round, so every function goes first
+    equally often (two functions alternate). Drift of clocks or temperature over the
+    measurement then lands on all of them alike, and round r's times compare like with
+    like: see :func:`pair_stats`.
+    """
+    if QUICK:
+        calls, batches = 5, 7
+    labels = list(fns)
+    for label in labels:
+        for i in range(3):
+            fns[label](i)
+    torch.cuda.synchronize()
+    cp.cuda.Device().synchronize()
+    stream = cp.cuda.get_current_stream()
+    times: dict[str, list[float]] = {label: [] for label in labels}
+    k = 0
+    for r in range(batches):
+        order = labels[r % len(labels) :] + labels[: r % len(labels)]
+        events = []
+        for label in order:
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record(stream)
+            fn = fns[label]
+            for _ in range(calls):
+                fn(k)
+                k += 1
+            end.record(stream)
+            events.append((label, start, end))
+        events[-1][2].synchronize()
+        for label, start, end in events:
+            times[label].append(cp.cuda.get_elapsed_time(start, end) * 1000.0 / calls)
+    return times
+
+
+def pair_stats(mine: list[float], peer: list[float]) -> tuple[float, float, float]:
+    """Median and interquartile range (q1, q3) of the per-round ratios peer / mine."""
+    ratios = sorted(p / m for m, p in zip(mine, peer))
+    q1, _, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
+    return statistics.median(ratios), q1, q3
+
+
+def timed_pair(
+    mine: Callable[[int], Any], peer: Callable[[int], Any], *, calls: int = 10, batches: int = 31
+) -> tuple[float, float, tuple[float, float, float]]:
+    """Median us per call of ``mine`` and ``peer`` timed in alternating batches, and
+    the median and interquartile range of the per-pair ratio peer / mine (see timed_group)."""
+    times = timed_group({"mine": mine, "peer": peer}, calls=calls, batches=batches)
+    return (
+        statistics.median(times["mine"]),
+        statistics.median(times["peer"]),
+        pair_stats(times["mine"], times["peer"]),
+    )
+
+
 def copies(make: Callable[[], Any], nbytes: int) -> list[Any]:
     """Enough independent copies of an input set to defeat L2 (at least 3x its size)."""
     n = max(1, math.ceil(3 * L2_BYTES / max(nbytes, 1)))
     return [make() for _ in range(min(n, 16))]
 
 
-def record(workload: str, dtype: str, impl: str, us: float, floor_bytes: float, peer_us: float | None = None) -> None:
+def record(
+    workload: str,
+    dtype: str,
+    impl: str,
+    us: float,
+    floor_bytes: float,
+    peer_us: float | None = None,
+    ratio: tuple[float, float, float] | None = None,
+    extra: str = "",
+) -> None:
+    """One printed and recorded row. ``ratio``: the interleaved measurement's median peer /
+    this ratio and its interquartile range (timed_group), printed as the speedup with the
+    range beside it; otherwise the speedup is the ratio of the medians ``peer_us / us``."""
     pct = 100.0 * floor_bytes / (us * 1e-6) / COPY_BPS if floor_bytes else float("nan")
-    row = dict(
-        workload=workload, dtype=dtype, impl=impl, us=us, pct_copy=pct, speedup=(peer_us / us if peer_us else None)
-    )
+    speedup = ratio[0] if ratio else (peer_us / us if peer_us else None)
+    row = dict(workload=workload, dtype=dtype, impl=impl, us=us, pct_copy=pct, speedup=speedup)
+    if ratio:
+        row.update(ratio_q1=ratio[1], ratio_q3=ratio[2])
     ROWS.append(row)
-    sp = f"{peer_us / us:6.2f}x" if peer_us else "      "
-    print(f"{workload:<44} {dtype:<5} {impl:<34} {us:10.1f} us {pct:6.1f}% {sp}", flush=True)
+    sp = (f"{speedup:6.3f}x" if ratio else f"{speedup:6.2f}x") if speedup else "      "
+    iqr = f" [{ratio[1]:.3f}-{ratio[2]:.3f}]" if ratio else ""
+    print(f"{workload:<44} {dtype:<5} {impl:<34} {us:10.1f} us {pct:6.1f}% {sp}{iqr}{extra}", flush=True)
 
 
 def measure_copy() -> float:
@@ -1124,14 +1198,27 @@ def _ew_check(name: str, got: Any, want: torch.Tensor, dtype: str) -> None:
 
 _SHAPES = {f"contiguous kernel block {b}, {v} vectors": {"CONTIG_SHAPE": (b, v)} for b, v in ((128, 1), (256, 2))}
 _PAIRS_OFF = {"FLOAT16 element by element (HALF_PAIRS off)": {"HALF_PAIRS": False}}
+_STREAMING = {"streaming loads and stores (ld/st.global.cs)": {"CONTIG_HINTS": 3}}
 EW_VARIANT_CASES: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
-    ("ELEMENT_WISE_IDENTITY", "fp32"): _SHAPES,
-    ("ELEMENT_WISE_ADD", "fp32"): _SHAPES,
+    ("ELEMENT_WISE_IDENTITY", "fp32"): {**_SHAPES, **_STREAMING},
+    ("ELEMENT_WISE_ADD", "fp32"): {**_SHAPES, **_STREAMING},
     ("ACTIVATION_SIGMOID", "fp16"): _SHAPES,
-    ("ELEMENT_WISE_ADD", "fp16"): _PAIRS_OFF,
+    ("ELEMENT_WISE_ADD", "fp16"): {**_PAIRS_OFF, **_STREAMING},
     ("ELEMENT_WISE_MULTIPLY", "fp16"): _PAIRS_OFF,
 }
 """Workloads also timed with other settings (attributes of dmlops.cuda.elementwise)."""
+EW_EXPLORE: dict[str, dict[str, Any]] = {
+    **{
+        f"contiguous kernel block {b}, {v} vectors": {"CONTIG_SHAPE": (b, v)} for b, v in ((128, 1), (128, 2), (256, 2))
+    },
+    "streaming loads (ld.global.cs)": {"CONTIG_HINTS": 1},
+    "streaming stores (st.global.cs)": {"CONTIG_HINTS": 2},
+    **_STREAMING,
+}
+"""With --ew-explore: the settings timed on every contiguous workload, beside EW_VARIANT_CASES.
+Torch's vectorized kernel takes 128 threads a block and 8 elements a thread (block 128 with
+2 vectors at FLOAT32)."""
+EW_EXPLORE_ON = False
 
 BROADCAST_VARIANTS: dict[str, dict[str, Any]] = {
     "ew_strided (ROWS_2D = 0, before run V)": {"ROWS_2D": 0, "HALF_PAIRS": False},
@@ -1143,33 +1230,84 @@ BROADCAST_VARIANTS: dict[str, dict[str, Any]] = {
 """The broadcast ADD's other settings, timed beside the default."""
 
 
-def _ew_variants(
-    w: str, dtype: str, desc: Any, inputs: dict[str, Any], out: Any, floor: float, peer: float, want: Any = None
-) -> None:
-    """``w`` again under each setting of EW_VARIANT_CASES / BROADCAST_VARIANTS (checked against ``want``)."""
+def _with_settings(desc: Any, settings: dict[str, Any], inputs: dict[str, Any], out: Any) -> Callable[[int], Any]:
+    """A call of ``desc`` under ``settings`` (attributes of dmlops.cuda.elementwise, set
+    around each call), through a copy of the desc: plans are cached per desc identity, so
+    the copy keeps the launch these settings chose beside the default's."""
     from dmlops.cuda import elementwise as ew
 
-    variants = BROADCAST_VARIANTS if want is not None else EW_VARIANT_CASES[(desc.operator_type.name, dtype)]
+    own = copy.copy(desc)
+    names = list(settings)
+
+    def call(i: int) -> Any:
+        saved = [getattr(ew, k) for k in names]
+        for k in names:
+            setattr(ew, k, settings[k])
+        try:
+            return run_cuda(own, inputs, {"OutputTensor": out})
+        finally:
+            for k, v in zip(names, saved):
+                setattr(ew, k, v)
+
+    return call
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    view = {1: cp.uint8, 2: cp.uint16, 4: cp.uint32, 8: cp.uint64}[a.dtype.itemsize]
+    return bool(cp.array_equal(a.view(view), b.view(view)))
+
+
+def _ew_compare(
+    w: str,
+    dtype: str,
+    desc: Any,
+    inputs: dict[str, Any],
+    out: Any,
+    floor: float,
+    peer_label: str,
+    peer: Callable[[], Any],
+    variants: dict[str, dict[str, Any]],
+) -> None:
+    """dmlops (``desc`` into ``out``), its ``variants`` and torch's ``peer`` in interleaved
+    batches (timed_group); every variant first checked bit for bit against the default."""
+    mine = lambda i: run_cuda(desc, inputs, {"OutputTensor": out})  # noqa: E731
+    mine(0)
+    ref = out.copy()
+    fns: dict[str, Callable[[int], Any]] = {"peer": lambda i: peer(), "mine": mine}
     for label, settings in variants.items():
         if dtype == "fp32" and list(settings) == ["HALF_PAIRS"]:
             continue  # the same kernel as the default
-        saved = {k: getattr(ew, k) for k in settings}
-        for k, v in settings.items():
-            setattr(ew, k, v)
-        ew._PLANS.plans.clear()
-        try:
-            if want is not None:
-                _ew_check(f"{w} ({label})", run_cuda(desc, inputs, {"OutputTensor": out})["OutputTensor"], want, dtype)
-            us = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": out}))
-        finally:
-            for k, v in saved.items():
-                setattr(ew, k, v)
-            ew._PLANS.plans.clear()
-        record(w, dtype, f"variant: {label}", us, floor, peer)
+        fn = _with_settings(desc, settings, inputs, out)
+        out.fill(0)
+        fn(0)
+        if not _same_bits(out, ref):
+            print(f"!! {w} {dtype} variant {label}: other bits than the default", flush=True)
+            continue
+        fns[f"variant: {label}"] = fn
+    times = timed_group(fns)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    record(w, dtype, peer_label, med["peer"], floor)
+    record(w, dtype, "dmlops cuda", med["mine"], floor, ratio=pair_stats(times["mine"], times["peer"]))
+    for label in fns:
+        if label.startswith("variant: "):
+            r, q1, q3 = pair_stats(times[label], times["mine"])
+            extra = f"  vs default {r:.3f}x [{q1:.3f}-{q3:.3f}]"
+            record(w, dtype, label, med[label], floor, ratio=pair_stats(times[label], times["peer"]), extra=extra)
+
+
+def _contig_variants(op: str, dtype: str) -> dict[str, dict[str, Any]]:
+    found = dict(EW_VARIANT_CASES.get((op, dtype), {}))
+    if EW_EXPLORE_ON:
+        found.update(EW_EXPLORE)
+    return found
 
 
 def bench_elementwise(dtype: str) -> None:
-    """64M-element contiguous IDENTITY ... ADD1+RELU, broadcast ADD; floor: inputs read + output written once."""
+    """64M-element contiguous IDENTITY ... ADD1+RELU, broadcast ADD; floor: inputs read + output written once.
+
+    dmlops and torch (and the variants) run in interleaved batches (timed_group); the
+    speedup is the median of the per-round ratios torch / dmlops, its interquartile range
+    beside it."""
     cdt, _, dml = dt(dtype)
     n = EW_N
     a = cp.random.standard_normal(n, dtype=cp.float32).astype(cdt)
@@ -1187,13 +1325,10 @@ def bench_elementwise(dtype: str) -> None:
         desc = _ew_desc(op, dml, ("InputTensor",), [n])
         got = run_cuda(desc, {"InputTensor": a}, {"OutputTensor": out})["OutputTensor"]
         _ew_check(op, got, want, dtype)
-        peer = timed(lambda i, f=peer_fn: f())
-        mine = timed(lambda i, d=desc: run_cuda(d, {"InputTensor": a}, {"OutputTensor": out}))
         w = f"{op.split('_', 2)[-1] if op.startswith('ELEMENT') else op.split('_', 1)[1]} 64M contiguous"
-        record(w, dtype, "torch", peer, 2 * out.nbytes)
-        record(w, dtype, "dmlops cuda", mine, 2 * out.nbytes, peer)
-        if (op, dtype) in EW_VARIANT_CASES:
-            _ew_variants(w, dtype, desc, {"InputTensor": a}, out, 2 * out.nbytes, peer)
+        _ew_compare(
+            w, dtype, desc, {"InputTensor": a}, out, 2 * out.nbytes, "torch", peer_fn, _contig_variants(op, dtype)
+        )
     binary: list[tuple[str, dict[str, Any], Callable[[], Any], Any]] = [
         ("ELEMENT_WISE_ADD", {}, lambda: torch.add(ta, tb, out=to), ta + tb),
         ("ELEMENT_WISE_MULTIPLY", {}, lambda: torch.mul(ta, tb, out=to), ta * tb),
@@ -1210,13 +1345,9 @@ def bench_elementwise(dtype: str) -> None:
         inputs = {"ATensor": a, "BTensor": b}
         got = run_cuda(desc, inputs, {"OutputTensor": out})["OutputTensor"]
         _ew_check(op, got, want, dtype)
-        peer = timed(lambda i, f=peer_fn: f())
-        mine = timed(lambda i, d=desc, x=inputs: run_cuda(d, x, {"OutputTensor": out}))
         w = f"{op.split('_', 2)[-1]}{' + fused RELU' if attrs else ''} 64M contiguous"
-        record(w, dtype, "torch" + (" add + relu_" if attrs else ""), peer, 3 * out.nbytes)
-        record(w, dtype, "dmlops cuda", mine, 3 * out.nbytes, peer)
-        if (op, dtype) in EW_VARIANT_CASES:
-            _ew_variants(w, dtype, desc, inputs, out, 3 * out.nbytes, peer)
+        peer_label = "torch" + (" add + relu_" if attrs else "")
+        _ew_compare(w, dtype, desc, inputs, out, 3 * out.nbytes, peer_label, peer_fn, _contig_variants(op, dtype))
     # broadcast ADD: (8192, 8192) + a row broadcast along the first axis (stride 0)
     rows, cols = 8192, n // 8192
     row = b[:cols]
@@ -1235,17 +1366,15 @@ def bench_elementwise(dtype: str) -> None:
     _ew_check("broadcast ADD", got, torch_of(a2) + torch_of(row), dtype)
     tr, to2 = torch_of(row), torch_of(o2)
     ta2 = torch_of(a2)
-    peer = timed(lambda i: torch.add(ta2, tr, out=to2))
-    mine = timed(lambda i: run_cuda(desc, inputs, {"OutputTensor": o2}))
     floor = 2 * out.nbytes + row.nbytes
     w = "ADD broadcast (8192, 8192) + (1, 8192)"
-    record(w, dtype, "torch", peer, floor)
-    record(w, dtype, "dmlops cuda", mine, floor, peer)
-    _ew_variants(w, dtype, desc, inputs, o2, floor, peer, want=torch_of(a2) + torch_of(row))
+    _ew_compare(w, dtype, desc, inputs, o2, floor, "torch", lambda: torch.add(ta2, tr, out=to2), BROADCAST_VARIANTS)
 
 
 def bench_softmax() -> None:
     """SOFTMAX1 over the last axis of (65536, 1024) FLOAT32; floor: read once, write once."""
+    from dmlops.cuda import elementwise as ew
+
     rows, cols = 65536, 1024
     x = cp.random.standard_normal((rows, cols), dtype=cp.float32) * 4
     out = cp.empty_like(x)
@@ -1253,19 +1382,28 @@ def bench_softmax() -> None:
     tx = torch_of(x)
     got = run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out})["OutputTensor"]
     _ew_check("SOFTMAX1", got, torch.softmax(tx, -1), "fp32")
-    peer = timed(lambda i: torch.softmax(tx, -1))
-    mine = timed(lambda i: run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out}))
     w = "SOFTMAX1 last axis (65536, 1024)"
-    record(w, "fp32", "torch.softmax", peer, 2 * out.nbytes)
-    record(w, "fp32", "dmlops cuda", mine, 2 * out.nbytes, peer)
-    from dmlops.cuda import elementwise as ew
-
-    saved, ew.ROW_WARP_MAX = ew.ROW_WARP_MAX, (0 if ew.ROW_WARP_MAX else 1024)
-    got = run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out})["OutputTensor"]
-    _ew_check("SOFTMAX1 (the other row kernel)", got, torch.softmax(tx, -1), "fp32")
-    other = timed(lambda i: run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out}))
-    ew.ROW_WARP_MAX = saved
-    record(w, "fp32", f"variant: {'a block per row' if saved else 'a warp per row'}", other, 2 * out.nbytes, peer)
+    other = {
+        "a block per row" if ew.ROW_WARP_MAX else "a warp per row": {"ROW_WARP_MAX": 0 if ew.ROW_WARP_MAX else 1024}
+    }
+    # the other row kernel sums in another order: checked against torch, not bit for bit
+    fn = _with_settings(desc, next(iter(other.values())), {"InputTensor": x}, out)
+    _ew_check("SOFTMAX1 (the other row kernel)", fn(0)["OutputTensor"], torch.softmax(tx, -1), "fp32")
+    mine = lambda i: run_cuda(desc, {"InputTensor": x}, {"OutputTensor": out})  # noqa: E731
+    times = timed_group({"peer": lambda i: torch.softmax(tx, -1), "mine": mine, "other": fn})
+    med = {k: statistics.median(v) for k, v in times.items()}
+    record(w, "fp32", "torch.softmax", med["peer"], 2 * out.nbytes)
+    record(w, "fp32", "dmlops cuda", med["mine"], 2 * out.nbytes, ratio=pair_stats(times["mine"], times["peer"]))
+    r, q1, q3 = pair_stats(times["other"], times["mine"])
+    record(
+        w,
+        "fp32",
+        f"variant: {next(iter(other))}",
+        med["other"],
+        2 * out.nbytes,
+        ratio=pair_stats(times["other"], times["peer"]),
+        extra=f"  vs default {r:.3f}x [{q1:.3f}-{q3:.3f}]",
+    )
 
 
 TABLE_VARIANTS: dict[str, dict[str, Any]] = {
@@ -1559,11 +1697,12 @@ POOLING_BENCHES = ("bench_avgpool", "bench_maxpool1")
 
 
 def main() -> None:
-    global L2_BYTES, QUICK
+    global L2_BYTES, QUICK, EW_EXPLORE_ON
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", default=None)
     ap.add_argument("--only", default="")
+    ap.add_argument("--ew-explore", action="store_true", help="time EW_EXPLORE's settings on every contiguous workload")
     ap.add_argument(
         "--maxpool-variant", default="", help="comma-separated 2-D max-pool-grad variants to time as default"
     )
@@ -1572,6 +1711,7 @@ def main() -> None:
     # them share this run's copy rate and rows instead of a second copy of the module
     sys.modules.setdefault("gpu", sys.modules[__name__])
     QUICK = args.quick
+    EW_EXPLORE_ON = args.ew_explore
     MAXPOOL_VARIANTS[:] = list(filter(None, args.maxpool_variant.split(",")))
     props = cp.cuda.runtime.getDeviceProperties(0)
     L2_BYTES = int(props["l2CacheSize"])

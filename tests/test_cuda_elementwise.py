@@ -202,6 +202,39 @@ def test_contiguous_vectors_tails_and_misaligned_views(gpu, dtype: str, op: str,
     assert (out[:offset].get() == 5).all()
 
 
+@pytest.mark.parametrize(
+    ("shape", "hints"), [((256, 1), 1), ((256, 1), 2), ((256, 1), 3), ((128, 2), 3), ((128, 1), 0)]
+)
+@pytest.mark.parametrize(("n", "offset"), [(4099, 0), (4099, 2), (1000003, 0)])
+@pytest.mark.parametrize(
+    ("dtype", "op"), [("float16", "ELEMENT_WISE_ADD"), ("float32", "ACTIVATION_GELU"), ("int8", "ELEMENT_WISE_BIT_XOR")]
+)
+def test_contiguous_kernel_shapes_and_cache_hints(
+    gpu, monkeypatch, dtype: str, op: str, n: int, offset: int, shape: tuple[int, int], hints: int
+) -> None:
+    """The contiguous kernel's other block shapes and streaming cache hints (CONTIG_SHAPE,
+    CONTIG_HINTS; 16-, 8-, 4- and 2-byte vectors by the offset) give the reference's bits,
+    and write nothing outside the output view."""
+    cp = gpu
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_SHAPE", shape)
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", hints)
+    rng = np.random.default_rng(n + offset + hints)
+    dt = np.dtype(dtype)
+    name = {"float16": "FLOAT16", "float32": "FLOAT32", "int8": "INT8"}[dtype]
+    members = ("ATensor", "BTensor") if op.startswith("ELEMENT_WISE") else ("InputTensor",)
+    desc = _desc(op, {**{m: (name, [n], None) for m in members}, "OutputTensor": (name, [n], None)})
+    host = {m: data(dt, rng, shape=(n,)) for m in members}
+    device = {}
+    for m in members:
+        device[m] = cp.zeros(n + offset, dtype=dt)[offset:]
+        device[m][...] = cp.asarray(host[m])
+    expected = dmlops.execute(desc, host, backend="numpy")["OutputTensor"]
+    out = cp.full(n + offset + 5, 5, dtype=dt)
+    run_cuda(desc, device, {"OutputTensor": out[offset : offset + n]})
+    compare(op, expected, out[offset : offset + n].get())
+    assert (out[:offset].get() == 5).all() and (out[offset + n :].get() == 5).all()
+
+
 @pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16", "INT8"])
 @pytest.mark.parametrize(("a_strides", "b_strides"), [([48, 1], [0, 1]), ([48, 1], [1, 0]), ([40, 1], [80, 1])])
 def test_vectorised_rows_of_strided_layouts(

@@ -54,6 +54,9 @@ an H100 (docs/performance.md) timed five shapes: one vector per thread is as fas
 four on copies and binary operators (FLOAT32 IDENTITY 182 against 184 us, ADD 269
 against 270) and faster on FLOAT16 transcendental ones (SIGMOID 94 against 101 us, GELU
 102 against 110), whose eight halves per vector are already work enough per thread."""
+CONTIG_HINTS = 0
+"""Cache hints of the contiguous kernel's vector accesses (ew_contig's H): bit 0 streaming
+loads, bit 1 streaming stores (ld/st.global.cs, evict-first lines); 0 plain accesses."""
 ROW_BLOCK = 256  # ROW_BLOCK
 ROW_WARP_MAX = 1024
 """Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row
@@ -422,7 +425,8 @@ class Plan:
         if lay.contiguous:
             vec = vector_width(self.itemsizes, pointers, dense)
             block, unroll = CONTIG_SHAPE
-            fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}>")
+            hints = f", {CONTIG_HINTS}" if CONTIG_HINTS else ""
+            fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}{hints}>")
             blocks = grid_for(max(1, lay.count // vec), block, unroll)
         else:
             block = BLOCK

@@ -1,7 +1,7 @@
 // The element-wise and activation family: one generated family of kernels.
 //
 // Contract (dmlops.cuda.elementwise builds the name expressions and the parameters):
-//   ew_contig<Op, Fused, SB, T0, T1, T2, TO, VEC, B, U>    every operand 1-D, stride 1 or 0
+//   ew_contig<Op, Fused, SB, T0, T1, T2, TO, VEC, B, U, H>  every operand 1-D, stride 1 or 0 (H = 0 default)
 //   ew_strided<Op, Fused, SB, T0, T1, T2, TO, NDIM, I, VEC> any strides (0 = broadcast, negative)
 //   ew_rows2d<Op, Fused, SB, T0, T1, T2, TO, I, VEC, U>      two dimensions, U vectors a thread
 // Op is an operator functor below (Op::arity inputs read, in the desc's member order);
@@ -781,10 +781,53 @@ __device__ __forceinline__ Vec<TO, VEC> compute(
     return o;
 }
 
+// A vector access of the contiguous kernel with cache hint H (bit 0: loads, bit 1: stores)
+// marked streaming (ld.global.cs / st.global.cs: the line is evicted first, as data that
+// is touched once); 4-, 8- and 16-byte vectors, others plain. Only the cache policy
+// differs: the same bytes move.
+template <int H, typename V>
+__device__ __forceinline__ V load_hinted(const V* p) {
+    V r;
+    if constexpr ((H & 1) != 0 && sizeof(V) == 16) {
+        const int4 t = __ldcs(reinterpret_cast<const int4*>(p));
+        memcpy(&r, &t, 16);
+    } else if constexpr ((H & 1) != 0 && sizeof(V) == 8) {
+        const int2 t = __ldcs(reinterpret_cast<const int2*>(p));
+        memcpy(&r, &t, 8);
+    } else if constexpr ((H & 1) != 0 && sizeof(V) == 4) {
+        const int t = __ldcs(reinterpret_cast<const int*>(p));
+        memcpy(&r, &t, 4);
+    } else {
+        r = *p;
+    }
+    return r;
+}
+
+template <int H, typename V>
+__device__ __forceinline__ void store_hinted(V* p, const V& r) {
+    if constexpr ((H & 2) != 0 && sizeof(V) == 16) {
+        int4 t;
+        memcpy(&t, &r, 16);
+        __stcs(reinterpret_cast<int4*>(p), t);
+    } else if constexpr ((H & 2) != 0 && sizeof(V) == 8) {
+        int2 t;
+        memcpy(&t, &r, 8);
+        __stcs(reinterpret_cast<int2*>(p), t);
+    } else if constexpr ((H & 2) != 0 && sizeof(V) == 4) {
+        int t;
+        memcpy(&t, &r, 4);
+        __stcs(reinterpret_cast<int*>(p), t);
+    } else {
+        *p = r;
+    }
+}
+
 // Every operand 1-D with element stride 1 (s*[0] != 0) or 0 (one broadcast value); VEC
 // elements per vector access (the host checked the alignment of each stride-1 operand);
-// B threads per block, U vectors per thread.
-template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC, int B, int U>
+// B threads per block, U vectors per thread; H the cache hints of the vector accesses
+// (load_hinted; 0 plain).
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC, int B, int U,
+          int H = 0>
 __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
     const long long n = p.count;
     const long long nv = n / VEC;
@@ -798,14 +841,14 @@ __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T
         const long long v = first + u * B;
         if (v < nv) {
             if (va) {
-                ra[u] = reinterpret_cast<const Vec<T0, VEC>*>(a)[v];
+                ra[u] = load_hinted<H>(reinterpret_cast<const Vec<T0, VEC>*>(a) + v);
             } else {
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) ra[u].v[j] = a[0];
             }
             if constexpr (Op::arity >= 2) {
                 if (vb) {
-                    rb[u] = reinterpret_cast<const Vec<T1, VEC>*>(b)[v];
+                    rb[u] = load_hinted<H>(reinterpret_cast<const Vec<T1, VEC>*>(b) + v);
                 } else {
 #pragma unroll
                     for (int j = 0; j < VEC; ++j) rb[u].v[j] = b[0];
@@ -813,7 +856,7 @@ __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T
             }
             if constexpr (Op::arity >= 3) {
                 if (vc) {
-                    rc[u] = reinterpret_cast<const Vec<T2, VEC>*>(c)[v];
+                    rc[u] = load_hinted<H>(reinterpret_cast<const Vec<T2, VEC>*>(c) + v);
                 } else {
 #pragma unroll
                     for (int j = 0; j < VEC; ++j) rc[u].v[j] = c[0];
@@ -825,7 +868,8 @@ __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T
     for (int u = 0; u < U; ++u) {
         const long long v = first + u * B;
         if (v < nv) {
-            reinterpret_cast<Vec<TO, VEC>*>(y)[v] = compute<Op, Fz, SB, T0, T1, T2, TO, VEC>(p, ra[u], rb[u], rc[u]);
+            store_hinted<H>(reinterpret_cast<Vec<TO, VEC>*>(y) + v,
+                           compute<Op, Fz, SB, T0, T1, T2, TO, VEC>(p, ra[u], rb[u], rc[u]));
         }
     }
     if (VEC > 1) {  // the tail of fewer than VEC elements
