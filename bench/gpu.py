@@ -1209,7 +1209,8 @@ EW_VARIANT_CASES: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
 """Workloads also timed with other settings (attributes of dmlops.cuda.elementwise)."""
 EW_EXPLORE: dict[str, dict[str, Any]] = {
     **{
-        f"contiguous kernel block {b}, {v} vectors": {"CONTIG_SHAPE": (b, v)} for b, v in ((128, 1), (128, 2), (256, 2))
+        f"contiguous kernel block {b}, {v} vectors": {"CONTIG_SHAPE": (b, v)}
+        for b, v in ((128, 1), (128, 2), (256, 2), (512, 1))
     },
     "streaming loads (ld.global.cs)": {"CONTIG_HINTS": 1},
     "streaming stores (st.global.cs)": {"CONTIG_HINTS": 2},
@@ -1293,6 +1294,7 @@ def _ew_compare(
             r, q1, q3 = pair_stats(times[label], times["mine"])
             extra = f"  vs default {r:.3f}x [{q1:.3f}-{q3:.3f}]"
             record(w, dtype, label, med[label], floor, ratio=pair_stats(times[label], times["peer"]), extra=extra)
+            ROWS[-1].update(vs_default=r, vs_default_q1=q1, vs_default_q3=q3)
 
 
 def _contig_variants(op: str, dtype: str) -> dict[str, dict[str, Any]]:
