@@ -1198,27 +1198,27 @@ def _ew_check(name: str, got: Any, want: torch.Tensor, dtype: str) -> None:
 
 _SHAPES = {f"contiguous kernel block {b}, {v} vectors": {"CONTIG_SHAPE": (b, v)} for b, v in ((128, 1), (256, 2))}
 _PAIRS_OFF = {"FLOAT16 element by element (HALF_PAIRS off)": {"HALF_PAIRS": False}}
-_STREAMING = {"streaming loads and stores (ld/st.global.cs)": {"CONTIG_HINTS": 3}}
+_PLAIN = {"plain loads and stores (CONTIG_HINTS = 0, before run W)": {"CONTIG_HINTS": 0}}
 EW_VARIANT_CASES: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
-    ("ELEMENT_WISE_IDENTITY", "fp32"): {**_SHAPES, **_STREAMING},
-    ("ELEMENT_WISE_ADD", "fp32"): {**_SHAPES, **_STREAMING},
+    ("ELEMENT_WISE_IDENTITY", "fp32"): _SHAPES,
+    ("ELEMENT_WISE_ADD", "fp32"): _SHAPES,
     ("ACTIVATION_SIGMOID", "fp16"): _SHAPES,
-    ("ELEMENT_WISE_ADD", "fp16"): {**_PAIRS_OFF, **_STREAMING},
+    ("ELEMENT_WISE_ADD", "fp16"): _PAIRS_OFF,
     ("ELEMENT_WISE_MULTIPLY", "fp16"): _PAIRS_OFF,
 }
-"""Workloads also timed with other settings (attributes of dmlops.cuda.elementwise)."""
+"""Workloads also timed with other settings (attributes of dmlops.cuda.elementwise); every
+64M contiguous workload also with _PLAIN (the contiguous kernel without its cache hints)."""
 EW_EXPLORE: dict[str, dict[str, Any]] = {
     **{
         f"contiguous kernel block {b}, {v} vectors": {"CONTIG_SHAPE": (b, v)}
         for b, v in ((128, 1), (128, 2), (256, 2), (512, 1))
     },
-    "streaming loads (ld.global.cs)": {"CONTIG_HINTS": 1},
-    "streaming stores (st.global.cs)": {"CONTIG_HINTS": 2},
-    **_STREAMING,
+    "streaming loads only (ld.global.cs)": {"CONTIG_HINTS": 1},
+    "streaming stores only (st.global.cs)": {"CONTIG_HINTS": 2},
 }
 """With --ew-explore: the settings timed on every contiguous workload, beside EW_VARIANT_CASES.
-Torch's vectorized kernel takes 128 threads a block and 8 elements a thread (block 128 with
-2 vectors at FLOAT32)."""
+Torch's vectorized kernel (ncu, run W) takes 128 threads a block and 8 elements a thread:
+block 128 with 2 vectors at FLOAT32, 1 vector at FLOAT16."""
 EW_EXPLORE_ON = False
 
 BROADCAST_VARIANTS: dict[str, dict[str, Any]] = {
@@ -1298,7 +1298,7 @@ def _ew_compare(
 
 
 def _contig_variants(op: str, dtype: str) -> dict[str, dict[str, Any]]:
-    found = dict(EW_VARIANT_CASES.get((op, dtype), {}))
+    found = {**_PLAIN, **EW_VARIANT_CASES.get((op, dtype), {})}
     if EW_EXPLORE_ON:
         found.update(EW_EXPLORE)
     return found

@@ -218,6 +218,7 @@ def test_contiguous_kernel_shapes_and_cache_hints(
     cp = gpu
     monkeypatch.setattr(cuda_elementwise, "CONTIG_SHAPE", shape)
     monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", hints)
+    monkeypatch.setattr(cuda_elementwise, "STREAM_MIN_BYTES", 0)  # the hints at every size
     rng = np.random.default_rng(n + offset + hints)
     dt = np.dtype(dtype)
     name = {"float16": "FLOAT16", "float32": "FLOAT32", "int8": "INT8"}[dtype]
@@ -548,6 +549,15 @@ def test_layouts_collapse_and_pick_the_contiguous_kernel() -> None:
     assert cuda_elementwise.layout((3, 0), [(0, 1), (0, 1)]).count == 0
     assert cuda_elementwise.layout((1, 1), [(5, 7), (1, 1)]).count == 1
     assert cuda_elementwise.layout((2**30,), [(1,), (1,)]).fits_int32() is False
+
+
+def test_cache_hints_only_above_the_streaming_size(monkeypatch) -> None:
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", 3)
+    monkeypatch.setattr(cuda_elementwise, "STREAM_MIN_BYTES", 1 << 20)
+    assert cuda_elementwise.contig_hints(1 << 20) == 0
+    assert cuda_elementwise.contig_hints((1 << 20) + 1) == 3
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", 0)
+    assert cuda_elementwise.contig_hints(1 << 30) == 0
 
 
 def test_vector_width_follows_alignment_and_the_widest_operand() -> None:

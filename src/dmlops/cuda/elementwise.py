@@ -30,6 +30,7 @@ too, with UnsupportedError naming the backends that run it.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._copy import C_TYPES, PlanCache
 from ._plan import collapse, grid_for, max_abs_offset
-from ._runtime import PackedLaunch, cupy_module, element_strides, get_kernel, padded, params
+from ._runtime import PackedLaunch, cupy_module, current_device, element_strides, get_kernel, padded, params
 
 SOURCE = "elementwise.cu"
 BLOCK = 256  # EW_BLOCK (the strided kernel)
@@ -54,9 +55,16 @@ an H100 (docs/performance.md) timed five shapes: one vector per thread is as fas
 four on copies and binary operators (FLOAT32 IDENTITY 182 against 184 us, ADD 269
 against 270) and faster on FLOAT16 transcendental ones (SIGMOID 94 against 101 us, GELU
 102 against 110), whose eight halves per vector are already work enough per thread."""
-CONTIG_HINTS = 0
-"""Cache hints of the contiguous kernel's vector accesses (ew_contig's H): bit 0 streaming
-loads, bit 1 streaming stores (ld/st.global.cs, evict-first lines); 0 plain accesses."""
+CONTIG_HINTS = 3
+"""Cache hints of the contiguous kernel's vector accesses (ew_contig's H) in calls whose
+operands (inputs read plus output written) exceed STREAM_MIN_BYTES: bit 0 streaming loads,
+bit 1 streaming stores (ld/st.global.cs, evict-first lines); 0 plain accesses. Smaller calls
+keep plain accesses, so that an output the next operator reads may stay in L2. Run W on an
+H100 (docs/performance.md), 64M elements, interleaved with the plain kernel: FLOAT16
+IDENTITY, ABS, EXP, SIGMOID, GELU 0.6-0.9 % faster with both hints, FLOAT32 unary 0.1-0.3 %,
+binary 0.0-0.4 %; streaming loads alone 1.4-2.7 % slower, streaming stores alone no faster."""
+STREAM_MIN_BYTES: int | None = None
+"""Operand bytes above which CONTIG_HINTS apply; None: the device's L2 cache size."""
 ROW_BLOCK = 256  # ROW_BLOCK
 ROW_WARP_MAX = 1024
 """Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row
@@ -425,8 +433,9 @@ class Plan:
         if lay.contiguous:
             vec = vector_width(self.itemsizes, pointers, dense)
             block, unroll = CONTIG_SHAPE
-            hints = f", {CONTIG_HINTS}" if CONTIG_HINTS else ""
-            fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}{hints}>")
+            hints = contig_hints(lay.count * sum(size for size, d in zip(self.itemsizes, dense) if d))
+            tail = f", {hints}" if hints else ""  # H = 0 is the template's default
+            fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}{tail}>")
             blocks = grid_for(max(1, lay.count // vec), block, unroll)
         else:
             block = BLOCK
@@ -448,6 +457,19 @@ class Plan:
                 blocks = grid_for(lay.count // vec, BLOCK, UNROLL, 1 << 20)
         found = self._launches[key] = PackedLaunch(fn, blocks, block, 4, self.struct)
         return found
+
+
+def contig_hints(operand_bytes: int) -> int:
+    """The contiguous kernel's cache hints (CONTIG_HINTS) for a call moving ``operand_bytes``."""
+    limit = STREAM_MIN_BYTES
+    if limit is None:
+        limit = _l2_bytes(current_device())
+    return CONTIG_HINTS if operand_bytes > limit else 0
+
+
+@functools.cache
+def _l2_bytes(device: int) -> int:
+    return int(cupy_module().cuda.runtime.getDeviceProperties(device)["l2CacheSize"])
 
 
 def run_elementwise(
