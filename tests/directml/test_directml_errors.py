@@ -118,6 +118,19 @@ def test_timeout_kills_the_host() -> None:
     assert status == protocol.STATUS_OK
 
 
+def test_an_exception_inside_directml_ends_the_host_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # MULTIHEAD_ATTENTION with HeadCount 0 divides by zero inside CreateOperator. Wine's debugger,
+    # were it started, would keep the dead host alive until the request's deadline.
+    from rule_cases import all_cases, build
+
+    case = next(c for c in all_cases() if c.name == "multihead_attention_head_count_zero")
+    monkeypatch.setenv("DMLOPS_DIRECTML_TIMEOUT", "60")
+    with pytest.raises(HostCrashed, match="the host exited"):
+        backend.create_operator(build(case))
+    status, _ = MANAGER.request(protocol.CMD_INFO, protocol.info_payload([0x1000]))
+    assert status == protocol.STATUS_OK
+
+
 def test_feature_query() -> None:
     info = backend.info()
     assert info.max_feature_level >= int(FeatureLevel.V6_4)

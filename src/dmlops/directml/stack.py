@@ -113,7 +113,10 @@ def wine_env(p: Paths, *, display: str | None) -> dict[str, str]:
     env["WINEDEBUG"] = "-all"
     env["VKD3D_DEBUG"] = "none"
     env["VKD3D_SHADER_DEBUG"] = "none"
-    overrides = "mscoree,mshtml="
+    # winedbg disabled: an unhandled exception in DirectML (HeadCount 0 divides by zero in
+    # CreateOperator) then ends the host at once, where Wine's debugger would keep it alive
+    # until the request's deadline (300 s)
+    overrides = "mscoree,mshtml=;winedbg.exe=d"
     if p.wined3d.exists():
         overrides += ";wined3d=n"  # the patched copy next to the .exe, loaded as native
     env["WINEDLLOVERRIDES"] = overrides
