@@ -1198,7 +1198,9 @@ def _ew_check(name: str, got: Any, want: torch.Tensor, dtype: str) -> None:
 
 _SHAPES = {f"contiguous kernel block {b}, {v} vectors": {"CONTIG_SHAPE": (b, v)} for b, v in ((128, 1), (256, 2))}
 _PAIRS_OFF = {"FLOAT16 element by element (HALF_PAIRS off)": {"HALF_PAIRS": False}}
-_PLAIN = {"plain loads and stores (CONTIG_HINTS = 0, before run W)": {"CONTIG_HINTS": 0}}
+_EVERY_SIZE = (1, 2, 4, 8)
+_PLAIN = {"plain loads and stores (no CONTIG_HINTS, before run W)": {"CONTIG_HINTS": {}}}
+_STREAMING = {"streaming loads and stores (ld/st.global.cs)": {"CONTIG_HINTS": dict.fromkeys(_EVERY_SIZE, 3)}}
 EW_VARIANT_CASES: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
     ("ELEMENT_WISE_IDENTITY", "fp32"): _SHAPES,
     ("ELEMENT_WISE_ADD", "fp32"): _SHAPES,
@@ -1207,14 +1209,15 @@ EW_VARIANT_CASES: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
     ("ELEMENT_WISE_MULTIPLY", "fp16"): _PAIRS_OFF,
 }
 """Workloads also timed with other settings (attributes of dmlops.cuda.elementwise); every
-64M contiguous workload also with _PLAIN (the contiguous kernel without its cache hints)."""
+64M contiguous workload also with _PLAIN (the contiguous kernel without cache hints), the
+FLOAT32 ones with _STREAMING (with them, as FLOAT16 runs by default)."""
 EW_EXPLORE: dict[str, dict[str, Any]] = {
     **{
         f"contiguous kernel block {b}, {v} vectors": {"CONTIG_SHAPE": (b, v)}
         for b, v in ((128, 1), (128, 2), (256, 2), (512, 1))
     },
-    "streaming loads only (ld.global.cs)": {"CONTIG_HINTS": 1},
-    "streaming stores only (st.global.cs)": {"CONTIG_HINTS": 2},
+    "streaming loads only (ld.global.cs)": {"CONTIG_HINTS": dict.fromkeys(_EVERY_SIZE, 1)},
+    "streaming stores only (st.global.cs)": {"CONTIG_HINTS": dict.fromkeys(_EVERY_SIZE, 2)},
 }
 """With --ew-explore: the settings timed on every contiguous workload, beside EW_VARIANT_CASES.
 Torch's vectorized kernel (ncu, run W) takes 128 threads a block and 8 elements a thread:
@@ -1298,7 +1301,8 @@ def _ew_compare(
 
 
 def _contig_variants(op: str, dtype: str) -> dict[str, dict[str, Any]]:
-    found = {**_PLAIN, **EW_VARIANT_CASES.get((op, dtype), {})}
+    streaming = _STREAMING if dtype == "fp32" else {}  # FLOAT16's default streams already
+    found = {**_PLAIN, **streaming, **EW_VARIANT_CASES.get((op, dtype), {})}
     if EW_EXPLORE_ON:
         found.update(EW_EXPLORE)
     return found

@@ -217,7 +217,7 @@ def test_contiguous_kernel_shapes_and_cache_hints(
     and write nothing outside the output view."""
     cp = gpu
     monkeypatch.setattr(cuda_elementwise, "CONTIG_SHAPE", shape)
-    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", hints)
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", {1: hints, 2: hints, 4: hints})
     monkeypatch.setattr(cuda_elementwise, "STREAM_MIN_BYTES", 0)  # the hints at every size
     rng = np.random.default_rng(n + offset + hints)
     dt = np.dtype(dtype)
@@ -552,12 +552,14 @@ def test_layouts_collapse_and_pick_the_contiguous_kernel() -> None:
 
 
 def test_cache_hints_only_above_the_streaming_size(monkeypatch) -> None:
-    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", 3)
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", {2: 3, 4: 2})
     monkeypatch.setattr(cuda_elementwise, "STREAM_MIN_BYTES", 1 << 20)
-    assert cuda_elementwise.contig_hints(1 << 20) == 0
-    assert cuda_elementwise.contig_hints((1 << 20) + 1) == 3
-    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", 0)
-    assert cuda_elementwise.contig_hints(1 << 30) == 0
+    assert cuda_elementwise.contig_hints(1 << 20, 2) == 0
+    assert cuda_elementwise.contig_hints((1 << 20) + 1, 2) == 3
+    assert cuda_elementwise.contig_hints((1 << 20) + 1, 4) == 2
+    assert cuda_elementwise.contig_hints(1 << 30, 8) == 0
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", {})
+    assert cuda_elementwise.contig_hints(1 << 30, 2) == 0
 
 
 def test_vector_width_follows_alignment_and_the_widest_operand() -> None:

@@ -55,14 +55,16 @@ an H100 (docs/performance.md) timed five shapes: one vector per thread is as fas
 four on copies and binary operators (FLOAT32 IDENTITY 182 against 184 us, ADD 269
 against 270) and faster on FLOAT16 transcendental ones (SIGMOID 94 against 101 us, GELU
 102 against 110), whose eight halves per vector are already work enough per thread."""
-CONTIG_HINTS = 3
-"""Cache hints of the contiguous kernel's vector accesses (ew_contig's H) in calls whose
-operands (inputs read plus output written) exceed STREAM_MIN_BYTES: bit 0 streaming loads,
-bit 1 streaming stores (ld/st.global.cs, evict-first lines); 0 plain accesses. Smaller calls
-keep plain accesses, so that an output the next operator reads may stay in L2. Run W on an
-H100 (docs/performance.md), 64M elements, interleaved with the plain kernel: FLOAT16
-IDENTITY, ABS, EXP, SIGMOID, GELU 0.6-0.9 % faster with both hints, FLOAT32 unary 0.1-0.3 %,
-binary 0.0-0.4 %; streaming loads alone 1.4-2.7 % slower, streaming stores alone no faster."""
+CONTIG_HINTS: dict[int, int] = {2: 3}
+"""Cache hints of the contiguous kernel's vector accesses (ew_contig's H), by the widest
+operand's element size in bytes, in calls whose operands (inputs read plus output written)
+exceed STREAM_MIN_BYTES: bit 0 streaming loads, bit 1 streaming stores (ld/st.global.cs,
+evict-first lines); sizes not listed, and smaller calls, keep plain accesses (an output the
+next operator reads may then stay in L2). Run W on H100s (docs/performance.md), 64M
+elements, interleaved with the plain kernel in two calls on two machines: FLOAT16 IDENTITY,
+ABS, EXP, SIGMOID 0.4-0.9 % faster with both hints, the other FLOAT16 workloads within the
+spread; FLOAT32 0.1-0.3 % faster in one call, GELU 0.6 % slower in the other, so FLOAT32
+stays plain. Streaming loads alone were 1.4-2.7 % slower, streaming stores alone no faster."""
 STREAM_MIN_BYTES: int | None = None
 """Operand bytes above which CONTIG_HINTS apply; None: the device's L2 cache size."""
 ROW_BLOCK = 256  # ROW_BLOCK
@@ -433,7 +435,8 @@ class Plan:
         if lay.contiguous:
             vec = vector_width(self.itemsizes, pointers, dense)
             block, unroll = CONTIG_SHAPE
-            hints = contig_hints(lay.count * sum(size for size, d in zip(self.itemsizes, dense) if d))
+            sizes = [size for size, d in zip(self.itemsizes, dense) if d]
+            hints = contig_hints(lay.count * sum(sizes), max(sizes, default=0))
             tail = f", {hints}" if hints else ""  # H = 0 is the template's default
             fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}{tail}>")
             blocks = grid_for(max(1, lay.count // vec), block, unroll)
@@ -459,12 +462,18 @@ class Plan:
         return found
 
 
-def contig_hints(operand_bytes: int) -> int:
-    """The contiguous kernel's cache hints (CONTIG_HINTS) for a call moving ``operand_bytes``."""
+def contig_hints(operand_bytes: int, itemsize: int) -> int:
+    """The contiguous kernel's cache hints (CONTIG_HINTS) for a call of ``operand_bytes``.
+
+    ``itemsize``: the widest operand's element size in bytes.
+    """
+    hints = CONTIG_HINTS.get(itemsize, 0)
+    if not hints:
+        return 0
     limit = STREAM_MIN_BYTES
     if limit is None:
         limit = _l2_bytes(current_device())
-    return CONTIG_HINTS if operand_bytes > limit else 0
+    return hints if operand_bytes > limit else 0
 
 
 @functools.cache
