@@ -6,7 +6,8 @@ kernel template by NVRTC name expression per functor, fused activation, ScaleBia
 types and layout:
 
 * ``ew_contig``: every operand one contiguous run (element stride 1) or one broadcast
-  value (stride 0); 16-byte vector loads and stores when the pointers are aligned;
+  value (stride 0); 16-byte vector loads and stores when the pointers are aligned,
+  marked streaming (evict-first) for FLOAT16 calls larger than the L2 cache (CONTIG_HINTS);
 * ``ew_strided``: any strides (0 for broadcasting, negative), the dimensions collapsed
   first (up to 8), 32-bit offsets where they fit, 16-byte vectors along the innermost
   dimension where every operand's rows allow it (STRIDED_VECTORS).
@@ -62,9 +63,10 @@ exceed STREAM_MIN_BYTES: bit 0 streaming loads, bit 1 streaming stores (ld/st.gl
 evict-first lines); sizes not listed, and smaller calls, keep plain accesses (an output the
 next operator reads may then stay in L2). Run W on H100s (docs/performance.md), 64M
 elements, interleaved with the plain kernel in two calls on two machines: FLOAT16 IDENTITY,
-ABS, EXP, SIGMOID 0.4-0.9 % faster with both hints, the other FLOAT16 workloads within the
-spread; FLOAT32 0.1-0.3 % faster in one call, GELU 0.6 % slower in the other, so FLOAT32
-stays plain. Streaming loads alone were 1.4-2.7 % slower, streaming stores alone no faster."""
+ABS, EXP, SIGMOID 0.4-0.9 % faster with both hints (the ratio's interquartile range above
+1 in one call for all four, in the other for SIGMOID), no FLOAT16 workload slower beyond
+its range; FLOAT32 0.0-0.3 % faster in one call, GELU 0.6 % slower in the other, so FLOAT32
+stays plain. Streaming loads alone were 0.9-2.7 % slower, streaming stores alone no faster."""
 STREAM_MIN_BYTES: int | None = None
 """Operand bytes above which CONTIG_HINTS apply; None: the device's L2 cache size."""
 ROW_BLOCK = 256  # ROW_BLOCK
