@@ -5,7 +5,9 @@ Usage (on a machine with an NVIDIA GPU, CuPy, PyTorch and torchvision)::
     PYTHONPATH=src python bench/gpu.py [--quick] [--json out.json]
 
 Every timing is the median over batches of calls bracketed by CUDA events (per-call
-time = batch time / calls), after warm-up. Inputs smaller than ~3x the L2 cache are
+time = batch time / calls), after warm-up. The element-wise and SOFTMAX1 workloads time
+dmlops, torch and the variants in interleaved batches (``timed_group``) and report the
+median per-round ratio torch / dmlops with its interquartile range. Inputs smaller than ~3x the L2 cache are
 rotated among copies so that no call reads what the previous one left in L2. The
 device-to-device copy ceiling is measured in the same run; "% copy" is the workload's
 floor bytes per second (each input read once, each output written once) over it.

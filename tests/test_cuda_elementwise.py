@@ -562,6 +562,29 @@ def test_cache_hints_only_above_the_streaming_size(monkeypatch) -> None:
     assert cuda_elementwise.contig_hints(1 << 30, 2) == 0
 
 
+def test_cache_hint_kernels_compile_to_streaming_accesses() -> None:
+    """NVRTC (no GPU needed): ew_contig with H = 1 / 2 / 3 emits ld.global.cs / st.global.cs
+    for 16-, 8- and 4-byte vectors, and H = 0 none."""
+    from dmlops.cuda._compile import compile_source, nvrtc_module
+    from dmlops.cuda._runtime import kernel_source
+
+    try:
+        nvrtc_module().getVersion()
+    except Exception as exc:  # no CuPy, or CuPy without the NVRTC library
+        pytest.skip(f"NVRTC is not importable here ({type(exc).__name__}: {exc})")
+    heads = {
+        "OpAddH2, NoFused, false, half_t, half_t, half_t, half_t": (8, 4, 2),
+        "ActGelu, NoFused, false, float, float, float, float": (4, 2, 1),
+    }
+    for h in (0, 1, 2, 3):
+        names = [f"ew_contig<{head}, {vec}, 256, 1, {h}>" for head, vecs in heads.items() for vec in vecs]
+        ptx = compile_source(kernel_source("elementwise.cu"), "elementwise.cu", names, "compute_90")[0].decode()
+        loads = {w for w in ("v4.s32", "v2.s32", "s32") if f"ld.global.cs.{w} " in ptx}
+        stores = {w for w in ("v4.s32", "v2.s32", "s32") if f"st.global.cs.{w} " in ptx}
+        assert loads == ({"v4.s32", "v2.s32", "s32"} if h & 1 else set())
+        assert stores == ({"v4.s32", "v2.s32", "s32"} if h & 2 else set())
+
+
 def test_vector_width_follows_alignment_and_the_widest_operand() -> None:
     assert cuda_elementwise.vector_width([4, 4, 4], [0, 16, 32], [True, True, True]) == 4
     assert cuda_elementwise.vector_width([2, 2], [0, 2], [True, True]) == 1
