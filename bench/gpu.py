@@ -131,19 +131,6 @@ def pair_stats(mine: list[float], peer: list[float]) -> tuple[float, float, floa
     return statistics.median(ratios), q1, q3
 
 
-def timed_pair(
-    mine: Callable[[int], Any], peer: Callable[[int], Any], *, calls: int = 10, batches: int = 31
-) -> tuple[float, float, tuple[float, float, float]]:
-    """Median us per call of ``mine`` and ``peer`` timed in alternating batches, and
-    the median and interquartile range of the per-pair ratio peer / mine (see timed_group)."""
-    times = timed_group({"mine": mine, "peer": peer}, calls=calls, batches=batches)
-    return (
-        statistics.median(times["mine"]),
-        statistics.median(times["peer"]),
-        pair_stats(times["mine"], times["peer"]),
-    )
-
-
 def copies(make: Callable[[], Any], nbytes: int) -> list[Any]:
     """Enough independent copies of an input set to defeat L2 (at least 3x its size)."""
     n = max(1, math.ceil(3 * L2_BYTES / max(nbytes, 1)))
