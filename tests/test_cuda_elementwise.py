@@ -203,7 +203,8 @@ def test_contiguous_vectors_tails_and_misaligned_views(gpu, dtype: str, op: str,
 
 
 @pytest.mark.parametrize(
-    ("shape", "hints"), [((256, 1), 1), ((256, 1), 2), ((256, 1), 3), ((128, 2), 3), ((128, 1), 0)]
+    ("shape", "hints"),
+    [((256, 1), 1), ((256, 1), 2), ((256, 1), 3), ((128, 2), 3), ((128, 1), 0), ((256, 1), 4), ((256, 2), 7)],
 )
 @pytest.mark.parametrize(("n", "offset"), [(4099, 0), (4099, 2), (1000003, 0)])
 @pytest.mark.parametrize(
@@ -234,6 +235,52 @@ def test_contiguous_kernel_shapes_and_cache_hints(
     run_cuda(desc, device, {"OutputTensor": out[offset : offset + n]})
     compare(op, expected, out[offset : offset + n].get())
     assert (out[:offset].get() == 5).all() and (out[offset + n :].get() == 5).all()
+
+
+@pytest.mark.parametrize(
+    ("setting", "per_sm", "shape"),
+    [
+        ("CONTIG_RESIDENT", 6, (256, 1)),
+        ("CONTIG_RESIDENT", 4, (256, 1)),  # over 48 KiB of shared memory a block
+        ("CONTIG_RESIDENT", 12, (128, 2)),
+        ("CONTIG_LOOP", 1, (256, 1)),  # many steps of the whole grid
+        ("CONTIG_LOOP", 4, (256, 2)),
+        ("CONTIG_LOOP", 8, (128, 1)),
+    ],
+)
+@pytest.mark.parametrize(("n", "offset"), [(4099, 2), (1000003, 0), (3000011, 4)])
+@pytest.mark.parametrize(
+    ("dtype", "op"), [("float16", "ELEMENT_WISE_ADD"), ("float32", "ACTIVATION_GELU"), ("int8", "ELEMENT_WISE_BIT_XOR")]
+)
+def test_contiguous_kernel_occupancy_cap_and_grid_stride(
+    gpu, monkeypatch, dtype: str, op: str, n: int, offset: int, setting: str, per_sm: int, shape: tuple[int, int]
+) -> None:
+    """The contiguous kernel held to a few resident blocks per multiprocessor (CONTIG_RESIDENT:
+    shared memory reserved per block) and its grid-stride form over a fixed grid (CONTIG_LOOP)
+    give the reference's bits, write nothing outside the output view, and a broadcast operand
+    (stride 0) still reads its one element."""
+    cp = gpu
+    dt = np.dtype(dtype)
+    monkeypatch.setattr(cuda_elementwise, setting, {(dt.itemsize, arity): per_sm for arity in (1, 2)})
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_SHAPE", shape)
+    rng = np.random.default_rng(n + offset + per_sm)
+    name = {"float16": "FLOAT16", "float32": "FLOAT32", "int8": "INT8"}[dtype]
+    binary = op.startswith("ELEMENT_WISE")
+    members = ("ATensor", "BTensor") if binary else ("InputTensor",)
+    for broadcast in (False, True) if binary else (False,):
+        sizes = {m: (name, [n], [0] if broadcast and m == "BTensor" else None) for m in members}
+        desc = _desc(op, {**sizes, "OutputTensor": (name, [n], None)})
+        host = {m: data(dt, rng, shape=(1 if broadcast and m == "BTensor" else n,)) for m in members}
+        device = {}
+        for m in members:
+            k = host[m].shape[0]
+            device[m] = cp.zeros(k + offset, dtype=dt)[offset:]
+            device[m][...] = cp.asarray(host[m])
+        expected = dmlops.execute(desc, host, backend="numpy")["OutputTensor"]
+        out = cp.full(n + offset + 5, 5, dtype=dt)
+        run_cuda(desc, device, {"OutputTensor": out[offset : offset + n]})
+        compare(op, expected, out[offset : offset + n].get())
+        assert (out[:offset].get() == 5).all() and (out[offset + n :].get() == 5).all()
 
 
 @pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16", "INT8"])

@@ -69,6 +69,13 @@ its range; FLOAT32 0.0-0.3 % faster in one call, GELU 0.6 % slower in the other,
 stays plain. Streaming loads alone were 0.9-2.7 % slower, streaming stores alone no faster."""
 STREAM_MIN_BYTES: int | None = None
 """Operand bytes above which CONTIG_HINTS apply; None: the device's L2 cache size."""
+CONTIG_RESIDENT: dict[tuple[int, int], int] = {}
+"""Resident blocks per multiprocessor the contiguous kernel is held to, by (widest operand's
+element size in bytes, inputs): each block reserves dynamic shared memory that nothing
+reads (ew_contig's R), an occupancy cap; absent: no cap."""
+CONTIG_LOOP: dict[tuple[int, int], int] = {}
+"""Blocks per multiprocessor of a fixed grid-stride grid (ew_contig_loop), by (widest
+operand's element size in bytes, inputs); absent: ew_contig, one block per B * U vectors."""
 ROW_BLOCK = 256  # ROW_BLOCK
 ROW_WARP_MAX = 1024
 """Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row
@@ -434,14 +441,25 @@ class Plan:
             return found
         lay = self.layout
         dense = [s[-1] != 0 for s in lay.strides]
+        shared = 0
         if lay.contiguous:
             vec = vector_width(self.itemsizes, pointers, dense)
             block, unroll = CONTIG_SHAPE
             sizes = [size for size, d in zip(self.itemsizes, dense) if d]
-            hints = contig_hints(lay.count * sum(sizes), max(sizes, default=0))
-            tail = f", {hints}" if hints else ""  # H = 0 is the template's default
-            fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}{tail}>")
+            widest = max(sizes, default=0)
+            hints = contig_hints(lay.count * sum(sizes), widest)
             blocks = grid_for(max(1, lay.count // vec), block, unroll)
+            loop = CONTIG_LOOP.get((widest, self.arity), 0)
+            resident = CONTIG_RESIDENT.get((widest, self.arity), 0)
+            if loop:
+                fn = get_kernel(SOURCE, f"ew_contig_loop<{self.head}, {vec}, {block}, {unroll}, {hints}>")
+                blocks = min(blocks, loop * _device_numbers(current_device())[0])
+            elif resident:
+                fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}, {hints}, {resident}>")
+                shared = _reserve_shared(fn, resident)
+            else:
+                tail = f", {hints}" if hints else ""  # H = 0 is the template's default
+                fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}{tail}>")
         else:
             block = BLOCK
             vec = 1
@@ -460,8 +478,36 @@ class Plan:
             else:
                 fn = get_kernel(SOURCE, f"ew_strided<{self.head}, {len(lay.sizes)}, {itype}, {vec}>")
                 blocks = grid_for(lay.count // vec, BLOCK, UNROLL, 1 << 20)
-        found = self._launches[key] = PackedLaunch(fn, blocks, block, 4, self.struct)
+        found = self._launches[key] = PackedLaunch(fn, blocks, block, 4, self.struct, shared=shared)
         return found
+
+
+def _reserve_shared(fn: Any, resident: int) -> int:
+    """Dynamic shared memory per block (bytes, a multiple of 1 KiB) for at most ``resident`` blocks a multiprocessor.
+
+    ``fn``'s carveout is set to the most shared memory, so the count does not hang on the
+    driver's choice of carveout.
+    """
+    _, per_sm, reserved = _device_numbers(current_device())
+    shared = max(0, (per_sm // resident - reserved) // 1024 * 1024)
+    cupy_module()
+    from cupy_backends.cuda.api import driver
+
+    driver.funcSetAttribute(int(fn.ptr), 9, 100)  # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: 100 %
+    if shared > 48 * 1024:
+        driver.funcSetAttribute(int(fn.ptr), 8, shared)  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    return shared
+
+
+@functools.cache
+def _device_numbers(device: int) -> tuple[int, int, int]:
+    """Multiprocessors, shared memory per multiprocessor, shared memory the system reserves per block."""
+    props = cupy_module().cuda.runtime.getDeviceProperties(device)
+    return (
+        int(props["multiProcessorCount"]),
+        int(props["sharedMemPerMultiprocessor"]),
+        int(props.get("reservedSharedMemPerBlock", 1024)),
+    )
 
 
 def contig_hints(operand_bytes: int, itemsize: int) -> int:

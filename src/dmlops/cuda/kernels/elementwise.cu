@@ -1,7 +1,9 @@
 // The element-wise and activation family: one generated family of kernels.
 //
 // Contract (dmlops.cuda.elementwise builds the name expressions and the parameters):
-//   ew_contig<Op, Fused, SB, T0, T1, T2, TO, VEC, B, U, H>  every operand 1-D, stride 1 or 0 (H = 0 default)
+//   ew_contig<Op, Fused, SB, T0, T1, T2, TO, VEC, B, U, H, R>  every operand 1-D, stride 1 or 0
+//                                                           (H = 0 and R = 0 by default)
+//   ew_contig_loop<Op, Fused, SB, T0, T1, T2, TO, VEC, B, U, H>  the same, grid-stride over a fixed grid
 //   ew_strided<Op, Fused, SB, T0, T1, T2, TO, NDIM, I, VEC> any strides (0 = broadcast, negative)
 //   ew_rows2d<Op, Fused, SB, T0, T1, T2, TO, I, VEC, U>      two dimensions, U vectors a thread
 // Op is an operator functor below (Op::arity inputs read, in the desc's member order);
@@ -785,10 +787,24 @@ __device__ __forceinline__ Vec<TO, VEC> compute(
 // marked streaming (ld.global.cs / st.global.cs: the line is evicted first, as data that
 // is touched once); 4-, 8- and 16-byte vectors, others plain. Only the cache policy
 // differs: the same bytes move.
+// Bit 2 of H adds the L2 prefetch-size hint .L2::256B to 16-byte loads (the L2 may fetch
+// the whole 256-byte span from memory at once); it changes no value either.
 template <int H, typename V>
 __device__ __forceinline__ V load_hinted(const V* p) {
     V r;
-    if constexpr ((H & 1) != 0 && sizeof(V) == 16) {
+    if constexpr ((H & 4) != 0 && sizeof(V) == 16) {
+        int4 t;
+        if constexpr ((H & 1) != 0) {
+            asm("ld.global.cs.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+                : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w)
+                : "l"(p));
+        } else {
+            asm("ld.global.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+                : "=r"(t.x), "=r"(t.y), "=r"(t.z), "=r"(t.w)
+                : "l"(p));
+        }
+        memcpy(&r, &t, 16);
+    } else if constexpr ((H & 1) != 0 && sizeof(V) == 16) {
         const int4 t = __ldcs(reinterpret_cast<const int4*>(p));
         memcpy(&r, &t, 16);
     } else if constexpr ((H & 1) != 0 && sizeof(V) == 8) {
@@ -822,17 +838,13 @@ __device__ __forceinline__ void store_hinted(V* p, const V& r) {
     }
 }
 
-// Every operand 1-D with element stride 1 (s*[0] != 0) or 0 (one broadcast value); VEC
-// elements per vector access (the host checked the alignment of each stride-1 operand);
-// B threads per block, U vectors per thread; H the cache hints of the vector accesses
-// (load_hinted; 0 plain).
+// U vectors of VEC elements per thread, vectors first + u * B (u < U) of every operand,
+// all loads issued before the first result is computed and stored; vectors from nv on
+// are skipped. The body of the contiguous kernels.
 template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC, int B, int U,
-          int H = 0>
-__global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
-    const long long n = p.count;
-    const long long nv = n / VEC;
-    const bool va = p.s0[0] != 0, vb = p.s1[0] != 0, vc = p.s2[0] != 0;
-    const long long first = (long long)blockIdx.x * (B * U) + threadIdx.x;
+          int H>
+__device__ __forceinline__ void contig_chunk(const T0* a, const T1* b, const T2* c, TO* y, const EwParams& p,
+                                             long long first, long long nv, bool va, bool vb, bool vc) {
     Vec<T0, VEC> ra[U];
     Vec<T1, VEC> rb[U];
     Vec<T2, VEC> rc[U];
@@ -872,16 +884,54 @@ __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T
                            compute<Op, Fz, SB, T0, T1, T2, TO, VEC>(p, ra[u], rb[u], rc[u]));
         }
     }
-    if (VEC > 1) {  // the tail of fewer than VEC elements
+}
+
+// The tail of fewer than VEC elements after the nv vectors: threads 0 .. VEC - 2 of block 0.
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC, int B>
+__device__ __forceinline__ void contig_tail(const T0* a, const T1* b, const T2* c, TO* y, const EwParams& p,
+                                            long long nv, bool va, bool vb, bool vc) {
+    if (VEC > 1) {
         const long long t = (long long)blockIdx.x * B + threadIdx.x;
         const long long i = nv * VEC + t;
-        if (i < n) {
+        if (i < p.count) {
             const T0 x0 = a[va ? i : 0];
             const T1 x1 = Op::arity >= 2 ? b[vb ? i : 0] : T1();
             const T2 x2 = Op::arity >= 3 ? c[vc ? i : 0] : T2();
             y[i] = element<Op, Fz, SB, T0, T1, T2, TO>(p, x0, x1, x2);
         }
     }
+}
+
+// Every operand 1-D with element stride 1 (s*[0] != 0) or 0 (one broadcast value); VEC
+// elements per vector access (the host checked the alignment of each stride-1 operand);
+// B threads per block, U vectors per thread, one block per B * U vectors; H the cache
+// hints of the vector accesses (load_hinted; 0 plain). R > 0: the host launches this
+// instantiation with dynamic shared memory that nothing reads, so that at most R blocks
+// fit a multiprocessor (an occupancy cap); R only keeps its function attributes (the
+// shared-memory carveout) apart from the uncapped kernel's. The code is the same.
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC, int B, int U,
+          int H = 0, int R = 0>
+__global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
+    const long long nv = p.count / VEC;
+    const bool va = p.s0[0] != 0, vb = p.s1[0] != 0, vc = p.s2[0] != 0;
+    const long long first = (long long)blockIdx.x * (B * U) + threadIdx.x;
+    contig_chunk<Op, Fz, SB, T0, T1, T2, TO, VEC, B, U, H>(a, b, c, y, p, first, nv, va, vb, vc);
+    contig_tail<Op, Fz, SB, T0, T1, T2, TO, VEC, B>(a, b, c, y, p, nv, va, vb, vc);
+}
+
+// ew_contig's work over a fixed grid (the host launches a few blocks per multiprocessor):
+// each thread walks its vectors in steps of the whole grid's B * U.
+template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC, int B, int U,
+          int H = 0>
+__global__ void __launch_bounds__(B)
+    ew_contig_loop(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
+    const long long nv = p.count / VEC;
+    const bool va = p.s0[0] != 0, vb = p.s1[0] != 0, vc = p.s2[0] != 0;
+    const long long step = (long long)gridDim.x * (B * U);
+    for (long long first = (long long)blockIdx.x * (B * U) + threadIdx.x; first < nv; first += step) {
+        contig_chunk<Op, Fz, SB, T0, T1, T2, TO, VEC, B, U, H>(a, b, c, y, p, first, nv, va, vb, vc);
+    }
+    contig_tail<Op, Fz, SB, T0, T1, T2, TO, VEC, B>(a, b, c, y, p, nv, va, vb, vc);
 }
 
 // One operand's VEC elements at offset o: a vector where its innermost stride is 1, the
