@@ -1190,16 +1190,23 @@ _PAIRS_OFF = {"FLOAT16 element by element (HALF_PAIRS off)": {"HALF_PAIRS": Fals
 _EVERY_SIZE = (1, 2, 4, 8)
 _PLAIN = {"plain loads and stores (no CONTIG_HINTS, before run W)": {"CONTIG_HINTS": {}}}
 _STREAMING = {"streaming loads and stores (ld/st.global.cs)": {"CONTIG_HINTS": dict.fromkeys(_EVERY_SIZE, 3)}}
+_UNCAPPED = {"every block resident (no CONTIG_RESIDENT, before run X)": {"CONTIG_RESIDENT": {}}}
 EW_VARIANT_CASES: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
     ("ELEMENT_WISE_IDENTITY", "fp32"): _SHAPES,
-    ("ELEMENT_WISE_ADD", "fp32"): _SHAPES,
+    ("ELEMENT_WISE_ADD", "fp32"): {**_UNCAPPED, **_SHAPES},
+    ("ELEMENT_WISE_MULTIPLY", "fp32"): _UNCAPPED,
+    ("ELEMENT_WISE_MAX", "fp32"): _UNCAPPED,
+    ("ELEMENT_WISE_ADD1", "fp32"): _UNCAPPED,
     ("ACTIVATION_SIGMOID", "fp16"): _SHAPES,
-    ("ELEMENT_WISE_ADD", "fp16"): _PAIRS_OFF,
-    ("ELEMENT_WISE_MULTIPLY", "fp16"): _PAIRS_OFF,
+    ("ELEMENT_WISE_ADD", "fp16"): {**_UNCAPPED, **_PAIRS_OFF},
+    ("ELEMENT_WISE_MULTIPLY", "fp16"): {**_UNCAPPED, **_PAIRS_OFF},
+    ("ELEMENT_WISE_MAX", "fp16"): _UNCAPPED,
+    ("ELEMENT_WISE_ADD1", "fp16"): _UNCAPPED,
 }
 """Workloads also timed with other settings (attributes of dmlops.cuda.elementwise); every
 64M contiguous workload also with _PLAIN (the contiguous kernel without cache hints), the
-FLOAT32 ones with _STREAMING (with them, as FLOAT16 runs by default)."""
+FLOAT32 ones with _STREAMING (with them, as FLOAT16 runs by default); the two-input ones
+without the occupancy cap (_UNCAPPED)."""
 EW_EXPLORE: dict[str, dict[str, Any]] = {
     **{
         f"contiguous kernel block {b}, {v} vectors": {"CONTIG_SHAPE": (b, v)}
@@ -1220,9 +1227,19 @@ def _every_case(value: int) -> dict[tuple[int, int], int]:
 
 
 EW_OCCUPANCY: dict[str, dict[str, Any]] = {
-    **{f"at most {k} blocks of 256 per SM (shared memory)": {"CONTIG_RESIDENT": _every_case(k)} for k in (4, 5, 6)},
     **{
-        f"block 128, at most {k} per SM (shared memory)": {"CONTIG_SHAPE": (128, 1), "CONTIG_RESIDENT": _every_case(k)}
+        f"at most {k} blocks of 256 per SM (shared memory)": {
+            "CONTIG_RESIDENT": _every_case(k),
+            "RESIDENT_FUNCTORS": None,
+        }
+        for k in (4, 5, 6)
+    },
+    **{
+        f"block 128, at most {k} per SM (shared memory)": {
+            "CONTIG_SHAPE": (128, 1),
+            "CONTIG_RESIDENT": _every_case(k),
+            "RESIDENT_FUNCTORS": None,
+        }
         for k in (10, 12)
     },
     **{f"grid-stride, SMs x {k} blocks of 256": {"CONTIG_LOOP": _every_case(k)} for k in (4, 6, 8)},

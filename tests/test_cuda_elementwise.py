@@ -263,6 +263,8 @@ def test_contiguous_kernel_occupancy_cap_and_grid_stride(
     dt = np.dtype(dtype)
     monkeypatch.setattr(cuda_elementwise, setting, {(dt.itemsize, arity): per_sm for arity in (1, 2)})
     monkeypatch.setattr(cuda_elementwise, "CONTIG_SHAPE", shape)
+    monkeypatch.setattr(cuda_elementwise, "RESIDENT_FUNCTORS", None)  # GELU and BIT_XOR capped too
+    monkeypatch.setattr(cuda_elementwise, "STREAM_MIN_BYTES", 0)  # the cap at every size
     rng = np.random.default_rng(n + offset + per_sm)
     name = {"float16": "FLOAT16", "float32": "FLOAT32", "int8": "INT8"}[dtype]
     binary = op.startswith("ELEMENT_WISE")
@@ -609,6 +611,36 @@ def test_cache_hints_only_above_the_streaming_size(monkeypatch) -> None:
     assert cuda_elementwise.contig_hints(1 << 30, 2) == 0
 
 
+def test_occupancy_cap_only_for_large_two_input_arithmetic(monkeypatch) -> None:
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_RESIDENT", {(2, 2): 6, (4, 2): 5})
+    monkeypatch.setattr(cuda_elementwise, "STREAM_MIN_BYTES", 1 << 20)
+    resident = cuda_elementwise.contig_resident
+    assert resident((1 << 20) + 1, 2, 2, "OpAddH2", "NoFused") == 6
+    assert resident((1 << 20) + 1, 4, 2, "OpMax", "FusedRelu") == 5
+    assert resident(1 << 20, 2, 2, "OpAddH2", "NoFused") == 0  # fits the streaming size
+    assert resident(1 << 30, 2, 1, "OpAbs", "NoFused") == 0  # one input: not in the table
+    assert resident(1 << 30, 8, 2, "OpAdd", "NoFused") == 0
+    assert resident(1 << 30, 4, 2, "OpPow", "NoFused") == 0  # not a RESIDENT_FUNCTORS functor
+    assert resident(1 << 30, 4, 2, "OpAdd", "ActGelu") == 0  # a fused activation other than RELU
+    monkeypatch.setattr(cuda_elementwise, "RESIDENT_FUNCTORS", None)
+    assert resident(1 << 30, 4, 2, "OpPow", "ActGelu") == 5
+
+
+def test_occupancy_cap_reserves_shared_memory(gpu, monkeypatch) -> None:
+    """A capped plan launches with the shared memory that fits at most that many blocks."""
+    cp = gpu
+    monkeypatch.setattr(cuda_elementwise, "STREAM_MIN_BYTES", 0)
+    n = 1 << 16
+    desc = _desc("ELEMENT_WISE_ADD", {m: ("FLOAT16", [n], None) for m in ("ATensor", "BTensor", "OutputTensor")})
+    desc.validate()
+    a = cp.ones(n, dtype=cp.float16)
+    plan = cuda_elementwise.Plan(desc, [a.dtype] * 2, a.dtype, cuda_elementwise.layout((n,), [(1,)] * 3))
+    launch = plan.launch_for([a.data.ptr] * 3)
+    _, per_sm, reserved = cuda_elementwise._device_numbers(cp.cuda.Device().id)
+    assert launch.shared > 0 and launch.shared % 1024 == 0
+    assert 6 * (launch.shared + reserved) <= per_sm < 7 * (launch.shared + reserved)
+
+
 def test_cache_hint_kernels_compile_to_streaming_accesses() -> None:
     """NVRTC (no GPU needed): ew_contig with H = 1 / 2 / 3 emits ld.global.cs / st.global.cs
     for 16-, 8- and 4-byte vectors, and H = 0 none."""
@@ -630,6 +662,12 @@ def test_cache_hint_kernels_compile_to_streaming_accesses() -> None:
         stores = {w for w in ("v4.s32", "v2.s32", "s32") if f"st.global.cs.{w} " in ptx}
         assert loads == ({"v4.s32", "v2.s32", "s32"} if h & 1 else set())
         assert stores == ({"v4.s32", "v2.s32", "s32"} if h & 2 else set())
+    # H & 4: the L2 prefetch-size hint on 16-byte loads only (plain or streaming)
+    for h in (4, 7):
+        names = [f"ew_contig<{head}, {vec}, 256, 1, {h}>" for head, vecs in heads.items() for vec in vecs]
+        ptx = compile_source(kernel_source("elementwise.cu"), "elementwise.cu", names, "compute_90")[0].decode()
+        assert f"ld.global{'.cs' if h & 1 else ''}.L2::256B.v4.s32 " in ptx
+        assert "L2::256B.v2" not in ptx and "L2::256B.s32" not in ptx
 
 
 def test_vector_width_follows_alignment_and_the_widest_operand() -> None:

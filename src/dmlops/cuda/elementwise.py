@@ -8,6 +8,8 @@ types and layout:
 * ``ew_contig``: every operand one contiguous run (element stride 1) or one broadcast
   value (stride 0); 16-byte vector loads and stores when the pointers are aligned,
   marked streaming (evict-first) for FLOAT16 calls larger than the L2 cache (CONTIG_HINTS);
+  such calls of the two-input arithmetic held to 6 resident blocks per multiprocessor
+  (CONTIG_RESIDENT); ``ew_contig_loop``, a grid-stride form over a fixed grid (CONTIG_LOOP, off);
 * ``ew_strided``: any strides (0 for broadcasting, negative), the dimensions collapsed
   first (up to 8), 32-bit offsets where they fit, 16-byte vectors along the innermost
   dimension where every operand's rows allow it (STRIDED_VECTORS).
@@ -68,11 +70,23 @@ ABS, EXP, SIGMOID 0.4-0.9 % faster with both hints (the ratio's interquartile ra
 its range; FLOAT32 0.0-0.3 % faster in one call, GELU 0.6 % slower in the other, so FLOAT32
 stays plain. Streaming loads alone were 0.9-2.7 % slower, streaming stores alone no faster."""
 STREAM_MIN_BYTES: int | None = None
-"""Operand bytes above which CONTIG_HINTS apply; None: the device's L2 cache size."""
-CONTIG_RESIDENT: dict[tuple[int, int], int] = {}
+"""Operand bytes above which CONTIG_HINTS and CONTIG_RESIDENT apply; None: the device's L2 cache size."""
+CONTIG_RESIDENT: dict[tuple[int, int], int] = {(2, 2): 6, (4, 2): 6}
 """Resident blocks per multiprocessor the contiguous kernel is held to, by (widest operand's
-element size in bytes, inputs): each block reserves dynamic shared memory that nothing
-reads (ew_contig's R), an occupancy cap; absent: no cap."""
+element size in bytes, inputs), for the functors of RESIDENT_FUNCTORS in calls whose operands
+exceed STREAM_MIN_BYTES: each block reserves dynamic shared memory that nothing reads
+(ew_contig's R), an occupancy cap; absent: no cap. Run X on an H100 (docs/performance.md),
+64M elements, interleaved with the uncapped kernel and torch: at most 6 blocks of 256 (75 %
+of the threads; torch's vectorized kernel is held to the same by its registers) made FLOAT16
+ADD, MULTIPLY, MAX and ADD1 + RELU 1.4-1.7 % faster and the FLOAT32 ones 1.1-1.3 % (5 blocks
+the same; 4 blocks from 1.0 % slower to 0.4 % faster); on one-input operators the cap was
+0.6-7.3 % slower, so they keep every block. A fixed grid-stride grid (CONTIG_LOOP) was 5-9 % slower."""
+RESIDENT_FUNCTORS: frozenset[str] | None = frozenset(
+    {"OpAdd", "OpAddH2", "OpSubtract", "OpSubtractH2", "OpMultiply", "OpMultiplyH2", "OpMax", "OpMin"}
+)
+"""The functors CONTIG_RESIDENT caps (with no fused activation, or RELU): a few instructions
+an element, so the call waits on memory alone; transcendental work hides its latency with
+more warps (FLOAT16 SIGMOID was 7.3 % slower capped). None: every functor."""
 CONTIG_LOOP: dict[tuple[int, int], int] = {}
 """Blocks per multiprocessor of a fixed grid-stride grid (ew_contig_loop), by (widest
 operand's element size in bytes, inputs); absent: ew_contig, one block per B * U vectors."""
@@ -428,6 +442,7 @@ class Plan:
             and all(d == np.float16 for d in (*dtypes, out_dtype))
         ):
             functor = PAIRED[functor]
+        self.functor, self.fused = functor, fused
         self.head = f"{functor}, {fused}, {'true' if has_sb else 'false'}, {', '.join(types)}, {C_TYPES[out_dtype]}"
         self.itemsizes = [d.itemsize for d in dtypes] + [out_dtype.itemsize]
         self.struct = ew_params(lay, q, k, f, sb)
@@ -450,7 +465,7 @@ class Plan:
             hints = contig_hints(lay.count * sum(sizes), widest)
             blocks = grid_for(max(1, lay.count // vec), block, unroll)
             loop = CONTIG_LOOP.get((widest, self.arity), 0)
-            resident = CONTIG_RESIDENT.get((widest, self.arity), 0)
+            resident = contig_resident(lay.count * sum(sizes), widest, self.arity, self.functor, self.fused)
             if loop:
                 fn = get_kernel(SOURCE, f"ew_contig_loop<{self.head}, {vec}, {block}, {unroll}, {hints}>")
                 blocks = min(blocks, loop * _device_numbers(current_device())[0])
@@ -508,6 +523,23 @@ def _device_numbers(device: int) -> tuple[int, int, int]:
         int(props["sharedMemPerMultiprocessor"]),
         int(props.get("reservedSharedMemPerBlock", 1024)),
     )
+
+
+def contig_resident(operand_bytes: int, itemsize: int, arity: int, functor: str, fused: str) -> int:
+    """The contiguous kernel's cap on resident blocks per multiprocessor (CONTIG_RESIDENT), 0 for none.
+
+    ``itemsize``: the widest operand's element size in bytes; ``arity``: the inputs;
+    ``functor`` / ``fused``: the element functor and fused activation of the plan.
+    """
+    resident = CONTIG_RESIDENT.get((itemsize, arity), 0)
+    if not resident:
+        return 0
+    if RESIDENT_FUNCTORS is not None and (functor not in RESIDENT_FUNCTORS or fused not in ("NoFused", "FusedRelu")):
+        return 0
+    limit = STREAM_MIN_BYTES
+    if limit is None:
+        limit = _l2_bytes(current_device())
+    return resident if operand_bytes > limit else 0
 
 
 def contig_hints(operand_bytes: int, itemsize: int) -> int:
