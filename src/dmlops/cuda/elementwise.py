@@ -77,10 +77,12 @@ element size in bytes, inputs), for the functors of RESIDENT_FUNCTORS in calls w
 exceed STREAM_MIN_BYTES: each block reserves dynamic shared memory that nothing reads
 (ew_contig's R), an occupancy cap; absent: no cap. Run X on an H100 (docs/performance.md),
 64M elements, interleaved with the uncapped kernel and torch: at most 6 blocks of 256 (75 %
-of the threads; torch's vectorized kernel is held to the same by its registers) made FLOAT16
-ADD, MULTIPLY, MAX and ADD1 + RELU 1.4-1.7 % faster and the FLOAT32 ones 1.1-1.3 % (5 blocks
-the same; 4 blocks from 1.0 % slower to 0.4 % faster); on one-input operators the cap was
-0.6-7.3 % slower, so they keep every block. A fixed grid-stride grid (CONTIG_LOOP) was 5-9 % slower."""
+of the threads; torch's vectorized kernel is held to the same by its registers) made FLOAT32
+ADD, MULTIPLY, MAX and ADD1 + RELU 0.9-1.3 % faster in two calls, the FLOAT16 ones 1.4-1.7 % in
+one call and 0.4-0.5 % in the other (a tie with torch; single calls after an idle GPU were 1.6 %
+slower capped at FLOAT16); 5 blocks the same, 4 from 1.0 % slower to 0.4 % faster. On
+one-input operators the cap was 0.6-7.3 % slower, so they keep every block. A fixed
+grid-stride grid (CONTIG_LOOP) was 5-16 % slower."""
 RESIDENT_FUNCTORS: frozenset[str] | None = frozenset(
     {"OpAdd", "OpAddH2", "OpSubtract", "OpSubtractH2", "OpMultiply", "OpMultiplyH2", "OpMax", "OpMin"}
 )
