@@ -26,6 +26,7 @@ import dataclasses
 import importlib
 import json
 import math
+import random
 import statistics
 import subprocess
 import sys
@@ -90,10 +91,12 @@ def timed_group(fns: dict[str, Callable[[int], Any]], *, calls: int = 10, batche
 
     Each round runs one batch of ``calls`` calls of every function, back to back on the
     stream (no host wait between batches, so no batch starts on an idle GPU), CUDA events
-    around each batch; the order rotates by one each round, so every function goes first
-    equally often (two functions alternate). Drift of clocks or temperature over the
-    measurement then lands on all of them alike, and round r's times compare like with
-    like: see :func:`pair_stats`.
+    around each batch; the order is shuffled each round (seeded), so every function goes
+    first, and follows each of the others, about equally often. Drift of clocks or
+    temperature over the measurement then lands on all of them alike, and round r's times
+    compare like with like: see :func:`pair_stats`. (Until run X the order rotated by one
+    each round, so each function always followed the same one; the L2 state that one left
+    behind moved an identical kernel by up to 0.8 % at FLOAT16.)
     """
     if QUICK:
         calls, batches = 5, 7
@@ -107,7 +110,8 @@ def timed_group(fns: dict[str, Callable[[int], Any]], *, calls: int = 10, batche
     times: dict[str, list[float]] = {label: [] for label in labels}
     k = 0
     for r in range(batches):
-        order = labels[r % len(labels) :] + labels[: r % len(labels)]
+        order = labels[:]
+        random.Random(r).shuffle(order)
         events = []
         for label in order:
             start, end = cp.cuda.Event(), cp.cuda.Event()
