@@ -1182,3 +1182,16 @@ def test_a_call_whose_launches_went_unrecorded_is_never_replayed(
         out = dmlops.execute(desc, inputs, backend="cuda")["OutputTensor"]
         cp.testing.assert_array_equal(out, inputs["ATensor"] + inputs["BTensor"])
     assert id(desc) not in fl._ENTRIES, name
+
+
+def test_every_replay_guard_names_a_module_global() -> None:
+    """A guard names the tuning switches its implementation reads; a misspelt or stale name guards nothing."""
+    import importlib
+
+    for impl, guards in fl.REPLAYABLE.items():
+        module_name, function = impl.rsplit(".", 1)
+        assert hasattr(importlib.import_module(module_name), function), impl
+        for guarded_module, names in guards:
+            module = importlib.import_module(guarded_module)
+            missing = [n for n in names if not hasattr(module, n)]
+            assert not missing, f"{impl}: {guarded_module} has no {missing}"

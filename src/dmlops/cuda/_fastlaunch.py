@@ -77,7 +77,20 @@ CFLAGS = ("-O2", "-shared", "-fPIC", "-std=c99", "-fvisibility=hidden")
 
 REPLAYABLE: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "dmlops.cuda.elementwise.run_elementwise": (
-        ("dmlops.cuda.elementwise", ("CONTIG_SHAPE", "STRIDED_VECTORS", "ROWS_2D", "HALF_PAIRS")),
+        (
+            "dmlops.cuda.elementwise",
+            (
+                "CONTIG_SHAPE",
+                "CONTIG_HINTS",
+                "STREAM_MIN_BYTES",
+                "CONTIG_RESIDENT",
+                "RESIDENT_FUNCTORS",
+                "CONTIG_LOOP",
+                "STRIDED_VECTORS",
+                "ROWS_2D",
+                "HALF_PAIRS",
+            ),
+        ),
     ),
     "dmlops.cuda.elementwise.run_rows": (("dmlops.cuda.elementwise", ("ROW_WARP_MAX",)),),
     "dmlops.cuda.data_movement.run_slice1": (),
