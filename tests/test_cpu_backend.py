@@ -313,8 +313,8 @@ def test_unknown_backend_is_a_clear_error() -> None:
 
 
 def test_concurrent_calls_from_python_threads() -> None:
-    """numba's workqueue layer aborts on concurrent parallel regions; the backend serialises
-    them there, and other layers run them concurrently. Either way results are right."""
+    """Calls from several Python threads at once share the backend's executor (its threads
+    claim each call's chunks); every result is still the single-threaded one."""
     all_cases = cases()
     expected = {op: dmlops.execute(d, i, backend="cpu")[m] for op, (d, i, m) in all_cases.items()}
     errors: list[BaseException] = []

@@ -183,10 +183,10 @@ def test_gather_elements_rows_streamed(
     monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...], offset: int, dtype_name: str
 ) -> None:
     # GATHER_ELEMENTS along a last axis stores its 4- and 8-byte elements non-temporally
-    from dmlops.cpu import data_movement
+    from dmlops.cpu import _threads, data_movement
 
     monkeypatch.setattr(_stream, "STREAM_MIN_BYTES", 0)
-    monkeypatch.setattr(data_movement, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(_threads, "PARALLEL_MIN_ELEMENTS", 1)
     taken: list[bool] = []
     real = data_movement._gather_elements_stream
 

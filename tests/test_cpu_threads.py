@@ -70,7 +70,7 @@ def test_results_do_not_depend_on_threads_or_chunks(
     want = _reduce(function, x, axes)
     results = []
     for per_thread in (1, 3, 1000):
-        monkeypatch.setattr(reduction, "CHUNKS_PER_THREAD", per_thread)
+        monkeypatch.setattr(_threads, "KERNEL_CHUNKS_PER_THREAD", per_thread)
         results.append(_reduce(function, x, axes))
     previous = numba.get_num_threads()
     numba.set_num_threads(1)

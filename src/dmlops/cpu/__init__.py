@@ -3,8 +3,8 @@
 Data movement (SLICE1, GATHER) uses NumPy copies into the output view, bit-exact for
 every type. The arithmetic operators (ROI_ALIGN, MAX_POOLING2, MAX_POOLING_GRAD,
 RESAMPLE2, RESAMPLE_GRAD1) run numba kernels, compiled on first use and cached on
-disk (``cache=True``), parallel over planes or regions with numba's threads
-(``NUMBA_NUM_THREADS``). The element-wise family (``elementwise.py``) runs NumPy and
+disk (``cache=True``), parallel over planes or regions on the backend's threads
+(``NUMBA_NUM_THREADS`` of them, ``_threads.run_kernel``). The element-wise family (``elementwise.py``) runs NumPy and
 numba ufuncs in the storage precision where that matches the reference, the
 reference's formulas on small tiles otherwise, split over the same number of threads.
 

@@ -1,4 +1,4 @@
-"""numba helpers shared by the CPU kernels: FLOAT16 codec, typed load/store, thread lock.
+"""numba helpers shared by the CPU kernels: FLOAT16 codec, typed load/store.
 
 numba has no float16 type (not even for copying), so FLOAT16 tensors reach the
 kernels as ``uint16`` views of their bits together with a ``half`` tag. The tag's
@@ -15,8 +15,6 @@ rounded once, to nearest even, when it is stored.
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Callable
 from typing import Any
 
 import numba
@@ -27,26 +25,6 @@ from numpy.typing import NDArray
 
 HALF = np.int8(1)
 """The ``half`` tag value for FLOAT16 data (its type, not its value, matters)."""
-
-_THREAD_LOCK = threading.Lock()
-_layer_is_safe: bool | None = None
-
-
-def call_parallel(kernel: Callable[..., Any], *args: Any) -> Any:
-    """Call a ``parallel=True`` kernel, serialised when numba's threading layer is not thread-safe.
-
-    numba's fallback ``workqueue`` layer aborts the process when two Python threads
-    enter parallel regions at once; ``omp`` and ``tbb`` are safe. The layer is only
-    known after the first parallel call, which therefore runs under the lock.
-    """
-    global _layer_is_safe
-    if _layer_is_safe:
-        return kernel(*args)
-    with _THREAD_LOCK:
-        result = kernel(*args)
-        if _layer_is_safe is None:
-            _layer_is_safe = numba.threading_layer() != "workqueue"
-        return result
 
 
 def kernel_view(array: NDArray[Any]) -> tuple[NDArray[Any], Any]:

@@ -73,3 +73,37 @@ def on_threads(work: Callable[[int, int], Any], items: int, threads: int, chunks
         f.result()
     if failed:
         raise failed[0]
+
+
+KERNEL_CHUNKS_PER_THREAD = 16
+"""Ranges per thread of :func:`run_kernel`: each is one numba call (about 2 us). The last-axis
+REDUCE SUM of 256 MiB (2 threads) took the same with 16 per thread claimed through Python as
+with 32 claimed inside compiled code (8.9 / 9.2 against 9.0 / 9.2 ms, settled rounds;
+docs/performance.md)."""
+
+PARALLEL_MIN_ELEMENTS = 1 << 16
+"""Below this much work (elements touched) :func:`run_kernel` runs on the calling thread alone."""
+
+
+def run_kernel(kernel: Callable[..., Any], items: int, elements: int, *args: Any) -> list[Any]:
+    """``kernel(*args, lo, hi)`` over the items ``[0, items)``: in ranges the threads claim, when large.
+
+    ``kernel`` is a numba function compiled with ``nogil=True`` (and ``error_model="numpy"``
+    where a division by zero must give inf or NaN, as ``parallel=True`` implied, instead of
+    raising ZeroDivisionError) whose last two arguments bound
+    the items it computes (planes, ROI tasks, lines, elements); each item is computed by one
+    thread from start to end. ``elements`` measures the call's work: below
+    ``PARALLEL_MIN_ELEMENTS`` one call on the calling thread does it all. Returns the calls'
+    results (counts, for kernels that return them), in no particular order.
+
+    Every CPU kernel runs this way rather than as a numba ``prange`` loop: numba's OpenMP
+    workers spin for about a millisecond after each parallel region, and on the 2-core VM they
+    took the cores from the executor's threads of the next operator (an 8 MiB ADD after a
+    MAX_POOLING2 took about 0.9 ms longer than alone; docs/performance.md).
+    """
+    threads = min(thread_count(), items) if elements >= PARALLEL_MIN_ELEMENTS else 1
+    if threads <= 1:
+        return [kernel(*args, 0, items)]
+    results: list[Any] = []  # list.append is atomic under the GIL
+    on_threads(lambda lo, hi: results.append(kernel(*args, lo, hi)), items, threads, threads * KERNEL_CHUNKS_PER_THREAD)
+    return results

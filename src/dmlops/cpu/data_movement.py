@@ -80,7 +80,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numpy.typing import NDArray
 
 from .._numpy_io import input_memory
@@ -104,10 +104,9 @@ from ..descs.data_movement import (
 )
 from ..enums import FeatureLevel
 from . import _stream
-from ._common import call_parallel
 from ._common import flat_memory as _memory
 from ._copy import copy_into, run_chunks
-from ._threads import _executor, on_threads, thread_count
+from ._threads import PARALLEL_MIN_ELEMENTS, _executor, run_kernel, thread_count
 
 # -- GATHER --------------------------------------------------------------------
 
@@ -243,11 +242,11 @@ CAST_BLOCK = 1 << 16
 """Elements per block where ``cast_array`` runs on blocks (its float64/int64 temporaries)."""
 
 
-@njit(cache=True, parallel=True)
-def _float_to_int(x, out, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+@njit(cache=True, nogil=True, error_model="numpy")
+def _float_to_int(x, out, lo, hi, first, end):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     # truncate, NaN -> 0, saturate (the bounds compared in float64: 2^63 and 2^64 saturate)
     flo, fhi = np.float64(lo), np.float64(hi)
-    for i in prange(x.size):
+    for i in range(first, end):
         v = np.float64(x[i])
         if v != v:
             out[i] = 0
@@ -259,10 +258,10 @@ def _float_to_int(x, out, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no
             out[i] = np.trunc(v)
 
 
-@njit(cache=True, parallel=True)
-def _int_to_signed(x, out, lo, hi, width32):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+@njit(cache=True, nogil=True, error_model="numpy")
+def _int_to_signed(x, out, lo, hi, width32, first, end):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     # the register's value read as signed (32-bit: the low 32 bits' two's complement), saturated
-    for i in prange(x.size):
+    for i in range(first, end):
         v = np.int64(x[i])
         if width32:
             v = v & 0xFFFFFFFF
@@ -271,21 +270,21 @@ def _int_to_signed(x, out, lo, hi, width32):  # type: ignore[no-untyped-def]  # 
         out[i] = min(max(v, lo), hi)
 
 
-@njit(cache=True, parallel=True)
-def _int_to_unsigned(x, out, hi, width32):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+@njit(cache=True, nogil=True, error_model="numpy")
+def _int_to_unsigned(x, out, hi, width32, first, end):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     # the register's value read as unsigned (32-bit: the low 32 bits), saturated to the maximum
-    for i in prange(x.size):
+    for i in range(first, end):
         v = np.uint64(np.int64(x[i]))  # the two's complement bits (a UINT64 keeps its own)
         if width32:
             v = v & np.uint64(0xFFFFFFFF)
         out[i] = min(v, hi)
 
 
-@njit(cache=True, parallel=True)
-def _float32_to_float16_bits(src, dst):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+@njit(cache=True, nogil=True, error_model="numpy")
+def _float32_to_float16_bits(src, dst, first, end):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     # FLOAT32 bits -> FLOAT16 bits, rounding to nearest even, exactly as NumPy's astype (the
     # reference): in integers, so that the loop vectorises (NumPy's own conversion is scalar here).
-    for i in prange(src.size):
+    for i in range(first, end):
         u = np.int64(src[i])
         a = u & 0x7FFFFFFF
         if a >= 0x7F800000:  # inf, NaN: the mantissa's top ten bits kept, a NaN kept a NaN (NumPy's rule)
@@ -338,7 +337,8 @@ def run_cast(
         _stream.convert(out, x)
         return
     if x.dtype == np.float32 and out.dtype == np.float16 and x.flags.c_contiguous and out.flags.c_contiguous:
-        call_parallel(_float32_to_float16_bits, x.reshape(-1).view(np.uint32), out.reshape(-1).view(np.uint16))
+        bits32, bits16 = x.reshape(-1).view(np.uint32), out.reshape(-1).view(np.uint16)
+        run_kernel(_float32_to_float16_bits, x.size, x.size, bits32, bits16)
         return
     if out.dtype.kind == "f":
 
@@ -355,11 +355,11 @@ def run_cast(
     info = np.iinfo(out.dtype)
     width32 = max(x.dtype.itemsize, out.dtype.itemsize) < 8
     if x.dtype.kind == "f":
-        call_parallel(_float_to_int, src, dst, info.min, info.max)
+        run_kernel(_float_to_int, src.size, src.size, src, dst, info.min, info.max)
     elif info.min < 0:
-        call_parallel(_int_to_signed, src, dst, info.min, info.max, width32)
+        run_kernel(_int_to_signed, src.size, src.size, src, dst, info.min, info.max, width32)
     else:
-        call_parallel(_int_to_unsigned, src, dst, np.uint64(info.max), width32)
+        run_kernel(_int_to_unsigned, src.size, src.size, src, dst, np.uint64(info.max), width32)
 
 
 # -- FILL_VALUE_SEQUENCE -----------------------------------------------------------
@@ -544,9 +544,6 @@ def run_separable_gather(
 # index is out of range the kernels count it and the Python side raises through the
 # same helpers the reference uses (check_indices), so the errors are the reference's.
 
-PARALLEL_MIN = 1 << 16
-"""Grid elements below which a kernel runs on the calling thread."""
-
 U = np.uint64
 """The kernels index memory with ``U(offset)``: numba then skips its negative-index wraparound
 (a signed index costs a compare and select per access: 52 -> 30 ms for the 16M-element
@@ -603,17 +600,18 @@ def _grid(shape: tuple[int, ...]) -> tuple[Array, int]:
 
 
 def _parallel(kernel: Callable[..., Any], rows: int, elements: int, *args: Any, unit: int = 1) -> int:
-    """``kernel(*args, lo, hi)`` over ``rows`` in ranges of whole ``unit``s, claimed by the threads when large.
+    """``kernel(*args, lo, hi)`` over ``rows`` in ranges of whole ``unit``s (``run_kernel``).
 
-    Returns the sum of the kernels' results (their counts of indices out of range).
+    Returns the sum of the kernels' results (their counts of indices out of range). ``rows``
+    is a multiple of ``unit``.
     """
-    items = rows // unit if unit else 0
-    threads = min(thread_count(), items) if elements >= PARALLEL_MIN else 1
-    if threads <= 1:
-        return int(kernel(*args, 0, rows))
-    counts: list[int] = []  # list.append is atomic under the GIL
-    on_threads(lambda lo, hi: counts.append(int(kernel(*args, lo * unit, hi * unit))), items, threads)
-    return sum(counts)
+    if unit <= 1:
+        return sum(int(count) for count in run_kernel(kernel, rows, elements, *args))
+
+    def whole_units(*a: Any) -> Any:  # the kernel over the rows of units [lo, hi)
+        return kernel(*a[:-2], a[-2] * unit, a[-1] * unit)
+
+    return sum(int(count) for count in run_kernel(whole_units, rows // unit, elements, *args))
 
 
 def _index_wraps(indices: Array, data_type: Any, feature_level: FeatureLevel) -> bool:
@@ -1049,7 +1047,7 @@ def run_nonzero_coordinates(
     ones = np.iinfo(x.dtype).max
     mask = x.dtype.type(ones >> 1 if inputs["InputTensor"].dtype.kind == "f" else ones)
     sizes, rows = _grid(x.shape)
-    threads = min(thread_count(), rows) if x.size >= PARALLEL_MIN else 1
+    threads = min(thread_count(), rows) if x.size >= PARALLEL_MIN_ELEMENTS else 1
     bounds = [rows * i // threads for i in range(threads + 1)]
     args = (xm, xo, xs, mask, sizes, om, oo, os_, n)
 

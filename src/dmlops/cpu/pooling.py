@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numpy.typing import NDArray
 
 from ..descs._base import run_as
@@ -62,7 +62,8 @@ from ..descs.pooling import (
 )
 from ..enums import FeatureLevel
 from ..errors import UnsupportedError
-from ._common import call_parallel, kernel_view, key, load, store
+from ._common import kernel_view, key, load, store
+from ._threads import run_kernel
 
 # -- Shared helpers ------------------------------------------------------------
 
@@ -143,9 +144,9 @@ def _interior_row(xp, oh, ow_a, n_int, spans, dl, half, low, stride_w, window_w,
     return True
 
 
-@njit(cache=True, parallel=True)
-def _forward(x, out, indices, has_indices, spans, dl, half, low, low_element, compare, stride_w, window_w):  # type: ignore[no-untyped-def]  # pragma: no cover
-    n_, c_, size_d, size_h, size_w = x.shape
+@njit(cache=True, nogil=True, error_model="numpy")
+def _forward(x, out, indices, has_indices, spans, dl, half, low, low_element, compare, stride_w, window_w, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    _, c_, size_d, size_h, size_w = x.shape
     _, _, out_d, out_h, out_w = out.shape
     image = size_d * size_h * size_w
     # 2-D pooling (one depth slice, in bounds): interior columns through the row-vectorised scan
@@ -156,7 +157,7 @@ def _forward(x, out, indices, has_indices, spans, dl, half, low, low_element, co
     ow_a, ow_b = _interior_columns(spans, out_w, window_w)
     n_int = ow_b - ow_a if flat else 0
     n_phase = (size_w + stride_w - 1) // stride_w if flat else 1
-    for plane in prange(n_ * c_):
+    for plane in range(lo, hi):
         n = plane // c_
         c = plane - n * c_
         xp = x[n, c]
@@ -190,9 +191,9 @@ def _forward(x, out, indices, has_indices, spans, dl, half, low, low_element, co
                         ip[od, oh, ow] = plane * image + (d * size_h + h) * size_w + w
 
 
-@njit(cache=True, parallel=True)
-def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w, low):  # type: ignore[no-untyped-def]  # pragma: no cover
-    n_, c_, size_d, size_h, size_w = x.shape
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w, low, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    _, c_, size_d, size_h, size_w = x.shape
     _, _, out_d, out_h, out_w = dy.shape
     # 2-D pooling (one depth slice, in bounds): the row-vectorised scan (_interior_row)
     # (a window stride of 0, which every column shares, an empty window, and a stride wider than
@@ -202,7 +203,7 @@ def _grad(x, dy, dx, spans, dl, half, zero, stride_w, window_w, low):  # type: i
     ow_a, ow_b = _interior_columns(spans, out_w, window_w)
     n_int = ow_b - ow_a if flat else 0
     n_phase = (size_w + stride_w - 1) // stride_w if flat else 1
-    for plane in prange(n_ * c_):
+    for plane in range(lo, hi):
         n = plane // c_
         c = plane - n * c_
         xp = x[n, c]
@@ -283,7 +284,10 @@ def forward(window: PoolingWindow, x: NDArray[Any], out: NDArray[Any], indices: 
     low, low_element = _lowest(x.dtype, xk.dtype)
     compare = np.zeros(0, np.asarray(low).dtype)
     params = _params(window, x.shape[2:], out.shape[2:])
-    call_parallel(_forward, xk, ok, ik, has, *params, half, low, low_element, compare, *_row_geometry(window))
+    planes = xk.shape[0] * xk.shape[1]
+    run_kernel(
+        _forward, planes, xk.size, xk, ok, ik, has, *params, half, low, low_element, compare, *_row_geometry(window)
+    )
 
 
 def gradient(window: PoolingWindow, x: NDArray[Any], dy: NDArray[Any], dx: NDArray[Any]) -> None:
@@ -294,7 +298,9 @@ def gradient(window: PoolingWindow, x: NDArray[Any], dy: NDArray[Any], dx: NDArr
     zero = np.zeros(0, np.float64 if x.dtype == np.float64 else np.float32)
     low, _ = _lowest(x.dtype, xk.dtype)
     params = _params(window, x.shape[2:], dy.shape[2:])
-    call_parallel(_grad, xk, dyk, dxk, *params, half, zero, *_row_geometry(window), low)
+    run_kernel(
+        _grad, xk.shape[0] * xk.shape[1], xk.size, xk, dyk, dxk, *params, half, zero, *_row_geometry(window), low
+    )
 
 
 def _row_geometry(window: PoolingWindow) -> tuple[int, int]:
@@ -403,16 +409,16 @@ def _deinterleave(row, phases, stride_w, half, mode, p):  # type: ignore[no-unty
             php[i] = _term(load(row[ph + i * stride_w], half), mode, p)
 
 
-@njit(cache=True, parallel=True)
-def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window_w):  # type: ignore[no-untyped-def]  # pragma: no cover
-    n_, c_, _, _, size_w = x.shape
+@njit(cache=True, nogil=True, error_model="numpy")
+def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window_w, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    _, c_, _, _, size_w = x.shape
     _, _, out_d, out_h, out_w = out.shape
     # Interior output columns: windows wholly inside the row (every kw in bounds), a contiguous run
     # (summed together unless the stride is 0 or wider than the row: see _forward)
     ow_a, ow_b = _interior_columns(spans, out_w, window_w)
     n_int = ow_b - ow_a if 1 <= stride_w <= size_w and mode != _LP0 else 0
     n_phase = (size_w + stride_w - 1) // stride_w if n_int > 0 else 1
-    for plane in prange(n_ * c_):
+    for plane in range(lo, hi):
         n = plane // c_
         c = plane - n * c_
         xp = x[n, c]
@@ -519,7 +525,7 @@ def _pool_sums(desc: Any, x: NDArray[Any], out: NDArray[Any], mode: int, p: int 
     window = _summed_window(desc)
     spans, dl = _params(window, x.shape[2:], out.shape[2:])
     last = (int(window.strides[-1]), int(window.window_size[-1]))
-    call_parallel(_window_sums, xk, ok, spans, dl, half, mode, *powers, full, *last)
+    run_kernel(_window_sums, xk.shape[0] * xk.shape[1], xk.size, xk, ok, spans, dl, half, mode, *powers, full, *last)
 
 
 def run_average_pooling(
@@ -559,12 +565,12 @@ def run_lp_pooling(
 # included: the scratch starts at +0). The plane is stored once, rounded to the tensor type.
 
 
-@njit(cache=True, parallel=True)
-def _average_grad(dy, dx, divisor, spans, half, active):  # type: ignore[no-untyped-def]  # pragma: no cover
-    n_, c_, out_d, out_h, out_w = dy.shape
+@njit(cache=True, nogil=True, error_model="numpy")
+def _average_grad(dy, dx, divisor, spans, half, active, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    _, c_, out_d, out_h, out_w = dy.shape
     _, _, size_d, size_h, size_w = dx.shape
     win_d, win_h, win_w = spans[0, 3, 0], spans[1, 3, 0], spans[2, 3, 0]
-    for plane in prange(n_ * c_):
+    for plane in range(lo, hi):
         n = plane // c_
         c = plane - n * c_
         gp = dy[n, c]
@@ -626,7 +632,8 @@ def run_average_pooling_grad(
     dyk, half = kernel_view(_as5d(dy))
     dxk, _ = kernel_view(_as5d(dx))
     active = 0 not in window.strides
-    call_parallel(_average_grad, dyk, dxk, divisor, np.concatenate((spans, sizes), axis=1), half, active)
+    spans = np.concatenate((spans, sizes), axis=1)
+    run_kernel(_average_grad, dyk.shape[0] * dyk.shape[1], dxk.size, dyk, dxk, divisor, spans, half, active)
 
 
 # -- MAX_UNPOOLING -------------------------------------------------------------------------
@@ -641,28 +648,23 @@ def run_average_pooling_grad(
 # is written only when there is none (the reference leaves it untouched on a refusal).
 
 
-@njit(cache=True, parallel=True)
-def _unpool(x, indices, out, count):  # type: ignore[no-untyped-def]  # pragma: no cover
-    n_, c_, size_h, size_w = x.shape
-    for i in prange(out.size):
-        out[i] = 0
-    for plane in prange(n_ * c_):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _unpool(x, indices, out, count, check, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    # planes [lo, hi): each element in bounds written at its index (check False), or counted
+    # where its target holds other bits (check True: the second pass)
+    _, c_, size_h, size_w = x.shape
+    clashes = 0
+    for plane in range(lo, hi):
         n = plane // c_
         c = plane - n * c_
         for h in range(size_h):
             for w in range(size_w):
                 t = np.uint64(indices[n, c, h, w]) & np.uint64(0xFFFFFFFF)
                 if t < count:
-                    out[t] = x[n, c, h, w]
-    clashes = 0
-    for plane in prange(n_ * c_):
-        n = plane // c_
-        c = plane - n * c_
-        for h in range(size_h):
-            for w in range(size_w):
-                t = np.uint64(indices[n, c, h, w]) & np.uint64(0xFFFFFFFF)
-                if t < count and out[t] != x[n, c, h, w]:
-                    clashes += 1
+                    if not check:
+                        out[t] = x[n, c, h, w]
+                    elif out[t] != x[n, c, h, w]:
+                        clashes += 1
     return clashes
 
 
@@ -682,9 +684,11 @@ def run_max_unpooling(
     """
     x, indices, out = inputs["InputTensor"], inputs["IndicesTensor"], outputs["OutputTensor"]
     bits = np.dtype(f"u{x.dtype.itemsize}")
-    flat = np.empty(out.size, out.dtype)  # the flat row-major output, checked before it is stored
+    flat = np.zeros(out.size, out.dtype)  # the flat row-major output, checked before it is stored
     count = np.uint64(desc.output_tensor.element_count)
-    if call_parallel(_unpool, x.view(bits), indices, flat.view(bits), count):
+    planes, xb, fb = x.shape[0] * x.shape[1], x.view(bits), flat.view(bits)
+    run_kernel(_unpool, planes, x.size, xb, indices, fb, count, False)
+    if sum(run_kernel(_unpool, planes, x.size, xb, indices, fb, count, True)):
         unpooling_targets(desc, indices, x)  # raises DataIndexError with the reference's message
         raise AssertionError("MAX_UNPOOLING: a clash the reference's check does not see")  # pragma: no cover
     np.copyto(out, flat.reshape(out.shape))

@@ -18,24 +18,26 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numpy.typing import NDArray
 
 from ..descs.random import PHILOX_MULTIPLIERS, PHILOX_ROUNDS, PHILOX_WEYL, next_state
 from ..enums import FeatureLevel
-from ._common import call_parallel
+from ._threads import run_kernel
 
 _M0, _M1 = np.uint64(PHILOX_MULTIPLIERS[0]), np.uint64(PHILOX_MULTIPLIERS[1])
 _W0, _W1 = np.uint64(PHILOX_WEYL[0]), np.uint64(PHILOX_WEYL[1])
 _MASK, _SHIFT = np.uint64(0xFFFFFFFF), np.uint64(32)
 
 
-@njit(parallel=True, cache=True)
-def _philox(state: Any, out: Any) -> None:  # pragma: no cover - compiled
-    """``out[i]`` = word ``i % 4`` of the Philox 4x32-10 block of counter ``state[0:4] + i // 4`` (mod 2^128)."""
+@njit(nogil=True, cache=True, error_model="numpy")
+def _philox(state: Any, out: Any, first_block: Any, end_block: Any) -> None:  # pragma: no cover - compiled
+    """``out[i]`` = word ``i % 4`` of the Philox 4x32-10 block of counter ``state[0:4] + i // 4`` (mod 2^128).
+
+    For the blocks ``[first_block, end_block)`` (elements ``4 * first_block`` up to ``4 * end_block``).
+    """
     n = out.size
-    blocks = (n + 3) // 4
-    for b in prange(blocks):
+    for b in range(first_block, end_block):
         # counter + b, the carry running up the 32-bit words (b < 2^63: its high word fits 31 bits)
         bb = np.uint64(b)
         t = np.uint64(state[0]) + (bb & _MASK)
@@ -71,11 +73,10 @@ def run_random_generator(
     """RANDOM_GENERATOR into ``outputs["OutputTensor"]`` (and ``outputs["OutputStateTensor"]`` where present)."""
     state = np.ascontiguousarray(inputs["InputStateTensor"]).reshape(-1)
     target = outputs["OutputTensor"]
-    if target.flags.c_contiguous:
-        call_parallel(_philox, state, target.reshape(-1))
-    else:
-        flat = np.empty(target.size, dtype=np.uint32)
-        call_parallel(_philox, state, flat)
+    contiguous = target.flags.c_contiguous
+    flat = target.reshape(-1) if contiguous else np.empty(target.size, dtype=np.uint32)
+    run_kernel(_philox, (flat.size + 3) // 4, flat.size, state, flat)  # over blocks of four words
+    if not contiguous:
         target[...] = flat.reshape(target.shape)
     if "OutputStateTensor" in outputs:
         advanced = next_state([int(w) for w in state], target.size)

@@ -70,7 +70,7 @@ from ..descs import reduction as rules
 from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._common import float_to_half_bits, half_bits_to_float, kernel_view
-from ._threads import on_threads, thread_count
+from ._threads import run_kernel, thread_count
 
 Array = NDArray[Any]
 
@@ -84,12 +84,6 @@ SMALL_K = 32
 """TOP_K keeps the K best in a sorted insertion buffer up to this K, else sorts each line."""
 TOP_K_BLOCK = 64
 """TOP_K tests a line's keys against the K-th best's this many at a time."""
-PARALLEL_MIN = 1 << 16
-"""Below this many input elements a call runs on the calling thread."""
-CHUNKS_PER_THREAD = 16
-"""Ranges per thread of a threaded call. The last-axis SUM of 256 MiB (2 threads) took the same
-with 16 per thread claimed through Python as with 32 claimed inside compiled code (8.9 / 9.2
-against 9.0 / 9.2 ms, settled rounds; docs/performance.md)."""
 
 # function codes of the value kernels
 FN_SUM, FN_PROD, FN_MAX, FN_MIN = range(4)
@@ -1100,19 +1094,6 @@ def _tile_width(csz: int, rows: int) -> int:
     return max(TILE_MIN, min(TILE_MAX, -(-csz // parts)))
 
 
-def _run(kernel: Callable[..., Any], items: int, elements: int, *args: Any) -> None:
-    """``kernel(*args, lo, hi)`` over ``items`` in contiguous ranges that the threads claim when large.
-
-    CHUNKS_PER_THREAD ranges per thread: each is one numba call (about 2 us), and a thread
-    that starts late or runs slower takes fewer of them.
-    """
-    threads = min(thread_count(), items) if elements >= PARALLEL_MIN else 1
-    if threads <= 1:
-        kernel(*args, 0, items)
-        return
-    on_threads(lambda lo, hi: kernel(*args, lo, hi), items, threads, threads * CHUNKS_PER_THREAD)
-
-
 def _readable(x: Array, *outs: Array) -> Array:
     """``x``, or a copy when an output overlaps it (an output is written while inputs are still read)."""
     return x.copy() if any(np.may_share_memory(x, o) for o in outs) or not _aligned(x) else x
@@ -1225,7 +1206,7 @@ def _reduction(
     ob = target.memory()[0]
     if plan.keys:  # float32 MAX / MIN read and write the bits
         xb, ob = xb.view(np.int32), ob.view(np.int32)
-    _run(plan.kernel, plan.items, x.size, xb, plan.xo, ob, plan.oo, *plan.args)
+    run_kernel(plan.kernel, plan.items, x.size, xb, plan.xo, ob, plan.oo, *plan.args)
     target.done()
 
 
@@ -1332,15 +1313,15 @@ def run_cumulative(
         width = _tile_width(csz, int(np.prod(ksz)))
         count = int(np.prod(ksz)) * -(-csz // width)
         tile_args = (csz, cxs, cos, width, n, sx, so, half, summation, exclusive)
-        _run(_cumulative_tiles, count, x.size, xb, xo, ob, oo, ksz, kxs, kos, *tile_args)
+        run_kernel(_cumulative_tiles, count, x.size, xb, xo, ob, oo, ksz, kxs, kos, *tile_args)
     else:
         ksz, kxs, kos = _arrays(kept, 2)
         lines = int(np.prod(ksz))
         if sx == 1 and so == 1:
-            _run(_cumulative_lines, lines, x.size, xb, xo, ob, oo, ksz, kxs, kos, n, half, summation, exclusive)
+            run_kernel(_cumulative_lines, lines, x.size, xb, xo, ob, oo, ksz, kxs, kos, n, half, summation, exclusive)
         else:
             line_args = (n, sx, so, half, summation, exclusive)
-            _run(_cumulative_rows, lines, x.size, xb, xo, ob, oo, ksz, kxs, kos, *line_args)
+            run_kernel(_cumulative_rows, lines, x.size, xb, xo, ob, oo, ksz, kxs, kos, *line_args)
     target.done()
 
 
@@ -1388,7 +1369,7 @@ def run_top_k(
         bits32,
         key_like,
     )
-    _run(_top_k_rows, int(np.prod(ksz)), x.size, *args)
+    run_kernel(_top_k_rows, int(np.prod(ksz)), x.size, *args)
     value_target.done()
     index_target.done()
 

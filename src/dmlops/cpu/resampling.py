@@ -46,7 +46,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numpy.typing import NDArray
 
 from ..descs._base import run_as
@@ -60,8 +60,9 @@ from ..descs.resampling import (
     value_scale_terms,
 )
 from ..enums import FeatureLevel, InterpolationMode
-from ._common import call_parallel, kernel_view, load, store
+from ._common import kernel_view, load, store
 from ._copy import run_chunks
+from ._threads import run_kernel
 
 # -- Shared helpers ------------------------------------------------------------
 
@@ -103,15 +104,15 @@ def axis_csr(desc: ResampleDesc, weight_dtype: Any) -> list[Csr]:
     return rows
 
 
-@njit(cache=True, parallel=True)
-def _separable(src, dst, p0, i0, w0, p1, i1, w1, p2, i2, w2, p3, i3, w3, half):  # type: ignore[no-untyped-def]  # pragma: no cover
-    d0, d1, d2, d3 = dst.shape
+@njit(cache=True, nogil=True, error_model="numpy")
+def _separable(src, dst, p0, i0, w0, p1, i1, w1, p2, i2, w2, p3, i3, w3, half, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    _, d1, d2, d3 = dst.shape
     s2 = src.shape[2]
     used = np.zeros(s2, np.bool_)
     for e in range(i2.size):
         used[i2[e]] = True
     zero = w3.dtype.type(0)
-    for plane in prange(d0 * d1):
+    for plane in range(lo, hi):
         a = plane // d1
         b = plane - a * d1
         # stage 1: along the last dimension, source rows x target columns
@@ -145,10 +146,10 @@ def _separable(src, dst, p0, i0, w0, p1, i1, w1, p2, i2, w2, p3, i3, w3, half): 
                 orow[c] = store(acc_row[c], orow[c], half)
 
 
-@njit(cache=True, parallel=True)
-def _nearest(src, dst, i0, i1, i2, i3):  # type: ignore[no-untyped-def]  # pragma: no cover
-    d0, d1, d2, d3 = dst.shape
-    for plane in prange(d0 * d1):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _nearest(src, dst, i0, i1, i2, i3, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    _, d1, d2, d3 = dst.shape
+    for plane in range(lo, hi):
         a = plane // d1
         b = plane - a * d1
         sp = src[i0[a], i1[b]]
@@ -160,12 +161,12 @@ def _nearest(src, dst, i0, i1, i2, i3):  # type: ignore[no-untyped-def]  # pragm
                 orow[c] = row[i3[c]]
 
 
-@njit(cache=True, parallel=True)
-def _nearest_transpose(src, dst, p0, i0, p1, i1, r_lo, r_hi, c_lo, c_hi, half, like):  # type: ignore[no-untyped-def]  # pragma: no cover
-    d0, d1, d2, d3 = dst.shape
+@njit(cache=True, nogil=True, error_model="numpy")
+def _nearest_transpose(src, dst, p0, i0, p1, i1, r_lo, r_hi, c_lo, c_hi, half, like, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    _, d1, d2, d3 = dst.shape
     s3 = src.shape[3]
     zero = like.dtype.type(0)
-    for plane in prange(d0 * d1):
+    for plane in range(lo, hi):
         a = plane // d1
         b = plane - a * d1
         out = dst[a, b]
@@ -211,10 +212,10 @@ def nearest_transpose(desc: ResampleDesc, source: NDArray[Any], target: NDArray[
     rows = axis_csr(desc, dtype)
     runs2, runs3 = _runs(rows[2][0], rows[2][1]), _runs(rows[3][0], rows[3][1])
     if runs2 is None or runs3 is None:  # not monotone (not expected): the general kernel
-        call_parallel(_separable, src, dst, *[a for row in rows for a in row], half)
+        _planes(_separable, src, dst, *[a for row in rows for a in row], half)
         return
     zero = np.zeros(0, dtype)
-    call_parallel(_nearest_transpose, src, dst, *rows[0][:2], *rows[1][:2], *runs2, *runs3, half, zero)
+    _planes(_nearest_transpose, src, dst, *rows[0][:2], *rows[1][:2], *runs2, *runs3, half, zero)
 
 
 def _compute_dtype(dtype: np.dtype[Any]) -> Any:
@@ -227,7 +228,7 @@ def linear_transpose(desc: ResampleDesc, source: NDArray[Any], target: NDArray[A
     dst, _ = kernel_view(_view4(target))
     rows = axis_csr(desc, _compute_dtype(source.dtype))
     flat = [a for row in rows for a in row]
-    call_parallel(_separable, src, dst, *flat, half)
+    _planes(_separable, src, dst, *flat, half)
 
 
 @njit(cache=True)
@@ -236,10 +237,10 @@ def _lerp(a, b, t):  # type: ignore[no-untyped-def]  # pragma: no cover
     return a + (b - a) * t
 
 
-@njit(cache=True, parallel=True)
-def _interpolate(src, dst, f0, s0, t0, f1, s1, t1, f2, s2, t2, f3, s3, t3, interp, half):  # type: ignore[no-untyped-def]  # pragma: no cover
-    d0, d1, d2, d3 = dst.shape
-    for plane in prange(d0 * d1):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _interpolate(src, dst, f0, s0, t0, f1, s1, t1, f2, s2, t2, f3, s3, t3, interp, half, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    _, d1, d2, d3 = dst.shape
+    for plane in range(lo, hi):
         a = plane // d1
         b = plane - a * d1
         v = np.empty(16, np.float32)  # corner (k0, k1, k2, k3) at 8 k0 + 4 k1 + 2 k2 + k3
@@ -288,7 +289,7 @@ def interpolate(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any]) 
     for axis in axes:
         tables += [axis.first.astype(np.int64), axis.second.astype(np.int64), axis.weight]
     interp = np.array([False] * (4 - len(axes)) + [axis.interpolates for axis in axes])
-    call_parallel(_interpolate, src, dst, *tables, interp, half)
+    _planes(_interpolate, src, dst, *tables, interp, half)
 
 
 def nearest_forward(desc: ResampleDesc, source: NDArray[Any], target: NDArray[Any]) -> None:
@@ -297,7 +298,12 @@ def nearest_forward(desc: ResampleDesc, source: NDArray[Any], target: NDArray[An
     idx = [np.zeros(1, np.int64)] * (4 - len(taps)) + [t[0][0].astype(np.int64) for t in taps]
     src = _bits(source.reshape(pad4(source.shape)))
     dst = _bits(_view4(target))
-    call_parallel(_nearest, src, dst, *idx)
+    _planes(_nearest, src, dst, *idx)
+
+
+def _planes(kernel: Any, src: NDArray[Any], dst: NDArray[Any], *args: Any) -> None:
+    """``kernel(src, dst, *args, lo, hi)`` over the target's planes (its first two dimensions), on the threads."""
+    run_kernel(kernel, dst.shape[0] * dst.shape[1], max(src.size, dst.size), src, dst, *args)
 
 
 def _bits(a: NDArray[Any]) -> NDArray[Any]:

@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numpy.typing import NDArray
 
 from ..descs.roi import (
@@ -61,7 +61,8 @@ from ..descs.roi import (
 )
 from ..enums import FeatureLevel, InterpolationMode, ReduceFunction
 from ..memory import check_allocation
-from ._common import call_parallel, kernel_view, load, store
+from ._common import kernel_view, load, store
+from ._threads import run_kernel
 
 # -- ROI_ALIGN -----------------------------------------------------------------
 
@@ -217,17 +218,16 @@ def _add_repeated(acc, v, count):  # type: ignore[no-untyped-def]  # pragma: no 
     return acc
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _roi_align(  # type: ignore[no-untyped-def]  # pragma: no cover
     x, out, batch, form, cblock, oob, half, low, reduce_max, linear,
-    sy_, oy_, y0_, y1_, wy_, ylo_, yhi_, sx_, ox_, x0_, x1_, wx_, xlo_, xhi_, xspan,
+    sy_, oy_, y0_, y1_, wy_, ylo_, yhi_, sx_, ox_, x0_, x1_, wx_, xlo_, xhi_, xspan, first_task, end_task,
 ):  # fmt: skip
     n_roi, n_c, out_h, out_w = out.shape
     one = wx_.dtype.type(1)
     zero = one - one
     oobv = wx_.dtype.type(oob)
-    n_cb = (n_c + cblock - 1) // cblock
-    for task in prange(n_roi * n_cb):
+    for task in range(first_task, end_task):
         cb = task // n_roi
         r = task - cb * n_roi
         b = batch[r]
@@ -333,13 +333,17 @@ def run_roi_align(
     form = _average_form(yr, xr, out_h, out_w)
     xk, half = kernel_view(x)
     ok, _ = kernel_view(outputs["OutputTensor"])
-    call_parallel(
+    cblock = min(CHANNEL_BLOCK, max(n_c, 1))
+    tasks = ok.shape[0] * -(-n_c // cblock)  # (channel block, ROI) pairs
+    run_kernel(
         _roi_align,
+        tasks,
+        ok.size * 4,  # the work: at least four taps an output element
         xk,
         ok,
         batch,
         form,
-        min(CHANNEL_BLOCK, max(n_c, 1)),
+        cblock,
         float(desc.out_of_bounds_input_value),
         half,
         np.dtype(wdtype).type(np.finfo(x.dtype).min),  # where DirectML's MAX starts
@@ -353,13 +357,13 @@ def run_roi_align(
 # -- ROI_POOLING ----------------------------------------------------------------------------
 
 
-@njit(cache=True, parallel=True)
-def _roi_pooling(x, half, batch, y0, y1, x0, x1, lowest, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+@njit(cache=True, nogil=True, error_model="numpy")
+def _roi_pooling(x, half, batch, y0, y1, x0, x1, lowest, out, first_job, end_job):  # type: ignore[no-untyped-def]  # pragma: no cover
     # DirectML's max (E192): from the type's lowest finite value, replaced only by a strictly
     # greater element, row by row, left to right; the chosen element's bits are copied; an
     # empty bin is 0. Parallel over (ROI, channel).
-    rois, channels = out.shape[0], out.shape[1]
-    for job in prange(rois * channels):
+    channels = out.shape[1]
+    for job in range(first_job, end_job):
         r, c = job // channels, job % channels
         b = batch[r]
         for ph in range(out.shape[2]):
@@ -392,24 +396,26 @@ def run_roi_pooling(
     out, _ = kernel_view(outputs["OutputTensor"])
     bins = pooling_bins(desc, inputs["ROITensor"])
     lowest = float(np.finfo(inputs["InputTensor"].dtype).min)
-    call_parallel(_roi_pooling, x, half, bins.batch, bins.y_start, bins.y_end, bins.x_start, bins.x_end, lowest, out)
+    jobs = out.shape[0] * out.shape[1]  # (ROI, channel) pairs
+    bins_ = (bins.batch, bins.y_start, bins.y_end, bins.x_start, bins.x_end)
+    run_kernel(_roi_pooling, jobs, max(x.size, out.size), x, half, *bins_, lowest, out)
 
 
 # -- ROI_ALIGN_GRAD ------------------------------------------------------------------------------
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _roi_align_grad(  # type: ignore[no-untyped-def]  # pragma: no cover
     x, has_x, dy, batch, reduce_max, linear, low, fy1_, fx1_, dx, droi,
     sy_, oy_, y0_, y1_, wy_, iny_, ly0_, ly1_, lwy_,
-    sx_, ox_, x0_, x1_, wx_, inx_, lx0_, lx1_, lwx_,
+    sx_, ox_, x0_, x1_, wx_, inx_, lx0_, lx1_, lwx_, first_channel, end_channel,
 ):  # fmt: skip
     # The reference's compute_roi_align_grad, one sample at a time. Parallel over channels:
     # a channel's input gradient and its (ROI, channel) ROI-gradient partials are its task's
     # alone. The weights are the forward's float32 ones; the input gradient and the ROI
     # gradient accumulate in float64 (the reference's einsum and sums, in another order).
-    n_roi, n_c, out_h, out_w = dy.shape
-    for c in prange(n_c):
+    n_roi, _, out_h, out_w = dy.shape
+    for c in range(first_channel, end_channel):
         for r in range(n_roi):
             b = batch[r]
             sy, sx = sy_[r], sx_[r]
@@ -514,8 +520,10 @@ def run_roi_align_grad(
     dx = np.zeros((n, n_c, height, width))
     droi = np.zeros((rois.shape[0], n_c, 4))
     f32 = np.float32
-    call_parallel(
+    run_kernel(
         _roi_align_grad,
+        n_c,
+        dy.size * 4,
         x, has_x, dy, batch, desc.reduction_function is ReduceFunction.MAX, linear, f32(np.finfo(f32).min),
         _coefficients(out_h, ys[0], height, corners), _coefficients(out_w, xs[0], width, corners), dx, droi,
         ys[0], ys[1], ys[2], ys[3], ys[4].astype(f32), ys[5], lys[2], lys[3], lys[4].astype(f32),
