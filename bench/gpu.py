@@ -1226,7 +1226,7 @@ EW_EXPLORE_ON = False
 
 
 def _every_case(value: int) -> dict[tuple[int, int], int]:
-    """A CONTIG_RESIDENT / CONTIG_LOOP table giving ``value`` for every element size and arity."""
+    """A CONTIG_RESIDENT table giving ``value`` for every element size and arity."""
     return {(size, arity): value for size in _EVERY_SIZE for arity in (1, 2, 3)}
 
 
@@ -1246,18 +1246,14 @@ EW_OCCUPANCY: dict[str, dict[str, Any]] = {
         }
         for k in (10, 12)
     },
-    **{f"grid-stride, SMs x {k} blocks of 256": {"CONTIG_LOOP": _every_case(k)} for k in (4, 6, 8)},
-    "grid-stride, SMs x 4 blocks of 256, 2 vectors (4 loads first)": {
-        "CONTIG_LOOP": _every_case(4),
-        "CONTIG_SHAPE": (256, 2),
-    },
     "L2::256B prefetch hint on loads, streaming": {"CONTIG_HINTS": dict.fromkeys(_EVERY_SIZE, 7)},
     "L2::256B prefetch hint on loads, plain": {"CONTIG_HINTS": dict.fromkeys(_EVERY_SIZE, 4)},
 }
 """With --ew-occupancy (run X): settings that change the contiguous kernel's memory-level
 behaviour, timed on every contiguous workload. Torch's FLOAT16 binary kernel runs at 64 %
-achieved occupancy, ours at 82 % (run W): a cap by shared memory reserved per block, a
-fixed grid-stride grid, and the L2 prefetch-size hint."""
+achieved occupancy, ours at 82 % (run W): a cap by shared memory reserved per block and
+the L2 prefetch-size hint (a grid-stride form over a fixed grid, 5-16 % slower in run X, was
+removed)."""
 EW_OCCUPANCY_ON = False
 
 BROADCAST_VARIANTS: dict[str, dict[str, Any]] = {

@@ -202,33 +202,24 @@ def test_contiguous_vectors_tails_and_misaligned_views(gpu, dtype: str, op: str,
     assert (out[:offset].get() == 5).all()
 
 
-@pytest.mark.parametrize(
-    ("shape", "hints"),
-    [((256, 1), 1), ((256, 1), 2), ((256, 1), 3), ((128, 2), 3), ((128, 1), 0), ((256, 1), 4), ((256, 2), 7)],
-)
-@pytest.mark.parametrize(("n", "offset"), [(4099, 0), (4099, 2), (1000003, 0)])
-@pytest.mark.parametrize(
-    ("dtype", "op"), [("float16", "ELEMENT_WISE_ADD"), ("float32", "ACTIVATION_GELU"), ("int8", "ELEMENT_WISE_BIT_XOR")]
-)
-def test_contiguous_kernel_shapes_and_cache_hints(
-    gpu, monkeypatch, dtype: str, op: str, n: int, offset: int, shape: tuple[int, int], hints: int
-) -> None:
-    """The contiguous kernel's other block shapes and streaming cache hints (CONTIG_SHAPE,
-    CONTIG_HINTS; 16-, 8-, 4- and 2-byte vectors by the offset) give the reference's bits,
-    and write nothing outside the output view."""
-    cp = gpu
-    monkeypatch.setattr(cuda_elementwise, "CONTIG_SHAPE", shape)
-    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", {1: hints, 2: hints, 4: hints})
-    monkeypatch.setattr(cuda_elementwise, "STREAM_MIN_BYTES", 0)  # the hints at every size
-    rng = np.random.default_rng(n + offset + hints)
+CONTIGUOUS_CASES = [("float16", "ELEMENT_WISE_ADD"), ("float32", "ACTIVATION_GELU"), ("int8", "ELEMENT_WISE_BIT_XOR")]
+"""(dtype, operator) of the contiguous kernel's settings tests: paired halves, a transcendental, integers."""
+
+
+def _check_contiguous(cp: Any, dtype: str, op: str, n: int, offset: int, seed: int, broadcast: bool = False) -> None:
+    """One 1-D call of ``n`` elements, operands and output ``offset`` elements into their buffers
+    (the vector width follows the alignment), B one broadcast element if ``broadcast``: the
+    reference's bits, and nothing written outside the output view."""
+    rng = np.random.default_rng(seed)
     dt = np.dtype(dtype)
     name = {"float16": "FLOAT16", "float32": "FLOAT32", "int8": "INT8"}[dtype]
     members = ("ATensor", "BTensor") if op.startswith("ELEMENT_WISE") else ("InputTensor",)
-    desc = _desc(op, {**{m: (name, [n], None) for m in members}, "OutputTensor": (name, [n], None)})
-    host = {m: data(dt, rng, shape=(n,)) for m in members}
+    one = {m: broadcast and m == "BTensor" for m in members}
+    desc = _desc(op, {**{m: (name, [n], [0] if one[m] else None) for m in members}, "OutputTensor": (name, [n], None)})
+    host = {m: data(dt, rng, shape=(1 if one[m] else n,)) for m in members}
     device = {}
     for m in members:
-        device[m] = cp.zeros(n + offset, dtype=dt)[offset:]
+        device[m] = cp.zeros(host[m].shape[0] + offset, dtype=dt)[offset:]
         device[m][...] = cp.asarray(host[m])
     expected = dmlops.execute(desc, host, backend="numpy")["OutputTensor"]
     out = cp.full(n + offset + 5, 5, dtype=dt)
@@ -238,51 +229,39 @@ def test_contiguous_kernel_shapes_and_cache_hints(
 
 
 @pytest.mark.parametrize(
-    ("setting", "per_sm", "shape"),
-    [
-        ("CONTIG_RESIDENT", 6, (256, 1)),
-        ("CONTIG_RESIDENT", 4, (256, 1)),  # over 48 KiB of shared memory a block
-        ("CONTIG_RESIDENT", 12, (128, 2)),
-        ("CONTIG_LOOP", 1, (256, 1)),  # many steps of the whole grid
-        ("CONTIG_LOOP", 4, (256, 2)),
-        ("CONTIG_LOOP", 8, (128, 1)),
-    ],
+    ("shape", "hints"),
+    [((256, 1), 1), ((256, 1), 2), ((256, 1), 3), ((128, 2), 3), ((128, 1), 0), ((256, 1), 4), ((256, 2), 7)],
 )
+@pytest.mark.parametrize(("n", "offset"), [(4099, 0), (4099, 2), (1000003, 0)])
+@pytest.mark.parametrize(("dtype", "op"), CONTIGUOUS_CASES)
+def test_contiguous_kernel_shapes_and_cache_hints(
+    gpu, monkeypatch, dtype: str, op: str, n: int, offset: int, shape: tuple[int, int], hints: int
+) -> None:
+    """The contiguous kernel's other block shapes and streaming cache hints (CONTIG_SHAPE,
+    CONTIG_HINTS; 16-, 8-, 4- and 2-byte vectors by the offset) give the reference's bits,
+    and write nothing outside the output view."""
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_SHAPE", shape)
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_HINTS", {1: hints, 2: hints, 4: hints})
+    monkeypatch.setattr(cuda_elementwise, "STREAM_MIN_BYTES", 0)  # the hints at every size
+    _check_contiguous(gpu, dtype, op, n, offset, n + offset + hints)
+
+
+@pytest.mark.parametrize(("per_sm", "shape"), [(6, (256, 1)), (4, (256, 1)), (12, (128, 2))])  # 4: over 48 KiB a block
 @pytest.mark.parametrize(("n", "offset"), [(4099, 2), (1000003, 0), (3000011, 4)])
-@pytest.mark.parametrize(
-    ("dtype", "op"), [("float16", "ELEMENT_WISE_ADD"), ("float32", "ACTIVATION_GELU"), ("int8", "ELEMENT_WISE_BIT_XOR")]
-)
-def test_contiguous_kernel_occupancy_cap_and_grid_stride(
-    gpu, monkeypatch, dtype: str, op: str, n: int, offset: int, setting: str, per_sm: int, shape: tuple[int, int]
+@pytest.mark.parametrize(("dtype", "op"), CONTIGUOUS_CASES)
+def test_contiguous_kernel_occupancy_cap(
+    gpu, monkeypatch, dtype: str, op: str, n: int, offset: int, per_sm: int, shape: tuple[int, int]
 ) -> None:
     """The contiguous kernel held to a few resident blocks per multiprocessor (CONTIG_RESIDENT:
-    shared memory reserved per block) and its grid-stride form over a fixed grid (CONTIG_LOOP)
-    give the reference's bits, write nothing outside the output view, and a broadcast operand
-    (stride 0) still reads its one element."""
-    cp = gpu
-    dt = np.dtype(dtype)
-    monkeypatch.setattr(cuda_elementwise, setting, {(dt.itemsize, arity): per_sm for arity in (1, 2)})
+    shared memory reserved per block) gives the reference's bits, writes nothing outside the
+    output view, and a broadcast operand (stride 0) still reads its one element."""
+    size = np.dtype(dtype).itemsize
+    monkeypatch.setattr(cuda_elementwise, "CONTIG_RESIDENT", {(size, arity): per_sm for arity in (1, 2)})
     monkeypatch.setattr(cuda_elementwise, "CONTIG_SHAPE", shape)
     monkeypatch.setattr(cuda_elementwise, "RESIDENT_FUNCTORS", None)  # GELU and BIT_XOR capped too
     monkeypatch.setattr(cuda_elementwise, "STREAM_MIN_BYTES", 0)  # the cap at every size
-    rng = np.random.default_rng(n + offset + per_sm)
-    name = {"float16": "FLOAT16", "float32": "FLOAT32", "int8": "INT8"}[dtype]
-    binary = op.startswith("ELEMENT_WISE")
-    members = ("ATensor", "BTensor") if binary else ("InputTensor",)
-    for broadcast in (False, True) if binary else (False,):
-        sizes = {m: (name, [n], [0] if broadcast and m == "BTensor" else None) for m in members}
-        desc = _desc(op, {**sizes, "OutputTensor": (name, [n], None)})
-        host = {m: data(dt, rng, shape=(1 if broadcast and m == "BTensor" else n,)) for m in members}
-        device = {}
-        for m in members:
-            k = host[m].shape[0]
-            device[m] = cp.zeros(k + offset, dtype=dt)[offset:]
-            device[m][...] = cp.asarray(host[m])
-        expected = dmlops.execute(desc, host, backend="numpy")["OutputTensor"]
-        out = cp.full(n + offset + 5, 5, dtype=dt)
-        run_cuda(desc, device, {"OutputTensor": out[offset : offset + n]})
-        compare(op, expected, out[offset : offset + n].get())
-        assert (out[:offset].get() == 5).all() and (out[offset + n :].get() == 5).all()
+    for broadcast in (False, True) if op.startswith("ELEMENT_WISE") else (False,):
+        _check_contiguous(gpu, dtype, op, n, offset, n + offset + per_sm + broadcast, broadcast)
 
 
 @pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16", "INT8"])
@@ -636,7 +615,7 @@ def test_occupancy_cap_reserves_shared_memory(gpu, monkeypatch) -> None:
     a = cp.ones(n, dtype=cp.float16)
     plan = cuda_elementwise.Plan(desc, [a.dtype] * 2, a.dtype, cuda_elementwise.layout((n,), [(1,)] * 3))
     launch = plan.launch_for([a.data.ptr] * 3)
-    _, per_sm, reserved = cuda_elementwise._device_numbers(cp.cuda.Device().id)
+    _, per_sm, reserved, _ = cuda_elementwise._device_numbers(cp.cuda.Device().id)
     assert launch.shared > 0 and launch.shared % 1024 == 0
     assert 6 * (launch.shared + reserved) <= per_sm < 7 * (launch.shared + reserved)
 

@@ -95,15 +95,14 @@ def _elementwise_names() -> list[str]:
     for functor in ("OpAddH2", "OpSubtractH2", "OpMultiplyH2"):
         head = f"{functor}, NoFused, false, half_t, half_t, half_t, half_t"
         names += [f"ew_contig<{head}, 8, 256, 1>", f"ew_contig<{head}, 2, 128, 2>", f"ew_contig<{head}, 1, 256, 1>"]
-        # the occupancy-capped instantiation (R), the L2 prefetch hint (H & 4), the grid-stride form
+        # the occupancy-capped instantiation (R), the L2 prefetch hint (H & 4)
         names += [f"ew_contig<{head}, 8, 256, 1, 3, 6>", f"ew_contig<{head}, 8, 128, 1, 7, 12>"]
         names += [f"ew_contig<{head}, 4, 256, 1, 4>", f"ew_contig<{head}, 8, 256, 1, 4, 5>"]
-        names += [f"ew_contig_loop<{head}, {v}, {b}, {u}, {h}>" for v, b, u, h in ((8, 256, 1, 3), (2, 256, 2, 0))]
         names += [f"ew_strided<{head}, 3, int, 8>", f"ew_strided<{head}, 2, long long, 1>"]
     for fused in ["FusedRelu", *sorted({functor for functor, _ in ACTIVATIONS.values()})]:
         names.append(f"ew_contig<OpAdd, {fused}, false, half_t, half_t, half_t, half_t, 8, 128, 2>")
-    names.append("ew_contig_loop<ActGelu, NoFused, false, float, float, float, float, 4, 256, 1, 7>")
-    names.append("ew_contig_loop<OpIf, NoFused, true, u8, half_t, half_t, half_t, 1, 128, 4, 0>")
+    names.append("ew_contig<ActGelu, NoFused, false, float, float, float, float, 4, 256, 1, 7>")
+    names.append("ew_contig<OpIf, NoFused, true, u8, half_t, half_t, half_t, 1, 128, 4, 0>")
     names.append("ew_contig<ActSigmoid, NoFused, false, double, double, double, double, 2, 256, 1, 0, 4>")
     names += [f"ew_rows<{t}, {k}, {p}>" for t in ("float", "half_t", "double") for k in range(3) for p in (0, 1, 4, 16)]
     names += [

@@ -42,15 +42,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._common import flat_memory
-from ._threads import on_threads, thread_count
+from ._threads import on_threads, threads_for
 
 Array = NDArray[Any]
 
 STREAM_MIN_BYTES = 1 << 24
 """Outputs below this size (half this machine's 32 MiB L3) keep ordinary stores."""
 
-PARALLEL_MIN_ELEMENTS = 1 << 16
-"""Below this many output elements a kernel runs on the calling thread alone."""
 
 # operation codes of :func:`_kernel`
 IDENTITY, ABS, NEGATE, RELU, ADD, SUBTRACT, MULTIPLY, DIVIDE, MAX, MIN, ADD_RELU = range(11)
@@ -324,7 +322,7 @@ def run(op: int, out: Array, x: Array, y: Array | None = None) -> None:
 
 def _on_threads(work: Any, n: int) -> None:
     """``work(lo, hi)`` over ranges of ``[0, n)`` that the threads claim as they come free (one thread when small)."""
-    on_threads(work, n, thread_count() if n >= PARALLEL_MIN_ELEMENTS else 1)
+    on_threads(work, n, threads_for(n))
 
 
 # -- conversions (CAST) ----------------------------------------------------------------

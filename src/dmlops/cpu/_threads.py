@@ -85,6 +85,13 @@ PARALLEL_MIN_ELEMENTS = 1 << 16
 """Below this much work (elements touched) :func:`run_kernel` runs on the calling thread alone."""
 
 
+def threads_for(elements: int, items: int | None = None) -> int:
+    """Threads for a call touching ``elements``: one below PARALLEL_MIN_ELEMENTS, else all (at most ``items``)."""
+    if elements < PARALLEL_MIN_ELEMENTS:
+        return 1
+    return thread_count() if items is None else min(thread_count(), items)
+
+
 def run_kernel(kernel: Callable[..., Any], items: int, elements: int, *args: Any) -> list[Any]:
     """``kernel(*args, lo, hi)`` over the items ``[0, items)``: in ranges the threads claim, when large.
 
@@ -101,7 +108,7 @@ def run_kernel(kernel: Callable[..., Any], items: int, elements: int, *args: Any
     took the cores from the executor's threads of the next operator (an 8 MiB ADD after a
     MAX_POOLING2 took about 0.9 ms longer than alone; docs/performance.md).
     """
-    threads = min(thread_count(), items) if elements >= PARALLEL_MIN_ELEMENTS else 1
+    threads = threads_for(elements, items)
     if threads <= 1:
         return [kernel(*args, 0, items)]
     results: list[Any] = []  # list.append is atomic under the GIL

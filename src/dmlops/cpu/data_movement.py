@@ -106,7 +106,7 @@ from ..enums import FeatureLevel
 from . import _stream
 from ._common import flat_memory as _memory
 from ._copy import copy_into, run_chunks
-from ._threads import PARALLEL_MIN_ELEMENTS, _executor, run_kernel, thread_count
+from ._threads import _executor, run_kernel, threads_for
 
 # -- GATHER --------------------------------------------------------------------
 
@@ -1047,7 +1047,7 @@ def run_nonzero_coordinates(
     ones = np.iinfo(x.dtype).max
     mask = x.dtype.type(ones >> 1 if inputs["InputTensor"].dtype.kind == "f" else ones)
     sizes, rows = _grid(x.shape)
-    threads = min(thread_count(), rows) if x.size >= PARALLEL_MIN_ELEMENTS else 1
+    threads = threads_for(x.size, rows)
     bounds = [rows * i // threads for i in range(threads + 1)]
     args = (xm, xo, xs, mask, sizes, om, oo, os_, n)
 

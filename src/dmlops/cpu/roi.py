@@ -397,8 +397,8 @@ def run_roi_pooling(
     bins = pooling_bins(desc, inputs["ROITensor"])
     lowest = float(np.finfo(inputs["InputTensor"].dtype).min)
     jobs = out.shape[0] * out.shape[1]  # (ROI, channel) pairs
-    bins_ = (bins.batch, bins.y_start, bins.y_end, bins.x_start, bins.x_end)
-    run_kernel(_roi_pooling, jobs, max(x.size, out.size), x, half, *bins_, lowest, out)
+    bounds = (bins.batch, bins.y_start, bins.y_end, bins.x_start, bins.x_end)
+    run_kernel(_roi_pooling, jobs, max(x.size, out.size), x, half, *bounds, lowest, out)
 
 
 # -- ROI_ALIGN_GRAD ------------------------------------------------------------------------------

@@ -85,7 +85,6 @@ REPLAYABLE: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
                 "STREAM_MIN_BYTES",
                 "CONTIG_RESIDENT",
                 "RESIDENT_FUNCTORS",
-                "CONTIG_LOOP",
                 "STRIDED_VECTORS",
                 "ROWS_2D",
                 "HALF_PAIRS",

@@ -9,7 +9,7 @@ types and layout:
   value (stride 0); 16-byte vector loads and stores when the pointers are aligned,
   marked streaming (evict-first) for FLOAT16 calls larger than the L2 cache (CONTIG_HINTS);
   such calls of the two-input arithmetic held to 6 resident blocks per multiprocessor
-  (CONTIG_RESIDENT); ``ew_contig_loop``, a grid-stride form over a fixed grid (CONTIG_LOOP, off);
+  (CONTIG_RESIDENT);
 * ``ew_strided``: any strides (0 for broadcasting, negative), the dimensions collapsed
   first (up to 8), 32-bit offsets where they fit, 16-byte vectors along the innermost
   dimension where every operand's rows allow it (STRIDED_VECTORS).
@@ -81,17 +81,14 @@ of the threads; torch's vectorized kernel is held to the same by its registers) 
 ADD, MULTIPLY, MAX and ADD1 + RELU 0.9-1.3 % faster in two calls, the FLOAT16 ones 1.4-1.7 % in
 one call and 0.4-0.5 % in the other (a tie with torch; single calls after an idle GPU were 1.6 %
 slower capped at FLOAT16); 5 blocks the same, 4 from 1.0 % slower to 0.4 % faster. On
-one-input operators the cap was 0.6-7.3 % slower, so they keep every block. A fixed
-grid-stride grid (CONTIG_LOOP) was 5-16 % slower."""
+one-input operators the cap was 0.6-7.3 % slower, so they keep every block. A grid-stride
+form over a fixed grid of 4-8 blocks per multiprocessor was 5-16 % slower (run X; removed)."""
 RESIDENT_FUNCTORS: frozenset[str] | None = frozenset(
     {"OpAdd", "OpAddH2", "OpSubtract", "OpSubtractH2", "OpMultiply", "OpMultiplyH2", "OpMax", "OpMin"}
 )
 """The functors CONTIG_RESIDENT caps (with no fused activation, or RELU): a few instructions
 an element, so the call waits on memory alone; transcendental work hides its latency with
 more warps (FLOAT16 SIGMOID was 7.3 % slower capped). None: every functor."""
-CONTIG_LOOP: dict[tuple[int, int], int] = {}
-"""Blocks per multiprocessor of a fixed grid-stride grid (ew_contig_loop), by (widest
-operand's element size in bytes, inputs); absent: ew_contig, one block per B * U vectors."""
 ROW_BLOCK = 256  # ROW_BLOCK
 ROW_WARP_MAX = 1024
 """Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row
@@ -466,12 +463,8 @@ class Plan:
             widest = max(sizes, default=0)
             hints = contig_hints(lay.count * sum(sizes), widest)
             blocks = grid_for(max(1, lay.count // vec), block, unroll)
-            loop = CONTIG_LOOP.get((widest, self.arity), 0)
             resident = contig_resident(lay.count * sum(sizes), widest, self.arity, self.functor, self.fused)
-            if loop:
-                fn = get_kernel(SOURCE, f"ew_contig_loop<{self.head}, {vec}, {block}, {unroll}, {hints}>")
-                blocks = min(blocks, loop * _device_numbers(current_device())[0])
-            elif resident:
+            if resident:
                 fn = get_kernel(SOURCE, f"ew_contig<{self.head}, {vec}, {block}, {unroll}, {hints}, {resident}>")
                 shared = _reserve_shared(fn, resident)
             else:
@@ -505,7 +498,7 @@ def _reserve_shared(fn: Any, resident: int) -> int:
     ``fn``'s carveout is set to the most shared memory, so the count does not hang on the
     driver's choice of carveout.
     """
-    _, per_sm, reserved = _device_numbers(current_device())
+    _, per_sm, reserved, _ = _device_numbers(current_device())
     shared = max(0, (per_sm // resident - reserved) // 1024 * 1024)
     cupy_module()
     from cupy_backends.cuda.api import driver
@@ -517,13 +510,14 @@ def _reserve_shared(fn: Any, resident: int) -> int:
 
 
 @functools.cache
-def _device_numbers(device: int) -> tuple[int, int, int]:
-    """Multiprocessors, shared memory per multiprocessor, shared memory the system reserves per block."""
+def _device_numbers(device: int) -> tuple[int, int, int, int]:
+    """Multiprocessors, shared memory per multiprocessor, shared memory the system reserves per block, L2 bytes."""
     props = cupy_module().cuda.runtime.getDeviceProperties(device)
     return (
         int(props["multiProcessorCount"]),
         int(props["sharedMemPerMultiprocessor"]),
         int(props.get("reservedSharedMemPerBlock", 1024)),
+        int(props["l2CacheSize"]),
     )
 
 
@@ -538,10 +532,7 @@ def contig_resident(operand_bytes: int, itemsize: int, arity: int, functor: str,
         return 0
     if RESIDENT_FUNCTORS is not None and (functor not in RESIDENT_FUNCTORS or fused not in ("NoFused", "FusedRelu")):
         return 0
-    limit = STREAM_MIN_BYTES
-    if limit is None:
-        limit = _l2_bytes(current_device())
-    return resident if operand_bytes > limit else 0
+    return resident if _beyond_l2(operand_bytes) else 0
 
 
 def contig_hints(operand_bytes: int, itemsize: int) -> int:
@@ -550,17 +541,13 @@ def contig_hints(operand_bytes: int, itemsize: int) -> int:
     ``itemsize``: the widest operand's element size in bytes.
     """
     hints = CONTIG_HINTS.get(itemsize, 0)
-    if not hints:
-        return 0
+    return hints if hints and _beyond_l2(operand_bytes) else 0
+
+
+def _beyond_l2(operand_bytes: int) -> bool:
+    """Whether a call's operands exceed STREAM_MIN_BYTES (None: the device's L2 cache size)."""
     limit = STREAM_MIN_BYTES
-    if limit is None:
-        limit = _l2_bytes(current_device())
-    return hints if operand_bytes > limit else 0
-
-
-@functools.cache
-def _l2_bytes(device: int) -> int:
-    return int(cupy_module().cuda.runtime.getDeviceProperties(device)["l2CacheSize"])
+    return operand_bytes > (_device_numbers(current_device())[3] if limit is None else limit)
 
 
 def run_elementwise(

@@ -3,7 +3,6 @@
 // Contract (dmlops.cuda.elementwise builds the name expressions and the parameters):
 //   ew_contig<Op, Fused, SB, T0, T1, T2, TO, VEC, B, U, H, R>  every operand 1-D, stride 1 or 0
 //                                                           (H = 0 and R = 0 by default)
-//   ew_contig_loop<Op, Fused, SB, T0, T1, T2, TO, VEC, B, U, H>  the same, grid-stride over a fixed grid
 //   ew_strided<Op, Fused, SB, T0, T1, T2, TO, NDIM, I, VEC> any strides (0 = broadcast, negative)
 //   ew_rows2d<Op, Fused, SB, T0, T1, T2, TO, I, VEC, U>      two dimensions, U vectors a thread
 // Op is an operator functor below (Op::arity inputs read, in the desc's member order);
@@ -916,21 +915,6 @@ __global__ void __launch_bounds__(B) ew_contig(const T0* a, const T1* b, const T
     const bool va = p.s0[0] != 0, vb = p.s1[0] != 0, vc = p.s2[0] != 0;
     const long long first = (long long)blockIdx.x * (B * U) + threadIdx.x;
     contig_chunk<Op, Fz, SB, T0, T1, T2, TO, VEC, B, U, H>(a, b, c, y, p, first, nv, va, vb, vc);
-    contig_tail<Op, Fz, SB, T0, T1, T2, TO, VEC, B>(a, b, c, y, p, nv, va, vb, vc);
-}
-
-// ew_contig's work over a fixed grid (the host launches a few blocks per multiprocessor):
-// each thread walks its vectors in steps of the whole grid's B * U.
-template <class Op, class Fz, bool SB, typename T0, typename T1, typename T2, typename TO, int VEC, int B, int U,
-          int H = 0>
-__global__ void __launch_bounds__(B)
-    ew_contig_loop(const T0* a, const T1* b, const T2* c, TO* y, const EwParams p) {
-    const long long nv = p.count / VEC;
-    const bool va = p.s0[0] != 0, vb = p.s1[0] != 0, vc = p.s2[0] != 0;
-    const long long step = (long long)gridDim.x * (B * U);
-    for (long long first = (long long)blockIdx.x * (B * U) + threadIdx.x; first < nv; first += step) {
-        contig_chunk<Op, Fz, SB, T0, T1, T2, TO, VEC, B, U, H>(a, b, c, y, p, first, nv, va, vb, vc);
-    }
     contig_tail<Op, Fz, SB, T0, T1, T2, TO, VEC, B>(a, b, c, y, p, nv, va, vb, vc);
 }
 
