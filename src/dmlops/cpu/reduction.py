@@ -70,6 +70,7 @@ from ..descs import reduction as rules
 from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._common import float_to_half_bits, half_bits_to_float, kernel_view
+from ._repeat import Repeat
 from ._threads import run_kernel, thread_count
 
 Array = NDArray[Any]
@@ -1099,6 +1100,16 @@ def _readable(x: Array, *outs: Array) -> Array:
     return x.copy() if any(np.may_share_memory(x, o) for o in outs) or not _aligned(x) else x
 
 
+def _output_memory(out: Array, index_view: bool) -> tuple[Array, int, list[int], Any]:
+    """:func:`_memory` of an output, writeable, as its kernel reads it (FLOAT16 bits; UINT indices as INT)."""
+    base, origin, strides = _memory(out, writeable=True)
+    if index_view and base.dtype.kind == "u":  # UINT32/UINT64 indices are stored as their bits
+        base = base.view(np.dtype(f"i{base.itemsize}"))
+        return base, origin, strides, None
+    view, half = kernel_view(base)
+    return view, origin, strides, half
+
+
 class _Target:
     """An output written through its memory, or through an aligned scratch array copied in afterwards."""
 
@@ -1108,12 +1119,7 @@ class _Target:
         self.index_view = index_view
 
     def memory(self) -> tuple[Array, int, list[int], Any]:
-        base, origin, strides = _memory(self.array, writeable=True)
-        if self.index_view and base.dtype.kind == "u":  # UINT32/UINT64 indices are stored as their bits
-            base = base.view(np.dtype(f"i{base.itemsize}"))
-            return base, origin, strides, None
-        view, half = kernel_view(base)
-        return view, origin, strides, half
+        return _output_memory(self.array, self.index_view)
 
     def done(self) -> None:
         if self.array is not self.out:
@@ -1184,46 +1190,60 @@ def _reduction(
     *,
     index: bool,
     keyed: tuple[Any, Any, tuple[Any, ...]] | None = None,
-) -> None:
+) -> Repeat | None:
     """Run a (rows, tiles) kernel pair: tiles where a kept axis lies inside the reduced ones in memory.
 
     ``keyed``: (rows, tiles, their parameters), float32 MAX / MIN kernels on the elements'
     bits, run instead where the elements they read are contiguous (each line, or each tile's
-    columns).
+    columns). Returns the call's repeat (``_repeat``) unless it read a copy of the input or
+    wrote through a scratch output.
     """
     if out.size == 0:
-        return
-    x = _readable(x, out)
+        return _NOTHING
+    readable = _readable(x, out)
     target = _Target(out, index_view=index)
-    key: tuple[Any, ...] = (x.shape, x.strides, x.dtype, target.array.shape, target.array.strides, target.array.dtype)
+    key: tuple[Any, ...] = (readable.shape, readable.strides, readable.dtype)
+    key += (target.array.shape, target.array.strides, target.array.dtype)
     key += (axes, kernels, params, index, keyed, thread_count())
     plan = _PLANS.get(key)
     if plan is None:
         if len(_PLANS) >= 256:
             _PLANS.clear()
-        plan = _PLANS[key] = _plan(x, target, axes, kernels, params, keyed)
+        plan = _PLANS[key] = _plan(readable, target, axes, kernels, params, keyed)
+    _launch(plan, index, readable, target.array)
+    target.done()
+    if readable is not x or target.array is not out:
+        return None
+    return Repeat(lambda ins, outs: _launch(plan, index, ins["InputTensor"], outs["OutputTensor"]))
+
+
+def _launch(plan: _Plan, index: bool, x: Array, out: Array) -> None:
+    """Run ``plan`` on ``x`` and ``out`` (the arrays, or arrays of the layouts, it was planned for)."""
     xb = kernel_view(_memory(x)[0])[0]
-    ob = target.memory()[0]
+    ob = _output_memory(out, index)[0]
     if plan.keys:  # float32 MAX / MIN read and write the bits
         xb, ob = xb.view(np.int32), ob.view(np.int32)
     run_kernel(plan.kernel, plan.items, x.size, xb, plan.xo, ob, plan.oo, *plan.args)
-    target.done()
 
 
-def _reduce(x: Array, out: Array, axes: tuple[int, ...], fn: int, op: int, post: int) -> None:
-    _reduction(x, out, axes, (_reduce_rows, _reduce_tiles), (fn, op, post), index=False)
+_NOTHING = Repeat(lambda ins, outs: None)
+"""The repeat of a call with nothing to compute (an empty output)."""
 
 
-def _extreme(x: Array, out: Array, axes: tuple[int, ...], largest: bool) -> None:
+def _reduce(x: Array, out: Array, axes: tuple[int, ...], fn: int, op: int, post: int) -> Repeat | None:
+    return _reduction(x, out, axes, (_reduce_rows, _reduce_tiles), (fn, op, post), index=False)
+
+
+def _extreme(x: Array, out: Array, axes: tuple[int, ...], largest: bool) -> Repeat | None:
     """MAX / MIN: float32 on keys where the elements lie contiguous, else the value kernels."""
     fn = FN_MAX if largest else FN_MIN
     op = (OP_NAN_LOW if largest else OP_NAN_HIGH) if x.dtype.kind == "f" else OP_PLAIN
     keyed = (_extreme_rows, _extreme_tiles, (largest,)) if x.dtype == np.float32 else None
-    _reduction(x, out, axes, (_reduce_rows, _reduce_tiles), (fn, op, POST_NONE), index=False, keyed=keyed)
+    return _reduction(x, out, axes, (_reduce_rows, _reduce_tiles), (fn, op, POST_NONE), index=False, keyed=keyed)
 
 
-def _arg(x: Array, out: Array, axes: tuple[int, ...], largest: bool, decreasing: bool) -> None:
-    _reduction(x, out, axes, (_arg_rows, _arg_tiles), (largest, decreasing), index=True)
+def _arg(x: Array, out: Array, axes: tuple[int, ...], largest: bool, decreasing: bool) -> Repeat | None:
+    return _reduction(x, out, axes, (_arg_rows, _arg_tiles), (largest, decreasing), index=True)
 
 
 _FLOAT_FUNCTIONS = {
@@ -1240,34 +1260,34 @@ _FLOAT_FUNCTIONS = {
 
 def run_reduce(
     desc: Any, inputs: Mapping[str, Array], outputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
-) -> None:
-    """REDUCE: ``Function`` over the set of ``Axes`` into the output view."""
+) -> Repeat | None:
+    """REDUCE: ``Function`` over the set of ``Axes`` into the output view; returns the call's repeat."""
     x, out = inputs["InputTensor"], outputs["OutputTensor"]
     axes = rules.reduced_axes(desc)
     function = desc.function.name
     is_float = x.dtype.kind == "f"
     if function in rules.ARG_FUNCTIONS:
-        _arg(x, out, axes, function == "ARGMAX", decreasing=False)
+        return _arg(x, out, axes, function == "ARGMAX", decreasing=False)
     elif function in ("MAX", "MIN"):
-        _extreme(x, out, axes, function == "MAX")
+        return _extreme(x, out, axes, function == "MAX")
     elif function == "MULTIPLY":
-        _reduce(x, out, axes, FN_PROD, OP_PLAIN, POST_NONE)
+        return _reduce(x, out, axes, FN_PROD, OP_PLAIN, POST_NONE)
     elif is_float:
         op, post = _FLOAT_FUNCTIONS[function]
-        _reduce(x, out, axes, FN_SUM, op, post)
+        return _reduce(x, out, axes, FN_SUM, op, post)
     elif function == "SUM":  # wraps around in the type's width
-        _reduce(x, out, axes, FN_SUM, OP_PLAIN, POST_NONE)
+        return _reduce(x, out, axes, FN_SUM, OP_PLAIN, POST_NONE)
     else:
         raise UnsupportedError(f"{desc.dml_name}: Function {function} takes no integer tensor")
 
 
 def run_arg(
     desc: Any, inputs: Mapping[str, Array], outputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
-) -> None:
+) -> Repeat | None:
     """ARGMAX / ARGMIN: the index over the reduced axes, ties by ``AxisDirection``."""
     largest = desc.operator_type.name == "ARGMAX"
     decreasing = desc.axis_direction.name == "DECREASING"
-    _arg(inputs["InputTensor"], outputs["OutputTensor"], rules.reduced_axes(desc), largest, decreasing)
+    return _arg(inputs["InputTensor"], outputs["OutputTensor"], rules.reduced_axes(desc), largest, decreasing)
 
 
 # -- CUMULATIVE_*, TOP_K ---------------------------------------------------------------------------
