@@ -1332,6 +1332,10 @@ def _ew_compare(
             ROWS[-1].update(vs_default=r, vs_default_q1=q1, vs_default_q3=q3)
 
 
+_KERNEL_COPY = {"DRIVER_COPY_MIN_BYTES": 1 << 62}
+"""IDENTITY on the contiguous kernel, not the driver's copy (the default since run Z)."""
+
+
 def _contig_variants(op: str, dtype: str) -> dict[str, dict[str, Any]]:
     streaming = _STREAMING if dtype == "fp32" else {}  # FLOAT16's default streams already
     found = {**_PLAIN, **streaming, **EW_VARIANT_CASES.get((op, dtype), {})}
@@ -1339,6 +1343,9 @@ def _contig_variants(op: str, dtype: str) -> dict[str, dict[str, Any]]:
         found.update(EW_EXPLORE)
     if EW_OCCUPANCY_ON:
         found.update(EW_OCCUPANCY)
+    if op == "ELEMENT_WISE_IDENTITY":  # the kernel's settings on the kernel, and the kernel as it runs by default
+        kernel = {"contiguous kernel (no driver copy, before run Z)": dict(_KERNEL_COPY)}
+        found = {**kernel, **{f"kernel, {k}": {**v, **_KERNEL_COPY} for k, v in found.items()}}
     return found
 
 

@@ -44,7 +44,8 @@ cache drops the entry) with each pointer at the same byte offset from its operan
 checking the tuning globals the implementation reads (the guards). It checks each operand
 on its own, not whether two overlap: an in-place call (an output that is an input) of a
 desc with an entry is replayed, with the launches the full path would make for it, since
-no REPLAYABLE implementation chooses its launches by overlap.
+no REPLAYABLE implementation chooses its launches by overlap (run_elementwise's driver copy
+for large IDENTITY calls, which does, is never recorded).
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ REPLAYABLE: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
                 "STRIDED_VECTORS",
                 "ROWS_2D",
                 "HALF_PAIRS",
+                "DRIVER_COPY_MIN_BYTES",
             ),
         ),
     ),

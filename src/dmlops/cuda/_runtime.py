@@ -251,6 +251,14 @@ def unrecorded_launches() -> int:
     return count
 
 
+def note_unrecorded_work() -> None:
+    """Count device work this thread queued past the compiled ``Launch`` (a driver copy).
+
+    Counted as a launch through CuPy is: a call being recorded then gives no replay entry.
+    """
+    _THREAD.unrecorded = getattr(_THREAD, "unrecorded", 0) + 1
+
+
 _FAST_CLASS: list[Any] = []
 
 

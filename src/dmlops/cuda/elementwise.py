@@ -16,7 +16,9 @@ types and layout:
 * ``ew_rows2d``: the layouts that collapse to two dimensions (row and column broadcasts,
   padded rows, transposes), ROWS_2D vectors a thread, one unsigned division per vector.
 
-FLOAT16 ADD, SUBTRACT and MULTIPLY compute two halves per instruction (HALF_PAIRS).
+FLOAT16 ADD, SUBTRACT and MULTIPLY compute two halves per instruction (HALF_PAIRS). A large
+plain IDENTITY between two dense runs of one data type is the driver's device-to-device copy,
+as PyTorch's ``copy_`` (DRIVER_COPY_MIN_BYTES), never recorded for replay.
 
 SOFTMAX / SOFTMAX1 / LOG_SOFTMAX(1) / HARDMAX(1) use a row kernel (``ew_rows``): the
 reduced axes are moved last and collapsed into rows of contiguous elements (a copy
@@ -47,7 +49,16 @@ from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._copy import C_TYPES, PlanCache
 from ._plan import collapse, grid_for, max_abs_offset
-from ._runtime import PackedLaunch, cupy_module, current_device, element_strides, get_kernel, padded, params
+from ._runtime import (
+    PackedLaunch,
+    cupy_module,
+    current_device,
+    element_strides,
+    get_kernel,
+    note_unrecorded_work,
+    padded,
+    params,
+)
 
 SOURCE = "elementwise.cu"
 BLOCK = 256  # EW_BLOCK (the strided kernel)
@@ -83,6 +94,17 @@ one call and 0.4-0.5 % in the other (a tie with torch; single calls after an idl
 slower capped at FLOAT16); 5 blocks the same, 4 from 1.0 % slower to 0.4 % faster. On
 one-input operators the cap was 0.6-7.3 % slower, so they keep every block. A grid-stride
 form over a fixed grid of 4-8 blocks per multiprocessor was 5-16 % slower (run X; removed)."""
+DRIVER_COPY_MIN_BYTES: int | None = None
+"""IDENTITY calls (ELEMENT_WISE_IDENTITY, ACTIVATION_IDENTITY) without ScaleBias or a fused
+activation, whose input and output have one data type and collapse to one dense run each
+(stride 1) with no partial overlap, go through the driver's device-to-device copy
+(``cudaMemcpyAsync`` on CuPy's current stream, PyTorch's ``copy_`` between such tensors) when
+their operands (bytes read plus written) reach this; None: the device's L2 cache size. A byte
+copy keeps every bit (NaN payloads, -0). Smaller calls stay on the kernel, so that they are
+recorded and replayed (``_fastlaunch``); a driver copy is never recorded (it counts as
+unrecorded work). Run Y (docs/performance.md): the contiguous kernel's FLOAT32 IDENTITY of 64M
+elements measured 0.999x torch's ``copy_``."""
+IDENTITIES = frozenset({"ELEMENT_WISE_IDENTITY", "ACTIVATION_IDENTITY"})
 RESIDENT_FUNCTORS: frozenset[str] | None = frozenset(
     {"OpAdd", "OpAddH2", "OpSubtract", "OpSubtractH2", "OpMultiply", "OpMultiplyH2", "OpMax", "OpMin"}
 )
@@ -445,6 +467,18 @@ class Plan:
         self.head = f"{functor}, {fused}, {'true' if has_sb else 'false'}, {', '.join(types)}, {C_TYPES[out_dtype]}"
         self.itemsizes = [d.itemsize for d in dtypes] + [out_dtype.itemsize]
         self.struct = ew_params(lay, q, k, f, sb)
+        # bytes of a plain copy (see DRIVER_COPY_MIN_BYTES), 0 where the call is no such copy
+        self.copy_bytes = 0
+        if (
+            name in IDENTITIES
+            and not has_sb
+            and fused == "NoFused"
+            and len(dtypes) == 1
+            and dtypes[0] == out_dtype
+            and lay.contiguous
+            and lay.strides[0] == (1,)
+        ):
+            self.copy_bytes = lay.count * out_dtype.itemsize
         self._launches: dict[tuple[int, ...], PackedLaunch] = {}
 
     def launch_for(self, pointers: Sequence[int]) -> PackedLaunch:
@@ -550,6 +584,18 @@ def _beyond_l2(operand_bytes: int) -> bool:
     return operand_bytes > (_device_numbers(current_device())[3] if limit is None else limit)
 
 
+def _by_driver(operand_bytes: int) -> bool:
+    """Whether a plain copy with these operand bytes goes through the driver (DRIVER_COPY_MIN_BYTES)."""
+    limit = DRIVER_COPY_MIN_BYTES
+    return operand_bytes >= (_device_numbers(current_device())[3] if limit is None else limit)
+
+
+def driver_copy(dst: int, src: int, nbytes: int) -> None:
+    """``nbytes`` from device address ``src`` to ``dst`` by ``cudaMemcpyAsync`` on CuPy's current stream."""
+    runtime = cupy_module().cuda.runtime
+    runtime.memcpyAsync(dst, src, nbytes, runtime.memcpyDeviceToDevice, cupy_module().cuda.get_current_stream().ptr)
+
+
 def run_elementwise(
     desc: Any,
     inputs: Mapping[str, Any],
@@ -567,6 +613,14 @@ def run_elementwise(
     plan = _PLANS.get(key)
     if plan is None or plan.desc is not desc:
         plan = _PLANS.put(key, Plan(desc, [x.dtype for x in xs], y.dtype, layout(y.shape, strides)))
+    copy = plan.copy_bytes
+    if copy and _by_driver(2 * copy):
+        src, dst = xs[0].data.ptr, y.data.ptr
+        if src == dst or abs(dst - src) >= copy:  # the same elements, or apart (else the kernel)
+            note_unrecorded_work()  # never recorded: a replay would skip the copy
+            if src != dst:
+                driver_copy(dst, src, copy)
+            return
     pointers = [x.data.ptr for x in xs]
     pointers.append(y.data.ptr)
     launch = plan.launch_for(pointers)
