@@ -15,8 +15,11 @@ Method
   ``torch.set_num_threads``. The NumPy reference is single-threaded.
 * Time: one warm-up call of each implementation (it also compiles numba kernels or
   loads them from the cache), then ``--repeats`` rounds in which every implementation
-  is called once, in turn (A, B, C, A, B, C...: the shared machine's slow moments fall
-  on all of them alike); the median per implementation (min and max kept in the JSON line).
+  is called once, in an order shuffled per round (seeded; the shared machine's slow moments
+  fall on all of them alike, and none always follows the same other one); the median per
+  implementation (min and max kept in the JSON line), and against the best peer both the
+  ratio of the medians and the median (with quartiles) of the per-round ratios, each
+  round's peer time over its dmlops time.
   dmlops writes into preallocated outputs (``outputs=``), as do torch where it can
   (``out=``); the NumPy reference, onnxruntime and most torch ops allocate.
 * Memory: before each timed call the process's peak RSS is reset (``5`` written to
@@ -40,6 +43,7 @@ import itertools
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -122,6 +126,9 @@ class Result:
         return statistics.median(self.times)
 
 
+ROUND_ORDER_SEED = 2026
+"""Seed of the per-round shuffle of the implementations' order (the same orders in every run)."""
+
 SETTLE_S = 0.3
 """Pause before each call: OpenMP (numba, torch; KMP_BLOCKTIME is 200 ms) and onnxruntime worker
 threads spin-wait for a while after a call and would take the cores from the next call."""
@@ -146,18 +153,23 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, int]:
 
 
 def measure_interleaved(impls: list[tuple[str, Callable[[], Any], int, str]], repeats: int) -> list[Result]:
-    """Each implementation warmed up, then timed in ``repeats`` rounds of one call each, A, B, C, A, B, C...
+    """Each implementation warmed up, then timed in ``repeats`` rounds of one call each, in a shuffled order.
 
     Interleaving spreads the shared machine's slow moments over every implementation instead of
-    one implementation's block of calls. Each call is preceded by ``SETTLE_S`` of sleep.
+    one implementation's block of calls; the order is shuffled per round (seeded), so no
+    implementation always runs right after the same other one. Each call is preceded by
+    ``SETTLE_S`` of sleep.
     """
     results = [Result(name, note=note) for name, _, _, note in impls]
     worst = [0] * len(impls)
     for _, fn, _, _ in impls:
         time.sleep(SETTLE_S)
         fn()
+    order = random.Random(ROUND_ORDER_SEED)
     for _ in range(repeats):
-        for k, (_, fn, _, _) in enumerate(impls):
+        turns = list(enumerate(impls))
+        order.shuffle(turns)  # no implementation always follows the same one
+        for k, (_, fn, _, _) in turns:
             time.sleep(SETTLE_S)
             elapsed, extra = _timed(fn)
             results[k].times.append(elapsed)
@@ -1262,7 +1274,12 @@ def main() -> None:
             if peers:
                 best = min(peers, key=lambda r: r.median)
                 speedup = best.median / ref
-                print(f"{'':36s} -> dmlops vs best peer ({best.impl}): {speedup:.2f}x; in+out {base / 1e6:.1f} MB")
+                paired = sorted(p / d for p, d in zip(best.times, rows[0].times))
+                q1, q2, q3 = statistics.quantiles(paired, n=4) if len(paired) > 1 else paired * 3
+                print(
+                    f"{'':36s} -> dmlops vs best peer ({best.impl}): {speedup:.2f}x; per round {q2:.2f}x "
+                    f"[{q1:.2f}-{q3:.2f}]; in+out {base / 1e6:.1f} MB"
+                )
             if wl.floor_arrays:
                 ceiling = copy_ceiling_s(wl.out_bytes * wl.floor_arrays // 2)
                 print(

@@ -204,10 +204,14 @@ def test_an_output_over_the_input_is_never_replayed(monkeypatch):
     assert id(desc) not in _repeat._ENTRIES
 
 
-def test_entries_hold_no_array():
-    desc = _reduce("SUM", (16, 50), (1,))
-    x = np.ones((16, 50), np.float32)
-    out = np.empty((16, 1), np.float32)
+@pytest.mark.parametrize("operator", ["REDUCE", "ELEMENT_WISE_EXP", "ACTIVATION_SOFTMAX1"])
+def test_entries_hold_no_array(operator):
+    if operator == "REDUCE":
+        desc = _reduce("SUM", (16, 50), (1,))
+    else:  # large enough for the threaded tiles
+        desc = _elementwise(operator, (160, 500), **({"Axes": [1]} if "SOFTMAX" in operator else {}))
+    x = np.ones(desc.input_tensor.sizes, np.float32)
+    out = np.empty(desc.output_tensor.sizes, np.float32)
     for _ in range(2):
         dmlops.execute(desc, {"InputTensor": x}, backend="cpu", outputs={"OutputTensor": out})
     assert id(desc) in _repeat._ENTRIES
@@ -251,3 +255,76 @@ def test_threads_calling_one_desc_with_their_own_arrays():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+# -- the element-wise family ------------------------------------------------------------------------
+
+
+def _elementwise(operator: str, shape, members=("InputTensor",), **fields):
+    body = {m: _tensor("FLOAT32", shape) for m in (*members, "OutputTensor")}
+    return desc_from_json(operator, {**body, **fields})
+
+
+def _softmax_rows(x):
+    e = np.exp(x.astype(np.float64) - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+# (desc, input shapes (None: the output's), NumPy formula); large enough for the threaded tiles,
+# the 16 MiB ADD for the streaming stores, small ones for the single-tile path and the plain copy
+ELEMENTWISE = [
+    ("exp, tiles", lambda: _elementwise("ELEMENT_WISE_EXP", (300, 1000)), lambda a: np.exp(a[0].astype(np.float64))),
+    ("gelu, one tile", lambda: _elementwise("ACTIVATION_GELU", (10, 20)), None),
+    (
+        "add, streamed",
+        lambda: _elementwise("ELEMENT_WISE_ADD", (4096, 1024), ("ATensor", "BTensor")),
+        lambda a: a[0].astype(np.float64) + a[1],
+    ),
+    (
+        "multiply, strided output",
+        lambda: _elementwise("ELEMENT_WISE_MULTIPLY", (300, 500), ("ATensor", "BTensor")),
+        lambda a: a[0].astype(np.float64) * a[1],
+    ),
+    ("identity, plain copy", lambda: _elementwise("ELEMENT_WISE_IDENTITY", (7, 9)), lambda a: a[0]),
+    ("softmax1, rows", lambda: _elementwise("ACTIVATION_SOFTMAX1", (200, 333), Axes=[1]), lambda a: _softmax_rows(a[0])),
+]
+
+
+@pytest.mark.parametrize("label, make, formula", ELEMENTWISE, ids=[c[0] for c in ELEMENTWISE])
+def test_elementwise_repeats_recompute(monkeypatch, label, make, formula):
+    desc = make()
+    members = sorted(desc.tensor_names("input"))
+    shape = desc.output_tensor.sizes
+    rng = np.random.default_rng(len(label))
+    xs = [rng.standard_normal(shape).astype(np.float32) for _ in members]
+    if "strided" in label:
+        holder = np.zeros((shape[0], 2 * shape[1]), np.float32)
+        out = holder[:, ::2]
+    else:
+        out = np.empty(shape, np.float32)
+    bindings = _count_bindings(monkeypatch)
+    for call in range(3):
+        for x in xs:
+            x *= -1.25  # new contents
+        ins = dict(zip(members, xs))
+        dmlops.execute(desc, ins, backend="cpu", outputs={"OutputTensor": out})
+        if formula is None:  # the reference's formula
+            expected = dmlops.execute(desc, ins, backend="numpy")["OutputTensor"]
+            np.testing.assert_allclose(out, expected, rtol=2e-4, atol=1e-6)
+        else:
+            np.testing.assert_allclose(out, formula(xs), rtol=1e-6, atol=1e-7)
+    assert bindings[0] == 1
+    if "strided" in label:
+        assert not holder[:, 1::2].any()
+
+
+def test_elementwise_in_place_is_not_replayed(monkeypatch):
+    desc = _elementwise("ELEMENT_WISE_ADD", (256, 512), ("ATensor", "BTensor"))
+    rng = np.random.default_rng(9)
+    a, b = (rng.standard_normal((256, 512)).astype(np.float32) for _ in range(2))
+    bindings = _count_bindings(monkeypatch)
+    for _ in range(3):
+        expected = a.astype(np.float64) + b
+        dmlops.execute(desc, {"ATensor": a, "BTensor": b}, backend="cpu", outputs={"OutputTensor": a})
+        np.testing.assert_allclose(a, expected, rtol=1e-6)
+    assert bindings[0] == 3

@@ -43,6 +43,9 @@ class Repeat:
         self.run = run
 
 
+NOTHING = Repeat(lambda inputs, outputs: None)
+"""The repeat of a call with nothing to compute (an empty output)."""
+
 MAX_ENTRIES = 1024
 """Descs remembered at once (one call each); the table is cleared when full."""
 

@@ -53,6 +53,7 @@ from ..descs.elementwise import LOG_SOFTMAX_MIN_SUM
 from ..enums import FeatureLevel, TensorDataType
 from . import _stream
 from ._copy import copy_into
+from ._repeat import NOTHING, Repeat
 from ._threads import PYTHON_CHUNKS_PER_THREAD, on_threads, thread_count
 
 Array = NDArray[Any]
@@ -325,7 +326,7 @@ def _numba_ufuncs() -> dict[str, Any]:
         g = x * c if x < f32(0.0) else x * (f32(1.0) - c)  # -inf * 0: NaN, as the reference's
         return x if x != x else g
 
-    return {
+    built = {
         "max": vectorize(sig2, cache=True)(select_max),
         "min": vectorize(sig2, cache=True)(select_min),
         "relu": vectorize(sig1, cache=True)(relu),
@@ -335,6 +336,9 @@ def _numba_ufuncs() -> dict[str, Any]:
         "erf": vectorize(["float32(float32)"], cache=True, fastmath={"contract"})(erf32),
         "gelu": vectorize(["float32(float32)"], cache=True, fastmath={"contract"})(gelu32),
     }
+    # the NumPy ufuncs numba built, called without numba's Python wrapper (about 1 us a call, and a
+    # large call makes one per tile); each planner calls its ufunc only with the types above
+    return {name: fn.ufunc for name, fn in built.items()}
 
 
 # -- fast paths -----------------------------------------------------------------------------------
@@ -398,15 +402,15 @@ def _identity(desc: Any, xs: list[Array], out: Array) -> Plan | None:
 
 
 def _plain_copy(desc: Any, name: str, xs: list[Any], out: Array) -> bool:
-    """IDENTITY without ScaleBias: the data-movement copy (bits kept), except large contiguous calls (``_identity``)."""
+    """Whether the call runs as the data-movement copy (bits kept).
+
+    IDENTITY without ScaleBias does, except large contiguous calls (``_identity``).
+    """
     if name not in ("ELEMENT_WISE_IDENTITY", "ACTIVATION_IDENTITY") or _scale_bias_of(desc) is not None:
         return False
     if xs[0].dtype != out.dtype:
         return False
-    if out.size >= PARALLEL_MIN and out.flags.c_contiguous and xs[0].flags.c_contiguous:
-        return False
-    copy_into(out, xs[0])
-    return True
+    return not (out.size >= PARALLEL_MIN and out.flags.c_contiguous and xs[0].flags.c_contiguous)
 
 
 def _binary(fn: Callable[..., Any], chars: str = "efd") -> Planner:
@@ -882,32 +886,66 @@ def _run_stream(desc: Any, name: str, o: Array, ins: list[Any]) -> bool:
 
 def run_elementwise(
     desc: Any, inputs: Mapping[str, Array], outputs: Mapping[str, Array], *, feature_level: FeatureLevel, strict: bool
-) -> None:
-    """Any operator of the family: its fast path, else its tiled formula, else its row kernel, into the output view."""
+) -> Repeat | None:
+    """Any operator of the family: its fast path, else its tiled formula, else its row kernel, into the output view.
+
+    Returns the call's repeat (``_repeat``) unless the output shares memory with an input.
+    """
     name = desc.operator_type.name
     members = desc.tensor_slots("input")
     data_type = desc.tensor(members[1] if name == "ELEMENT_WISE_IF" else members[0]).data_type
-    out = outputs[desc.tensor_slots("output")[0]]
+    out_member = desc.tensor_slots("output")[0]
+    out = outputs[out_member]
     if out.size == 0:
-        return
+        return NOTHING
+    xs = _operands(name, members, inputs, out)
+    # in-place: an input sharing the output's memory in another layout is read before anything is written
+    shared = [x is not None and np.may_share_memory(out, x) for x in xs]
+    same = [s and _same_layout(out, x) for x, s in zip(xs, shared)]
+    xs = [x.copy() if s and not t else x for x, s, t in zip(xs, shared, same)]
+    run = _planned(desc, name, xs, out, data_type, same)
+    run(xs, out)
+    if any(shared):
+        return None  # planned for this overlap
+
+    def repeat(ins: Mapping[str, Array], outs: Mapping[str, Array]) -> None:
+        target = outs[out_member]
+        run(_operands(name, members, ins, target), target)
+
+    return Repeat(repeat)
+
+
+def _operands(name: str, members: tuple[str, ...], inputs: Mapping[str, Array], out: Array) -> list[Any]:
+    """The inputs in the desc's order, each of the output's shape (a one-element tensor through 0-strides)."""
     if name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":  # optional zero points stay in place, as None
         given: list[Any] = [inputs.get(m) for m in members]
     else:
         given = [inputs[m] for m in members if m in inputs]
-    # a one-element tensor (QUANTIZED_LINEAR_ADD's scales) is read through 0-strides
-    xs: list[Any] = [x if x is None or x.shape == out.shape else np.broadcast_to(x, out.shape) for x in given]
-    # in-place: an input sharing the output's memory in another layout is read before anything is written
-    same = [x is not None and np.may_share_memory(out, x) and _same_layout(out, x) for x in xs]
-    xs = [x.copy() if x is not None and not s and np.may_share_memory(out, x) else x for x, s in zip(xs, same)]
+    return [x if x is None or x.shape == out.shape else np.broadcast_to(x, out.shape) for x in given]
+
+
+def _planned(
+    desc: Any, name: str, xs: list[Any], out: Array, data_type: TensorDataType, same: list[bool]
+) -> Callable[[list[Any], Array], None]:
+    """``run(xs, out)``: the call's computation, for operands of these types and layouts.
+
+    ``same``: which inputs are the output itself (in place, in its layout).
+    """
     if name in _ROWS:
-        _run_rows(desc, name, xs[0], out, data_type)
-        return
+        return lambda xs, out: _run_rows(desc, name, xs[0], out, data_type)
     if _plain_copy(desc, name, xs, out):
-        return
+        return lambda xs, out: copy_into(out, xs[0])
     planner = _FAST.get(name)
     plan = planner(desc, xs, out) if planner is not None else None
     kernel, single = plan if plan is not None else _generic(desc, name, data_type)
     copy_tile = [s and not single for s in same]
+    return lambda xs, out: _compute(desc, name, kernel, single, copy_tile, xs, out)
+
+
+def _compute(
+    desc: Any, name: str, kernel: Kernel, single: bool, copy_tile: list[bool], xs: list[Any], out: Array
+) -> None:
+    """``kernel`` over the output: one tile when small, else merged views streamed, in row tiles or in tiles."""
     if out.size < PARALLEL_MIN:  # one tile, as the arrays are: no layout work for small calls
         with np.errstate(all="ignore"):
             kernel(out, [x.copy() if c else x for x, c in zip(xs, copy_tile)])

@@ -70,7 +70,7 @@ from ..descs import reduction as rules
 from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._common import float_to_half_bits, half_bits_to_float, kernel_view
-from ._repeat import Repeat
+from ._repeat import NOTHING, Repeat
 from ._threads import run_kernel, thread_count
 
 Array = NDArray[Any]
@@ -1199,7 +1199,7 @@ def _reduction(
     wrote through a scratch output.
     """
     if out.size == 0:
-        return _NOTHING
+        return NOTHING
     readable = _readable(x, out)
     target = _Target(out, index_view=index)
     key: tuple[Any, ...] = (readable.shape, readable.strides, readable.dtype)
@@ -1224,10 +1224,6 @@ def _launch(plan: _Plan, index: bool, x: Array, out: Array) -> None:
     if plan.keys:  # float32 MAX / MIN read and write the bits
         xb, ob = xb.view(np.int32), ob.view(np.int32)
     run_kernel(plan.kernel, plan.items, x.size, xb, plan.xo, ob, plan.oo, *plan.args)
-
-
-_NOTHING = Repeat(lambda ins, outs: None)
-"""The repeat of a call with nothing to compute (an empty output)."""
 
 
 def _reduce(x: Array, out: Array, axes: tuple[int, ...], fn: int, op: int, post: int) -> Repeat | None:
