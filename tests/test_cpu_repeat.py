@@ -286,7 +286,11 @@ ELEMENTWISE = [
         lambda a: a[0].astype(np.float64) * a[1],
     ),
     ("identity, plain copy", lambda: _elementwise("ELEMENT_WISE_IDENTITY", (7, 9)), lambda a: a[0]),
-    ("softmax1, rows", lambda: _elementwise("ACTIVATION_SOFTMAX1", (200, 333), Axes=[1]), lambda a: _softmax_rows(a[0])),
+    (
+        "softmax1, rows",
+        lambda: _elementwise("ACTIVATION_SOFTMAX1", (200, 333), Axes=[1]),
+        lambda a: _softmax_rows(a[0]),
+    ),
 ]
 
 
@@ -303,7 +307,7 @@ def test_elementwise_repeats_recompute(monkeypatch, label, make, formula):
     else:
         out = np.empty(shape, np.float32)
     bindings = _count_bindings(monkeypatch)
-    for call in range(3):
+    for _ in range(3):
         for x in xs:
             x *= -1.25  # new contents
         ins = dict(zip(members, xs))
@@ -328,3 +332,43 @@ def test_elementwise_in_place_is_not_replayed(monkeypatch):
         dmlops.execute(desc, {"ATensor": a, "BTensor": b}, backend="cpu", outputs={"OutputTensor": a})
         np.testing.assert_allclose(a, expected, rtol=1e-6)
     assert bindings[0] == 3
+
+
+# -- GATHER_ELEMENTS ----------------------------------------------------------------------------------
+
+
+def _gather_elements(shape, axis: int, index_shape=None):
+    index_shape = index_shape or shape
+    return desc_from_json(
+        "GATHER_ELEMENTS",
+        {
+            "InputTensor": _tensor("FLOAT32", shape),
+            "IndicesTensor": _tensor("INT32", index_shape),
+            "OutputTensor": _tensor("FLOAT32", index_shape),
+            "Axis": axis,
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    "shape, axis", [((64, 300), 1), ((64, 300), 0), ((2048, 2048), 1)], ids=["rows", "axis0", "streamed"]
+)
+def test_gather_elements_repeats_recompute_and_still_check_indices(monkeypatch, shape, axis):
+    desc = _gather_elements(shape, axis)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape).astype(np.float32)
+    indices = rng.integers(-shape[axis], shape[axis], shape).astype(np.int32)
+    out = np.empty(shape, np.float32)
+    ins = {"InputTensor": x, "IndicesTensor": indices}
+    bindings = _count_bindings(monkeypatch)
+    for _ in range(3):
+        x *= -2
+        indices[...] = np.roll(indices, 3, axis=1 - axis)
+        dmlops.execute(desc, ins, backend="cpu", outputs={"OutputTensor": out})
+        expected = np.take_along_axis(x, np.where(indices < 0, indices + shape[axis], indices), axis)
+        np.testing.assert_array_equal(out, expected)
+    assert bindings[0] == 1
+    indices.reshape(-1)[5] = shape[axis]  # out of range on a replayed call: the reference's error
+    with pytest.raises(dmlops.errors.DataIndexError):
+        dmlops.execute(desc, ins, backend="cpu", outputs={"OutputTensor": out})
+    assert bindings[0] == 1

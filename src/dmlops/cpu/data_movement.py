@@ -106,6 +106,7 @@ from ..enums import FeatureLevel
 from . import _stream
 from ._common import flat_memory as _memory
 from ._copy import copy_into, run_chunks
+from ._repeat import Repeat
 from ._threads import _executor, run_kernel, threads_for
 
 # -- GATHER --------------------------------------------------------------------
@@ -772,28 +773,53 @@ def run_gather_elements(
     *,
     feature_level: FeatureLevel,
     strict: bool,
-) -> None:
-    """``Output[o] = Input[o with o[Axis] = Indices[o]]``; DataIndexError for an index outside the axis (E160)."""
+) -> Repeat | None:
+    """``Output[o] = Input[o with o[Axis] = Indices[o]]``; DataIndexError for an index outside the axis (E160).
+
+    Returns the call's repeat (``_repeat``) unless it read a copy of an input or wrote a scratch output.
+    """
     target = outputs["OutputTensor"]
     x = _readable(inputs["InputTensor"], target)
     indices = _readable(inputs["IndicesTensor"], target)
+    out = _Out(target)
+    launch = _gather_elements_launch(desc, x, indices, out.array, feature_level)
+    launch(x, indices, out.array)
+    out.done()
+    if x is not inputs["InputTensor"] or indices is not inputs["IndicesTensor"] or out.array is not target:
+        return None
+    return Repeat(lambda ins, outs: launch(ins["InputTensor"], ins["IndicesTensor"], outs["OutputTensor"]))
+
+
+def _gather_elements_launch(
+    desc: Any, x: Array, indices: Array, target: Array, feature_level: FeatureLevel
+) -> Callable[[Array, Array, Array], None]:
+    """``launch(x, indices, out)``: GATHER_ELEMENTS's kernel, planned for arrays of these layouts."""
     axis, n = int(desc.axis), desc.input_tensor.sizes[int(desc.axis)]
     wrap = _index_wraps(indices, desc.indices_tensor.data_type, feature_level)
-    out = _Out(target)
-    xm, xo, xs = _memory(_bits(x))
-    im, io, is_ = _memory(indices)
-    om, oo, os_ = out.memory()
+    _, xo, xs = _memory(_bits(x))
+    _, io, is_ = _memory(indices)
+    _, oo, os_ = _memory(_bits(target), writeable=True)
     xs, xa = _off_axis(xs, axis)
     sizes, rows = _grid(target.shape)
-    args: tuple[Any, ...] = (xm, xo, xs, xa, im, io, is_, om, oo, os_, sizes, n, wrap)
+    rows_kernel = axis == target.ndim - 1 and xa == 1 and is_[-1] == 1 and os_[-1] == 1
     kernel: Callable[..., Any] = _gather_elements
-    if axis == target.ndim - 1 and xa == 1 and is_[-1] == 1 and os_[-1] == 1:
-        kernel, args = _gather_elements_rows, (xm, xo, xs, im, io, is_, om, oo, os_, sizes, n, wrap)
+    if rows_kernel:
+        kernel = _gather_elements_rows
         if target.nbytes >= _stream.STREAM_MIN_BYTES and target.itemsize in (4, 8) and _stream.available():
             kernel = _gather_elements_stream()
-    if target.size and _parallel(kernel, rows, target.size, *args):
-        _elements_error(desc, inputs["IndicesTensor"], feature_level, desc.input_tensor.sizes, scatter=False)
-    out.done()
+
+    def launch(x: Array, indices: Array, out: Array) -> None:
+        if not out.size:
+            return
+        xm, im, om = _memory(_bits(x))[0], _memory(indices)[0], _memory(_bits(out), writeable=True)[0]
+        if rows_kernel:
+            args: tuple[Any, ...] = (xm, xo, xs, im, io, is_, om, oo, os_, sizes, n, wrap)
+        else:
+            args = (xm, xo, xs, xa, im, io, is_, om, oo, os_, sizes, n, wrap)
+        if _parallel(kernel, rows, out.size, *args):
+            _elements_error(desc, indices, feature_level, desc.input_tensor.sizes, scatter=False)
+
+    return launch
 
 
 def run_scatter_elements(
