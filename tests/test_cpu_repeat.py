@@ -175,6 +175,20 @@ def test_the_same_array_with_other_strides_is_planned_again():
     np.testing.assert_allclose(out, x.astype(np.float64).sum(1, keepdims=True), rtol=1e-5)
 
 
+def test_an_array_with_an_entry_keeps_its_address():
+    """Why a replay need not compare data addresses: an array keeps its address unless resized, and
+    NumPy refuses to resize one that has weak references (the entry's), with or without its
+    reference check."""
+    desc = _reduce("SUM", (16, 50), (1,))
+    x = np.ones((16, 50), np.float32)
+    out = np.empty((16, 1), np.float32)
+    dmlops.execute(desc, {"InputTensor": x}, backend="cpu", outputs={"OutputTensor": out})
+    for array in (x, out):
+        for refcheck in (True, False):
+            with pytest.raises(ValueError):
+                array.resize((4000, array.shape[1]), refcheck=refcheck)
+
+
 def test_missing_output_or_other_mappings_are_not_replayed(monkeypatch):
     desc = _reduce("MAX", (8, 40), (1,))
     x = np.random.default_rng(4).standard_normal((8, 40)).astype(np.float32)

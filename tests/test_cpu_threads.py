@@ -127,3 +127,66 @@ def test_on_threads_raises_the_work_s_error_after_every_thread_stopped() -> None
     count = len(running)
     assert 1 <= count <= 10  # later chunks may be skipped once a failure is seen, never run after return
     assert len(running) == count
+
+
+def test_a_call_inside_another_call_s_work_completes() -> None:
+    """Nested calls (every chunk of an outer call runs an inner one) finish: a caller never waits
+    for a helper that has not joined its call."""
+    outer_items, inner_items = 8, 50
+    seen = np.zeros((outer_items, inner_items), np.int64)
+
+    def outer(lo: int, hi: int) -> None:
+        for row in range(lo, hi):
+            _threads.on_threads(
+                lambda a, b, r=row: seen.__setitem__((r, slice(a, b)), seen[r, a:b] + 1), inner_items, 4, 5
+            )
+
+    _threads.on_threads(outer, outer_items, 4, outer_items)
+    assert (seen == 1).all()
+
+
+def test_calls_from_several_threads_at_once() -> None:
+    """User threads sharing the helpers: every call covers its own items exactly once."""
+    import threading
+
+    results: list[bool] = []
+
+    def user(seed: int) -> None:
+        owner = np.zeros(10_000 + seed, np.int64)
+        for _ in range(20):
+            _threads.on_threads(lambda lo, hi: _mark(owner, lo, hi), owner.size, 2, 32)
+        results.append(bool((owner == 20).all()))
+
+    users = [threading.Thread(target=user, args=(s,)) for s in range(4)]
+    for t in users:
+        t.start()
+    for t in users:
+        t.join()
+    assert results == [True] * 4
+
+
+def test_a_forked_child_gets_helpers_of_its_own() -> None:
+    """A child forked after the helpers started has none of their threads: it starts new ones."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    _threads.on_threads(lambda lo, hi: None, 10, 2, 10)  # the parent's helpers are running
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_child_covers_every_item_with_two_threads)
+
+
+def _child_covers_every_item_with_two_threads() -> bool:
+    import threading
+
+    names: set[str] = set()
+    owner = np.zeros(64, np.int64)
+
+    def work(lo: int, hi: int) -> None:
+        names.add(threading.current_thread().name)
+        owner[lo:hi] += 1
+        if len(names) < 2:  # give the helper time to join
+            threading.Event().wait(0.01)
+
+    _threads.on_threads(work, 64, 2, 64)
+    return bool((owner == 1).all()) and len(names) == 2

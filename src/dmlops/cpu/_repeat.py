@@ -6,14 +6,19 @@ ms of a 9 ms call, all of the gap to torch, whose kernel took the same time as d
 (docs/performance.md).
 
 How: an operator's runner may return a *repeat*, ``repeat(inputs, outputs)``, that redoes
-its call for arrays laid out exactly like the ones it ran with (it holds the plan, never an
-array). :func:`remember` keeps it with weak references to the call's arrays and their
-layouts; :func:`replay` runs it when a later call passes the same desc, feature level and
-``strict`` flag, and for every member the same array object, still of the same shape,
-strides, dtype and data address (an output still writeable). Anything else returns None
-and the call takes the full path, with its checks and messages. Only calls whose every
-array the binding took as it was (logical shape, exact ``ndarray``) and whose every output
-was given are remembered, so a replay returns what the full path would.
+its call for arrays laid out exactly like the ones it ran with. It holds the plan, never an
+array or an address: every view its kernels take is made again from the arrays it is given.
+:func:`remember` keeps it with weak references to the call's arrays and their layouts;
+:func:`replay` runs it when a later call passes the same desc, feature level and ``strict``
+flag, and for every member the same array object, still of the same shape, strides and
+dtype (an output still writeable). Anything else returns None and the call takes the full
+path, with its checks and messages. Only calls whose every array the binding took as it was
+(logical shape, exact ``ndarray``) and whose every output was given are remembered, so a
+replay returns what the full path would.
+
+The data address is not compared (building ``__array_interface__`` costs more than the rest
+of the check): an array keeps its address unless it is resized, and NumPy refuses to resize
+an array that has weak references, which the entry's are (``tests/test_cpu_repeat.py``).
 
 The entries hold no array: a caller's arrays are freed when the caller drops them, and an
 entry whose array died simply never matches again.
@@ -50,23 +55,13 @@ MAX_ENTRIES = 1024
 """Descs remembered at once (one call each); the table is cleared when full."""
 
 
-def _address(array: np.ndarray) -> int:
-    return int(array.__array_interface__["data"][0])
-
-
 def _signature(array: np.ndarray) -> tuple[Any, ...]:
-    return (weakref.ref(array), array.shape, array.strides, array.dtype, _address(array))
+    return (weakref.ref(array), array.shape, array.strides, array.dtype)
 
 
 def _same(array: Any, signature: tuple[Any, ...]) -> bool:
-    ref, shape, strides, dtype, address = signature
-    return (
-        ref() is array
-        and array.shape == shape
-        and array.strides == strides
-        and array.dtype is dtype
-        and _address(array) == address
-    )
+    ref, shape, strides, dtype = signature
+    return ref() is array and array.shape == shape and array.strides == strides and array.dtype is dtype
 
 
 class _Entry:

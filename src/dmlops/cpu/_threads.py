@@ -1,6 +1,6 @@
 """Splitting a call's work over threads, in chunks claimed as threads come free.
 
-The work is cut into chunks; the calling thread and the executor's threads each take the
+The work is cut into chunks; the calling thread and the helper threads each take the
 next unclaimed chunk until none is left (:func:`on_threads`). Against one fixed range per
 thread this keeps every thread busy to the end when one starts late (a wake-up costs about
 70 us on the 2-core VM, far more when another process holds the core) or runs slower
@@ -14,13 +14,16 @@ thread count or the chunking.
 from __future__ import annotations
 
 import itertools
+import os
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+_JOBS: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+"""Work offered to the helper threads: each job is one helper's share of one call."""
+_helpers: list[threading.Thread] = []
+_helpers_lock = threading.Lock()
 
 
 def thread_count() -> int:
@@ -30,12 +33,84 @@ def thread_count() -> int:
     return max(1, int(numba.get_num_threads()))
 
 
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=thread_count(), thread_name_prefix="dmlops-cpu")
-        return _pool
+def _serve() -> None:
+    while True:
+        _JOBS.get()()
+
+
+def _ensure_helpers(count: int) -> None:
+    """At least ``count`` helper threads (daemons, started on first need, never stopped)."""
+    if len(_helpers) >= count:
+        return
+    with _helpers_lock:
+        while len(_helpers) < count:
+            helper = threading.Thread(target=_serve, name=f"dmlops-cpu-{len(_helpers)}", daemon=True)
+            helper.start()
+            _helpers.append(helper)
+
+
+def _forget_helpers_after_fork() -> None:  # a forked child has none of its parent's threads
+    global _JOBS, _helpers_lock
+    _JOBS = queue.SimpleQueue()
+    _helpers.clear()
+    _helpers_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_helpers_after_fork)
+
+
+class _Call:
+    """One :func:`on_threads` call: its chunks, the claims on them, and the helpers that joined it.
+
+    The caller waits only for helpers that started before it ran out of chunks: a helper that
+    starts later (still waking, or busy with another call) finds the call closed and leaves at
+    once, so no call waits for a thread that is not working on it, and a call made from inside
+    another's work cannot deadlock on the helpers.
+    """
+
+    __slots__ = ("active", "chunks", "claims", "failed", "finished", "items", "lock", "open", "work")
+
+    def __init__(self, work: Callable[[int, int], Any], items: int, chunks: int) -> None:
+        self.work, self.items, self.chunks = work, items, chunks
+        self.claims = itertools.count()  # next() on it is atomic under the GIL
+        self.failed: list[BaseException] = []
+        self.lock = threading.Lock()
+        self.open = True
+        self.active = 0
+        self.finished: queue.SimpleQueue[None] = queue.SimpleQueue()
+
+    def claim_and_work(self) -> None:
+        items, chunks, work, failed = self.items, self.chunks, self.work, self.failed
+        for c in self.claims:
+            if c >= chunks or failed:
+                return
+            try:
+                work(items * c // chunks, items * (c + 1) // chunks)
+            except BaseException as exc:
+                failed.append(exc)
+                return
+
+    def help(self) -> None:
+        with self.lock:
+            if not self.open:
+                return
+            self.active += 1
+        try:
+            self.claim_and_work()
+        finally:
+            with self.lock:
+                self.active -= 1
+                last = self.active == 0 and not self.open
+            if last:
+                self.finished.put(None)
+
+    def close_and_wait(self) -> None:
+        with self.lock:
+            self.open = False
+            waiting = self.active > 0
+        if waiting:
+            self.finished.get()
 
 
 PYTHON_CHUNKS_PER_THREAD = 8
@@ -45,34 +120,28 @@ PYTHON_CHUNKS_PER_THREAD = 8
 def on_threads(work: Callable[[int, int], Any], items: int, threads: int, chunks: int | None = None) -> None:
     """``work(lo, hi)`` over ``[0, items)`` in ``chunks`` contiguous ranges, claimed by ``threads`` threads.
 
-    The calling thread works too; the executor's threads join as they wake (a wake-up takes
+    The calling thread works too; the helper threads join as they wake (a wake-up takes
     about 70 us on the 2-core VM, and far longer when another process holds the core), so
     none waits for a late one at the end. Returns once every range has finished; the first
     exception raised by ``work`` is raised here, after the other threads have stopped.
+
+    The helpers take their jobs from a plain ``queue.SimpleQueue``: offering a job costs
+    about 27 us when the caches are cold (after a large operator), a
+    ``ThreadPoolExecutor.submit`` 120 us (docs/performance.md).
     """
     chunks = max(1, min(items, threads * PYTHON_CHUNKS_PER_THREAD if chunks is None else chunks))
     if threads <= 1 or chunks <= 1:
         work(0, items)
         return
-    claims = itertools.count()  # next() on it is atomic under the GIL
-    failed: list[BaseException] = []
-
-    def claim_and_work() -> None:
-        for c in claims:
-            if c >= chunks or failed:
-                return
-            try:
-                work(items * c // chunks, items * (c + 1) // chunks)
-            except BaseException as exc:
-                failed.append(exc)
-                return
-
-    futures = [_executor().submit(claim_and_work) for _ in range(min(threads, chunks) - 1)]
-    claim_and_work()
-    for f in futures:
-        f.result()
-    if failed:
-        raise failed[0]
+    call = _Call(work, items, chunks)
+    helpers = min(threads, chunks) - 1
+    _ensure_helpers(helpers)
+    for _ in range(helpers):
+        _JOBS.put(call.help)
+    call.claim_and_work()
+    call.close_and_wait()
+    if call.failed:
+        raise call.failed[0]
 
 
 KERNEL_CHUNKS_PER_THREAD = 16
@@ -105,7 +174,7 @@ def run_kernel(kernel: Callable[..., Any], items: int, elements: int, *args: Any
 
     Every CPU kernel runs this way rather than as a numba ``prange`` loop: numba's OpenMP
     workers spin for about a millisecond after each parallel region, and on the 2-core VM they
-    took the cores from the executor's threads of the next operator (an 8 MiB ADD after a
+    took the cores from the helper threads of the next operator (an 8 MiB ADD after a
     MAX_POOLING2 took about 0.9 ms longer than alone; docs/performance.md).
     """
     threads = threads_for(elements, items)

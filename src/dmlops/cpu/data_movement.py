@@ -107,7 +107,7 @@ from . import _stream
 from ._common import flat_memory as _memory
 from ._copy import copy_into, run_chunks
 from ._repeat import Repeat
-from ._threads import _executor, run_kernel, threads_for
+from ._threads import on_threads, run_kernel, threads_for
 
 # -- GATHER --------------------------------------------------------------------
 
@@ -1079,11 +1079,15 @@ def run_nonzero_coordinates(
 
     def pass_(write: bool, starts: list[int]) -> list[int]:
         # one range per thread: counts first, then each range stores from its prefix sum
-        jobs = [
-            _executor().submit(_nonzero, *args, starts[i], write, bounds[i], bounds[i + 1]) for i in range(1, threads)
-        ]
-        first = int(_nonzero(*args, starts[0], write, bounds[0], bounds[1])) if x.size else 0
-        return [first, *(int(j.result()) for j in jobs)]
+        counts = [0] * threads
+
+        def ranges(lo: int, hi: int) -> None:
+            for i in range(lo, hi):
+                counts[i] = int(_nonzero(*args, starts[i], write, bounds[i], bounds[i + 1]))
+
+        if x.size:
+            on_threads(ranges, threads, threads, threads)
+        return counts
 
     counts = pass_(False, [0] * threads)
     starts = [0, *itertools.accumulate(counts)]
