@@ -11,6 +11,7 @@ on long rows and on non-trailing axes. Without a GPU every test here skips.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -413,6 +414,30 @@ def test_pair_functors_only_where_every_operand_is_float16() -> None:
     ).head.startswith("OpSubtract,")
 
 
+def test_sign_bit_functors_only_for_plain_float_calls() -> None:
+    """Float IDENTITY / ABS / NEGATE into the same type without ScaleBias take the bit functors
+    (SIGN_BITS); with ScaleBias, or on integers (ABS and NEGATE saturate), the value functors."""
+    lay = cuda_elementwise.layout((8,), [(1,), (1,)])
+
+    def head(op: str, dtype: str, **attrs: Any) -> str:
+        desc = _desc(op, {"InputTensor": (dtype, [8], None), "OutputTensor": (dtype, [8], None)}, **attrs)
+        dt = np.dtype(TensorDataType.from_any(dtype).numpy_dtype)
+        return str(cuda_elementwise.Plan(desc, [dt], dt, lay).head)
+
+    for dtype in ("FLOAT16", "FLOAT32"):
+        assert head("ELEMENT_WISE_IDENTITY", dtype).startswith("OpIdentityBits,")
+        assert head("ACTIVATION_IDENTITY", dtype).startswith("OpIdentityBits,")
+        assert head("ELEMENT_WISE_ABS", dtype).startswith("OpAbsBits,")
+        assert head("ELEMENT_WISE_NEGATE", dtype).startswith("OpNegateBits,")
+        scaled = {"ScaleBias": {"Scale": 2.0, "Bias": 1.0}}
+        assert head("ELEMENT_WISE_ABS", dtype, **scaled).startswith("OpAbs, NoFused, true,")
+        assert head("ELEMENT_WISE_IDENTITY", dtype, **scaled).startswith("OpIdentity, NoFused, true,")
+    assert head("ELEMENT_WISE_IDENTITY", "FLOAT64").startswith("OpIdentityBits,")
+    assert head("ELEMENT_WISE_ABS", "INT8").startswith("OpAbs,")
+    assert head("ELEMENT_WISE_NEGATE", "INT32").startswith("OpNegate,")
+    assert head("ELEMENT_WISE_IDENTITY", "UINT16").startswith("OpIdentity,")
+
+
 def test_negative_stride_and_broadcast_device_views(gpu) -> None:
     cp = gpu
     rng = np.random.default_rng(3)
@@ -556,6 +581,115 @@ def test_rows_over_any_axes_and_strided_outputs(gpu, row_kernel: str, op: str, a
     expected = dmlops.execute(desc, {"InputTensor": x.get()}, backend="numpy")["OutputTensor"]
     compare(op, expected, out[..., 1::2].get())
     assert (out[..., ::2].get() == 9.0).all()
+
+
+# -- NaN payloads through the copies and sign-bit operators (errata E197) ----------------------------
+
+SIGN_BIT_OPS = {
+    # operator: the output bits from the input bits (DirectML's, probed on FLOAT32: E197)
+    "ELEMENT_WISE_IDENTITY": lambda bits, sign: bits,
+    "ACTIVATION_IDENTITY": lambda bits, sign: bits,
+    "ELEMENT_WISE_ABS": lambda bits, sign: bits & ~sign,
+    "ELEMENT_WISE_NEGATE": lambda bits, sign: bits ^ sign,
+}
+UNSIGNED = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}
+
+
+def _payload_bits(dtype: Any, n: int, seed: int) -> np.ndarray:
+    """``n`` bit patterns of ``dtype``: three in four NaNs with random payloads and signs,
+    signalling and quiet, the rest random bits (infinities, zeros, subnormals, numbers)."""
+    unsigned = np.dtype(UNSIGNED[dtype])
+    width = 8 * unsigned.itemsize
+    mantissa = {16: 10, 32: 23, 64: 52}[width]
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 2**width, n, dtype=np.uint64, endpoint=False).astype(unsigned)
+    exponent = unsigned.type(((1 << (width - 1 - mantissa)) - 1) << mantissa)
+    nan = (raw | exponent).astype(unsigned)
+    nan[(nan & unsigned.type((1 << mantissa) - 1)) == 0] |= unsigned.type(1)  # not an infinity
+    bits = np.where(rng.random(n) < 0.75, nan, raw).astype(unsigned)
+    bits[: min(n, 4)] = [exponent | 1, exponent | (1 << (mantissa - 1)) | 5, 0, 1 << (width - 1)][: min(n, 4)]
+    return bits
+
+
+SIGN_BIT_LAYOUTS: dict[str, tuple[Callable[[Any], Any], tuple[int, ...] | None, Callable[[Any], Any]]] = {
+    # name: (the input view of a (17, 66) device array, the output buffer's shape (None: the
+    # output is the input view, in place), the output view of that buffer)
+    "misaligned": (lambda a: a.reshape(-1)[1:1000], (1200,), lambda b: b[3:1002]),  # narrower vectors, a tail
+    "reversed_rows": (lambda a: a[::-1, 1:], (17, 67), lambda b: b[:, 2:]),  # a negative row stride
+    "transposed": (
+        lambda a: a.reshape(-1)[:1024].reshape(4, 4, 64).transpose(2, 0, 1),
+        (64, 4, 6),
+        lambda b: b[:, :, 1:5],
+    ),
+    "row_broadcast": (lambda a: cupy_broadcast(a[3, :64], (9, 64)), (9, 66), lambda b: b[:, 1:65]),  # stride 0
+    "one_value": (lambda a: cupy_broadcast(a[0, 1], (1001,)), (1003,), lambda b: b[1:1002]),  # 1-D, stride 0
+    "in_place": (lambda a: a.reshape(-1)[:1111], None, lambda b: b),
+    "in_place_rows": (lambda a: a[:, 1:], None, lambda b: b),  # padded rows, written over
+}
+
+
+def cupy_broadcast(x: Any, shape: tuple[int, ...]) -> Any:
+    import cupy
+
+    return cupy.broadcast_to(x, shape)
+
+
+TWO_D_SIGN_BIT_LAYOUTS = ("reversed_rows", "row_broadcast", "in_place_rows")
+"""The layouts that collapse to two dimensions: each on ew_strided and on ew_rows2d (1 and 4 vectors a thread)."""
+
+
+@pytest.mark.parametrize(
+    ("layout", "rows_2d"),
+    [(name, 0) for name in SIGN_BIT_LAYOUTS] + [(name, r) for name in TWO_D_SIGN_BIT_LAYOUTS for r in (1, 4)],
+    ids=lambda v: v if isinstance(v, str) else f"rows2d_{v}",
+)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64], ids=["FLOAT16", "FLOAT32", "FLOAT64"])
+@pytest.mark.parametrize("op", list(SIGN_BIT_OPS))
+def test_copies_and_sign_bit_operators_keep_nan_payloads_in_every_layout(
+    gpu, monkeypatch, op: str, dtype: Any, layout: str, rows_2d: int
+) -> None:
+    """Every NaN keeps its payload through IDENTITY, ABS and NEGATE (signalling NaNs too, either
+    sign) on misaligned, strided, broadcast and in-place device views, through ew_contig,
+    ew_strided and ew_rows2d: the exact bit formulas on every element, and every element of
+    the output's buffer outside the view keeps its bits."""
+    cp = gpu
+    inp, shape, out = SIGN_BIT_LAYOUTS[layout]
+    monkeypatch.setattr(cuda_elementwise, "ROWS_2D", rows_2d)
+    unsigned = UNSIGNED[dtype]
+    sign = unsigned(1 << (8 * np.dtype(unsigned).itemsize - 1))
+    bits = cp.asarray(_payload_bits(dtype, 17 * 66, zlib.crc32(f"{op}{layout}".encode())).reshape(17, 66))
+    x = inp(bits.view(dtype))
+    if shape is None:
+        buffer, y = bits.view(dtype), x
+        addressed = inp(cp.arange(buffer.size).reshape(buffer.shape))
+    else:
+        buffer = cp.full(shape, np.frombuffer(b"\x55" * np.dtype(unsigned).itemsize, unsigned)[0], unsigned).view(dtype)
+        y = out(buffer)
+        addressed = out(cp.arange(buffer.size).reshape(buffer.shape))
+    name = TensorDataType.from_any(np.dtype(dtype)).name
+    desc = _desc(op, {"InputTensor": (name, list(x.shape), None), "OutputTensor": (name, list(y.shape), None)})
+    try:
+        desc.validate()
+    except InvalidDescError as exc:
+        pytest.skip(f"not a valid desc: {exc}")
+    source = x.view(unsigned).get()
+    expected = buffer.view(unsigned).get().reshape(-1)
+    expected[addressed.get().reshape(-1)] = SIGN_BIT_OPS[op](source, sign).reshape(-1)
+    run_cuda(desc, {"InputTensor": x}, {"OutputTensor": y})
+    np.testing.assert_array_equal(buffer.view(unsigned).get().reshape(-1), expected)
+
+
+def test_sign_bit_operators_with_scale_bias_compute_the_value(gpu) -> None:
+    """With ScaleBias the value is computed (x * 1 + 0 in float32, which quiets a signalling
+    NaN): the reference's values, NaN where it is NaN; without it the bits (the test above)."""
+    x = np.array([0x7C01, 0xFC01, 0x7E00, 0x3C00, 0xBC00, 0x8000, 0x0001], np.uint16).view(np.float16)
+    t = {"DataType": "FLOAT16", "Sizes": [x.size]}
+    for op in ("ELEMENT_WISE_IDENTITY", "ELEMENT_WISE_ABS"):
+        desc = desc_from_json(op, {"InputTensor": t, "OutputTensor": t, "ScaleBias": {"Scale": 1.0, "Bias": 0.0}})
+        expected = dmlops.execute(desc, {"InputTensor": x}, backend="numpy")["OutputTensor"]
+        got = run_cuda(desc, {"InputTensor": x})["OutputTensor"].get()
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+        np.testing.assert_array_equal(got[~np.isnan(got)], expected[~np.isnan(expected)])
 
 
 # -- the plan layer (no GPU needed) ------------------------------------------------------------------

@@ -19,7 +19,7 @@ import pytest
 
 from dmlops.cuda._compile import compile_source
 from dmlops.cuda._runtime import kernel_source, kernel_sources
-from dmlops.cuda.elementwise import ACTIVATIONS, OP_TABLE
+from dmlops.cuda.elementwise import ACTIVATIONS, OP_TABLE, SIGN_BITS
 from dmlops.cuda.pooling import _block_offset
 
 DATA = ["float", "half_t", "double", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"]
@@ -99,6 +99,14 @@ def _elementwise_names() -> list[str]:
         names += [f"ew_contig<{head}, 8, 256, 1, 3, 6>", f"ew_contig<{head}, 8, 128, 1, 7, 12>"]
         names += [f"ew_contig<{head}, 4, 256, 1, 4>", f"ew_contig<{head}, 8, 256, 1, 4, 5>"]
         names += [f"ew_strided<{head}, 3, int, 8>", f"ew_strided<{head}, 2, long long, 1>"]
+    # the sign-bit functors of float IDENTITY / ABS / NEGATE (SIGN_BITS), every kernel and float type
+    for i, (functor, t) in enumerate(itertools.product(SIGN_BITS.values(), ["half_t", "float", "double"])):
+        head = f"{functor}, NoFused, false, {t}, {t}, {t}, {t}"
+        vec = 16 // {"half_t": 2, "float": 4, "double": 8}[t]
+        names += [f"ew_contig<{head}, {vec}, 256, 1>", f"ew_contig<{head}, {vec}, 256, 1, 3>"]
+        names += [f"ew_contig<{head}, 1, 256, 1>", f"ew_contig<{head}, {max(1, vec // 2)}, 128, 2>"]
+        names += [f"ew_strided<{head}, {1 + i % 8}, {'int' if i % 2 == 0 else 'long long'}, {(1, vec)[i % 2]}>"]
+        names += [f"ew_rows2d<{head}, {'long long' if i % 2 == 0 else 'int'}, {(vec, 1)[i % 2]}, 1>"]
     for fused in ["FusedRelu", *sorted({functor for functor, _ in ACTIVATIONS.values()})]:
         names.append(f"ew_contig<OpAdd, {fused}, false, half_t, half_t, half_t, half_t, 8, 128, 2>")
     names.append("ew_contig<ActGelu, NoFused, false, float, float, float, float, 4, 256, 1, 7>")

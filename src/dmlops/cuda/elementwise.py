@@ -16,7 +16,8 @@ types and layout:
 * ``ew_rows2d``: the layouts that collapse to two dimensions (row and column broadcasts,
   padded rows, transposes), ROWS_2D vectors a thread, one unsigned division per vector.
 
-FLOAT16 ADD, SUBTRACT and MULTIPLY compute two halves per instruction (HALF_PAIRS). A large
+FLOAT16 ADD, SUBTRACT and MULTIPLY compute two halves per instruction (HALF_PAIRS); float
+IDENTITY, ABS and NEGATE work on the storage bits (SIGN_BITS: NaN payloads kept). A large
 plain IDENTITY between two dense runs of one data type is the driver's device-to-device copy,
 as PyTorch's ``copy_`` (DRIVER_COPY_MIN_BYTES), never recorded for replay.
 
@@ -104,7 +105,8 @@ copy keeps every bit (NaN payloads, -0). Smaller calls stay on the kernel, so th
 recorded and replayed (``_fastlaunch``); a driver copy is never recorded (it counts as
 unrecorded work). Run Z on an H100 (docs/performance.md), 64M elements: FLOAT32 1.000x torch's
 ``copy_`` in two calls against the kernel's 0.999x; FLOAT16 1.000-1.001x, 0.5 % slower than its
-streaming kernel, which turns every FLOAT16 NaN into 0x7fff (the copy keeps the reference's bits)."""
+streaming kernel, which then turned every FLOAT16 NaN into 0x7fff (the kernel keeps the bits
+too since run N: SIGN_BITS)."""
 IDENTITIES = frozenset({"ELEMENT_WISE_IDENTITY", "ACTIVATION_IDENTITY"})
 RESIDENT_FUNCTORS: frozenset[str] | None = frozenset(
     {"OpAdd", "OpAddH2", "OpSubtract", "OpSubtractH2", "OpMultiply", "OpMultiplyH2", "OpMax", "OpMin"}
@@ -133,6 +135,12 @@ HALF_PAIRS = True
 contiguous kernel (ADD 135.8 against 137.7 us, MULTIPLY 135.6 against 135.4) or in
 ew_rows2d (94.4 against 94.5); ew_strided 103.2 against 105.3."""
 PAIRED = {"OpAdd": "OpAddH2", "OpSubtract": "OpSubtractH2", "OpMultiply": "OpMultiplyH2"}
+SIGN_BITS = {"OpIdentity": "OpIdentityBits", "OpAbs": "OpAbsBits", "OpNegate": "OpNegateBits"}
+"""IDENTITY (both operators), ABS and NEGATE of a float type into the same type, without
+ScaleBias or a fused activation: functors on the storage bits (copy, sign bit cleared, sign
+bit flipped), so that every NaN keeps its payload, a signalling one too, as DirectML and the
+reference do (errata E197). The float path turned every FLOAT16 NaN into 0x7fff (its store
+converts from float32). With ScaleBias the value is computed, and quieted, as before."""
 MAX_DIMS = 8
 FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
@@ -464,6 +472,14 @@ class Plan:
             and all(d == np.float16 for d in (*dtypes, out_dtype))
         ):
             functor = PAIRED[functor]
+        elif (
+            functor in SIGN_BITS
+            and not has_sb
+            and fused == "NoFused"
+            and dtypes[0] in FLOATS
+            and dtypes[0] == out_dtype
+        ):
+            functor = SIGN_BITS[functor]
         self.functor, self.fused = functor, fused
         self.head = f"{functor}, {fused}, {'true' if has_sb else 'false'}, {', '.join(types)}, {C_TYPES[out_dtype]}"
         self.itemsizes = [d.itemsize for d in dtypes] + [out_dtype.itemsize]

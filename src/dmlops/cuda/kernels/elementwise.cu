@@ -263,6 +263,27 @@ struct OpNegate : Unary {
 };
 
 EW_UNARY(OpIdentity, x)
+
+// IDENTITY / ABS / NEGATE of a float type into the same type, without ScaleBias or a fused
+// activation (the host picks these names): the storage bits copied, the sign bit cleared,
+// the sign bit flipped. DirectML keeps every NaN's payload through them, a signalling
+// NaN's too (errata E197); the float path above would not: FLOAT16 loads through float and
+// stores through cvt.rn.f16.f32, which turns every FLOAT16 NaN into 0x7fff, and a float
+// negation or fabs may quiet a signalling NaN. Every other value gets the float path's
+// bits (-0, infinities, subnormals included). x: the zero-extended bits (ldr).
+template <int MODE> struct OpSignBits : Unary {
+    static constexpr bool raw = true;
+    static constexpr bool raw_out = true;
+    template <class T0, class X> static __device__ __forceinline__ X f(const double*, const long long*, X x) {
+        constexpr X sign = (X)1 << (8 * sizeof(T0) - 1);
+        if constexpr (MODE == 0) return x;
+        else if constexpr (MODE == 1) return x & ~sign;
+        else return x ^ sign;
+    }
+};
+struct OpIdentityBits : OpSignBits<0> {};
+struct OpAbsBits : OpSignBits<1> {};
+struct OpNegateBits : OpSignBits<2> {};
 EW_UNARY(OpAcos, m_acos(x))
 // ASINH / ACOSH / ATANH: DirectML's log formulas in float32 steps, the log in float64
 __device__ __forceinline__ double log_f32(float v) { return log((double)v); }
