@@ -356,3 +356,45 @@ def test_float_results_saturate_into_32_bit_integers() -> None:
     assert got.tolist() == [4_294_967_295, 2, 4_294_967_295, 4_294_967_295]
     y = np.array([2_000_000_000, -2_000_000_000, 5], np.int32)
     assert dmlops.identity(y, scale_bias=(2.0, 0.0)).tolist() == [2_147_483_647, -2_147_483_648, 10]
+
+
+COPY_AND_SIGN_BIT = {
+    # operator: the output bits from the input bits, as DirectML computes them (E197)
+    "ELEMENT_WISE_IDENTITY": lambda bits, sign: bits,
+    "ACTIVATION_IDENTITY": lambda bits, sign: bits,
+    "ELEMENT_WISE_ABS": lambda bits, sign: bits & ~sign,
+    "ELEMENT_WISE_NEGATE": lambda bits, sign: bits ^ sign,
+}
+NAN_PAYLOADS = {
+    # signalling and quiet NaNs with payloads, both signs; infinities, zeros, a subnormal, a number
+    "FLOAT32": [
+        0x7F800001,
+        0x7FA12345,
+        0xFF800001,
+        0x7FC00001,
+        0xFFC12345,
+        0x7F800000,
+        0x80000000,
+        0x00000001,
+        0xBF800000,
+    ],
+    "FLOAT16": [0x7C01, 0x7D23, 0xFC01, 0x7E01, 0xFF45, 0x7C00, 0x8000, 0x0001, 0xBC00],
+}
+
+
+@pytest.mark.parametrize("size", [9, 70_001], ids=["small", "threaded"])
+@pytest.mark.parametrize("data_type", ["FLOAT32", "FLOAT16"])
+@pytest.mark.parametrize("operator", list(COPY_AND_SIGN_BIT))
+def test_copies_and_sign_bit_operators_keep_nan_payloads(
+    backend: str, operator: str, data_type: str, size: int
+) -> None:
+    """Every NaN keeps its payload, a signalling one too (E197); on every backend."""
+    unsigned = np.uint32 if data_type == "FLOAT32" else np.uint16
+    sign = unsigned(1 << (8 * np.dtype(unsigned).itemsize - 1))
+    bits = np.resize(np.array(NAN_PAYLOADS[data_type], unsigned), size)
+    x = bits.view(np.float32 if data_type == "FLOAT32" else np.float16)
+    tensor = {"DataType": data_type, "Sizes": [size]}
+    desc = desc_from_json(operator, {"InputTensor": tensor, "OutputTensor": tensor})
+    got = dmlops.execute(desc, {"InputTensor": x}, backend=backend)["OutputTensor"]
+    got = np.asarray(got.get() if hasattr(got, "get") else got)
+    np.testing.assert_array_equal(got.view(unsigned), COPY_AND_SIGN_BIT[operator](bits, sign))

@@ -93,3 +93,31 @@ def test_createoperator_rules_beyond_the_tables(case: str) -> None:
     else:
         with pytest.raises(DirectMLRejectedDescError):
             create_operator(desc)
+
+
+SIGN_BIT_OPERATORS = {
+    "ELEMENT_WISE_IDENTITY": lambda bits: bits,
+    "ACTIVATION_IDENTITY": lambda bits: bits,
+    "ELEMENT_WISE_ABS": lambda bits: bits & np.uint32(0x7FFFFFFF),
+    "ELEMENT_WISE_NEGATE": lambda bits: bits ^ np.uint32(0x80000000),
+}
+
+
+@pytest.mark.parametrize("operator", list(SIGN_BIT_OPERATORS))
+def test_copies_and_sign_bit_operators_keep_nan_payloads_bit_for_bit(operator: str) -> None:
+    """E197: DirectML keeps every NaN's payload through these four, a signalling NaN's too (FLOAT32;
+    this stack runs no FLOAT16), and the reference computes the same bits; an arithmetic operator
+    (ADD of 0) quiets them, as the reference does."""
+    bits = np.array([0x7F800001, 0x7FA12345, 0xFF800001, 0x7FC00001, 0xFFC12345, 0x80000000, 0x3F800000], np.uint32)
+    x = bits.view(np.float32).reshape(1, 1, 1, -1)
+    tensor = {"DataType": "FLOAT32", "Sizes": list(x.shape)}
+    desc = desc_from_json(operator, {"InputTensor": tensor, "OutputTensor": tensor})
+    for backend in ("directml", "numpy"):
+        got = np.asarray(dmlops.execute(desc, {"InputTensor": x}, backend=backend)["OutputTensor"])
+        assert [hex(v) for v in got.reshape(-1).view(np.uint32)] == [hex(v) for v in SIGN_BIT_OPERATORS[operator](bits)]
+    add = desc_from_json("ELEMENT_WISE_ADD", {"ATensor": tensor, "BTensor": tensor, "OutputTensor": tensor})
+    ins = {"ATensor": x, "BTensor": np.zeros_like(x)}
+    quieted = [
+        np.asarray(dmlops.execute(add, ins, backend=b)["OutputTensor"]).view(np.uint32) for b in ("directml", "numpy")
+    ]
+    assert np.array_equal(quieted[0], quieted[1]) and quieted[0].reshape(-1)[0] == 0x7FC00001

@@ -278,7 +278,10 @@ def _abs_negate(negate: bool) -> Rule:
     def rule(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
         (x,) = xs
         if _is_float(x):
-            return -_float(x) if negate else np.abs(_float(x))
+            # the sign bit, in the tensor's own type: a NaN keeps its payload, a signalling one
+            # too (DirectML, probed: FLOAT32 ABS of 0xFF800001 gives 0x7F800001); a float64
+            # detour would quiet it (0x7FC00001)
+            return np.negative(x) if negate else np.abs(x)
         w = _wide(x)
         r = -w if negate else np.abs(w)
         return _saturate(r, data_type) if x.dtype.itemsize < 4 else r
@@ -574,6 +577,12 @@ def _activation(fn: Callable[[Any, Array], Array]) -> Rule:
     return rule
 
 
+def _activation_identity(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
+    """The input as it is, bits included (DirectML keeps a signalling NaN's payload, probed on FLOAT32)."""
+    _need_float(desc, xs[:1], data_type)  # the float types only
+    return xs[0]
+
+
 def _sigmoid(x: Array) -> Array:
     return 1 / (1 + np.exp(-x))
 
@@ -744,6 +753,7 @@ RULES: dict[str, Rule] = {
     "ACTIVATION_HARDMAX": _softmax("hardmax"),
     "ACTIVATION_HARDMAX1": _softmax("hardmax"),
     **{name: _activation(fn) for name, fn in ACTIVATIONS.items()},
+    "ACTIVATION_IDENTITY": _activation_identity,
 }
 
 
