@@ -139,6 +139,7 @@ def _same_layout(a: Array, b: Array) -> bool:
 _LN2_SPLIT: Any = None
 _EXP_TAYLOR: Any = None
 _EXP_CORE: Any = None
+_EXP_TAIL: Any = None
 _EXP32: Any = None
 _EXP32_CALL: Any = None
 _ERF_RATIONAL: Any = None
@@ -200,6 +201,30 @@ def _exp32_core() -> Any:
 
     _EXP_CORE = njit(inline="always", fastmath={"contract"})(core)
     return _EXP_CORE
+
+
+@cache
+def _exp32_tail() -> Any:
+    """exp(y) in float32 registers for y in [-87, 0], results below 2^-126 not produced, inlined into callers.
+
+    :func:`_exp32_core`'s range reduction and polynomial with one exponent factor instead of
+    two (about 12 % less GELU time): for a caller whose absolute tolerance absorbs what
+    gradual underflow would add (GELU's tail: x exp(-x^2 / 2) < 1e-36 there).
+    """
+    global _EXP_TAIL
+    from numba import njit
+
+    f32 = np.float32
+    _ln2_split()
+
+    def tail(y):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+        y = max(y, f32(-87.0))  # n >= -126: 2^n is a normal float32
+        n, r = _LN2_SPLIT(y, y)
+        p = _EXP_TAYLOR(f32(1 / 5040.0) * r + f32(1 / 720.0), r)
+        return p * np.int32((np.int32(n) + 127) << 23).view(np.float32)
+
+    _EXP_TAIL = njit(inline="always", fastmath={"contract"})(tail)
+    return _EXP_TAIL
 
 
 @cache
@@ -299,6 +324,7 @@ def _numba_ufuncs() -> dict[str, Any]:
     f32 = np.float32
     _exp32()
     _exp32_core()
+    _exp32_tail()
 
     def exp_f32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         return _EXP32(x)
@@ -312,7 +338,8 @@ def _numba_ufuncs() -> dict[str, Any]:
     def gelu32(x):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         # x * Phi(x) in float32 without cancellation: c = Phi(-|x|) = erfc(|x| / sqrt 2) / 2, then
         # x * c (x < 0) or x * (1 - c). erfc(t) = s P(s) exp(-t^2), s = 1 / (1 + 0.3275911 t)
-        # (Abramowitz and Stegun 7.1.26: |error| < 1.5e-7, relative in the tail), exp vectorised.
+        # (Abramowitz and Stegun 7.1.26: |error| < 1.5e-7, relative in the tail), exp vectorised
+        # (_exp32_tail: beyond |x| = 13.2 c flushes to 0, within TOLERANCE's absolute 1e-6).
         # Against the float64 reference: at most 0.15 of TOLERANCE's 1e-6 + 2e-4 |e| over every
         # float32 tested (the float32 erf rational above reached 1.06 near x = -5.6)
         t = abs(x) * f32(0.7071067811865476)
@@ -322,7 +349,7 @@ def _numba_ufuncs() -> dict[str, Any]:
         p = p * s + f32(1.421413741)
         p = p * s + f32(-0.284496736)
         p = p * s + f32(0.254829592)
-        c = f32(0.5) * s * p * _EXP_CORE(max(-(t * t), f32(-104.0)))  # t = inf: 0
+        c = f32(0.5) * s * p * _EXP_TAIL(-(t * t))  # t = inf: s = 0, so c = 0
         g = x * c if x < f32(0.0) else x * (f32(1.0) - c)  # -inf * 0: NaN, as the reference's
         return x if x != x else g
 
