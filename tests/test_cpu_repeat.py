@@ -386,3 +386,28 @@ def test_gather_elements_repeats_recompute_and_still_check_indices(monkeypatch, 
     with pytest.raises(dmlops.errors.DataIndexError):
         dmlops.execute(desc, ins, backend="cpu", outputs={"OutputTensor": out})
     assert bindings[0] == 1
+
+
+def test_forget_repeats_releases_the_arrays_and_entries_hold_descs_weakly():
+    """The call's arrays cannot be resized while an entry holds weak references to them;
+    dmlops.cpu.forget_repeats() releases them. An entry never keeps its desc alive."""
+    x = np.ones((16, 50), np.float32)
+    out = np.empty((16, 1), np.float32)
+    desc = _reduce("SUM", (16, 50), (1,))
+    dmlops.execute(desc, {"InputTensor": x}, backend="cpu", outputs={"OutputTensor": out})
+    with pytest.raises(ValueError):
+        x.resize((8, 50))
+    cpu_backend.forget_repeats()
+    x.resize((8, 50))
+    assert x.shape == (8, 50)
+    # an entry of a desc that nothing else holds goes with the desc
+    other = _reduce("SUM", (8, 50), (1,))
+    given = ({"InputTensor": x}, {"OutputTensor": out[:8]})
+    level = dmlops.FeatureLevel.latest()
+    _repeat.remember(other, level, False, *given, *given, repeat=_repeat.Repeat(lambda ins, outs: None))
+    key = id(other)
+    assert key in _repeat._ENTRIES
+    del other, given
+    gc.collect()
+    assert key not in _repeat._ENTRIES
+    x.resize((4, 50))  # no weak reference left

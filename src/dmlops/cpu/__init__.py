@@ -46,6 +46,16 @@ def _runner(family: str, operator: str) -> Any:
     return importlib.import_module(f"{__name__}.{family}").OPERATORS[operator]
 
 
+def forget_repeats() -> None:
+    """Forget every remembered repeat call (``_repeat``).
+
+    A remembered call keeps weak references to its arrays, and NumPy refuses to resize
+    (``ndarray.resize``) an array that has weak references; this releases them. Calls run
+    on as before, the next one of each desc taking the full path.
+    """
+    _repeat.forget()
+
+
 def execute(
     desc: OperatorDesc,
     inputs: Mapping[str, Any],

@@ -19,6 +19,10 @@ replay returns what the full path would.
 The data address is not compared (building ``__array_interface__`` costs more than the rest
 of the check): an array keeps its address unless it is resized, and NumPy refuses to resize
 an array that has weak references, which the entry's are (``tests/test_cpu_repeat.py``).
+So the arrays of a desc's last call cannot be resized in place until that desc runs with
+other arrays, its entry is dropped (the table is cleared when full), or
+``dmlops.cpu.forget_repeats()`` forgets every entry. An entry holds its desc weakly, so it
+never keeps a desc alive (``dmlops.backends`` keeps the descs it has checked).
 
 The entries hold no array: a caller's arrays are freed when the caller drops them, and an
 entry whose array died simply never matches again.
@@ -76,7 +80,10 @@ class _Entry:
         outputs: Mapping[str, np.ndarray],
         repeat: Repeat,
     ) -> None:
-        self.desc = desc  # keeps id(desc) from being reused while the entry lives
+        # weakly: a desc that nothing else holds takes its entry (and the weak references that
+        # keep the call's arrays from being resized) with it; no id is reused while its object lives
+        key = id(desc)
+        self.desc = weakref.ref(desc, lambda ref: _drop(key, ref))  # no cycle through the entry
         self.level = level
         self.strict = strict
         self.inputs = {member: _signature(a) for member, a in inputs.items()}
@@ -85,6 +92,13 @@ class _Entry:
 
 
 _ENTRIES: dict[int, _Entry] = {}
+
+
+def _drop(key: int, ref: Any) -> None:
+    """A desc died: drop its entry (the one whose weak reference ``ref`` is)."""
+    entry = _ENTRIES.get(key)
+    if entry is not None and entry.desc is ref:
+        _ENTRIES.pop(key, None)
 
 
 def remember(
@@ -113,7 +127,11 @@ def remember(
                 return
     if len(_ENTRIES) >= MAX_ENTRIES:
         _ENTRIES.clear()
-    _ENTRIES[id(desc)] = _Entry(desc, level, strict, inputs, outputs, repeat)
+    try:
+        entry = _Entry(desc, level, strict, inputs, outputs, repeat)
+    except TypeError:  # a desc (or array) without weak references: nothing to remember it by
+        return
+    _ENTRIES[id(desc)] = entry
 
 
 def replay(desc: Any, inputs: Any, outputs: Any, level: FeatureLevel, strict: bool) -> dict[str, np.ndarray] | None:
@@ -121,7 +139,7 @@ def replay(desc: Any, inputs: Any, outputs: Any, level: FeatureLevel, strict: bo
     entry = _ENTRIES.get(id(desc))
     if (
         entry is None
-        or entry.desc is not desc
+        or entry.desc() is not desc
         or entry.level is not level
         or entry.strict is not strict
         or type(inputs) is not dict
@@ -142,5 +160,5 @@ def replay(desc: Any, inputs: Any, outputs: Any, level: FeatureLevel, strict: bo
 
 
 def forget() -> None:
-    """Drop every entry (tests)."""
+    """Drop every entry: the arrays of remembered calls can then be resized again (``dmlops.cpu.forget_repeats``)."""
     _ENTRIES.clear()

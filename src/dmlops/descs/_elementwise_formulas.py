@@ -579,7 +579,8 @@ def _activation(fn: Callable[[Any, Array], Array]) -> Rule:
 
 def _activation_identity(desc: Any, xs: list[Array], data_type: TensorDataType) -> Array:
     """The input as it is, bits included (DirectML keeps a signalling NaN's payload, probed on FLOAT32)."""
-    _need_float(desc, xs[:1], data_type)  # the float types only
+    if not data_type.name.startswith("FLOAT") or not _is_float(xs[0]):  # as _need_float, without its copy
+        raise unsupported(desc, data_type)
     return xs[0]
 
 
