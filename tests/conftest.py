@@ -109,6 +109,28 @@ def to_numpy(array: object) -> np.ndarray:
     return np.asarray(array)
 
 
+def run_in_threads(work: Any, args: list[tuple[Any, ...]]) -> None:
+    """``work(*a)`` for each ``a`` of ``args``, each on a thread of its own, all at once; the first
+    exception a thread raised is raised here once every thread has finished."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def guarded(*a: Any) -> None:
+        try:
+            work(*a)
+        except BaseException as exc:  # reported by the calling thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=a) for a in args]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
 # Documented tolerances of the fast backends vs the float64 reference (ruling 10):
 # data movement is exact; arithmetic within these.
 TOLERANCES = {

@@ -8,7 +8,6 @@ repeat that returned stale results, or ran on the wrong layout, fails.
 from __future__ import annotations
 
 import gc
-import threading
 import warnings
 import weakref
 
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 
 import dmlops
+from conftest import run_in_threads
 from dmlops.descs import desc_from_json
 from dmlops.errors import TensorMismatchError
 
@@ -249,26 +249,17 @@ def test_only_a_repeat_object_is_remembered():
 
 def test_threads_calling_one_desc_with_their_own_arrays():
     desc = _reduce("SUM", (32, 64), (1,))
-    errors: list[BaseException] = []
 
     def worker(seed: int) -> None:
         rng = np.random.default_rng(seed)
         x = rng.standard_normal((32, 64)).astype(np.float32)
         out = np.empty((32, 1), np.float32)
-        try:
-            for _ in range(60):
-                x += 1
-                dmlops.execute(desc, {"InputTensor": x}, backend="cpu", outputs={"OutputTensor": out})
-                np.testing.assert_allclose(out, x.astype(np.float64).sum(1, keepdims=True), rtol=1e-5)
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
+        for _ in range(60):
+            x += 1
+            dmlops.execute(desc, {"InputTensor": x}, backend="cpu", outputs={"OutputTensor": out})
+            np.testing.assert_allclose(out, x.astype(np.float64).sum(1, keepdims=True), rtol=1e-5)
 
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
+    run_in_threads(worker, [(s,) for s in range(4)])
 
 
 # -- the element-wise family ------------------------------------------------------------------------

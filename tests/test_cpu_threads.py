@@ -19,6 +19,7 @@ pytestmark = pytest.mark.cpu_backend
 numba = pytest.importorskip("numba")
 
 import dmlops  # noqa: E402
+from conftest import run_in_threads  # noqa: E402
 from dmlops.cpu import _threads, reduction  # noqa: E402
 from dmlops.descs import desc_from_json  # noqa: E402
 
@@ -147,8 +148,6 @@ def test_a_call_inside_another_call_s_work_completes() -> None:
 
 def test_calls_from_several_threads_at_once() -> None:
     """User threads sharing the helpers: every call covers its own items exactly once."""
-    import threading
-
     results: list[bool] = []
 
     def user(seed: int) -> None:
@@ -157,11 +156,7 @@ def test_calls_from_several_threads_at_once() -> None:
             _threads.on_threads(lambda lo, hi: _mark(owner, lo, hi), owner.size, 2, 32)
         results.append(bool((owner == 20).all()))
 
-    users = [threading.Thread(target=user, args=(s,)) for s in range(4)]
-    for t in users:
-        t.start()
-    for t in users:
-        t.join()
+    run_in_threads(user, [(s,) for s in range(4)])
     assert results == [True] * 4
 
 

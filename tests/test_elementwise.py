@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import dmlops
+from conftest import to_numpy
 from dmlops.descs import desc_class, desc_from_json
 from dmlops.descs.elementwise import OPERATORS, REFERENCE_OPERATORS
 from dmlops.errors import InvalidDescError, UnsupportedError
@@ -395,6 +396,5 @@ def test_copies_and_sign_bit_operators_keep_nan_payloads(
     x = bits.view(np.float32 if data_type == "FLOAT32" else np.float16)
     tensor = {"DataType": data_type, "Sizes": [size]}
     desc = desc_from_json(operator, {"InputTensor": tensor, "OutputTensor": tensor})
-    got = dmlops.execute(desc, {"InputTensor": x}, backend=backend)["OutputTensor"]
-    got = np.asarray(got.get() if hasattr(got, "get") else got)
+    got = to_numpy(dmlops.execute(desc, {"InputTensor": x}, backend=backend)["OutputTensor"])
     np.testing.assert_array_equal(got.view(unsigned), COPY_AND_SIGN_BIT[operator](bits, sign))

@@ -576,6 +576,11 @@ def _same_view(a: Array, b: Array) -> bool:
     )
 
 
+def _out_memory(out: Array) -> tuple[Array, int, Array]:
+    """:func:`_memory` of an output's bits, writeable (what the kernels write)."""
+    return _memory(_bits(out), writeable=True)
+
+
 class _Out:
     """An output written through its memory, or through an aligned scratch array copied in afterwards."""
 
@@ -587,7 +592,7 @@ class _Out:
             self.array = out.copy() if keep else np.empty(out.shape, out.dtype)
 
     def memory(self) -> tuple[Array, int, Array]:
-        return _memory(_bits(self.array), writeable=True)
+        return _out_memory(self.array)
 
     def done(self) -> None:
         if self.array is not self.out:
@@ -798,7 +803,7 @@ def _gather_elements_launch(
     wrap = _index_wraps(indices, desc.indices_tensor.data_type, feature_level)
     _, xo, xs = _memory(_bits(x))
     _, io, is_ = _memory(indices)
-    _, oo, os_ = _memory(_bits(target), writeable=True)
+    _, oo, os_ = _out_memory(target)
     xs, xa = _off_axis(xs, axis)
     sizes, rows = _grid(target.shape)
     rows_kernel = axis == target.ndim - 1 and xa == 1 and is_[-1] == 1 and os_[-1] == 1
@@ -811,7 +816,7 @@ def _gather_elements_launch(
     def launch(x: Array, indices: Array, out: Array) -> None:
         if not out.size:
             return
-        xm, im, om = _memory(_bits(x))[0], _memory(indices)[0], _memory(_bits(out), writeable=True)[0]
+        xm, im, om = _memory(_bits(x))[0], _memory(indices)[0], _out_memory(out)[0]
         if rows_kernel:
             args: tuple[Any, ...] = (xm, xo, xs, im, io, is_, om, oo, os_, sizes, n, wrap)
         else:

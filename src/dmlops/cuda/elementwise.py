@@ -595,16 +595,19 @@ def contig_hints(operand_bytes: int, itemsize: int) -> int:
     return hints if hints and _beyond_l2(operand_bytes) else 0
 
 
+def _bytes_limit(limit: int | None) -> int:
+    """A size threshold in bytes: ``limit``, or the device's L2 cache size where it is None."""
+    return _device_numbers(current_device())[3] if limit is None else limit
+
+
 def _beyond_l2(operand_bytes: int) -> bool:
     """Whether a call's operands exceed STREAM_MIN_BYTES (None: the device's L2 cache size)."""
-    limit = STREAM_MIN_BYTES
-    return operand_bytes > (_device_numbers(current_device())[3] if limit is None else limit)
+    return operand_bytes > _bytes_limit(STREAM_MIN_BYTES)
 
 
 def _by_driver(operand_bytes: int) -> bool:
     """Whether a plain copy with these operand bytes goes through the driver (DRIVER_COPY_MIN_BYTES)."""
-    limit = DRIVER_COPY_MIN_BYTES
-    return operand_bytes >= (_device_numbers(current_device())[3] if limit is None else limit)
+    return operand_bytes >= _bytes_limit(DRIVER_COPY_MIN_BYTES)
 
 
 def driver_copy(dst: int, src: int, nbytes: int) -> None:
