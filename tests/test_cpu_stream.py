@@ -177,53 +177,6 @@ def test_small_results_keep_ordinary_stores() -> None:
     assert "ELEMENT_WISE_ADD" in elementwise._STREAM_OPS
 
 
-@pytest.mark.parametrize(("shape", "offset"), [((8, 1024), 0), ((4, 3, 77), 5)])
-@pytest.mark.parametrize("dtype_name", ["FLOAT32", "INT64", "FLOAT16"])
-def test_gather_elements_rows_streamed(
-    monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...], offset: int, dtype_name: str
-) -> None:
-    # GATHER_ELEMENTS along a last axis stores its 4- and 8-byte elements non-temporally
-    from dmlops.cpu import _threads, data_movement
-
-    monkeypatch.setattr(_stream, "STREAM_MIN_BYTES", 0)
-    monkeypatch.setattr(_threads, "PARALLEL_MIN_ELEMENTS", 1)
-    taken: list[bool] = []
-    real = data_movement._gather_elements_stream
-
-    def spy() -> Any:
-        taken.append(True)
-        return real()
-
-    monkeypatch.setattr(data_movement, "_gather_elements_stream", spy)
-    desc = desc_from_json(
-        "GATHER_ELEMENTS",
-        {
-            "InputTensor": {"DataType": dtype_name, "Sizes": list(shape)},
-            "IndicesTensor": {"DataType": "INT64", "Sizes": list(shape)},
-            "OutputTensor": {"DataType": dtype_name, "Sizes": list(shape)},
-            "Axis": len(shape) - 1,
-        },
-    )
-    dtype = np.dtype(desc.tensor("OutputTensor").data_type.numpy_dtype)
-    rng = np.random.default_rng(offset + len(shape))
-    x = _values(dtype, shape, rng) if dtype.kind == "f" else rng.integers(-(2**40), 2**40, shape).astype(dtype)
-    idx = rng.integers(-shape[-1], shape[-1], shape).astype(np.int64)
-    out = _misaligned(shape, dtype, offset)
-    ins = {"InputTensor": x, "IndicesTensor": idx}
-    expected = dmlops.execute(desc, ins, backend="numpy")["OutputTensor"]
-    dmlops.execute(desc, ins, backend="cpu", outputs={"OutputTensor": out})
-    bits = f"u{dtype.itemsize}"
-    assert np.array_equal(out.view(bits), expected.view(bits))
-    assert bool(taken) == (dtype.itemsize in (4, 8))
-    # an index out of range: the reference's error, on the streaming path too
-    idx[(-1,) * len(shape)] = shape[-1] + 1
-    with pytest.raises(Exception) as cpu_error:
-        dmlops.execute(desc, ins, backend="cpu", outputs={"OutputTensor": out})
-    with pytest.raises(Exception) as ref_error:
-        dmlops.execute(desc, ins, backend="numpy")
-    assert type(cpu_error.value) is type(ref_error.value) and str(cpu_error.value) == str(ref_error.value)
-
-
 # -- streamed copies (``_stream.copy``: JOIN, SPLIT, SLICE1 and the copy programs) -----
 
 

@@ -165,35 +165,6 @@ _RUN: Any = None
 
 
 @cache
-def scalar_store() -> tuple[Any, Any]:
-    """(put, sfence): numba intrinsics; ``put(dst, i, value)`` stores one element non-temporally.
-
-    On x86 an integer element becomes ``movnti``: the write-combining buffers merge a line's
-    consecutive stores into one full-line write, with no read-for-ownership. For kernels that
-    fill an output element by element in address order (a gather), ending with ``sfence()``.
-    """
-    from llvmlite import ir
-    from numba import types
-    from numba.extending import intrinsic
-
-    @intrinsic
-    def put(typingctx, dst, i, value):  # type: ignore[no-untyped-def]
-        if not isinstance(dst.dtype, types.Integer) or dst.dtype != value:
-            return None
-        sig = types.void(dst, i, value)
-
-        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-            data = context.make_array(signature.args[0])(context, builder, args[0]).data
-            store = builder.store(args[2], builder.gep(data, [args[1]]), align=signature.args[0].dtype.bitwidth // 8)
-            store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    return put, _intrinsics()[1]
-
-
-@cache
 def _runs() -> Any:
     """``runs(op, stream, out, d, x, i, y, j, count)``: ``count`` elements (whole vectors) of ``op``.
 
