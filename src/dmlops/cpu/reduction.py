@@ -72,6 +72,7 @@ from ..errors import UnsupportedError
 from ._common import float_to_half_bits, half_bits_to_float, kernel_view
 from ._repeat import NOTHING, Repeat
 from ._threads import run_kernel, thread_count
+from ._vector_lines import STEP, line_extreme, line_sum
 
 Array = NDArray[Any]
 
@@ -440,6 +441,29 @@ def _row_sum(xb, off, rsz, rxs, digits, n, half, op, buf, zero):  # type: ignore
     return total
 
 
+_LINE_SUM = line_sum()
+_LINE_EXTREME = line_extreme()
+
+
+def _line_total(xb: Any, off: Any, n: Any, half: Any, op: Any, zero: Any) -> Any:
+    """The sum of the transformed ``xb[off : off + n]`` (a contiguous line), from ``zero``."""
+    raise _jit_only("_line_total")
+
+
+@overload(_line_total)
+def _ov_line_total(xb, off, n, half, op, zero):  # type: ignore[no-untyped-def]
+    if isinstance(half, types.NoneType) and xb.dtype == types.float32:
+
+        def impl_float32(xb, off, n, half, op, zero):  # type: ignore[no-untyped-def]  # pragma: no cover
+            if op != OP_PLAIN:
+                return _lane_sum(xb[off : off + n], half, op, zero)
+            whole = n // STEP * STEP  # on 64-byte vectors (_vector_lines.py), the rest one by one
+            return _LINE_SUM(xb, off, n) + _lane_sum(xb[off + whole : off + n], half, op, zero)
+
+        return impl_float32
+    return lambda xb, off, n, half, op, zero: _lane_sum(xb[off : off + n], half, op, zero)
+
+
 # float32 MAX / MIN on integer keys: the bits v of a float32 map to k = v ^ ((v >> 31) & 0x7FFFFFFF),
 # whose signed order is the floats' (-0 below +0); integer max / min vectorise where float selects do not
 KEY_NEG_INF, KEY_POS_INF = -0x7F800001, 0x7F800000
@@ -548,7 +572,7 @@ def _reduce_rows(xb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, half, fn, op, post, lo
     if fn == FN_SUM and rsz.size == 1 and rxs[0] == 1:  # contiguous lines: each summed where it lies
         for row in range(lo, hi):
             xoff, ooff = _offsets(row, ksz, kxs, kos)
-            total = _lane_sum(xb[xo + xoff : xo + xoff + n], half, op, zero[0])
+            total = _line_total(xb, xo + xoff, n, half, op, zero[0])
             _put(ob, oo + ooff, _finish(total, post, n), half)
         return
     for row in range(lo, hi):
@@ -682,14 +706,19 @@ def _first_zero(kb, off, rsz, rxs, digits, n, bits):  # type: ignore[no-untyped-
 @njit(cache=True, nogil=True)
 def _extreme_rows(kb, xo, ob, oo, ksz, kxs, kos, rsz, rxs, largest, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
     """float32 MAX / MIN of contiguous lines on keys; ``kb`` and ``ob`` hold the float32 bits as int32."""
+    # whole steps on 64-byte float vectors (_vector_lines.py), the rest on keys; the vectors may
+    # return either zero of a line whose extreme is a zero, so a zero result is the line's first
     n = rsz[0]
-    ambiguous = np.int32(0) if largest else np.int32(-0x80000000)  # +0 (MAX), -0 (MIN): an equal zero may precede
+    whole = n // STEP * STEP
+    nan_key = np.int32(KEY_NEG_INF) if largest else np.int32(KEY_POS_INF)
     digits = np.zeros(1, np.int64)
     for row in range(lo, hi):
         xoff, ooff = _offsets(row, ksz, kxs, kos)
         xoff += xo
-        bits = _unkey(_key_extreme(kb[xoff : xoff + n], largest))
-        if bits == ambiguous:
+        vector = _key(_LINE_EXTREME(kb, xoff, n, True) if largest else _LINE_EXTREME(kb, xoff, n, False), nan_key)
+        rest = _key_extreme(kb[xoff + whole : xoff + n], largest)
+        bits = _unkey(max(vector, rest) if largest else min(vector, rest))
+        if bits & np.int32(0x7FFFFFFF) == 0:  # +0 or -0: the first of the line's zeros (equal zeros keep the first)
             bits = _first_zero(kb, xoff, rsz, rxs, digits, n, bits)
         ob[ooff + oo] = bits
 
