@@ -10,6 +10,7 @@ reference in tests/test_cpu_reduction.py.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -113,6 +114,26 @@ def test_on_threads_covers_every_item_once(threads: int, items: int, chunks: int
     assert (seen == 1).all()
     want = chunks if chunks is not None else min(items, threads * _threads.PYTHON_CHUNKS_PER_THREAD)
     assert len(ranges) == (1 if threads == 1 else want)
+
+
+@pytest.mark.parametrize(("threads", "items", "chunks"), [(2, 16384, 32), (2, 7, 32), (3, 1000, 17), (2, 100, 3)])
+def test_guided_ranges_cover_every_item_once_and_shrink(threads: int, items: int, chunks: int) -> None:
+    seen = np.zeros(items, np.int64)
+    ranges: list[tuple[int, int]] = []
+
+    def work(lo: int, hi: int) -> None:
+        ranges.append((lo, hi))
+        seen[lo:hi] += 1
+
+    _threads.on_threads(work, items, threads, chunks, guided=True)
+    assert (seen == 1).all()
+    lengths = [hi - lo for lo, hi in sorted(ranges)]
+    smallest = -(-items // (4 * chunks))
+    assert lengths[0] == max(smallest, -(-items // (2 * threads)))  # the first: a 2*threads-th of the work
+    assert all(a >= b for a, b in itertools.pairwise(lengths[:-1]))  # never growing, the remainder aside
+    assert min(lengths[:-1], default=smallest) >= smallest
+    if items == 16384:  # the last-axis REDUCE benchmark's rows: ranges of 128 rows at the end
+        assert lengths[-2] == 128 and len(lengths) < 2 * chunks
 
 
 def test_on_threads_raises_the_work_s_error_after_every_thread_stopped() -> None:
