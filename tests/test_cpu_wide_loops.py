@@ -60,7 +60,7 @@ def test_contiguous_calls_take_the_wide_loop(monkeypatch: pytest.MonkeyPatch, op
     calls: list[int] = []
     real = elementwise._WideUnary.__call__
 
-    def spy(self: elementwise._WideUnary, x: np.ndarray, out: np.ndarray) -> None:  # noqa: D103
+    def spy(self: elementwise._WideUnary, x: np.ndarray, out: np.ndarray) -> None:
         calls.append(x.size)
         real(self, x, out=out)
 

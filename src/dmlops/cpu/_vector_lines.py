@@ -17,7 +17,9 @@ written in LLVM IR on 64-byte vectors (``zmm`` registers), and torch's 9.5 ms
   ``x > m ? x : m``: ``vmaxps`` / ``vminps``), from -inf (+inf). Which of +0 and -0 it
   returns for a zero result depends on the lanes; callers look up the line's first zero.
 
-Both read whole ``STEP``-element steps only; the caller takes the rest one by one.
+Both read whole ``STEP``-element steps only; the caller takes the rest one by one. They read
+the array's memory from its data pointer on: the caller passes contiguous arrays (1-D views
+whose elements are adjacent), as a strided view's elements are not where they would look.
 """
 
 from __future__ import annotations
