@@ -113,3 +113,28 @@ def test_gather_elements_rows(
         with pytest.raises(Exception) as ref_error:
             dmlops.execute(desc, ins_bad, backend="numpy")
         assert type(cpu_error.value) is type(ref_error.value) and str(cpu_error.value) == str(ref_error.value)
+
+
+def test_byte_misaligned_arrays_take_the_scalar_loop() -> None:
+    # the vector gather assumes naturally aligned elements: an input whose data starts one byte
+    # into a buffer is gathered one element at a time, with the same result
+    shape = (16, 64)
+    desc = desc_from_json(
+        "GATHER_ELEMENTS",
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": list(shape)},
+            "IndicesTensor": {"DataType": "INT64", "Sizes": list(shape)},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": list(shape)},
+            "Axis": 1,
+        },
+    )
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal(shape).astype(np.float32)
+    raw = np.zeros(values.nbytes + 1, np.uint8)
+    raw[1:] = values.view(np.uint8).reshape(-1)
+    x = np.frombuffer(raw.data, np.float32, values.size, offset=1).reshape(shape)
+    assert not x.flags.aligned
+    idx = rng.integers(-shape[1], shape[1], shape)
+    got = dmlops.execute(desc, {"InputTensor": x, "IndicesTensor": idx}, backend="cpu")["OutputTensor"]
+    want = np.take_along_axis(values, np.where(idx < 0, idx + shape[1], idx), axis=1)
+    assert np.array_equal(np.asarray(got).view(np.uint32), want.view(np.uint32))

@@ -45,8 +45,9 @@ def test_line_sum_is_exact_on_integer_valued_floats(start: int, count: int) -> N
 
 @pytest.mark.parametrize("largest", [True, False])
 @pytest.mark.parametrize("count", [0, STEP, 3 * STEP + 5])
-def test_line_extreme_skips_nan_and_reads_whole_steps(largest: bool, count: int) -> None:
-    rng = np.random.default_rng(count + largest)
+@pytest.mark.parametrize("start", [0, 5])
+def test_line_extreme_skips_nan_and_reads_whole_steps(largest: bool, count: int, start: int) -> None:
+    rng = np.random.default_rng(count + largest + 7 * start)
     specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -1.5], np.float32)
     whole = count // STEP * STEP
     for trial in range(40):
@@ -56,7 +57,8 @@ def test_line_extreme_skips_nan_and_reads_whole_steps(largest: bool, count: int)
         a[whole:] = np.inf if largest else -np.inf  # after the whole steps: must not count
         part = a[:whole][~np.isnan(a[:whole])]
         want = (part.max() if largest else part.min()) if part.size else np.float32(-np.inf if largest else np.inf)
+        a = np.concatenate([np.full(start, np.inf if largest else -np.inf, np.float32), a])  # before start: not read
         for view in (a, a.view(np.int32)):
-            got = np.array(_extreme(view, 0, count, largest), np.int32).view(np.float32)
+            got = np.array(_extreme(view, start, count, largest), np.int32).view(np.float32)
             assert got == want  # +0 == -0: a zero's sign is the caller's to settle
             assert not np.isnan(got)

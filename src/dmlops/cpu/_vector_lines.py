@@ -17,6 +17,10 @@ written in LLVM IR on 64-byte vectors (``zmm`` registers), and torch's 9.5 ms
   ``x > m ? x : m``: ``vmaxps`` / ``vminps``), from -inf (+inf). Which of +0 and -0 it
   returns for a zero result depends on the lanes; callers look up the line's first zero.
 
+The float comparisons follow the thread's floating-point environment: with denormals-are-zero
+set (``torch.set_flush_denormal(True)``, code built with fast-math), a subnormal compares equal
+to zero, as in every float computation of the cpu backend, which assumes the default one.
+
 Both read whole ``STEP``-element steps only; the caller takes the rest one by one. They read
 the array's memory from its data pointer on: the caller passes contiguous arrays (1-D views
 whose elements are adjacent), as a strided view's elements are not where they would look.
@@ -69,7 +73,7 @@ def _vector_loop(context: Any, builder: Any, array: Any, arg: Any, span: Any, in
             later = builder.bitcast(builder.gep(base, [builder.add(at, ahead)]), byte)
             hint = [ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)]  # a read, into L1, of data
             builder.call(prefetch, [later, *hint])
-            vector = builder.load(builder.bitcast(builder.gep(base, [at]), floats.as_pointer()), align=4)
+            vector = builder.load(builder.bitcast(builder.gep(base, [at]), floats.as_pointer()), align=1)  # any address
             builder.store(combine(builder, builder.load(slot), vector), slot)
     return [builder.load(slot) for slot in slots]
 

@@ -784,7 +784,8 @@ def _gather_elements_launch(
     sizes, rows = _grid(target.shape)
     rows_kernel = axis == target.ndim - 1 and xa == 1 and is_[-1] == 1 and os_[-1] == 1
     kernel: Callable[..., Any] = _gather_elements_rows if rows_kernel else _gather_elements
-    vector = target.itemsize in (4, 8)
+    # the vector gather's loads and stores assume elements at addresses that are multiples of their size
+    vector = target.itemsize in (4, 8) and all(a.flags.aligned for a in (x, indices, target))
 
     def launch(x: Array, indices: Array, out: Array) -> None:
         if not out.size:
