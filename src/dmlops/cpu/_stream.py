@@ -360,19 +360,29 @@ def _integer_vector(builder: Any, vx: Any, target: Any) -> Any:
 
 
 def _half_vector(builder: Any, vx: Any) -> Any:
-    """FLOAT32 lanes -> FLOAT16 bits, NumPy's rule (see the section comment)."""
+    """FLOAT32 lanes -> FLOAT16 bits, NumPy's rule (see the section comment).
+
+    NaN lanes' bits are computed only for a vector that has one (a branch, rarely taken): the
+    bit operations for them took most of the conversion's instructions.
+    """
     from llvmlite import ir
+    from numba.core import cgutils
 
     lanes = vx.type.count
     i32, i16 = ir.VectorType(ir.IntType(32), lanes), ir.VectorType(ir.IntType(16), lanes)
     word = lambda v: ir.Constant(i32, [ir.Constant(ir.IntType(32), v)] * lanes)  # noqa: E731
     rounded = builder.bitcast(builder.fptrunc(vx, ir.VectorType(ir.HalfType(), lanes)), i16)
-    bits = builder.bitcast(vx, i32)
-    sign = builder.and_(builder.lshr(bits, word(16)), word(0x8000))
-    top = builder.lshr(builder.and_(bits, word(0x7FFFFF)), word(13))
-    nan = builder.select(builder.icmp_unsigned("==", top, word(0)), word(0x7C01), builder.or_(top, word(0x7C00)))
-    nan = builder.trunc(builder.or_(sign, nan), i16)
-    return builder.select(builder.fcmp_unordered("uno", vx, vx), nan, rounded)
+    result = cgutils.alloca_once_value(builder, rounded)
+    nans = builder.fcmp_unordered("uno", vx, vx)
+    any_nan = builder.icmp_unsigned("!=", builder.bitcast(nans, ir.IntType(lanes)), ir.Constant(ir.IntType(lanes), 0))
+    with builder.if_then(any_nan, likely=False):
+        bits = builder.bitcast(vx, i32)
+        sign = builder.and_(builder.lshr(bits, word(16)), word(0x8000))
+        top = builder.lshr(builder.and_(bits, word(0x7FFFFF)), word(13))
+        nan = builder.select(builder.icmp_unsigned("==", top, word(0)), word(0x7C01), builder.or_(top, word(0x7C00)))
+        nan = builder.trunc(builder.or_(sign, nan), i16)
+        builder.store(builder.select(nans, nan, rounded), result)
+    return builder.load(result)
 
 
 @cache
