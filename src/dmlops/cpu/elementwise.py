@@ -53,6 +53,7 @@ from ..descs.elementwise import LOG_SOFTMAX_MIN_SUM
 from ..enums import FeatureLevel, TensorDataType
 from . import _stream
 from ._copy import copy_into
+from ._llvm import wide_vectors
 from ._repeat import NOTHING, Repeat
 from ._threads import PYTHON_CHUNKS_PER_THREAD, on_threads, thread_count
 from ._vector_lines import STEP as LINE_STEP
@@ -408,7 +409,7 @@ class _NumbaUfunc:
             np.copyto(out, scratch)
 
 
-_WIDE: Any = None
+_WIDE = wide_vectors()  # marks a loop for 64-byte vectors (_llvm.py)
 _WIDE_EXP: Any = None
 _WIDE_SIGMOID: Any = None
 _WIDE_ERF: Any = None
@@ -426,12 +427,9 @@ def _wide_loops(exp_f32: Any, sigmoid_f32: Any, erf32: Any, gelu32: Any) -> Any:
     against 161; docs/performance.md). The scalar functions are module globals when the loop
     compiles, so numba's cache can keep it (a closure's would be compiled again in every process).
     """
-    global _WIDE, _WIDE_EXP, _WIDE_SIGMOID, _WIDE_ERF, _WIDE_GELU
+    global _WIDE_EXP, _WIDE_SIGMOID, _WIDE_ERF, _WIDE_GELU
     from numba import njit
 
-    from ._llvm import wide_vectors
-
-    _WIDE = wide_vectors()
     inline = njit(inline="always", fastmath={"contract"})
     _WIDE_EXP, _WIDE_SIGMOID, _WIDE_ERF, _WIDE_GELU = (inline(f) for f in (exp_f32, sigmoid_f32, erf32, gelu32))
 
@@ -798,13 +796,11 @@ def _row_kernels() -> Any:
     (``reassoc``: LLVM keeps 64 partial sums, more accurate than one running sum);
     exp is a call of its own so its range reduction is never reassociated.
     """
-    global _ROW_MAX, _EXP_SUM, _SOFTMAX_EXP, _SOFTMAX_EXP_SUM, _WIDE, _LINE_MAX
+    global _ROW_MAX, _EXP_SUM, _SOFTMAX_EXP, _SOFTMAX_EXP_SUM, _LINE_MAX
     from numba import njit
 
-    from ._llvm import wide_vectors
     from ._vector_lines import line_extreme
 
-    _WIDE = wide_vectors()  # every loop on 64-byte vectors (_llvm.py)
     _LINE_MAX = line_extreme()
 
     f32, i32 = np.float32, np.int32
