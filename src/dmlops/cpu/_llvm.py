@@ -37,3 +37,21 @@ def wide_vectors() -> Any:
         return sig, codegen
 
     return wide
+
+
+@cache
+def host_has(feature: str) -> bool:
+    """Whether numba compiles for this CPU and it has ``feature`` (an LLVM feature name: ``f16c``, ``avx512f``).
+
+    False when numba is told to compile for another CPU (``NUMBA_CPU_NAME``, say ``generic``) or
+    with the feature turned off (``NUMBA_CPU_FEATURES``): code using it would not run there, or
+    LLVM would expand it into library calls.
+    """
+    import numba
+    from llvmlite import binding  # type: ignore[import-untyped]
+
+    if getattr(numba.config, "CPU_NAME", None) not in (None, "host"):
+        return False
+    if f"-{feature}" in (getattr(numba.config, "CPU_FEATURES", None) or ""):
+        return False
+    return bool(binding.get_host_cpu_features().get(feature, False))

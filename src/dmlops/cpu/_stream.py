@@ -42,6 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._common import flat_memory
+from ._llvm import host_has
 from ._threads import on_threads, threads_for
 
 Array = NDArray[Any]
@@ -328,17 +329,9 @@ def converts(x: Array, out: Array) -> bool:
     return x.dtype in (np.float32, np.float64) and out.dtype in (np.int8, np.uint8, np.int16, np.uint16)
 
 
-@cache
 def _has_f16c() -> bool:
     """Whether numba compiles for a CPU with F16C (else ``fptrunc`` to half would be a library call)."""
-    import numba
-    from llvmlite import binding
-
-    if getattr(numba.config, "CPU_NAME", None) not in (None, "host"):  # NUMBA_CPU_NAME=generic: no F16C
-        return False
-    if "-f16c" in (getattr(numba.config, "CPU_FEATURES", None) or ""):  # F16C turned off explicitly
-        return False
-    return bool(binding.get_host_cpu_features().get("f16c", False))
+    return host_has("f16c")
 
 
 def _integer_vector(builder: Any, vx: Any, target: Any) -> Any:

@@ -51,7 +51,7 @@ from ..descs import elementwise as rules
 from ..descs._elementwise_formulas import FUSED, RULES, scale_bias, unsupported
 from ..descs.elementwise import LOG_SOFTMAX_MIN_SUM
 from ..enums import FeatureLevel, TensorDataType
-from . import _stream
+from . import _stream, _vector_math
 from ._copy import copy_into
 from ._llvm import wide_vectors
 from ._repeat import NOTHING, Repeat
@@ -149,6 +149,7 @@ _ROW_MAX: Any = None
 _EXP_SUM: Any = None
 _SOFTMAX_EXP: Any = None
 _SOFTMAX_EXP_SUM: Any = None
+_VECTOR_EXP_SUM: Any = None
 _LINE_MAX: Any = None
 
 
@@ -460,17 +461,33 @@ allocation's 16-byte offset)."""
 
 
 class _WideUnary(_NumbaUfunc):
-    """A float32 unary ufunc numba built, with the same function as a wide loop for contiguous tiles."""
+    """A float32 unary ufunc numba built, with the same function as a wide loop for contiguous tiles.
 
-    __slots__ = ("code", "loop")
+    EXP, SIGMOID and GELU run on :mod:`._vector_math`'s vectors instead where the CPU has them,
+    for every layout (a strided tile through contiguous scratch), so an element's result does
+    not depend on where it sits.
+    """
+
+    __slots__ = ("code", "loop", "vector")
 
     def __init__(self, ufunc: Any, loop: Any, code: int) -> None:
         super().__init__(ufunc)
         self.loop, self.code = loop, code
+        self.vector = _VECTOR_CODES.get(code) if _vector_math.available() else None
 
     def __call__(self, *xs: Array, out: Array) -> None:
         x = xs[0]
-        if x.shape == out.shape and x.flags.c_contiguous and out.flags.c_contiguous and x.dtype == out.dtype == F32:
+        contiguous = x.shape == out.shape and x.flags.c_contiguous and out.flags.c_contiguous
+        if self.vector is not None:
+            if contiguous and x.dtype == out.dtype == F32:
+                _vector_math.mapper()(self.vector, x.reshape(-1), out.reshape(-1))
+            else:
+                source = np.ascontiguousarray(np.broadcast_to(x, out.shape), F32)
+                target = out if out.flags.c_contiguous and out.dtype == F32 else np.empty(out.shape, F32)
+                _vector_math.mapper()(self.vector, source.reshape(-1), target.reshape(-1))
+                if target is not out:
+                    np.copyto(out, target)
+        elif contiguous and x.dtype == out.dtype == F32:
             flat_x, flat_out = x.reshape(-1), out.reshape(-1)  # out[i] from x[i] alone: in place too
             head = ((-out.ctypes.data) % 64) // 4 if out.size >= ALIGN_PEEL_MIN else 0
             if head:  # the rest's stores then write whole 64-byte lines (no read of the line first)
@@ -478,6 +495,10 @@ class _WideUnary(_NumbaUfunc):
             self.loop(self.code, flat_x[head:], flat_out[head:])
         else:
             super().__call__(x, out=out)
+
+
+_VECTOR_CODES = {0: _vector_math.EXP, 1: _vector_math.SIGMOID, 3: _vector_math.GELU}
+"""The wide loops' codes (:func:`_wide_loops`) whose function :mod:`._vector_math` computes."""
 
 
 # -- fast paths -----------------------------------------------------------------------------------
@@ -796,7 +817,7 @@ def _row_kernels() -> Any:
     (``reassoc``: LLVM keeps 64 partial sums, more accurate than one running sum);
     exp is a call of its own so its range reduction is never reassociated.
     """
-    global _ROW_MAX, _EXP_SUM, _SOFTMAX_EXP, _SOFTMAX_EXP_SUM, _LINE_MAX
+    global _ROW_MAX, _EXP_SUM, _SOFTMAX_EXP, _SOFTMAX_EXP_SUM, _LINE_MAX, _VECTOR_EXP_SUM
     from numba import njit
 
     from ._vector_lines import line_extreme
@@ -856,6 +877,7 @@ def _row_kernels() -> Any:
     # (a function of its own, so that the sum's reassociation never reaches the range reduction)
     _SOFTMAX_EXP = njit(nogil=True, cache=True, fastmath={"contract"})(_exp32_tail_body())
     _SOFTMAX_EXP_SUM = njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(softmax_exp_sum)
+    _VECTOR_EXP_SUM = _vector_math.exp_sum(_SOFTMAX_EXP_SUM)
 
     @njit(nogil=True, cache=True)
     def rows(x, bits, o, log):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
@@ -874,7 +896,10 @@ def _row_kernels() -> Any:
                 for i in range(n):
                     orow[i] = f32((np.float64(xr[i]) - m64) - lt)
             else:
-                scale = f32(1.0) / _SOFTMAX_EXP_SUM(xr, m, orow)
+                if xr.strides[0] == 4 and orow.strides[0] == 4:  # on 64-byte vectors (_vector_math)
+                    scale = f32(1.0) / _VECTOR_EXP_SUM(xr, m, orow, n)
+                else:
+                    scale = f32(1.0) / _SOFTMAX_EXP_SUM(xr, m, orow)
                 for i in range(n):
                     orow[i] = orow[i] * scale
 
