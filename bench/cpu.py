@@ -59,7 +59,9 @@ def _parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--only", default="", help="comma-separated workload name prefixes")
+    p.add_argument(
+        "--only", default="", help="comma-separated group names (elementwise, datamove, ...) or workload name prefixes"
+    )
     p.add_argument("--skip-impl", default="", help="comma-separated implementations to skip")
     p.add_argument("--json", action="store_true", help="also print one JSON line per measurement")
     p.add_argument("--ew-log2", type=int, default=26, help="element-wise workloads: 2**N elements (default 64M)")
@@ -1248,10 +1250,14 @@ def main() -> None:
         f"{'extra MB':>9s} {'mem ratio':>9s}"
     )
     print(header)
+    named = [o for o in only if not any(key.startswith(o) for key in builders)]  # workload name prefixes
     for key, build in builders.items():
-        if only and not any(key.startswith(o) for o in only):
+        whole_group = not only or any(key.startswith(o) for o in only)
+        if not whole_group and not named:
             continue
         for wl in build():
+            if not whole_group and not any(wl.name.startswith(o) for o in named):
+                continue
             base = wl.in_bytes + wl.out_bytes
             rows = measure_interleaved([i for i in wl.impls if i[0] not in skip], ARGS.repeats)
             gc.collect()

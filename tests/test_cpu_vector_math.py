@@ -27,9 +27,9 @@ pytestmark = pytest.mark.skipif(not _vector_math.available(), reason="the CPU ha
 CODES = {"exp": _vector_math.EXP, "sigmoid": _vector_math.SIGMOID, "gelu": _vector_math.GELU}
 
 
-def _apply(name: str, x: np.ndarray) -> np.ndarray:
+def _apply(name: str, x: np.ndarray, stream: bool = False) -> np.ndarray:
     out = np.full(x.shape, 7.0, np.float32)
-    _vector_math.mapper()(CODES[name], x.reshape(-1), out.reshape(-1))
+    _vector_math.mapper()(CODES[name], x.reshape(-1), out.reshape(-1), stream)
     return out
 
 
@@ -106,10 +106,12 @@ def test_a_lane_s_result_depends_on_that_lane_alone(name: str, size: int) -> Non
     whole = _apply(name, x)
     alone = np.concatenate([_apply(name, x[i : i + 1]) for i in range(size)])  # each in a masked vector
     assert np.array_equal(whole.view(np.uint32), alone.view(np.uint32))
-    guard = np.full(size + 32, 7.0, np.float32)  # the masked last vector writes nothing past the end
-    _vector_math.mapper()(CODES[name], x, guard[16 : 16 + size])
-    assert np.all(guard[:16] == 7.0) and np.all(guard[16 + size :] == 7.0)
-    assert np.array_equal(guard[16 : 16 + size].view(np.uint32), whole.view(np.uint32))
+    for stream in (False, True):  # streamed: a masked head up to a 64-byte boundary, whole lines, a masked tail
+        for offset in (16, 17, 29):
+            guard = np.full(size + 64, 7.0, np.float32)  # the masked vectors write nothing outside
+            _vector_math.mapper()(CODES[name], x, guard[offset : offset + size], stream)
+            assert np.all(guard[:offset] == 7.0) and np.all(guard[offset + size :] == 7.0)
+            assert np.array_equal(guard[offset : offset + size].view(np.uint32), whole.view(np.uint32))
 
 
 @pytest.mark.parametrize(
@@ -143,9 +145,9 @@ def test_the_backend_calls_the_vector_kernel(monkeypatch: pytest.MonkeyPatch, op
     calls: list[int] = []
     real = _vector_math.mapper()
 
-    def spy(code: int, x: np.ndarray, out: np.ndarray) -> None:
+    def spy(code: int, x: np.ndarray, out: np.ndarray, stream: bool) -> None:
         calls.append(x.size)
-        real(code, x, out)
+        real(code, x, out, stream)
 
     monkeypatch.setattr(_vector_math, "mapper", lambda: spy)
     shape = [300, 70]
@@ -156,43 +158,67 @@ def test_the_backend_calls_the_vector_kernel(monkeypatch: pytest.MonkeyPatch, op
     assert sum(calls) == x.size
 
 
-def test_exp_sum_writes_exps_and_returns_their_sum() -> None:
-    fn = _exp_sum_kernel()
+@pytest.mark.parametrize("stream", [False, True])
+def test_softmax_pass(stream: bool) -> None:
+    fn = _softmax_pass_kernel()
     rng = np.random.default_rng(5)
     for n in (1, 15, 16, 17, 100, 1025):
         x = (rng.standard_normal(n) * 10).astype(np.float32)
+        following = (rng.standard_normal(n + 16) * 10).astype(np.float32)
+        following[n] = 1e30  # past count: never read
+        following[: n // 2] = np.nan  # NaN never wins
+        done = rng.standard_normal(n + 16).astype(np.float32)
+        factor = np.float32(0.37)
         m = np.float32(x.max())
         out = np.full(n + 16, 7.0, np.float32)
-        total = fn(x, m, out, n)
-        want = np.exp((x - m).astype(np.float64))  # x - m is rounded to float32 first, as the kernel's
-        exact = np.exp((x - m).astype(np.float32).astype(np.float64))
+        guard = np.full(n + 48, 7.0, np.float32)
+        target = guard[5 : 5 + n]  # not 64-byte aligned: a masked head when streamed
+        total, largest = fn(x, m, out, n, following, done, factor, target, True, stream)
+        exact = np.exp((x - m).astype(np.float64))  # x - m is exact here: m is one of x's float32
         assert np.all(np.abs(out[:n] - exact) <= 2.0**-23 * exact)
         assert np.all(out[n:] == 7.0)
         assert abs(float(total) - math.fsum(out[:n].astype(np.float64))) <= 2e-7 * n * float(total)
-        assert abs(float(total) - want.sum()) <= 1e-6 * n * want.sum()
+        assert abs(float(total) - exact.sum()) <= 1e-6 * n * exact.sum()
+        numbers = following[:n][~np.isnan(following[:n])]
+        assert largest == (numbers.max() if numbers.size else -np.inf)
+        assert np.array_equal(target, done[:n] * factor)  # the previous row: float32 products
+        assert np.all(guard[:5] == 7.0) and np.all(guard[5 + n :] == 7.0)
+        untouched = target.copy()
+        fn(x, m, out, n, following, done, np.float32(2.0), target, False, stream)
+        assert np.array_equal(target, untouched)  # no previous row: nothing written
 
 
-def _exp_sum_kernel():  # type: ignore[no-untyped-def]
+def _softmax_pass_kernel():  # type: ignore[no-untyped-def]
     from numba import njit
 
     elementwise._row_kernels()
-    vector = elementwise._VECTOR_EXP_SUM
+    vector = elementwise._SOFTMAX_PASS
 
     @njit
-    def call(x, m, out, n):  # type: ignore[no-untyped-def]
-        return vector(x, m, out, n)
+    def call(x, m, out, n, following, done, factor, target, previous, stream):  # type: ignore[no-untyped-def]
+        if stream:
+            return vector(x, m, out, n, following, done, factor, target, previous, True)
+        return vector(x, m, out, n, following, done, factor, target, previous, False)
 
     return call
 
 
-def test_softmax_rows_match_the_reference() -> None:
-    shape = [37, 1029]
+@pytest.mark.parametrize("shape", [[37, 1029], [4100, 1029], [1, 40], [2, 16]])  # [4100, 1029] is streamed
+def test_softmax_rows_match_the_reference(shape: list[int]) -> None:
     rng = np.random.default_rng(6)
     x = (rng.standard_normal(shape) * 8).astype(np.float32)
-    x[3, 5] = np.nan
-    x[4] = -np.inf
+    if shape[0] > 7:
+        x[3, 5] = np.nan
+        x[4] = -np.inf
+        x[5] = np.nan
+        x[6, ::2] = 0.0
+        x[6, 1::2] = -0.0
+        x[7, 9] = np.inf
     tensor = {"DataType": "FLOAT32", "Sizes": shape}
     desc = desc_from_json("ACTIVATION_SOFTMAX1", {"InputTensor": tensor, "OutputTensor": tensor, "Axes": [1]})
     got = dmlops.execute(desc, {"InputTensor": x}, backend="cpu")["OutputTensor"]
     want = dmlops.execute(desc, {"InputTensor": x}, backend="numpy")["OutputTensor"]
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-9)
+    inplace = x.copy()
+    dmlops.execute(desc, {"InputTensor": inplace}, backend="cpu", outputs={"OutputTensor": inplace})
+    np.testing.assert_array_equal(inplace, got)
