@@ -41,8 +41,9 @@ def row_window_sums() -> Any:
 
     For ``j < count``: ``acc[j] = (((s + row[c]) + row[c + dilation]) + ...)`` over ``taps``
     elements, ``c = first + stride * j``, ``s`` = +0 when ``fresh`` else ``acc[j]``. ``acc``
-    and ``row`` are 1-D contiguous float32 arrays; ``stride`` is the literal 1 or 2; every
-    column read must lie in ``row``.
+    and ``row`` are 1-D contiguous float32 arrays (a ``row`` of another type compiles as the
+    scalar loop, for callers' branches that never run); ``stride`` is the literal 1 or 2;
+    every column read must lie in ``row``.
     """
     from llvmlite import ir  # type: ignore[import-untyped]
     from numba import types
@@ -51,7 +52,7 @@ def row_window_sums() -> Any:
 
     @intrinsic
     def sums(typingctx, acc, row, first, count, stride, taps, dilation, fresh):  # type: ignore[no-untyped-def]
-        if not all(isinstance(a, types.Array) and a.dtype == types.float32 for a in (acc, row)):
+        if not isinstance(acc, types.Array) or acc.dtype != types.float32 or not isinstance(row, types.Array):
             return None
         if not isinstance(stride, types.IntegerLiteral) or stride.literal_value not in (1, 2):
             return None
@@ -59,7 +60,7 @@ def row_window_sums() -> Any:
         sig = types.void(acc, row, types.intp, types.intp, stride, types.intp, types.intp, types.boolean)
 
         def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-            if not available():
+            if not available() or signature.args[1].dtype != types.float32:  # (other rows: a branch never taken)
                 return context.compile_internal(builder, _scalar_row_sums, signature, args)
             v = Vectors(builder)
             i64 = ir.IntType(64)

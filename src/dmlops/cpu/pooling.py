@@ -64,6 +64,9 @@ from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._common import kernel_view, key, load, store
 from ._threads import run_kernel
+from ._vector_windows import row_window_sums
+
+_ROW_SUMS = row_window_sums()
 
 # -- Shared helpers ------------------------------------------------------------
 
@@ -418,6 +421,8 @@ def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window
     ow_a, ow_b = _interior_columns(spans, out_w, window_w)
     n_int = ow_b - ow_a if 1 <= stride_w <= size_w and mode != _LP0 else 0
     n_phase = (size_w + stride_w - 1) // stride_w if n_int > 0 else 1
+    # AVERAGE of float32 rows of stride 1 or 2: the interior sums a row at a time on vectors
+    vector_rows = mode == _AVERAGE and half is None and (stride_w == 1 or stride_w == 2) and x.strides[4] == 4
     for plane in range(lo, hi):
         n = plane // c_
         c = plane - n * c_
@@ -455,6 +460,14 @@ def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window
                 fresh = True  # the first pass writes acc from +0, as the scalar sums start (no memset call a row)
                 for kd in range(d0, d1):
                     for kh in range(h0, h1):
+                        if vector_rows:  # one pass a row, on 64-byte vectors (_vector_windows)
+                            row = xp[fd + kd * dl[0], fh + kh * dl[1]]
+                            if stride_w == 1:
+                                _ROW_SUMS(acc, row, base_w, n_int, 1, window_w, dl[2], fresh)
+                            else:
+                                _ROW_SUMS(acc, row, base_w, n_int, 2, window_w, dl[2], fresh)
+                            fresh = False
+                            continue
                         _deinterleave(xp[fd + kd * dl[0], fh + kh * dl[1]], phases, stride_w, half, mode, p)
                         kw = 0
                         while kw < window_w:  # up to three kw a pass over acc, added in kw order
