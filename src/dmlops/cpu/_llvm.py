@@ -55,3 +55,31 @@ def host_has(feature: str) -> bool:
     if f"-{feature}" in (getattr(numba.config, "CPU_FEATURES", None) or ""):
         return False
     return bool(binding.get_host_cpu_features().get(feature, False))
+
+
+PREFETCH_BYTES = 2048
+"""How far ahead of a stream's loads :func:`prefetch_lines` asks for lines. Measured on the
+2-vCPU VM, 64M elements on one thread: CAST FLOAT32 -> INT8 15.6 -> 9.5 ms and -> FLOAT16 15.3
+-> 10.0 ms with every source line asked for 2 KiB ahead (1 and 4 KiB within 10 % of it); a
+streamed GELU 43 -> 10 ms: with non-temporal stores, the hardware prefetchers alone left those
+loads waiting. Not a rule: ``_stream``'s one-load-one-store element-wise vectors ran slower
+with it (ABS 12.6 -> 18.7 ms on two threads), so each kernel's use of it is measured."""
+
+
+def prefetch_lines(builder: Any, address: Any, size: int, ahead: int = PREFETCH_BYTES) -> None:
+    """``prefetcht0`` of each 64-byte line of ``[address + ahead, address + ahead + size)`` bytes.
+
+    ``address`` is any pointer IR value; a prefetch is a hint, so lines past an array's end
+    cost nothing more than a wasted request (it never faults).
+    """
+    from llvmlite import ir  # type: ignore[import-untyped]
+    from numba.core import cgutils
+
+    byte, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]), "llvm.prefetch.p0"
+    )
+    start = builder.bitcast(address, byte)
+    read, into_l1, data = ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)
+    for offset in range(ahead, ahead + max(size, 1), 64):
+        builder.call(fn, [builder.gep(start, [ir.Constant(ir.IntType(64), offset)]), read, into_l1, data])

@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._common import flat_memory
-from ._llvm import host_has
+from ._llvm import host_has, prefetch_lines
 from ._threads import on_threads, threads_for
 
 Array = NDArray[Any]
@@ -406,6 +406,10 @@ def _convert_intrinsic() -> Any:
                 return builder.bitcast(builder.gep(data, [args[k + 1]]), ir.VectorType(element, lanes).as_pointer())
 
             vx = builder.load(address(4, context.get_data_type(source)), align=source.bitwidth // 8)
+            # the source's lines asked for ahead (_llvm.PREFETCH_BYTES), after the load: before it,
+            # 64M elements to INT8 on one thread took 12.5 against 9.4 ms
+            if stream.literal_value:
+                prefetch_lines(builder, address(4, context.get_data_type(source)), lanes * source.bitwidth // 8)
             # the kernel's TO_HALF branch is compiled for every pair of types too, and never taken
             # but for FLOAT32 -> UINT16 bits: elsewhere it compiles as the integer conversion
             half = rule.literal_value == TO_HALF and target == types.uint16 and source == types.float32

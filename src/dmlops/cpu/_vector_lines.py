@@ -31,6 +31,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from ._llvm import prefetch_lines
+
 LANES = 16
 """float32 elements in one 64-byte vector."""
 ACCUMULATORS = 2
@@ -60,19 +62,11 @@ def _vector_loop(context: Any, builder: Any, array: Any, arg: Any, span: Any, in
     base = builder.bitcast(builder.gep(data, [span[0]]), ir.FloatType().as_pointer())
     slots = [cgutils.alloca_once_value(builder, initial) for _ in range(ACCUMULATORS)]
     steps = builder.udiv(span[1], ir.Constant(i64, STEP))
-    byte = ir.IntType(8).as_pointer()
-    i32 = ir.IntType(32)
-    prefetch = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]), "llvm.prefetch.p0"
-    )
-    ahead = ir.Constant(i64, PREFETCH_BYTES // 4)
     with cgutils.for_range(builder, steps) as loop:
         first = builder.mul(loop.index, ir.Constant(i64, STEP))
         for k, slot in enumerate(slots):
             at = builder.add(first, ir.Constant(i64, k * LANES))
-            later = builder.bitcast(builder.gep(base, [builder.add(at, ahead)]), byte)
-            hint = [ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)]  # a read, into L1, of data
-            builder.call(prefetch, [later, *hint])
+            prefetch_lines(builder, builder.gep(base, [at]), 64, PREFETCH_BYTES)
             vector = builder.load(builder.bitcast(builder.gep(base, [at]), floats.as_pointer()), align=1)  # any address
             builder.store(combine(builder, builder.load(slot), vector), slot)
     return [builder.load(slot) for slot in slots]

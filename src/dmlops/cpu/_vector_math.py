@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ._llvm import host_has
+from ._llvm import host_has, prefetch_lines
 
 LANES = 16
 """float32 elements in one 64-byte vector."""
@@ -59,9 +59,6 @@ EXP_POLYNOMIAL = (
     0.0013836236903443933,
 )
 """exp(r)'s polynomial on ``|r| <= 0.3486``, from the constant term up (float32 values)."""
-
-PREFETCH_BYTES = 2048
-"""Each whole vector's load asks for the line this far ahead (``prefetcht0``)."""
 
 LN2_HIGH, LN2_LOW = 0.693359375, -2.12194440e-4
 """ln 2 = LN2_HIGH + LN2_LOW; LN2_HIGH has 9 significant bits, so ``n * LN2_HIGH`` is exact."""
@@ -166,19 +163,9 @@ class Vectors:
         else:
             self.b.store(value, address, align=4)
 
-    def prefetch(self, base: Any, start: Any, ahead_bytes: int = 0, locality: int = 3) -> None:
-        """Ask for the line ``ahead_bytes`` (``PREFETCH_BYTES``) past ``base[start]`` (a hint: it never faults)."""
-        from llvmlite import ir
-        from numba.core import cgutils
-
-        byte, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-        fn = cgutils.get_or_insert_function(
-            self.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]), "llvm.prefetch.p0"
-        )
-        distance = (ahead_bytes or PREFETCH_BYTES) // 4
-        ahead = self.b.gep(base, [self.b.add(start, ir.Constant(start.type, distance))])
-        read, data = ir.Constant(i32, 0), ir.Constant(i32, 1)
-        self.b.call(fn, [self.b.bitcast(ahead, byte), read, ir.Constant(i32, locality), data])
+    def prefetch(self, base: Any, start: Any) -> None:
+        """Ask for the line ``PREFETCH_BYTES`` past ``base[start]`` (:func:`._llvm.prefetch_lines`)."""
+        prefetch_lines(self.b, self.b.gep(base, [start]), 64)
 
     def fence(self) -> None:
         """``sfence``: the non-temporal stores before it are ordered before any store after it."""
@@ -319,9 +306,10 @@ def vector_map() -> Any:
             target = float_data(context, builder, signature.args[2], args[2])
 
             def body(start: Any, mask: Any) -> None:
+                value = v.load(source, start, mask)
                 if mask is None:
                     v.prefetch(source, start)
-                v.store(function(v, v.load(source, start, mask)), target, start, mask, streams)
+                v.store(function(v, value), target, start, mask, streams)
 
             over_vectors(builder, args[3], body, target if streams else None)
             if streams:
