@@ -72,7 +72,7 @@ def prefetch_lines(builder: Any, address: Any, size: int, ahead: int = PREFETCH_
     ``address`` is any pointer IR value; a prefetch is a hint, so lines past an array's end
     cost nothing more than a wasted request (it never faults).
     """
-    from llvmlite import ir  # type: ignore[import-untyped]
+    from llvmlite import ir
     from numba.core import cgutils
 
     byte, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
