@@ -183,6 +183,11 @@ def test_softmax_pass(stream: bool) -> None:
         assert largest == (numbers.max() if numbers.size else -np.inf)
         assert np.array_equal(target, done[:n] * factor)  # the previous row: float32 products
         assert np.all(guard[:5] == 7.0) and np.all(guard[5 + n :] == 7.0)
+        for offset in range(16):  # the sum's bits do not depend on where the streamed target row sits
+            other = np.empty(n + 48, np.float32)[offset : offset + n]
+            again, _ = fn(x, m, out, n, following, done, factor, other, True, stream)
+            assert np.float32(again).view(np.uint32) == np.float32(total).view(np.uint32)
+            assert np.array_equal(other, target)
         untouched = target.copy()
         fn(x, m, out, n, following, done, np.float32(2.0), target, False, stream)
         assert np.array_equal(target, untouched)  # no previous row: nothing written

@@ -232,29 +232,39 @@ def over_vectors(builder: Any, total: Any, body: Any, aligned: Any = None) -> No
     """``body(start, mask)`` for each vector of ``total`` elements.
 
     Whole vectors (``mask`` None), then the last partial one (``mask``: its lanes). With
-    ``aligned`` (a float pointer), the first vector is partial if needed so that the whole
-    ones start at 64-byte boundaries of ``aligned + start``.
+    ``aligned`` (a float pointer), whole vectors start at the 64-byte boundaries of
+    ``aligned + start``: the ``head`` elements before the first boundary come first, in the
+    last lanes of a vector that starts ``LANES - head`` elements before the array (those
+    lanes masked off), so element ``i`` is always in lane ``(i - head) % LANES``: a caller
+    accumulating lanes gets the same partition of the elements, in the same order, for
+    every alignment, rotated by ``head`` lanes (to which :meth:`Vectors.pairwise_sum` is
+    blind: it pairs lanes ``LANES / 2``, then ``LANES / 4``, ... apart).
     """
     from llvmlite import ir
     from numba.core import cgutils
 
     i64 = ir.IntType(64)
-    first = ir.Constant(i64, 0)
+    zero, lanes = ir.Constant(i64, 0), ir.Constant(i64, LANES)
+    first = zero
     if aligned is not None:
-        misalignment = builder.and_(
-            builder.sub(ir.Constant(i64, 0), builder.ptrtoint(aligned, i64)), ir.Constant(i64, 63)
-        )
-        head = builder.udiv(misalignment, ir.Constant(i64, 4))
-        head = builder.select(builder.icmp_unsigned("<", head, total), head, total)
-        with builder.if_then(builder.icmp_unsigned("!=", head, first)):
-            body(first, builder.icmp_unsigned("<", _lane_numbers(), splat_int(builder, head)))
-        first = head
-    whole = builder.udiv(builder.sub(total, first), ir.Constant(i64, LANES))
+        # the elements before the next 64-byte boundary (the pointer is 4-byte aligned)
+        to_boundary = builder.sub(zero, builder.ptrtoint(aligned, i64))
+        head = builder.udiv(builder.and_(to_boundary, ir.Constant(i64, 63)), ir.Constant(i64, 4))
+        first = builder.select(builder.icmp_unsigned("<", head, total), head, total)  # head, at most total
+        with builder.if_then(builder.icmp_unsigned("!=", first, zero)):
+            skipped = builder.sub(lanes, head)  # lanes before element 0
+            numbers = _lane_numbers()
+            mask = builder.and_(
+                builder.icmp_unsigned(">=", numbers, splat_int(builder, skipped)),
+                builder.icmp_unsigned("<", numbers, splat_int(builder, builder.add(skipped, first))),
+            )
+            body(builder.sub(head, lanes), mask)
+    whole = builder.udiv(builder.sub(total, first), lanes)
     with cgutils.for_range(builder, whole) as loop:
-        body(builder.add(first, builder.mul(loop.index, ir.Constant(i64, LANES))), None)
-    start = builder.add(first, builder.mul(whole, ir.Constant(i64, LANES)))
+        body(builder.add(first, builder.mul(loop.index, lanes)), None)
+    start = builder.add(first, builder.mul(whole, lanes))
     left = builder.sub(total, start)
-    with builder.if_then(builder.icmp_unsigned("!=", left, ir.Constant(i64, 0))):
+    with builder.if_then(builder.icmp_unsigned("!=", left, zero)):
         body(start, builder.icmp_unsigned("<", _lane_numbers(), splat_int(builder, left)))
 
 
@@ -369,9 +379,10 @@ def softmax_pass(fallback: Any) -> Any:
       one thread: 13.1 ms with such a pass, 4.8 without any store).
 
     All arrays are 1-D contiguous float32 (``x`` and ``out`` may share memory; ``target``
-    must not overlap ``x`` or ``following``). The sum is one vector of partial sums, added
-    pairwise at the end: a fixed order, whose lanes follow ``target``'s 64-byte alignment
-    when ``stream``. Which zero ``largest`` is for a zero maximum is not defined. Where the
+    must not overlap ``x`` or ``following``). The sum is 16 partial sums, lane ``l`` adding
+    the elements ``i % 16 == l`` in order, then added pairwise: a fixed order, the same for
+    every alignment of ``target`` (``over_vectors`` keeps each lane's elements).
+    Which zero ``largest`` is for a zero maximum is not defined. Where the
     vectors are not :func:`available`, the call compiles as ``fallback(x[:count], m,
     out[:count])`` with scalar loops for the rest (the same results, to the tolerance).
     """
