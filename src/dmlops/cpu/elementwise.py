@@ -412,6 +412,7 @@ class _NumbaUfunc:
 
 
 _WIDE = wide_vectors()  # marks a loop for 64-byte vectors (_llvm.py)
+_VECTORS = _vector_math.available()  # (without AVX-512 the scalar SOFTMAX rows are faster than the fallback)
 _WIDE_EXP: Any = None
 _WIDE_SIGMOID: Any = None
 _WIDE_ERF: Any = None
@@ -903,7 +904,7 @@ def _row_kernels() -> Any:
         # not falsely alias the loads of rows of 4 KiB: 16384 rows of 1024 in L2, 4.98 -> 4.43 ms)
         scratch = np.empty((2, n + 40), np.float32)[:, 24 : 24 + n]
         m_next, known, factor = f32(0.0), False, f32(0.0)
-        vectors = not log and x.strides[1] == 4 and o.strides[1] == 4
+        vectors = _VECTORS and not log and x.strides[1] == 4 and o.strides[1] == 4
         for r in range(x.shape[0]):
             xr, orow = x[r], o[r]
             m = m_next if known else _ROW_MAX(bits[r])

@@ -64,9 +64,11 @@ from ..enums import FeatureLevel
 from ..errors import UnsupportedError
 from ._common import kernel_view, key, load, store
 from ._threads import run_kernel
+from ._vector_math import available as _vector_available
 from ._vector_windows import row_window_sums
 
 _ROW_SUMS = row_window_sums()
+_VECTORS = _vector_available()  # without AVX-512 the old de-interleaving loop is faster than the fallback
 
 # -- Shared helpers ------------------------------------------------------------
 
@@ -422,7 +424,7 @@ def _window_sums(x, out, spans, dl, half, mode, p, inv_p, full, stride_w, window
     n_int = ow_b - ow_a if 1 <= stride_w <= size_w and mode != _LP0 else 0
     n_phase = (size_w + stride_w - 1) // stride_w if n_int > 0 else 1
     # AVERAGE of float32 rows of stride 1 or 2: the interior sums a row at a time on vectors
-    vector_rows = mode == _AVERAGE and half is None and (stride_w == 1 or stride_w == 2) and x.strides[4] == 4
+    vector_rows = _VECTORS and mode == _AVERAGE and half is None and stride_w in (1, 2) and x.strides[4] == 4
     for plane in range(lo, hi):
         n = plane // c_
         c = plane - n * c_
