@@ -288,6 +288,24 @@ def _float32_arrays(*types_: Any) -> bool:
     return all(isinstance(a, types.Array) and a.dtype == types.float32 for a in types_)
 
 
+def _map(v: Vectors, source: Any, target: Any, count: Any, f: Any, stream: bool, prefetch: bool) -> None:
+    """``target[i] = f(source[i])`` for ``i < count``, vector by vector (float pointers).
+
+    ``stream``: whole vectors stored non-temporally from ``target``'s 64-byte boundaries,
+    then fenced; ``prefetch``: each whole vector's source line asked for ahead.
+    """
+
+    def body(start: Any, mask: Any) -> None:
+        value = v.load(source, start, mask)
+        if prefetch and mask is None:
+            v.prefetch(source, start)
+        v.store(f(value), target, start, mask, stream)
+
+    over_vectors(v.b, count, body, target if stream else None)
+    if stream:
+        v.fence()
+
+
 @cache
 def vector_map() -> Any:
     """The numba intrinsic ``vector_map(code, x, out, count, stream)``: ``out[i] = f(x[i])`` for ``i < count``.
@@ -315,15 +333,7 @@ def vector_map() -> Any:
             source = float_data(context, builder, signature.args[1], args[1])
             target = float_data(context, builder, signature.args[2], args[2])
 
-            def body(start: Any, mask: Any) -> None:
-                value = v.load(source, start, mask)
-                if mask is None:
-                    v.prefetch(source, start)
-                v.store(function(v, value), target, start, mask, streams)
-
-            over_vectors(builder, args[3], body, target if streams else None)
-            if streams:
-                v.fence()
+            _map(v, source, target, args[3], lambda value: function(v, value), streams, prefetch=True)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -490,12 +500,7 @@ def scaled() -> Any:
             target = float_data(context, builder, signature.args[2], args[2])
             factor = splat_int(builder, args[1])
 
-            def body(start: Any, mask: Any) -> None:
-                v.store(builder.fmul(v.load(source, start, mask), factor), target, start, mask, streams)
-
-            over_vectors(builder, args[3], body, target if streams else None)
-            if streams:
-                v.fence()
+            _map(v, source, target, args[3], lambda value: builder.fmul(value, factor), streams, prefetch=False)
             return context.get_dummy_value()
 
         return sig, codegen
