@@ -24,7 +24,16 @@ from dmlops.cuda.elementwise import OPERATORS as CUDA_OPERATORS
 from dmlops.descs import desc_from_json
 from dmlops.enums import FeatureLevel, TensorDataType
 from dmlops.errors import InvalidDescError, UnsupportedError
-from oracles.elementwise import CASES, TOLERANCE, Case, case_id, data
+from oracles.elementwise import (
+    CASES,
+    LIKE_VALUES,
+    TOLERANCE,
+    Case,
+    case_id,
+    data,
+    row_of_like_values,
+    softmax_row_float64,
+)
 
 
 def run_cuda(desc: Any, inputs: dict[str, Any], outputs: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -581,6 +590,21 @@ def test_rows_over_any_axes_and_strided_outputs(gpu, row_kernel: str, op: str, a
     expected = dmlops.execute(desc, {"InputTensor": x.get()}, backend="numpy")["OutputTensor"]
     compare(op, expected, out[..., 1::2].get())
     assert (out[..., ::2].get() == 9.0).all()
+
+
+@pytest.mark.parametrize("op", ["ACTIVATION_SOFTMAX1", "ACTIVATION_LOG_SOFTMAX1"])
+def test_a_long_row_of_like_values_sums_without_drift(gpu, op: str) -> None:
+    """16M elements in one row, 64K a thread: the block kernel's sum is float64 for rows it reads again."""
+    n = 1 << 24
+    for fill in LIKE_VALUES:
+        x = row_of_like_values(n, fill)
+        desc = _desc(
+            op, {"InputTensor": ("FLOAT32", [1, n], None), "OutputTensor": ("FLOAT32", [1, n], None)}, Axes=[1]
+        )
+        got = run_cuda(desc, {"InputTensor": x.reshape(1, n)})["OutputTensor"]
+        expected = softmax_row_float64(x, log=op == "ACTIVATION_LOG_SOFTMAX1")
+        # relative error alone: SOFTMAX's results (~9e-8) are below TOLERANCE's absolute part
+        np.testing.assert_allclose(got.ravel(), expected, rtol=TOLERANCE[op][0], atol=0)
 
 
 # -- NaN payloads through the copies and sign-bit operators (errata E197) ----------------------------

@@ -124,21 +124,36 @@ class Vectors:
         return p
 
     def pairwise_sum(self, lanes: Any) -> Any:
-        """The lanes' float32 sum, added pairwise: lane i + lane i + 8, then i + 4, ... (4 steps, a fixed order)."""
+        """The lanes' sum (float32 or float64 lanes), added pairwise in a fixed order.
+
+        Lane i + lane i + w/2 of the w lanes, then i + w/4, ...: each step pairs lanes a fixed
+        distance apart around the vector, so a rotation of the lanes gives the same sum.
+        """
         from llvmlite import ir
 
-        width = LANES
+        width = lanes.type.count
         while width > 1:
             width //= 2
-            lanes = self.b.fadd(lanes, self.shuffled(lanes, [width + i if i < width else i for i in range(LANES)]))
+            count = lanes.type.count
+            lanes = self.b.fadd(lanes, self.shuffled(lanes, [width + i if i < width else i for i in range(count)]))
         return self.b.extract_element(lanes, ir.Constant(ir.IntType(32), 0))
 
     def shuffled(self, lanes: Any, order: list[int]) -> Any:
-        """The vector whose lane i is ``lanes``' lane ``order[i]``."""
+        """The vector whose lane i is ``lanes``' lane ``order[i]`` (as many lanes as ``order``)."""
         from llvmlite import ir
 
-        indices = ir.Constant(ir.VectorType(ir.IntType(32), LANES), order)
-        return self.b.shuffle_vector(lanes, ir.Constant(self.type, ir.Undefined), indices)
+        indices = ir.Constant(ir.VectorType(ir.IntType(32), len(order)), order)
+        return self.b.shuffle_vector(lanes, ir.Constant(lanes.type, ir.Undefined), indices)
+
+    def widened(self, lanes: Any) -> tuple[Any, Any]:
+        """A float32 vector's lanes 0-7 and 8-15 as two ``<8 x double>`` (exact)."""
+        from llvmlite import ir
+
+        half = LANES // 2
+        wide = ir.VectorType(ir.DoubleType(), half)
+        return tuple(
+            self.b.fpext(self.shuffled(lanes, list(range(k, k + half))), wide) for k in (0, half)
+        )
 
     def load(self, base: Any, start: Any, mask: Any, passthru: Any = None) -> Any:
         """The vector at ``base[start]`` (a float pointer); with a ``mask``, lanes outside it are not read.
@@ -214,8 +229,10 @@ HALF_ERFC_POLYNOMIAL = tuple(0.5 * c for c in (0.254829592, -0.284496736, 1.4214
 def _gelu(v: Vectors, x: Any) -> Any:
     """GELU, ``x Phi(x)``: elementwise's ``gelu32`` on vectors (its comment gives the error analysis).
 
-    The same roundings in fewer instructions: the 1/2 inside the polynomial (a power of two),
-    exp(-t^2) without the negation, and ``x * (x < 0 ? c : 1 - c)`` for its two products.
+    Its steps in fewer instructions: the 1/2 inside the polynomial (a power of two, so no
+    rounding changes), exp(-t^2) without the negation, and ``x * (x < 0 ? c : 1 - c)`` for its
+    two products. exp is this module's (``_exp_core``), not ``gelu32``'s, so results may differ
+    from the scalar path's by a unit in the last place; both stay within the tolerance.
     """
     b = v.b
     t = b.fmul(v.fabs(x), v.splat(0.7071067811865476))
@@ -378,7 +395,7 @@ def softmax_pass(fallback: Any) -> Any:
 
     One pass of SOFTMAX's row loop, returning ``(sum, largest)``. For ``i < count``:
 
-    * ``out[i] = exp(x[i] - m)`` (``x - m <= 0`` or NaN), and ``sum``, their float32 sum;
+    * ``out[i] = exp(x[i] - m)`` (``x - m <= 0`` or NaN), and ``sum``, their sum in float64;
     * ``largest``: the largest of ``following[:count]``, NaN never winning (-inf if there is
       none): the next row's maximum, read while this row's exps are computed so that its
       loads from memory overlap the arithmetic (pass ``x`` itself for the last row);
@@ -389,9 +406,12 @@ def softmax_pass(fallback: Any) -> Any:
       one thread: 13.1 ms with such a pass, 4.8 without any store).
 
     All arrays are 1-D contiguous float32 (``x`` and ``out`` may share memory; ``target``
-    must not overlap ``x`` or ``following``). The sum is 16 partial sums, lane ``l`` adding
-    the elements ``i % 16 == l`` in order, then added pairwise: a fixed order, the same for
-    every alignment of ``target`` (``over_vectors`` keeps each lane's elements).
+    must not overlap ``x`` or ``following``). The sum is 16 float64 partial sums, lane ``l``
+    adding the elements ``i % 16 == l`` in order, then added pairwise: a fixed order, the same
+    for every alignment of ``target`` (``over_vectors`` keeps each lane's elements). float64,
+    because float32 partial sums drift on long rows of like values: a row of 4M elements of
+    which all but one are ``exp(-0.35)`` was 1.7e-3 off in float32 (8.7 times the reference
+    tolerance), ~1e-16 here; widening costs two conversions a vector.
     Which zero ``largest`` is for a zero maximum is not defined. Where the
     vectors are not :func:`available`, the call compiles as ``fallback(x[:count], m,
     out[:count])`` with scalar loops for the rest (the same results, to the tolerance).
@@ -408,14 +428,14 @@ def softmax_pass(fallback: Any) -> Any:
         if previous:
             for i in range(count):
                 target[i] = done[i] * factor
-        return fallback(x[:count], m, out[:count]), largest
+        return np.float64(fallback(x[:count], m, out[:count])), largest
 
     @intrinsic
     def vpass(typingctx, x, m, out, count, following, done, factor, target, previous, stream):  # type: ignore[no-untyped-def]
         if not _float32_arrays(x, out, following, done, target) or not isinstance(stream, types.BooleanLiteral):
             return None
         streams = stream.literal_value
-        sig = types.UniTuple(types.float32, 2)(
+        sig = types.Tuple((types.float64, types.float32))(
             x, types.float32, out, types.intp, following, done, types.float32, target, types.boolean, stream
         )
 
@@ -427,7 +447,7 @@ def softmax_pass(fallback: Any) -> Any:
                 float_data(context, builder, signature.args[k], args[k]) for k in (0, 2, 4, 5, 7)
             )
             shift, factor, previous = splat_int(builder, args[1]), splat_int(builder, args[6]), args[8]
-            total = cgutils.alloca_once_value(builder, v.splat(0.0))
+            low, high = (cgutils.alloca_once_value(builder, w) for w in v.widened(v.splat(0.0)))
             lowest = v.splat(float("-inf"))
             best = cgutils.alloca_once_value(builder, lowest)
 
@@ -441,7 +461,8 @@ def softmax_pass(fallback: Any) -> Any:
                 v.store(e, exps, start, mask)
                 if mask is not None:
                     e = builder.select(mask, e, v.splat(0.0))
-                builder.store(builder.fadd(builder.load(total), e), total)
+                for total, part in zip((low, high), v.widened(e)):
+                    builder.store(builder.fadd(builder.load(total), part), total)
                 following = v.load(ahead, start, mask, lowest)
                 builder.store(wins(following, builder.load(best)), best)
                 with builder.if_then(previous):
@@ -456,7 +477,8 @@ def softmax_pass(fallback: Any) -> Any:
                 width //= 2
                 lanes = wins(v.shuffled(lanes, [width + i if i < width else i for i in range(LANES)]), lanes)
             largest = builder.extract_element(lanes, _index(0))
-            return context.make_tuple(builder, signature.return_type, [v.pairwise_sum(builder.load(total)), largest])
+            total = v.pairwise_sum(builder.fadd(builder.load(low), builder.load(high)))  # lane l + lane l + 8 first
+            return context.make_tuple(builder, signature.return_type, [total, largest])
 
         return sig, codegen
 

@@ -43,7 +43,8 @@ def row_window_sums() -> Any:
     elements, ``c = first + stride * j``, ``s`` = +0 when ``fresh`` else ``acc[j]``. ``acc``
     and ``row`` are 1-D contiguous float32 arrays (a ``row`` of another type compiles as the
     scalar loop, for callers' branches that never run); ``stride`` is the literal 1 or 2;
-    every column read must lie in ``row``.
+    every column read must lie in ``row``. Where the vectors are not :func:`available`, the
+    call compiles as that scalar loop, whose sums are the same bit for bit.
     """
     from llvmlite import ir  # type: ignore[import-untyped]
     from numba import types

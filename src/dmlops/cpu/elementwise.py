@@ -470,12 +470,14 @@ class _WideUnary(_NumbaUfunc):
     not depend on where it sits.
     """
 
-    __slots__ = ("code", "loop", "vector")
+    __slots__ = ("apply", "code", "loop", "vector")
 
     def __init__(self, ufunc: Any, loop: Any, code: int) -> None:
         super().__init__(ufunc)
         self.loop, self.code = loop, code
         self.vector = _VECTOR_CODES.get(code) if _vector_math.available() else None
+        # built here, on the planning thread, not first by several worker threads at once
+        self.apply: Any = _vector_math.mapper() if self.vector is not None else None
 
     def __call__(self, *xs: Array, out: Array, stream: bool = False) -> None:
         """``out = f(xs[0])``; ``stream``: the vector kernels may write ``out`` with non-temporal stores."""
@@ -483,11 +485,11 @@ class _WideUnary(_NumbaUfunc):
         contiguous = x.shape == out.shape and x.flags.c_contiguous and out.flags.c_contiguous
         if self.vector is not None:
             if contiguous and x.dtype == out.dtype == F32:
-                _vector_math.mapper()(self.vector, x.reshape(-1), out.reshape(-1), stream and out.flags.aligned)
+                self.apply(self.vector, x.reshape(-1), out.reshape(-1), stream and out.flags.aligned)
             else:
                 source = np.ascontiguousarray(np.broadcast_to(x, out.shape), F32)
                 target = out if out.flags.c_contiguous and out.dtype == F32 else np.empty(out.shape, F32)
-                _vector_math.mapper()(self.vector, source.reshape(-1), target.reshape(-1), False)
+                self.apply(self.vector, source.reshape(-1), target.reshape(-1), False)
                 if target is not out:
                     np.copyto(out, target)
         elif contiguous and x.dtype == out.dtype == F32:
@@ -821,9 +823,10 @@ def _row_kernels() -> Any:
     arguments <= 0 only, about a sixth cheaper: the pass is the kernel's cost), then one
     pass scaling (SOFTMAX: ``e * (1 / sum)``, one more float32 rounding than a division,
     as PyTorch's and onnxruntime's kernels; LOG_SOFTMAX: ``(x - m) - log(max(sum,
-    1e-20))`` in float64, rounded once). Only the sum may be reassociated
-    (``reassoc``: LLVM keeps 64 partial sums, more accurate than one running sum);
-    exp is a call of its own so its range reduction is never reassociated.
+    1e-20))`` in float64, rounded once). The sum is float64 (float32 partial sums drift on
+    long rows of like values: 8.7 times the reference tolerance on a row of 4M) and is the
+    only thing reassociated (``reassoc``: LLVM keeps partial sums); exp is a call of its
+    own so its range reduction is never reassociated.
 
     SOFTMAX of contiguous rows runs on :mod:`._vector_math`'s vectors instead, software-
     pipelined over the rows: one pass computes row r's exps and their sum, row r + 1's
@@ -866,7 +869,7 @@ def _row_kernels() -> Any:
 
     def exp_sum(x, m, o, store):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         _WIDE()
-        s = f32(0.0)
+        s = 0.0  # float64: float32 partial sums drift on long rows of like values
         if store:  # o = exp(x - m) (o may be x's memory: each element is read before it is written)
             for i in range(x.size):
                 e = _EXP32_CALL(x[i] - m)
@@ -879,7 +882,7 @@ def _row_kernels() -> Any:
 
     def softmax_exp_sum(x, m, o):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         _WIDE()
-        s = f32(0.0)
+        s = 0.0  # float64, as exp_sum's
         for i in range(x.size):  # o may be x's memory: each element is read before it is written
             e = _SOFTMAX_EXP(x[i] - m)
             o[i] = e
@@ -925,13 +928,13 @@ def _row_kernels() -> Any:
                     total, m_next = _SOFTMAX_PASS(xr, m, mine, n, following, theirs, factor, before, r > 0, True)
                 else:
                     total, m_next = _SOFTMAX_PASS(xr, m, mine, n, following, theirs, factor, before, r > 0, False)
-                known, factor = not last, f32(1.0) / total
+                known, factor = not last, f32(1.0 / total)
                 if last and stream:
                     _VECTOR_SCALED(mine, factor, orow, n, True)
                 elif last:
                     _VECTOR_SCALED(mine, factor, orow, n, False)
             else:
-                scale = f32(1.0) / _SOFTMAX_EXP_SUM(xr, m, orow)
+                scale = f32(1.0 / _SOFTMAX_EXP_SUM(xr, m, orow))
                 for i in range(n):
                     orow[i] = orow[i] * scale
 

@@ -1125,6 +1125,12 @@ template <class A> __device__ __forceinline__ long long block_argmax(Best<A> b, 
     return b.i;
 }
 
+// The type of a row's sum: float64 for rows read again (PER == 0, longer than 16 * ROW_BLOCK),
+// whose threads each add len / ROW_BLOCK exps (float32 running sums of like values drift: a
+// row of 4M elements, all but one exp(-0.35), was 1.7e-3 off on the cpu backend); A otherwise.
+template <int PER, class A> struct RowSum { typedef A T; };
+template <class A> struct RowSum<0, A> { typedef double T; };
+
 // KIND 0: SOFTMAX exp(x - m) / sum; 1: LOG_SOFTMAX (x - m) - log(max(sum, 1e-20)), m the
 // NaN-ignoring maximum; 2: HARDMAX, 1 at the first maximum (a NaN first element wins).
 // PER > 0: the row (len <= PER * ROW_BLOCK) stays in registers; 0: read again per pass.
@@ -1133,6 +1139,8 @@ __global__ void __launch_bounds__(ROW_BLOCK) ew_rows(const T* x, T* y, const Row
     typedef decltype(ldv(T())) A;
     __shared__ A sh[ROW_BLOCK / 32];
     __shared__ long long shi[ROW_BLOCK / 32];
+    typedef typename RowSum<PER, A>::T S;
+    __shared__ S shs[ROW_BLOCK / 32];
     const long long len = p.len;
     for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
         const T* xr = x + row * p.in_row;
@@ -1182,23 +1190,24 @@ __global__ void __launch_bounds__(ROW_BLOCK) ew_rows(const T* x, T* y, const Row
                 for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) m = m_fmax(m, ldv(xr[i]));
             }
             m = block_reduce(m, RMax(), nan_of(A()), sh);
-            A s = A(0);
+            S total = S(0);
             if constexpr (PER > 0) {
 #pragma unroll
                 for (int j = 0; j < PER; ++j) {
                     const long long i = threadIdx.x + (long long)j * ROW_BLOCK;
                     if (i < len) {
                         v[j] = v[j] - m;  // the shifted value
-                        s += m_exp(v[j]);
+                        total += m_exp(v[j]);
                     }
                 }
             } else {
-                for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) s += m_exp(ldv(xr[i]) - m);
+                for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) total += (S)m_exp(ldv(xr[i]) - m);
             }
-            s = block_reduce(s, RSum(), A(0), sh);
+            total = block_reduce(total, RSum(), S(0), shs);
+            const A s = (A)total;
             A t;
             if constexpr (KIND == 0) {
-                t = A(1) / s;
+                t = (A)(S(1) / total);
             } else {
                 const A floor_ = (A)1e-20f;  // LOG_SOFTMAX_MIN_SUM (float32)
                 t = m_log((s != s || s < floor_) ? floor_ : s);
