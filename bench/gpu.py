@@ -1422,7 +1422,8 @@ def bench_softmax(rows: int = 65536, cols: int = 1024) -> None:
     """SOFTMAX1 over the last axis of (rows, cols) FLOAT32; floor: read once, write once.
 
     Rows of up to ROW_WARP_MAX are also timed on the other row kernel (one block a row);
-    longer ones have one kernel (a block a row, read again per pass, its sum in float64)."""
+    longer ones run in chunks are also timed on a block a row reading the row three times,
+    and those run on a wide block (the row in registers) also in chunks."""
     from dmlops.cuda import elementwise as ew
 
     x = cp.random.standard_normal((rows, cols), dtype=cp.float32) * 4
@@ -1439,6 +1440,13 @@ def bench_softmax(rows: int = 65536, cols: int = 1024) -> None:
         other = {
             "a block per row" if ew.ROW_WARP_MAX else "a warp per row": {"ROW_WARP_MAX": 0 if ew.ROW_WARP_MAX else 1024}
         }
+    else:  # the long rows' default against the other long-row kernel
+        default = ew.row_kernel(0, rows, cols, 4)
+        if default == "chunks":
+            other = {"a block per row, read again": {"ROW_CHUNKS": False, "ROW_WIDE_ROWS": 1 << 62}}
+        elif default == "wide":
+            other = {"in chunks": {"ROW_WIDE_ROWS": 1 << 62, "_rows_want_chunks": lambda rows, row_bytes: True}}
+    if other:
         # the other row kernel sums in another order: checked against torch, not bit for bit
         variants["other"] = _with_settings(desc, next(iter(other.values())), {"InputTensor": x}, out)
         again = variants["other"](0)["OutputTensor"]
@@ -1795,7 +1803,17 @@ def main() -> None:
         ("forward", lambda: [bench_forward(d) for d in ("fp32", "fp16")]),
         ("roi", lambda: [bench_roi(d, s) for s in (2, 0) for d in ("fp32", "fp16")]),
         ("elementwise", lambda: [bench_elementwise(d) for d in ("fp32", "fp16")]),
-        ("softmax", lambda: [bench_softmax(), bench_softmax(64, 1 << 20)]),
+        (
+            "softmax",
+            lambda: [
+                bench_softmax(),
+                bench_softmax(4096, 8192),
+                bench_softmax(8192, 16384),
+                bench_softmax(1024, 65536),
+                bench_softmax(64, 1 << 20),
+                bench_softmax(1, 1 << 24),
+            ],
+        ),
         ("datamove", lambda: [bench_datamove(d) for d in ("fp32", "fp16")]),
         ("random", bench_random),
         ("reduction", lambda: importlib.import_module("gpu_reduction").bench_reduction()),

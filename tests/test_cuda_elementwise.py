@@ -547,11 +547,16 @@ def test_scale_bias_on_integer_and_half_inputs(gpu) -> None:
 # -- the row kernel -----------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["block", "warp"])
+@pytest.fixture(params=["block", "warp", "wide", "chunks"])
 def row_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both row kernels: one block per row and one warp per row (the default up to ROW_WARP_MAX)."""
-    monkeypatch.setattr(cuda_elementwise, "ROW_WARP_MAX", 1024 if request.param == "warp" else 0)
-    return str(request.param)
+    """Every row kernel: one block per row; one warp per row (up to ROW_WARP_MAX); a block
+    of ROW_WIDE_BLOCK threads per row (rows of up to 16K, however few); SOFTMAX /
+    LOG_SOFTMAX rows beyond 16 * ROW_BLOCK in chunks (with few rows, the default)."""
+    kind = request.param
+    monkeypatch.setattr(cuda_elementwise, "ROW_WARP_MAX", 0 if kind == "block" else 1024)
+    monkeypatch.setattr(cuda_elementwise, "ROW_WIDE_ROWS", 0 if kind == "wide" else 1 << 62)
+    monkeypatch.setattr(cuda_elementwise, "ROW_CHUNKS", kind == "chunks")
+    return str(kind)
 
 
 @pytest.fixture(params=[False, True], ids=["scalar", "vectors"])
@@ -561,7 +566,7 @@ def strided_vectors(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
     return bool(request.param)
 
 
-@pytest.mark.parametrize("length", [1, 33, 256, 1000, 4096, 5000])
+@pytest.mark.parametrize("length", [1, 33, 256, 1000, 4096, 4097, 5000, 8192, 3 * 4096 + 5, 16384, 16385])
 @pytest.mark.parametrize("op", ["ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_HARDMAX"])
 @pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16"])
 def test_rows_of_every_length(gpu, row_kernel: str, op: str, length: int, dtype: str) -> None:
@@ -590,6 +595,44 @@ def test_rows_over_any_axes_and_strided_outputs(gpu, row_kernel: str, op: str, a
     expected = dmlops.execute(desc, {"InputTensor": x.get()}, backend="numpy")["OutputTensor"]
     compare(op, expected, out[..., 1::2].get())
     assert (out[..., ::2].get() == 9.0).all()
+
+
+def _rows_with_special_chunks(length: int, rng: np.random.Generator) -> np.ndarray:
+    """Rows of ``length`` (three chunks and a bit) whose specials sit in some chunks only."""
+    c = 4096  # ROW_CHUNK
+    x = rng.standard_normal((12, length)) * 4
+    x[1, :c] = -np.inf  # a chunk of -inf: it adds nothing
+    x[2, c + 7] = np.inf  # +inf: inf - inf, the row is NaN
+    x[3, 2 * c + 1] = np.nan  # a NaN in one chunk: the row's sum is NaN
+    x[4] = -np.inf  # a row of -inf: NaN
+    x[5] = np.nan  # a row of NaN
+    x[6] = -np.inf
+    x[6, -1] = 1.5  # one number, in the last (partial) chunk
+    x[7, c : 2 * c : 2] = np.nan
+    x[7, c + 1 : 2 * c : 2] = -np.inf  # a chunk of NaN and -inf
+    x[8, 2 * c + 9] = 200.0  # every other chunk's exps underflow against it
+    x[9, [5, 3 * c]] = np.inf  # +inf in two chunks
+    x[10, : 3 * c] = -np.inf
+    x[10, 3 * c :] = np.nan  # -inf chunks, then a chunk of NaN
+    x[11, ::2] = 0.0
+    x[11, 1::2] = -0.0
+    return x
+
+
+@pytest.mark.parametrize("op", ["ACTIVATION_SOFTMAX1", "ACTIVATION_LOG_SOFTMAX1"])
+@pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16"])
+def test_long_rows_with_specials_in_some_chunks(gpu, row_kernel: str, op: str, dtype: str) -> None:
+    """Every kernel against the reference on the NaN and infinity rules, chunk by chunk."""
+    length = 3 * 4096 + 17
+    np_dtype = TensorDataType.from_any(dtype).numpy_dtype
+    x = _rows_with_special_chunks(length, np.random.default_rng(9)).astype(np_dtype)
+    members = {"InputTensor": (dtype, [12, length], None), "OutputTensor": (dtype, [12, length], None)}
+    desc = _desc(op, members, Axes=[1])
+    expected = dmlops.execute(desc, {"InputTensor": x}, backend="numpy")["OutputTensor"]
+    compare(op, expected, run_cuda(desc, {"InputTensor": x})["OutputTensor"])
+    inplace = gpu.asarray(x)
+    run_cuda(desc, {"InputTensor": inplace}, {"OutputTensor": inplace})  # each chunk read before it is written
+    compare(op, expected, inplace.get())
 
 
 @pytest.mark.parametrize("op", ["ACTIVATION_SOFTMAX1", "ACTIVATION_LOG_SOFTMAX1"])

@@ -113,6 +113,9 @@ def _elementwise_names() -> list[str]:
     names.append("ew_contig<OpIf, NoFused, true, u8, half_t, half_t, half_t, 1, 128, 4, 0>")
     names.append("ew_contig<ActSigmoid, NoFused, false, double, double, double, double, 2, 256, 1, 0, 4>")
     names += [f"ew_rows<{t}, {k}, {p}>" for t in ("float", "half_t", "double") for k in range(3) for p in (0, 1, 4, 16)]
+    names += [f"ew_row_chunk_{k}<{t}>" for t in ("float", "half_t", "double") for k in ("stats", "combine")]
+    names += [f"ew_rows<{t}, {k}, {p}, 1024>" for t in ("float", "half_t", "double") for k in range(3) for p in (8, 16)]
+    names += [f"ew_row_chunk_apply<{t}, {k}>" for t in ("float", "half_t", "double") for k in range(2)]
     names += [
         f"ew_rows_warp<{t}, {k}, {p}>" for t in ("float", "half_t", "double") for k in range(3) for p in (1, 8, 32)
     ]

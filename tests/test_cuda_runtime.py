@@ -213,6 +213,12 @@ def _stream_params():
     return _stream_params(6, 8, 5, 3, 1)
 
 
+def _chunk_params():
+    from dmlops.cuda.elementwise import chunk_params
+
+    return chunk_params(3, 10_000, 10_000, 10_016)
+
+
 @pytest.mark.parametrize(
     "source, struct, build",
     [
@@ -226,6 +232,7 @@ def _stream_params():
         ("pooling.cu", "PoolParams", _pool_params),
         ("pooling.cu", "PoolDivParams", _pool_div_params),
         ("pooling.cu", "StreamParams", _stream_params),
+        ("elementwise.cu", "ChunkParams", _chunk_params),
     ],
 )
 def test_host_params_match_the_kernel_struct(source, struct, build) -> None:
@@ -251,6 +258,9 @@ def test_roi_work_items_pad_to_a_power_of_two_idling_at_most_an_eighth(monkeypat
         ("roi", "roi_align.cu", "SEPARABLE_MAX_OUT", "ROI_SEP_OUT"),
         ("roi", "roi_align.cu", "REGISTER_TAPS", "ROI_REG_TAPS"),
         ("roi", "roi_align.cu", "CHECK_THREADS", "ROI_CHECK_THREADS"),
+        ("elementwise", "elementwise.cu", "ROW_BLOCK", "ROW_BLOCK"),
+        ("elementwise", "elementwise.cu", "ROW_CHUNK", "ROW_CHUNK"),
+        ("elementwise", "elementwise.cu", "ROW_WIDE_BLOCK", "ROW_WIDE_BLOCK"),
     ],
 )
 def test_host_limits_match_the_kernel_defines(module, kernel, constant, macro) -> None:

@@ -151,9 +151,7 @@ class Vectors:
 
         half = LANES // 2
         wide = ir.VectorType(ir.DoubleType(), half)
-        return tuple(
-            self.b.fpext(self.shuffled(lanes, list(range(k, k + half))), wide) for k in (0, half)
-        )
+        return tuple(self.b.fpext(self.shuffled(lanes, list(range(k, k + half))), wide) for k in (0, half))
 
     def load(self, base: Any, start: Any, mask: Any, passthru: Any = None) -> Any:
         """The vector at ``base[start]`` (a float pointer); with a ``mask``, lanes outside it are not read.

@@ -24,7 +24,12 @@ as PyTorch's ``copy_`` (DRIVER_COPY_MIN_BYTES), never recorded for replay.
 SOFTMAX / SOFTMAX1 / LOG_SOFTMAX(1) / HARDMAX(1) use a row kernel (``ew_rows``): the
 reduced axes are moved last and collapsed into rows of contiguous elements (a copy
 first when the layout does not allow that), one thread block per row, or one warp per
-row of up to 1024 elements (ROW_WARP_MAX).
+row of up to 1024 elements (ROW_WARP_MAX), or a block of 1024 threads per row of up to
+16K elements (ROW_WIDE_BLOCK), the row in registers. SOFTMAX and LOG_SOFTMAX rows longer
+than that (or too few to fill the GPU) run in chunks of ROW_CHUNK elements, a block each
+(``ew_row_chunk_stats``, ``ew_row_chunk_combine``, ``ew_row_chunk_apply``; ROW_CHUNKS):
+each chunk's maximum and float64 sum, then each row's, then the result. :func:`row_kernel`
+says which kernel a shape gets.
 
 Numerics follow the NumPy reference (``reference/elementwise.py``): exactly rounded
 operators give the reference's bits (float64 formulas rounded once, DirectML's float32
@@ -119,6 +124,18 @@ ROW_WARP_MAX = 1024
 """Rows up to this long run one warp per row (ew_rows_warp); longer ones one block per row
 (0 turns the warp kernel off). Run 21: SOFTMAX1 over (65536, 1024) FLOAT32 rows took
 189 us with a warp per row against 197 us with a block per row."""
+ROW_WIDE_BLOCK = 1024
+ROW_WIDE_ROWS: int | None = None
+"""Rows of 16 * ROW_BLOCK to 16 * ROW_WIDE_BLOCK elements run a block of ROW_WIDE_BLOCK threads
+a row, the row in registers (read once), where there are at least this many rows (None: one
+per multiprocessor). FLOAT32 SOFTMAX1 on an H100 (docs/performance.md): 4096 rows of 8192
+95.8 us (95 % of the copy rate; in chunks 180.9, a block of 256 re-reading the row 135.7),
+8192 rows of 16384 365.7 us (in chunks 665.5, re-reading 779.6)."""
+ROW_CHUNK = 16 * ROW_BLOCK  # ROW_CHUNK
+ROW_CHUNKS = True
+"""SOFTMAX / LOG_SOFTMAX rows too long for registers (or too few for the wide block) run in
+chunks of ROW_CHUNK elements, a block each, where :func:`_rows_want_chunks` (False: a block
+of ROW_BLOCK a row, reading the row three times)."""
 STRIDED_VECTORS = True
 """Vectors along the innermost dimension of strided layouts (row and column broadcasts,
 padded rows). Run 21: a FLOAT16 ADD of (8192, 8192) + (1, 8192) took 105 us with them
@@ -733,7 +750,7 @@ def run_rows(
     # (desc, launch, direct) per desc and strides; direct: the rows are addressed in place
     # on both sides, and the transposed views start at the arrays' own first elements, so
     # the launch takes their pointers as they are (a tiny call's path)
-    key = (id(desc), element_strides(x), element_strides(y), ROW_WARP_MAX)
+    key = (id(desc), element_strides(x), element_strides(y), ROW_WARP_MAX, ROW_CHUNKS, ROW_WIDE_ROWS)
     found = _ROW_PLANS.get(key)
     if found is not None and found[0] is desc and found[2]:
         found[1](x.data.ptr, y.data.ptr)
@@ -767,17 +784,94 @@ def run_rows(
         yp[...] = target
 
 
-def _row_launch(desc: Any, dtype: np.dtype[Any], rows: int, length: int, in_row: int, out_row: int) -> PackedLaunch:
-    """The row kernel's launch for ``rows`` rows of ``length`` elements ``in_row`` / ``out_row`` apart."""
-    kind = ROW_KINDS[desc.operator_type.name]
-    p = params(("rows", "i8", rows), ("len", "i8", length), ("in_row", "i8", in_row), ("out_row", "i8", out_row))
+def chunk_params(rows: int, length: int, in_row: int, out_row: int) -> np.void:
+    """The chunked row kernels' ChunkParams: ``rows`` rows of ``length``, ``in_row`` / ``out_row`` apart."""
+    return params(
+        ("rows", "i8", rows), ("len", "i8", length), ("in_row", "i8", in_row), ("out_row", "i8", out_row),
+        ("chunks", "i8", -(-length // ROW_CHUNK)),
+    )  # fmt: skip
+
+
+class _ChunkedRows:
+    """SOFTMAX / LOG_SOFTMAX over long rows, in chunks: three kernels (kernels/elementwise.cu's notes).
+
+    Each chunk's maximum and sum, then each row's, go to a workspace (16 bytes a chunk and a
+    row, from CuPy's pool for each call, as the reductions' split states).
+    """
+
+    __slots__ = ("apply", "combine", "rows", "stats", "workspace_bytes")
+
+    def __init__(self, c_type: str, kind: int, rows: int, length: int, in_row: int, out_row: int) -> None:
+        p = chunk_params(rows, length, in_row, out_row)
+        self.rows, chunks = rows, int(p["chunks"])
+        grid, rows_grid = min(rows * chunks, 1 << 20), min(rows, 1 << 20)
+        self.stats = PackedLaunch(get_kernel(SOURCE, f"ew_row_chunk_stats<{c_type}>"), grid, ROW_BLOCK, 2, p)
+        self.combine = PackedLaunch(get_kernel(SOURCE, f"ew_row_chunk_combine<{c_type}>"), rows_grid, ROW_BLOCK, 2, p)
+        self.apply = PackedLaunch(get_kernel(SOURCE, f"ew_row_chunk_apply<{c_type}, {kind}>"), grid, ROW_BLOCK, 3, p)
+        self.workspace_bytes = 16 * rows * (chunks + 1)
+
+    def __call__(self, x: int, y: int) -> None:
+        workspace = cupy_module().empty(self.workspace_bytes, dtype=np.uint8)
+        stats = workspace.data.ptr
+        totals = stats + self.workspace_bytes - 16 * self.rows
+        self.stats(x, stats)
+        self.combine(stats, totals)
+        self.apply(x, y, totals)
+
+
+def _rows_want_chunks(rows: int, row_bytes: int) -> bool:
+    """Whether rows too long for registers run in chunks rather than a block a row reading each row three times.
+
+    The block a row wins only where its blocks fill the GPU twice over and the rows they hold
+    at once fit in the L2 cache, so that the second and third reads hit it (4096 rows of 8192
+    FLOAT32 on an H100: 135.7 us against 181.8 in chunks, before the wide block took such
+    rows); otherwise chunks do (1024 rows of 65536: 333 against 416 us; 64 rows of 1M: 330
+    against 2960 us).
+    """
+    sms, _, _, l2_bytes = _device_numbers(current_device())
+    resident = sms * (2048 // ROW_BLOCK)  # blocks of ROW_BLOCK threads an H100 holds at once
+    return rows < 2 * resident or resident * row_bytes > l2_bytes
+
+
+def row_kernel(kind: int, rows: int, length: int, itemsize: int) -> str:
+    """Which row kernel runs ``rows`` rows of ``length`` elements (``kind``: ROW_KINDS' code).
+
+    "warp" (ew_rows_warp), "block" (ew_rows, a block of ROW_BLOCK a row, the row in
+    registers), "wide" (ew_rows with ROW_WIDE_BLOCK threads), "chunks" (_ChunkedRows) or
+    "reread" (ew_rows reading the row again per pass).
+    """
     if length <= ROW_WARP_MAX:
+        return "warp"
+    if length <= 16 * ROW_BLOCK:
+        return "block"
+    wide_rows = ROW_WIDE_ROWS if ROW_WIDE_ROWS is not None else _device_numbers(current_device())[0]
+    if length <= 16 * ROW_WIDE_BLOCK and rows >= wide_rows:
+        return "wide"
+    if ROW_CHUNKS and kind != 2 and _rows_want_chunks(rows, length * itemsize):
+        return "chunks"
+    return "reread"
+
+
+def _row_launch(
+    desc: Any, dtype: np.dtype[Any], rows: int, length: int, in_row: int, out_row: int
+) -> PackedLaunch | _ChunkedRows:
+    """The row kernel's launch for ``rows`` rows of ``length`` elements ``in_row`` / ``out_row`` apart."""
+    kind, c_type = ROW_KINDS[desc.operator_type.name], C_TYPES[dtype]
+    p = params(("rows", "i8", rows), ("len", "i8", length), ("in_row", "i8", in_row), ("out_row", "i8", out_row))
+    chosen = row_kernel(kind, rows, length, dtype.itemsize)
+    if chosen == "chunks":
+        return _ChunkedRows(c_type, kind, rows, length, in_row, out_row)
+    if chosen == "warp":
         per = next(p for p in (1, 2, 4, 8, 16, 32) if length <= 32 * p)
-        fn = get_kernel(SOURCE, f"ew_rows_warp<{C_TYPES[dtype]}, {kind}, {per}>")
+        fn = get_kernel(SOURCE, f"ew_rows_warp<{c_type}, {kind}, {per}>")
         return PackedLaunch(fn, min(-(-rows // 4), 1 << 20), 128, 2, p)
-    per = next((p for p in (1, 2, 4, 8, 16) if length <= p * ROW_BLOCK), 0)
-    fn = get_kernel(SOURCE, f"ew_rows<{C_TYPES[dtype]}, {kind}, {per}>")
-    return PackedLaunch(fn, min(rows, 1 << 20), ROW_BLOCK, 2, p)
+    block, per = ROW_BLOCK, 0
+    if chosen == "block":
+        per = next(p for p in (1, 2, 4, 8, 16) if length <= p * ROW_BLOCK)
+    elif chosen == "wide":
+        block, per = ROW_WIDE_BLOCK, 8 if length <= 8 * ROW_WIDE_BLOCK else 16
+    name = f"ew_rows<{c_type}, {kind}, {per}>" if block == ROW_BLOCK else f"ew_rows<{c_type}, {kind}, {per}, {block}>"
+    return PackedLaunch(get_kernel(SOURCE, name), min(rows, 1 << 20), block, 2, p)
 
 
 OPERATORS: dict[str, Callable[..., Any]] = {

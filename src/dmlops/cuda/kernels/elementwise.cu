@@ -25,12 +25,15 @@
 //   moduli, MEAN and the shifts follow DirectML's 32-bit registers (descs/elementwise.py).
 // Row kernels (SOFTMAX / LOG_SOFTMAX / HARDMAX) over rows of contiguous elements:
 // ew_rows_warp<T, KIND, PER> one warp per row of at most 32 * PER elements, in registers;
-// ew_rows<T, KIND, PER> one block per row, PER elements per thread in registers (0: read again).
+// ew_rows<T, KIND, PER> one block per row, PER elements per thread in registers (0: read again);
+// ew_row_chunk_stats<T>, ew_row_chunk_combine<T>, ew_row_chunk_apply<T, KIND>: long SOFTMAX /
+// LOG_SOFTMAX rows in chunks of ROW_CHUNK elements, a block each (notes at the kernels).
 #include "common.cuh"
 
 #define EW_BLOCK 256
 #define EW_UNROLL 4
 #define ROW_BLOCK 256
+#define ROW_WIDE_BLOCK 1024  // ew_rows<T, KIND, PER, ROW_WIDE_BLOCK>: rows of up to 16K in registers
 
 struct EwParams {
     long long count;
@@ -1068,7 +1071,8 @@ struct RSum {
     template <class A> __device__ __forceinline__ A operator()(A a, A b) const { return a + b; }
 };
 
-// Every thread of the block gets op over all threads' v (ident: op's identity).
+// Every thread of the block gets op over all threads' v (ident: op's identity); sh holds a
+// value per warp of the block (at most 32).
 template <class A, class R> __device__ __forceinline__ A block_reduce(A v, R op, A ident, A* sh) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -1076,7 +1080,7 @@ template <class A, class R> __device__ __forceinline__ A block_reduce(A v, R op,
     __syncthreads();  // sh may still be read by an earlier reduction
     if (l == 0) sh[w] = v;
     __syncthreads();
-    v = l < ROW_BLOCK / 32 ? sh[l] : ident;
+    v = l < (int)(blockDim.x >> 5) ? sh[l] : ident;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
@@ -1109,7 +1113,7 @@ template <class A> __device__ __forceinline__ long long block_argmax(Best<A> b, 
         shi[w] = b.i;
     }
     __syncthreads();
-    if (l < ROW_BLOCK / 32) {
+    if (l < (int)(blockDim.x >> 5)) {
         b.v = shv[l];
         b.i = shi[l];
     } else {
@@ -1133,14 +1137,15 @@ template <class A> struct RowSum<0, A> { typedef double T; };
 
 // KIND 0: SOFTMAX exp(x - m) / sum; 1: LOG_SOFTMAX (x - m) - log(max(sum, 1e-20)), m the
 // NaN-ignoring maximum; 2: HARDMAX, 1 at the first maximum (a NaN first element wins).
-// PER > 0: the row (len <= PER * ROW_BLOCK) stays in registers; 0: read again per pass.
-template <typename T, int KIND, int PER>
-__global__ void __launch_bounds__(ROW_BLOCK) ew_rows(const T* x, T* y, const RowParams p) {
+// PER > 0: the row (len <= PER * B) stays in registers; 0: read again per pass. B: threads
+// a block (ROW_BLOCK, or 1024 for rows of up to 16K elements held in registers).
+template <typename T, int KIND, int PER, int B = ROW_BLOCK>
+__global__ void __launch_bounds__(B) ew_rows(const T* x, T* y, const RowParams p) {
     typedef decltype(ldv(T())) A;
-    __shared__ A sh[ROW_BLOCK / 32];
-    __shared__ long long shi[ROW_BLOCK / 32];
+    __shared__ A sh[B / 32];
+    __shared__ long long shi[B / 32];
     typedef typename RowSum<PER, A>::T S;
-    __shared__ S shs[ROW_BLOCK / 32];
+    __shared__ S shs[B / 32];
     const long long len = p.len;
     for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
         const T* xr = x + row * p.in_row;
@@ -1150,7 +1155,7 @@ __global__ void __launch_bounds__(ROW_BLOCK) ew_rows(const T* x, T* y, const Row
         if constexpr (PER > 0) {
 #pragma unroll
             for (int j = 0; j < PER; ++j) {
-                const long long i = threadIdx.x + (long long)j * ROW_BLOCK;
+                const long long i = threadIdx.x + (long long)j * B;
                 v[j] = i < len ? ldv(xr[i]) : nan_of(A());
             }
         }
@@ -1161,7 +1166,7 @@ __global__ void __launch_bounds__(ROW_BLOCK) ew_rows(const T* x, T* y, const Row
             if constexpr (PER > 0) {
 #pragma unroll
                 for (int j = 0; j < PER; ++j) {
-                    const long long i = threadIdx.x + (long long)j * ROW_BLOCK;
+                    const long long i = threadIdx.x + (long long)j * B;
                     const A e = v[j];
                     if (i < len && e == e && (b.i == len || e > b.v)) {
                         b.v = e;
@@ -1169,7 +1174,7 @@ __global__ void __launch_bounds__(ROW_BLOCK) ew_rows(const T* x, T* y, const Row
                     }
                 }
             } else {
-                for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) {
+                for (long long i = threadIdx.x; i < len; i += B) {
                     const A e = ldv(xr[i]);
                     if (e == e && (b.i == len || e > b.v)) {
                         b.v = e;
@@ -1180,28 +1185,28 @@ __global__ void __launch_bounds__(ROW_BLOCK) ew_rows(const T* x, T* y, const Row
             long long best = block_argmax(b, len, sh, shi);
             const A x0 = ldv(xr[0]);
             if (best == len || x0 != x0) best = 0;
-            for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) yr[i] = St<T>::f(i == best ? A(1) : A(0));
+            for (long long i = threadIdx.x; i < len; i += B) yr[i] = St<T>::f(i == best ? A(1) : A(0));
         } else {
             A m = nan_of(A());
             if constexpr (PER > 0) {
 #pragma unroll
                 for (int j = 0; j < PER; ++j) m = m_fmax(m, v[j]);
             } else {
-                for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) m = m_fmax(m, ldv(xr[i]));
+                for (long long i = threadIdx.x; i < len; i += B) m = m_fmax(m, ldv(xr[i]));
             }
             m = block_reduce(m, RMax(), nan_of(A()), sh);
             S total = S(0);
             if constexpr (PER > 0) {
 #pragma unroll
                 for (int j = 0; j < PER; ++j) {
-                    const long long i = threadIdx.x + (long long)j * ROW_BLOCK;
+                    const long long i = threadIdx.x + (long long)j * B;
                     if (i < len) {
                         v[j] = v[j] - m;  // the shifted value
                         total += m_exp(v[j]);
                     }
                 }
             } else {
-                for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) total += (S)m_exp(ldv(xr[i]) - m);
+                for (long long i = threadIdx.x; i < len; i += B) total += (S)m_exp(ldv(xr[i]) - m);
             }
             total = block_reduce(total, RSum(), S(0), shs);
             const A s = (A)total;
@@ -1215,11 +1220,11 @@ __global__ void __launch_bounds__(ROW_BLOCK) ew_rows(const T* x, T* y, const Row
             if constexpr (PER > 0) {
 #pragma unroll
                 for (int j = 0; j < PER; ++j) {
-                    const long long i = threadIdx.x + (long long)j * ROW_BLOCK;
+                    const long long i = threadIdx.x + (long long)j * B;
                     if (i < len) yr[i] = St<T>::f(KIND == 0 ? m_exp(v[j]) * t : v[j] - t);
                 }
             } else {
-                for (long long i = threadIdx.x; i < len; i += ROW_BLOCK) {
+                for (long long i = threadIdx.x; i < len; i += B) {
                     const A d = ldv(xr[i]) - m;
                     yr[i] = St<T>::f(KIND == 0 ? m_exp(d) * t : d - t);
                 }
@@ -1298,6 +1303,103 @@ __global__ void __launch_bounds__(128) ew_rows_warp(const T* x, T* y, const RowP
             for (int j = 0; j < PER; ++j) {
                 const long long i = lane + 32LL * j;
                 if (i < len) yr[i] = St<T>::f(KIND == 0 ? v[j] * t : v[j] - t);
+            }
+        }
+    }
+}
+
+// -- SOFTMAX / LOG_SOFTMAX over long rows, in chunks of ROW_CHUNK elements ---------------------
+// One block a row left most of the GPU idle where the rows are few (64 rows of 1M: 7 % of the
+// copy rate) and read each row three times. Here a row is cut into chunks, in three kernels:
+// ew_row_chunk_stats (a block a chunk) keeps its chunk in registers and writes the chunk's
+// NaN-ignoring maximum m_c and s_c = sum exp(x - m_c) (float64); ew_row_chunk_combine (a block
+// a row) writes the row's M = max m_c and S = sum s_c exp(m_c - M) (float64, in a fixed order:
+// the same bits on every run); ew_row_chunk_apply (a block a chunk) reads its chunk again and
+// writes exp(x - M) * (1 / S) or (x - M) - log(max(S, 1e-20)). Memory: the input read twice.
+// A chunk whose maximum is -inf (all -inf, perhaps NaN) is shifted by 0 instead, so s_c is 0
+// (or NaN); then s_c exp(m_c - M) is 0 for a finite M and NaN for M = -inf, and every NaN the
+// single-pass sum would meet (a NaN element, inf - inf, a row of -inf) is met here as well.
+
+#define ROW_CHUNK_PER 16
+#define ROW_CHUNK 4096
+static_assert(ROW_CHUNK == ROW_CHUNK_PER * ROW_BLOCK, "a chunk is a block's registers");
+
+struct ChunkParams {
+    i64 rows;
+    i64 len;
+    i64 in_row;
+    i64 out_row;
+    i64 chunks;  // chunks a row: ceil(len / ROW_CHUNK)
+};
+
+template <typename T>
+__global__ void __launch_bounds__(ROW_BLOCK) ew_row_chunk_stats(const T* x, double2* stats, const ChunkParams p) {
+    typedef decltype(ldv(T())) A;
+    __shared__ A sh[ROW_BLOCK / 32];
+    __shared__ double shs[ROW_BLOCK / 32];
+    for (long long b = blockIdx.x; b < p.rows * p.chunks; b += gridDim.x) {
+        const long long row = b / p.chunks, start = (b - row * p.chunks) * ROW_CHUNK;
+        const long long n = p.len - start < ROW_CHUNK ? p.len - start : ROW_CHUNK;
+        const T* xc = x + row * p.in_row + start;
+        A v[ROW_CHUNK_PER];
+        A m = nan_of(A());
+#pragma unroll
+        for (int j = 0; j < ROW_CHUNK_PER; ++j) {
+            const int i = threadIdx.x + j * ROW_BLOCK;
+            v[j] = i < n ? ldv(xc[i]) : nan_of(A());
+            m = m_fmax(m, v[j]);
+        }
+        m = block_reduce(m, RMax(), nan_of(A()), sh);
+        const A shift = (isinf(m) && m < A(0)) ? A(0) : m;
+        double s = 0.0;
+#pragma unroll
+        for (int j = 0; j < ROW_CHUNK_PER; ++j)
+            if (threadIdx.x + j * ROW_BLOCK < n) s += (double)m_exp(v[j] - shift);
+        s = block_reduce(s, RSum(), 0.0, shs);
+        if (threadIdx.x == 0) stats[b] = make_double2((double)m, s);
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(ROW_BLOCK) ew_row_chunk_combine(const double2* stats, double2* totals, const ChunkParams p) {
+    typedef decltype(ldv(T())) A;
+    __shared__ A sh[ROW_BLOCK / 32];
+    __shared__ double shs[ROW_BLOCK / 32];
+    for (long long row = blockIdx.x; row < p.rows; row += gridDim.x) {
+        const double2* own = stats + row * p.chunks;
+        A m = nan_of(A());
+        for (long long c = threadIdx.x; c < p.chunks; c += ROW_BLOCK) m = m_fmax(m, (A)own[c].x);
+        m = block_reduce(m, RMax(), nan_of(A()), sh);
+        double s = 0.0;
+        for (long long c = threadIdx.x; c < p.chunks; c += ROW_BLOCK) s += own[c].y * exp(own[c].x - (double)m);
+        s = block_reduce(s, RSum(), 0.0, shs);
+        if (threadIdx.x == 0) totals[row] = make_double2((double)m, s);
+    }
+}
+
+template <typename T, int KIND>
+__global__ void __launch_bounds__(ROW_BLOCK) ew_row_chunk_apply(const T* x, T* y, const double2* totals, const ChunkParams p) {
+    typedef decltype(ldv(T())) A;
+    for (long long b = blockIdx.x; b < p.rows * p.chunks; b += gridDim.x) {
+        const long long row = b / p.chunks, start = (b - row * p.chunks) * ROW_CHUNK;
+        const long long n = p.len - start < ROW_CHUNK ? p.len - start : ROW_CHUNK;
+        const double2 total = totals[row];
+        const A m = (A)total.x;
+        A t;
+        if constexpr (KIND == 0) {
+            t = (A)(1.0 / total.y);
+        } else {
+            const A s = (A)total.y, floor_ = (A)1e-20f;  // LOG_SOFTMAX_MIN_SUM (float32)
+            t = m_log((s != s || s < floor_) ? floor_ : s);
+        }
+        const T* xc = x + row * p.in_row + start;
+        T* yc = y + row * p.out_row + start;
+#pragma unroll
+        for (int j = 0; j < ROW_CHUNK_PER; ++j) {
+            const int i = threadIdx.x + j * ROW_BLOCK;
+            if (i < n) {
+                const A d = ldv(xc[i]) - m;
+                yc[i] = St<T>::f(KIND == 0 ? m_exp(d) * t : d - t);
             }
         }
     }
