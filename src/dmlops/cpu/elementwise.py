@@ -67,6 +67,9 @@ BLOCK = 1 << 16
 """Elements per tile of a multi-pass formula (its temporaries stay in the L2 cache)."""
 ROW_BLOCK = 1 << 16
 """Elements per block of rows of the SOFTMAX family."""
+SUM_BLOCK = 1024
+"""Elements per float32 partial sum of the scalar SOFTMAX / LOG_SOFTMAX rows (the blocks' sums
+are added in float64)."""
 PARALLEL_MIN = 1 << 16
 """Below this many output elements a call runs on the calling thread."""
 
@@ -823,10 +826,11 @@ def _row_kernels() -> Any:
     arguments <= 0 only, about a sixth cheaper: the pass is the kernel's cost), then one
     pass scaling (SOFTMAX: ``e * (1 / sum)``, one more float32 rounding than a division,
     as PyTorch's and onnxruntime's kernels; LOG_SOFTMAX: ``(x - m) - log(max(sum,
-    1e-20))`` in float64, rounded once). The sum is float64 (float32 partial sums drift on
-    long rows of like values: 8.7 times the reference tolerance on a row of 4M) and is the
-    only thing reassociated (``reassoc``: LLVM keeps partial sums); exp is a call of its
-    own so its range reduction is never reassociated.
+    1e-20))`` in float64, rounded once). The sum is float32 within blocks of SUM_BLOCK
+    elements, added in float64 (one float32 running sum drifts on long rows of like values:
+    8.7 times the reference tolerance on a row of 4M; float64 throughout cost LOG_SOFTMAX a
+    third more time), and is the only thing reassociated (``reassoc``: LLVM keeps partial
+    sums); exp is a call of its own so its range reduction is never reassociated.
 
     SOFTMAX of contiguous rows runs on :mod:`._vector_math`'s vectors instead, software-
     pipelined over the rows: one pass computes row r's exps and their sum, row r + 1's
@@ -867,27 +871,41 @@ def _row_kernels() -> Any:
         vector = np.int32(_LINE_MAX(bits, 0, whole, True)).view(np.float32)
         return rest if rest > vector else vector  # neither is NaN
 
-    def exp_sum(x, m, o, store):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    def exp_sum(x, m):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         _WIDE()
-        s = 0.0  # float64: float32 partial sums drift on long rows of like values
-        if store:  # o = exp(x - m) (o may be x's memory: each element is read before it is written)
-            for i in range(x.size):
-                e = _EXP32_CALL(x[i] - m)
-                o[i] = e
-                s += e
-        else:
-            for i in range(x.size):
-                s += _EXP32_CALL(x[i] - m)
-        return s
+        # float32 sums of SUM_BLOCK elements (LLVM keeps partial sums), added in float64:
+        # one float32 running sum drifts on long rows of like values (the blocks' loops have
+        # a constant count, which LLVM vectorises as it does one loop: a variable count cost
+        # LOG_SOFTMAX a third more time)
+        whole = x.size - x.size % SUM_BLOCK
+        s = 0.0
+        for start in range(0, whole, SUM_BLOCK):
+            block = f32(0.0)
+            for i in range(SUM_BLOCK):
+                block += _EXP32_CALL(x[start + i] - m)
+            s += block
+        block = f32(0.0)
+        for i in range(whole, x.size):
+            block += _EXP32_CALL(x[i] - m)
+        return s + block
 
     def softmax_exp_sum(x, m, o):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
         _WIDE()
-        s = 0.0  # float64, as exp_sum's
-        for i in range(x.size):  # o may be x's memory: each element is read before it is written
+        whole = x.size - x.size % SUM_BLOCK  # as exp_sum's (o may be x's memory: read, then written)
+        s = 0.0
+        for start in range(0, whole, SUM_BLOCK):
+            block = f32(0.0)
+            for i in range(start, start + SUM_BLOCK):
+                e = _SOFTMAX_EXP(x[i] - m)
+                o[i] = e
+                block += e
+            s += block
+        block = f32(0.0)
+        for i in range(whole, x.size):
             e = _SOFTMAX_EXP(x[i] - m)
             o[i] = e
-            s += e
-        return s
+            block += e
+        return s + block
 
     _ROW_MAX = njit(nogil=True, cache=True)(row_max)
     _EXP_SUM = njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(exp_sum)
@@ -913,7 +931,7 @@ def _row_kernels() -> Any:
             m = m_next if known else _ROW_MAX(bits[r])
             known = False
             if log:
-                total = _EXP_SUM(xr, m, orow, False)
+                total = _EXP_SUM(xr, m)
                 if not total >= floor:  # below the floor, or NaN
                     total = floor
                 # in float64, rounded once: (x - m) - log(sum) cancels where x - m is near log(sum)
