@@ -163,7 +163,7 @@ def test_the_backend_calls_the_vector_kernel(monkeypatch: pytest.MonkeyPatch, op
 def test_softmax_pass(stream: bool) -> None:
     fn = _softmax_pass_kernel()
     rng = np.random.default_rng(5)
-    for n in (1, 15, 16, 17, 100, 1025):
+    for n in (1, 15, 16, 17, 100, 1025, 3000):  # 3000: several float32 blocks
         x = (rng.standard_normal(n) * 10).astype(np.float32)
         following = (rng.standard_normal(n + 16) * 10).astype(np.float32)
         following[n] = 1e30  # past count: never read
@@ -178,7 +178,9 @@ def test_softmax_pass(stream: bool) -> None:
         exact = np.exp((x - m).astype(np.float64))  # x - m is exact here: m is one of x's float32
         assert np.all(np.abs(out[:n] - exact) <= 2.0**-23 * exact)
         assert np.all(out[n:] == 7.0)
-        assert abs(float(total) - math.fsum(out[:n].astype(np.float64))) <= 1e-15 * n * float(total)  # float64 sums
+        assert abs(float(total) - math.fsum(out[:n].astype(np.float64))) <= 4e-6 * float(
+            total
+        )  # 64-term float32 blocks
         assert abs(float(total) - exact.sum()) <= 1e-6 * n * exact.sum()
         numbers = following[:n][~np.isnan(following[:n])]
         assert largest == (numbers.max() if numbers.size else -np.inf)

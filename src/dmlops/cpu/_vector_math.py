@@ -40,6 +40,9 @@ from ._llvm import host_has, prefetch_lines
 LANES = 16
 """float32 elements in one 64-byte vector."""
 
+SUM_BLOCK = 1024
+"""Elements per block of :func:`softmax_pass`'s float32 sums (added in float64)."""
+
 EXP, SIGMOID, GELU = range(3)
 """The functions of :func:`vector_map`, by code."""
 
@@ -404,16 +407,19 @@ def softmax_pass(fallback: Any) -> Any:
       one thread: 13.1 ms with such a pass, 4.8 without any store).
 
     All arrays are 1-D contiguous float32 (``x`` and ``out`` may share memory; ``target``
-    must not overlap ``x`` or ``following``). The sum is 16 float64 partial sums, lane ``l``
-    adding the elements ``i % 16 == l`` in order, then added pairwise: a fixed order, the same
-    for every alignment of ``target`` (``over_vectors`` keeps each lane's elements). float64,
-    because float32 partial sums drift on long rows of like values: a row of 4M elements of
-    which all but one are ``exp(-0.35)`` was 1.7e-3 off in float32 (8.7 times the reference
-    tolerance), ~1e-16 here; widening costs two conversions a vector.
+    must not overlap ``x`` or ``following``). The sum: lane ``l`` adds the elements
+    ``i % 16 == l`` of each block of :data:`SUM_BLOCK` elements (``i // SUM_BLOCK``) in
+    order, in float32, and adds each block's sum in turn to a float64 sum of its own; the 16
+    lanes' float64 sums are then added pairwise. A fixed order, the same for every alignment
+    of ``target`` (``over_vectors`` keeps each lane's elements, and the blocks are the
+    elements'). Blocks, because one float32 sum a lane drifts on long rows of like values
+    (a row of 4M elements, all but one ``exp(-0.35)``: 1.7e-3 off, 8.7 times the reference
+    tolerance); widening every vector to float64 instead cost ~2 % on memory-bound rows.
     Which zero ``largest`` is for a zero maximum is not defined. Where the
     vectors are not :func:`available`, the call compiles as ``fallback(x[:count], m,
     out[:count])`` with scalar loops for the rest (the same results, to the tolerance).
     """
+    from llvmlite import ir
     from numba import types
     from numba.core import cgutils
     from numba.extending import intrinsic
@@ -446,6 +452,14 @@ def softmax_pass(fallback: Any) -> Any:
             )
             shift, factor, previous = splat_int(builder, args[1]), splat_int(builder, args[6]), args[8]
             low, high = (cgutils.alloca_once_value(builder, w) for w in v.widened(v.splat(0.0)))
+            block = cgutils.alloca_once_value(builder, v.splat(0.0))  # this block's float32 sums
+            i64 = ir.IntType(64)
+            within = ir.Constant(i64, SUM_BLOCK - 1)
+
+            def to_float64(lanes: Any) -> None:
+                for total, part in zip((low, high), v.widened(lanes)):
+                    builder.store(builder.fadd(builder.load(total), part), total)
+
             lowest = v.splat(float("-inf"))
             best = cgutils.alloca_once_value(builder, lowest)
 
@@ -459,8 +473,18 @@ def softmax_pass(fallback: Any) -> Any:
                 v.store(e, exps, start, mask)
                 if mask is not None:
                     e = builder.select(mask, e, v.splat(0.0))
-                for total, part in zip((low, high), v.widened(e)):
-                    builder.store(builder.fadd(builder.load(total), part), total)
+                # the two vectors holding a block's first 16 elements (each lane's first element
+                # of the block): those lanes move their float32 sums to the float64 ones first
+                shifted = builder.and_(builder.add(start, ir.Constant(i64, LANES - 1)), within)
+                crosses = builder.icmp_unsigned("<", shifted, ir.Constant(i64, 2 * LANES - 1))
+                with builder.if_then(crosses, likely=False):
+                    lanes_at = builder.add(splat_int(builder, start), _lane_numbers())
+                    positions = builder.and_(lanes_at, splat_int(builder, within))  # within their blocks
+                    fresh = builder.icmp_unsigned("<", positions, splat_int(builder, ir.Constant(i64, LANES)))
+                    sums = builder.load(block)
+                    to_float64(builder.select(fresh, sums, v.splat(0.0)))
+                    builder.store(builder.select(fresh, v.splat(0.0), sums), block)
+                builder.store(builder.fadd(builder.load(block), e), block)
                 following = v.load(ahead, start, mask, lowest)
                 builder.store(wins(following, builder.load(best)), best)
                 with builder.if_then(previous):
@@ -475,6 +499,7 @@ def softmax_pass(fallback: Any) -> Any:
                 width //= 2
                 lanes = wins(v.shuffled(lanes, [width + i if i < width else i for i in range(LANES)]), lanes)
             largest = builder.extract_element(lanes, _index(0))
+            to_float64(builder.load(block))
             total = v.pairwise_sum(builder.fadd(builder.load(low), builder.load(high)))  # lane l + lane l + 8 first
             return context.make_tuple(builder, signature.return_type, [total, largest])
 

@@ -67,9 +67,9 @@ BLOCK = 1 << 16
 """Elements per tile of a multi-pass formula (its temporaries stay in the L2 cache)."""
 ROW_BLOCK = 1 << 16
 """Elements per block of rows of the SOFTMAX family."""
-SUM_BLOCK = 1024
+SUM_BLOCK = _vector_math.SUM_BLOCK
 """Elements per float32 partial sum of the scalar SOFTMAX / LOG_SOFTMAX rows (the blocks' sums
-are added in float64)."""
+are added in float64), as the vector rows'."""
 PARALLEL_MIN = 1 << 16
 """Below this many output elements a call runs on the calling thread."""
 
