@@ -50,7 +50,9 @@ def _wide_loop_names() -> list[str]:
 def test_wide_loop_gives_the_ufunc_s_bits(name: str, size: int) -> None:
     fn = elementwise._numba_ufuncs()[name]
     if name not in _wide_loop_names():
-        pytest.skip(f"{name} runs on the vector kernels on this CPU (tests/test_cpu_vector_math.py)")
+        pytest.skip(
+            f"{name} runs on the vector kernels here (test_cpu_vector_math.py); test_cpu_generic_target.py reruns this without them"
+        )
     x = _inputs(size)
     wide, narrow = np.empty_like(x), np.empty_like(x)
     fn(x, out=wide)  # contiguous: the wide loop
@@ -68,7 +70,9 @@ def test_wide_loop_gives_the_ufunc_s_bits(name: str, size: int) -> None:
 def test_contiguous_calls_take_the_wide_loop(monkeypatch: pytest.MonkeyPatch, operator: str) -> None:
     calls: list[int] = []
     if operator.split("_", 2)[-1].lower() not in _wide_loop_names():
-        pytest.skip(f"{operator} runs on the vector kernels on this CPU (tests/test_cpu_vector_math.py)")
+        pytest.skip(
+            f"{operator} runs on the vector kernels here (test_cpu_vector_math.py); test_cpu_generic_target.py reruns this without them"
+        )
     fn = elementwise._numba_ufuncs()[operator.split("_", 2)[-1].lower()]
     real = fn.loop
 
