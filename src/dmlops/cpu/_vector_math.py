@@ -396,7 +396,8 @@ def softmax_pass(fallback: Any) -> Any:
 
     One pass of SOFTMAX's row loop, returning ``(sum, largest)``. For ``i < count``:
 
-    * ``out[i] = exp(x[i] - m)`` (``x - m <= 0`` or NaN), and ``sum``, their sum in float64;
+    * ``out[i] = exp(x[i] - m)`` (``x - m <= 0`` or NaN), and ``sum``, their sum (in the
+      order below), a float64;
     * ``largest``: the largest of ``following[:count]``, NaN never winning (-inf if there is
       none): the next row's maximum, read while this row's exps are computed so that its
       loads from memory overlap the arithmetic (pass ``x`` itself for the last row);
