@@ -1441,11 +1441,11 @@ def bench_softmax(rows: int = 65536, cols: int = 1024) -> None:
             "a block per row" if ew.ROW_WARP_MAX else "a warp per row": {"ROW_WARP_MAX": 0 if ew.ROW_WARP_MAX else 1024}
         }
     else:  # the long rows' default against the other long-row kernel
-        default = ew.row_kernel(0, rows, cols, 4)
+        default = ew.row_kernel(0, rows, cols)
         if default == "chunks":
             other = {"a block per row, read again": {"ROW_CHUNKS": False, "ROW_WIDE_ROWS": 1 << 62}}
         elif default == "wide":
-            other = {"in chunks": {"ROW_WIDE_ROWS": 1 << 62, "_rows_want_chunks": lambda rows, row_bytes: True}}
+            other = {"in chunks": {"ROW_WIDE_ROWS": 1 << 62}}
     if other:
         # the other row kernel sums in another order: checked against torch, not bit for bit
         variants["other"] = _with_settings(desc, next(iter(other.values())), {"InputTensor": x}, out)

@@ -21,7 +21,15 @@ from dmlops.descs import desc_from_json
 from dmlops.directml import create_operator
 from dmlops.enums import TensorDataType
 from dmlops.errors import DirectMLRejectedDescError, InvalidDescError
-from oracles.elementwise import CASES, TOLERANCE, Case, case_id, data, stack_conversion
+from oracles.elementwise import (
+    CASES,
+    TOLERANCE,
+    Case,
+    case_id,
+    check_long_rows_of_like_values,
+    data,
+    stack_conversion,
+)
 from oracles.elementwise_rules import RULE_DESCS
 
 pytestmark = [pytest.mark.directml, pytest.mark.usefixtures("directml")]
@@ -65,6 +73,17 @@ def compare(case: Case, inputs: dict[str, np.ndarray], expected: np.ndarray, got
     else:
         bad = np.flatnonzero(~same_bits(got, expected))
     fail_on_differences(bad, got, expected)
+
+
+@pytest.mark.parametrize("operator", ["ACTIVATION_SOFTMAX1", "ACTIVATION_LOG_SOFTMAX1"])
+@pytest.mark.parametrize("engine", ["directml", "cpu"])  # ("backend" would be conftest's fixture parameter)
+def test_long_rows_of_like_values_sum_without_drift(operator: str, engine: str) -> None:
+    """DirectML's sum of a 1M-element row of like values is exact to the tolerance (0.03x of it at
+    64K, less at 1M: no float32 running sum), so the cpu backend's must be too (its float32 lane
+    sums were 8.7x off at 4M before its blocks)."""
+    if engine == "cpu":
+        pytest.importorskip("numba")
+    check_long_rows_of_like_values(operator, 1 << 20, lambda desc, inputs: dmlops.execute(desc, inputs, backend=engine))
 
 
 @pytest.mark.parametrize(("case", "dtype_name"), PARAMS)

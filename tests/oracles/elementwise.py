@@ -446,3 +446,25 @@ def softmax_row_float64(x: np.ndarray, log: bool) -> np.ndarray:
     shifted = x.astype(np.float64) - np.float64(np.nanmax(x))
     total = math.fsum(np.exp(shifted))
     return shifted - math.log(total) if log else np.exp(shifted) / total
+
+
+def check_long_rows_of_like_values(operator: str, n: int, run: Any, strided: bool = False) -> None:
+    """``operator`` (SOFTMAX1 or LOG_SOFTMAX1) over one row of ``n`` like values, for each of
+    :data:`LIKE_VALUES`, within TOLERANCE's relative part of :func:`softmax_row_float64`.
+
+    ``run(desc, inputs)`` returns the outputs as NumPy arrays; ``strided``: the row read at
+    stride 2 from a buffer. Relative error alone: SOFTMAX's results (~1e-7) are below
+    TOLERANCE's absolute part, which hid a drifting sum from the other tests.
+    """
+    from dmlops.descs import desc_from_json
+
+    for fill in LIKE_VALUES:
+        x = row_of_like_values(n, fill)
+        tensor: dict[str, Any] = {"DataType": "FLOAT32", "Sizes": [1, n]}
+        given = x.reshape(1, n)
+        if strided:
+            tensor["Strides"], given = [2 * n, 2], np.repeat(x, 2)
+        body = {"InputTensor": tensor, "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, n]}, "Axes": [1]}
+        got = run(desc_from_json(operator, body), {"InputTensor": given})["OutputTensor"]
+        expected = softmax_row_float64(x, log=operator == "ACTIVATION_LOG_SOFTMAX1")
+        np.testing.assert_allclose(got.ravel(), expected, rtol=TOLERANCE[operator][0], atol=0, err_msg=f"fill {fill}")

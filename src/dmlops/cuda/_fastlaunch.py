@@ -93,9 +93,7 @@ REPLAYABLE: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
             ),
         ),
     ),
-    "dmlops.cuda.elementwise.run_rows": (
-        ("dmlops.cuda.elementwise", ("ROW_WARP_MAX", "ROW_WIDE_ROWS", "ROW_CHUNKS", "_rows_want_chunks")),
-    ),
+    "dmlops.cuda.elementwise.run_rows": (("dmlops.cuda.elementwise", ("ROW_WARP_MAX", "ROW_WIDE_ROWS", "ROW_CHUNKS")),),
     "dmlops.cuda.data_movement.run_slice1": (),
     "dmlops.cuda.data_movement.run_gather": (),
     "dmlops.cuda.pooling.run_max_pooling2": (),

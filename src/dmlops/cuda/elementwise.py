@@ -134,8 +134,11 @@ per multiprocessor). FLOAT32 SOFTMAX1 on an H100 (docs/performance.md): 4096 row
 ROW_CHUNK = 16 * ROW_BLOCK  # ROW_CHUNK
 ROW_CHUNKS = True
 """SOFTMAX / LOG_SOFTMAX rows too long for registers (or too few for the wide block) run in
-chunks of ROW_CHUNK elements, a block each, where :func:`_rows_want_chunks` (False: a block
-of ROW_BLOCK a row, reading the row three times)."""
+chunks of ROW_CHUNK elements, a block each (False: a block of ROW_BLOCK a row, reading the row
+three times). H100, FLOAT32 SOFTMAX1 (docs/performance.md, runs AA-AC): 1024 rows of 65536
+333 us in chunks against 416 re-reading, 64 rows of 1M 330 against 2960; re-reading won only
+where its rows' three reads hit the L2 cache (4096 rows of 8192: 135.7 against 181.8 us),
+rows that the wide block now takes (95.8 us)."""
 STRIDED_VECTORS = True
 """Vectors along the innermost dimension of strided layouts (row and column broadcasts,
 padded rows). Run 21: a FLOAT16 ADD of (8192, 8192) + (1, 8192) took 105 us with them
@@ -819,21 +822,7 @@ class _ChunkedRows:
         self.apply(x, y, totals)
 
 
-def _rows_want_chunks(rows: int, row_bytes: int) -> bool:
-    """Whether rows too long for registers run in chunks rather than a block a row reading each row three times.
-
-    The block a row wins only where its blocks fill the GPU twice over and the rows they hold
-    at once fit in the L2 cache, so that the second and third reads hit it (4096 rows of 8192
-    FLOAT32 on an H100: 135.7 us against 181.8 in chunks, before the wide block took such
-    rows); otherwise chunks do (1024 rows of 65536: 333 against 416 us; 64 rows of 1M: 330
-    against 2960 us).
-    """
-    sms, _, _, l2_bytes = _device_numbers(current_device())
-    resident = sms * (2048 // ROW_BLOCK)  # blocks of ROW_BLOCK threads an H100 holds at once
-    return rows < 2 * resident or resident * row_bytes > l2_bytes
-
-
-def row_kernel(kind: int, rows: int, length: int, itemsize: int) -> str:
+def row_kernel(kind: int, rows: int, length: int) -> str:
     """Which row kernel runs ``rows`` rows of ``length`` elements (``kind``: ROW_KINDS' code).
 
     "warp" (ew_rows_warp), "block" (ew_rows, a block of ROW_BLOCK a row, the row in
@@ -847,7 +836,7 @@ def row_kernel(kind: int, rows: int, length: int, itemsize: int) -> str:
     wide_rows = ROW_WIDE_ROWS if ROW_WIDE_ROWS is not None else _device_numbers(current_device())[0]
     if length <= 16 * ROW_WIDE_BLOCK and rows >= wide_rows:
         return "wide"
-    if ROW_CHUNKS and kind != 2 and _rows_want_chunks(rows, length * itemsize):
+    if ROW_CHUNKS and kind != 2:
         return "chunks"
     return "reread"
 
@@ -858,7 +847,7 @@ def _row_launch(
     """The row kernel's launch for ``rows`` rows of ``length`` elements ``in_row`` / ``out_row`` apart."""
     kind, c_type = ROW_KINDS[desc.operator_type.name], C_TYPES[dtype]
     p = params(("rows", "i8", rows), ("len", "i8", length), ("in_row", "i8", in_row), ("out_row", "i8", out_row))
-    chosen = row_kernel(kind, rows, length, dtype.itemsize)
+    chosen = row_kernel(kind, rows, length)
     if chosen == "chunks":
         return _ChunkedRows(c_type, kind, rows, length, in_row, out_row)
     if chosen == "warp":
